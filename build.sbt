@@ -1,0 +1,83 @@
+import java.nio.charset.StandardCharsets
+import java.nio.file.Files
+
+// One version for the jar and the Python package: python/rocketmq_spark/_version.py is the source.
+val projectVersion: String = {
+  val text = IO.read(file("python/rocketmq_spark/_version.py"), StandardCharsets.UTF_8)
+  "__version__ = \"([^\"]+)\"".r.findFirstMatchIn(text).map(_.group(1))
+    .getOrElse(sys.error("no __version__ in python/rocketmq_spark/_version.py"))
+}
+
+val sparkVersion = "4.2.0" // equal to the pyspark pinned in python/pyproject.toml
+val rocketmqVersion = "5.5.0"
+val scalatestVersion = "3.2.19"
+
+ThisBuild / organization := "io.github.rocketmq-spark"
+ThisBuild / version := projectVersion
+ThisBuild / scalaVersion := "2.13.18"
+ThisBuild / versionScheme := Some("early-semver")
+ThisBuild / licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0"))
+ThisBuild / homepage := Some(url("https://github.com/rocketmq-spark/rocketmq-spark"))
+
+// Parts of rocketmq-client's tree that a client never loads (broker storage, metrics exporters,
+// gRPC, native codecs Spark already ships), kept out of both the POM and the assembly.
+val clientExclusions: Seq[ExclusionRule] = Seq(
+  ExclusionRule("org.apache.rocketmq", "rocketmq-rocksdb"),
+  ExclusionRule("com.github.luben", "zstd-jni"),
+  ExclusionRule("at.yawk.lz4", "lz4-java"),
+  ExclusionRule("org.awaitility"),
+  ExclusionRule("org.hamcrest"),
+  ExclusionRule("com.fasterxml.jackson.core") // only the OTLP log exporter wants it; Spark has its own
+)
+
+lazy val commonSettings = Seq(
+  scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Wunused:imports", "-release:17"),
+  javacOptions ++= Seq("--release", "17"),
+  libraryDependencies ++= Seq(
+    "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
+    "org.scalatest" %% "scalatest" % scalatestVersion % Test
+  ),
+  Test / fork := true,
+  Test / javaOptions ++= JavaModuleOptions.all ++ Seq("-Xmx3g", "-Xss4m"),
+  Test / parallelExecution := false,
+  Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDF")
+)
+
+lazy val root = (project in file("."))
+  .aggregate(connector, itTests)
+  .settings(publish / skip := true, name := "rocketmq-spark-root")
+
+lazy val connector = (project in file("connector"))
+  .settings(commonSettings)
+  .settings(
+    name := "rocketmq-spark-connector",
+    libraryDependencies += ("org.apache.rocketmq" % "rocketmq-client" % rocketmqVersion)
+      .excludeAll(clientExclusions: _*),
+    assembly / assemblyJarName := s"rocketmq-spark-connector-assembly_${scalaBinaryVersion.value}-${version.value}.jar",
+    assembly / assemblyOption ~= (_.withIncludeScala(false)),
+    assembly / test := {},
+    assembly / assemblyShadeRules := ShadedDependencies.rules,
+    assembly / assemblyMergeStrategy := ShadedDependencies.mergeStrategy((assembly / assemblyMergeStrategy).value)
+  )
+
+lazy val exportHarnessClasspath = taskKey[File]("Writes the java command line of the embedded RocketMQ harness")
+
+lazy val itTests = (project in file("it-tests"))
+  .dependsOn(connector % "compile->compile;test->test")
+  .settings(commonSettings)
+  .settings(
+    name := "rocketmq-spark-it-tests",
+    publish / skip := true,
+    libraryDependencies ++= Seq(
+      "org.apache.rocketmq" % "rocketmq-namesrv" % rocketmqVersion % Test,
+      "org.apache.rocketmq" % "rocketmq-broker" % rocketmqVersion % Test
+    ),
+    // `build/sbt itTests/exportHarnessClasspath` writes target/harness-java-args: the JVM flags and
+    // classpath to run the harness as a process (dev/rocketmq-harness reads it).
+    exportHarnessClasspath := {
+      val cp = (Test / fullClasspath).value.map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
+      val out = target.value / "harness-java-args"
+      IO.write(out, (JavaModuleOptions.all :+ "-cp" :+ cp).mkString("\n") + "\n")
+      out
+    }
+  )

@@ -1,0 +1,51 @@
+package org.apache.spark.sql.rocketmq
+
+import java.util.UUID
+
+import scala.util.control.NonFatal
+
+import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer
+import org.apache.rocketmq.client.producer.DefaultMQProducer
+
+/**
+ * Builds the RocketMQ clients executors use. Each gets a unique instance name, so that it owns its
+ * connections and shutting it down never touches another client.
+ */
+private[rocketmq] object RocketMQClients {
+
+  /** Consumer group the executors' pull requests name; pulls never commit offsets to it. */
+  val ReaderGroup = "spark-rocketmq-reader"
+
+  /** Producer group of the writers. */
+  val WriterGroup = "spark-rocketmq-writer"
+
+  private def instanceName(role: String): String = s"spark-rocketmq-$role-${UUID.randomUUID()}"
+
+  def newPullConsumer(settings: RocketMQReadSettings): DefaultMQPullConsumer = {
+    val consumer = new DefaultMQPullConsumer(ReaderGroup)
+    consumer.setNamesrvAddr(settings.nameServer)
+    consumer.setInstanceName(instanceName("reader"))
+    consumer.setVipChannelEnabled(false)
+    consumer.setConsumerPullTimeoutMillis(settings.pullTimeoutMs)
+    // Stateless pulls of assigned ranges: no rebalancing, no offset bookkeeping in the client.
+    consumer.setEnableRebalance(false)
+    consumer.start()
+    consumer
+  }
+
+  def newProducer(settings: RocketMQWriteSettings): DefaultMQProducer = {
+    val producer = new DefaultMQProducer(WriterGroup)
+    producer.setNamesrvAddr(settings.nameServer)
+    producer.setInstanceName(instanceName("writer"))
+    producer.setVipChannelEnabled(false)
+    producer.setSendMsgTimeout(settings.sendTimeoutMs.toInt)
+    producer.start()
+    producer
+  }
+
+  def shutdownQuietly(consumer: DefaultMQPullConsumer): Unit =
+    try consumer.shutdown() catch { case NonFatal(_) => }
+
+  def shutdownQuietly(producer: DefaultMQProducer): Unit =
+    try producer.shutdown() catch { case NonFatal(_) => }
+}

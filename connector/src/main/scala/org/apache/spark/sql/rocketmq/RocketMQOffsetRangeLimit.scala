@@ -1,0 +1,28 @@
+package org.apache.spark.sql.rocketmq
+
+/**
+ * Where a read starts or ends, before it is resolved against the broker's current offsets.
+ * A resolved offset is always a position in a queue's consume queue: the next message to read.
+ */
+private[rocketmq] sealed trait RocketMQOffsetRangeLimit
+
+private[rocketmq] object RocketMQOffsetRangeLimit {
+
+  /** The oldest message still stored in each queue (the queue's min offset). */
+  case object Earliest extends RocketMQOffsetRangeLimit
+
+  /** Just after the newest message of each queue (the queue's max offset, exclusive). */
+  case object Latest extends RocketMQOffsetRangeLimit
+
+  /**
+   * Offsets given per queue; a queue may use [[EarliestOffset]] or [[LatestOffset]]. Queues not
+   * listed fall back to `Earliest` for a start and `Latest` for an end.
+   */
+  final case class Specific(offsets: Map[RocketMQQueue, Long]) extends RocketMQOffsetRangeLimit
+
+  /** The JSON sentinel for "the queue's earliest offset". */
+  val EarliestOffset: Long = -2L
+
+  /** The JSON sentinel for "the queue's latest offset". */
+  val LatestOffset: Long = -1L
+}

@@ -1,0 +1,118 @@
+package org.apache.spark.sql.rocketmq
+
+import java.io.Closeable
+import java.util.UUID
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.apache.rocketmq.client.ClientConfig
+import org.apache.rocketmq.client.exception.MQClientException
+import org.apache.rocketmq.client.impl.MQClientManager
+import org.apache.rocketmq.client.impl.factory.MQClientInstance
+import org.apache.rocketmq.common.constant.PermName
+import org.apache.rocketmq.remoting.protocol.ResponseCode
+import org.apache.rocketmq.remoting.protocol.route.TopicRouteData
+
+/** The offsets a queue holds now: `min` is the oldest stored message, `max` the next one to be written. */
+private[rocketmq] final case class RocketMQQueueRange(min: Long, max: Long)
+
+/**
+ * The driver's view of RocketMQ metadata: which queues a topic has and which offsets they hold.
+ *
+ * It asks the name server for the topic's route, then each broker once for the stats of all the
+ * topic's queues it hosts: a plan costs requests per broker, never per queue. Only queues that the
+ * route marks readable are returned. The client it uses runs no background services (no heartbeat,
+ * no rebalance, no consumer group): it only sends these requests.
+ */
+private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends Closeable {
+  private val nameServer = options.nameServer
+  private val timeoutMs = options.requestTimeoutMs
+  private val attempts = options.metadataRetries
+  private val intervalMs = options.metadataRetryIntervalMs
+
+  private var client: MQClientInstance = _
+
+  private def api = {
+    if (client == null) client = RocketMQOffsetReader.newClient(nameServer)
+    client.getMQClientAPIImpl
+  }
+
+  private def rebuildClient(): Unit = {
+    close()
+    client = RocketMQOffsetReader.newClient(nameServer)
+  }
+
+  /** Current offsets of every readable queue of `topics`; an error names a topic that does not exist. */
+  def fetchQueueRanges(topics: Seq[String]): Map[RocketMQQueue, RocketMQQueueRange] =
+    topics.flatMap(fetchQueueRanges).toMap
+
+  private def fetchQueueRanges(topic: String): Map[RocketMQQueue, RocketMQQueueRange] = {
+    val route = fetchRoute(topic)
+    val readable: Map[String, Int] = route.getQueueDatas.asScala
+      .filter(q => PermName.isReadable(q.getPerm) && q.getReadQueueNums > 0)
+      .map(q => q.getBrokerName -> q.getReadQueueNums)
+      .toMap
+    if (readable.isEmpty) throw RocketMQErrors.topicNotFound(topic, nameServer)
+
+    route.getBrokerDatas.asScala.filter(b => readable.contains(b.getBrokerName)).flatMap { broker =>
+      val address = broker.selectBrokerAddr()
+      val stats = request(s"topic stats of '$topic'", broker.getBrokerName) {
+        api.getTopicStatsInfo(address, topic, timeoutMs)
+      }
+      val queueCount = readable(broker.getBrokerName)
+      val ranges = stats.getOffsetTable.asScala.collect {
+        case (mq, offsets) if mq.getBrokerName == broker.getBrokerName && mq.getQueueId < queueCount =>
+          RocketMQQueue(mq) -> RocketMQQueueRange(offsets.getMinOffset, offsets.getMaxOffset)
+      }
+      // A queue the broker has no stats for yet has never been written: it is empty.
+      (0 until queueCount).map { id =>
+        val queue = RocketMQQueue(topic, broker.getBrokerName, id)
+        queue -> ranges.getOrElse(queue, RocketMQQueueRange(0L, 0L))
+      }
+    }.toMap
+  }
+
+  private def fetchRoute(topic: String): TopicRouteData = {
+    try {
+      RocketMQRetry.withRetries(s"route of topic '$topic'", attempts, intervalMs, () => rebuildClient()) {
+        api.getTopicRouteInfoFromNameServer(topic, timeoutMs)
+      }
+    } catch {
+      case e: MQClientException if e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST =>
+        throw RocketMQErrors.topicNotFound(topic, nameServer)
+      case NonFatal(e) if RocketMQRetry.isRetryable(e) =>
+        throw RocketMQErrors.nameServerUnreachable(nameServer, s"the route of topic '$topic'", attempts, timeoutMs, e)
+    }
+  }
+
+  private def request[T](what: String, broker: String)(body: => T): T = {
+    try {
+      RocketMQRetry.withRetries(what, attempts, intervalMs, () => rebuildClient())(body)
+    } catch {
+      case NonFatal(e) => throw RocketMQErrors.brokerRequestFailed(what, broker, attempts, e)
+    }
+  }
+
+  override def close(): Unit = {
+    if (client != null) {
+      val c = client
+      client = null
+      try c.getMQClientAPIImpl.shutdown()
+      finally MQClientManager.getInstance().removeClientFactory(c.getClientId)
+    }
+  }
+}
+
+private[rocketmq] object RocketMQOffsetReader {
+  /** A client instance of its own (unique instance name) whose remoting layer alone is started. */
+  private def newClient(nameServer: String): MQClientInstance = {
+    val config = new ClientConfig()
+    config.setNamesrvAddr(nameServer)
+    config.setInstanceName(s"spark-rocketmq-driver-${UUID.randomUUID()}")
+    config.setVipChannelEnabled(false)
+    val instance = MQClientManager.getInstance().getOrCreateMQClientInstance(config)
+    instance.getMQClientAPIImpl.start()
+    instance
+  }
+}

@@ -1,0 +1,258 @@
+package org.apache.spark.sql.rocketmq
+
+import java.util.Locale
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
+
+/**
+ * Every option of the connector: its key, its default, how it is parsed and validated. Keys are
+ * matched case-insensitively; each accessor throws an error naming the option, the value given and
+ * what is allowed. The README's option tables are generated from [[RocketMQOptions.all]].
+ */
+private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) extends Serializable {
+  import RocketMQOptions._
+
+  private val options = CaseInsensitiveMap(rawOptions)
+
+  def get(key: String): Option[String] = options.get(key).map(_.trim)
+
+  /** Name server list `host:port[;host:port]`. */
+  def nameServer: String = {
+    val value = get(NameServer).filter(_.nonEmpty).getOrElse(
+      throw RocketMQErrors.missingOption(NameServer, "the RocketMQ name server address as host:port"))
+    val valid = value.split(';').forall { address =>
+      val idx = address.lastIndexOf(':')
+      idx > 0 && address.substring(idx + 1).toIntOption.exists(p => p > 0 && p < 65536)
+    }
+    if (!valid) {
+      throw RocketMQErrors.invalidOption(NameServer, value, "must be host:port, or several separated by ';'")
+    }
+    value
+  }
+
+  /** The topics to read: the `topic` option, a comma-separated list. */
+  def topicsToRead: Seq[String] = {
+    val value = get(Topic).filter(_.nonEmpty).getOrElse(
+      throw RocketMQErrors.missingOption(Topic, "the topic to read (or several, comma-separated)"))
+    val topics = value.split(',').map(_.trim).toSeq
+    topics.foreach(t => validateTopicName(Topic, value, t))
+    topics.distinct
+  }
+
+  /** The topic to write to, if the option is set (it then overrides any `topic` column). */
+  def topicToWrite: Option[String] = get(Topic).filter(_.nonEmpty).map { t =>
+    validateTopicName(Topic, t, t)
+    t
+  }
+
+  def subExpression: String = get(SubExpression).filter(_.nonEmpty).getOrElse("*")
+
+  def pullTimeoutMs: Long = positiveLong(PullTimeoutMs, 3000L)
+
+  def pullBatchSize: Int = positiveInt(PullBatchSize, 32)
+
+  def failOnDataLoss: Boolean = boolean(FailOnDataLoss, default = true)
+
+  def requestTimeoutMs: Long = positiveLong(RequestTimeoutMs, 10000L)
+
+  def metadataRetries: Int = positiveInt(MetadataRetries, 3)
+
+  def metadataRetryIntervalMs: Long = nonNegativeLong(MetadataRetryIntervalMs, 1000L)
+
+  def sendTimeoutMs: Long = positiveLong(SendTimeoutMs, 3000L)
+
+  def maxInFlightMessages: Int = positiveInt(MaxInFlightMessages, 1000)
+
+  /** Where a batch read starts: `earliest` (default) or JSON; `latest` makes no sense for a batch. */
+  def batchStartingOffsets: RocketMQOffsetRangeLimit =
+    offsetLimit(StartingOffsets, default = RocketMQOffsetRangeLimit.Earliest) match {
+      case RocketMQOffsetRangeLimit.Latest =>
+        throw RocketMQErrors.invalidOption(
+          StartingOffsets, "latest", "batch queries start at 'earliest' or at JSON offsets; 'latest' would read nothing")
+      case RocketMQOffsetRangeLimit.Specific(offsets) if offsets.values.exists(_ == RocketMQOffsetRangeLimit.LatestOffset) =>
+        throw RocketMQErrors.invalidOption(
+          StartingOffsets, get(StartingOffsets).get, "-1 (latest) is not allowed as a starting offset of a batch query")
+      case other => other
+    }
+
+  /** Where a batch read ends: `latest` (default) or JSON. */
+  def batchEndingOffsets: RocketMQOffsetRangeLimit =
+    offsetLimit(EndingOffsets, default = RocketMQOffsetRangeLimit.Latest) match {
+      case RocketMQOffsetRangeLimit.Earliest =>
+        throw RocketMQErrors.invalidOption(
+          EndingOffsets, "earliest", "endingOffsets must be 'latest' or JSON offsets; 'earliest' would read nothing")
+      case RocketMQOffsetRangeLimit.Specific(offsets) if offsets.values.exists(_ == RocketMQOffsetRangeLimit.EarliestOffset) =>
+        throw RocketMQErrors.invalidOption(
+          EndingOffsets, get(EndingOffsets).get, "-2 (earliest) is not allowed as an ending offset")
+      case other => other
+    }
+
+  /** Checks everything a batch read needs, so that bad input fails before any job runs. */
+  def validateForBatchRead(): Unit = {
+    nameServer
+    val topics = topicsToRead
+    Seq(StartingOffsets -> batchStartingOffsets, EndingOffsets -> batchEndingOffsets).foreach {
+      case (option, RocketMQOffsetRangeLimit.Specific(offsets)) =>
+        offsets.keys.map(_.topic).find(t => !topics.contains(t)).foreach { t =>
+          throw RocketMQErrors.invalidOption(
+            option, get(option).get, s"it names topic '$t', which is not in option 'topic' (${topics.mkString(",")})")
+        }
+      case _ =>
+    }
+    subExpression
+    pullTimeoutMs
+    pullBatchSize
+    failOnDataLoss
+    validateCommon()
+  }
+
+  /** Checks everything a write needs. */
+  def validateForWrite(): Unit = {
+    nameServer
+    topicToWrite
+    sendTimeoutMs
+    maxInFlightMessages
+    validateCommon()
+  }
+
+  private def validateCommon(): Unit = {
+    requestTimeoutMs
+    metadataRetries
+    metadataRetryIntervalMs
+  }
+
+  private def offsetLimit(key: String, default: RocketMQOffsetRangeLimit): RocketMQOffsetRangeLimit =
+    get(key) match {
+      case None => default
+      case Some(v) if v.toLowerCase(Locale.ROOT) == "earliest" => RocketMQOffsetRangeLimit.Earliest
+      case Some(v) if v.toLowerCase(Locale.ROOT) == "latest" => RocketMQOffsetRangeLimit.Latest
+      case Some(v) if v.startsWith("{") =>
+        val offsets = RocketMQOffsetsJson.parse(key, v)
+        offsets.collectFirst { case (q, o) if o < RocketMQOffsetRangeLimit.EarliestOffset => (q, o) }.foreach {
+          case (q, o) =>
+            throw RocketMQErrors.invalidOption(
+              key, v, s"offset $o of queue $q is negative; use an offset >= 0, -2 (earliest) or -1 (latest)")
+        }
+        RocketMQOffsetRangeLimit.Specific(offsets)
+      case Some(v) =>
+        throw RocketMQErrors.invalidOption(key, v, "must be 'earliest', 'latest' or a JSON object of offsets")
+    }
+
+  private def positiveLong(key: String, default: Long): Long = get(key) match {
+    case None => default
+    case Some(v) => v.toLongOption.filter(_ > 0).getOrElse(
+      throw RocketMQErrors.invalidOption(key, v, "must be a positive integer"))
+  }
+
+  private def nonNegativeLong(key: String, default: Long): Long = get(key) match {
+    case None => default
+    case Some(v) => v.toLongOption.filter(_ >= 0).getOrElse(
+      throw RocketMQErrors.invalidOption(key, v, "must be an integer >= 0"))
+  }
+
+  private def positiveInt(key: String, default: Int): Int = get(key) match {
+    case None => default
+    case Some(v) => v.toIntOption.filter(_ > 0).getOrElse(
+      throw RocketMQErrors.invalidOption(key, v, s"must be a positive integer (at most ${Int.MaxValue})"))
+  }
+
+  private def boolean(key: String, default: Boolean): Boolean = get(key) match {
+    case None => default
+    case Some(v) => v.toLowerCase(Locale.ROOT) match {
+      case "true" => true
+      case "false" => false
+      case _ => throw RocketMQErrors.invalidOption(key, v, "must be 'true' or 'false'")
+    }
+  }
+}
+
+private[rocketmq] object RocketMQOptions {
+
+  /** Which queries an option applies to, as the README's "Query type" column says it. */
+  sealed abstract class QueryType(val text: String)
+  case object SourceBoth extends QueryType("streaming and batch")
+  case object BatchOnly extends QueryType("batch query")
+  case object SinkOnly extends QueryType("sink (batch and streaming)")
+  case object Everywhere extends QueryType("source and sink")
+
+  /** One documented option: what the README's table says of it. */
+  final case class OptionDoc(key: String, value: String, default: String, queryType: QueryType, meaning: String)
+
+  private val registry = mutable.ArrayBuffer.empty[OptionDoc]
+
+  private def define(key: String, value: String, default: String, queryType: QueryType, meaning: String): String = {
+    registry += OptionDoc(key, value, default, queryType, meaning)
+    key
+  }
+
+  /** Name server address(es) of the RocketMQ cluster. */
+  val NameServer: String = define("nameServer", "host:port[;host:port…]", "(required)", Everywhere,
+    "Name server address(es) of the RocketMQ cluster.")
+
+  /** Topic(s) to read, or the topic every row is written to. */
+  val Topic: String = define("topic", "topic name; a comma-separated list when reading", "(required to read)",
+    Everywhere, "Topic(s) to read. When writing, the topic every row goes to; it overrides a `topic` column.")
+
+  /** Start of a read. */
+  val StartingOffsets: String = define("startingOffsets",
+    """"earliest", or JSON {"topic":{"broker":{"0":23}}} (-2 = earliest)""", """"earliest"""", SourceBoth,
+    "Where a query starts. Queues missing from the JSON start at their earliest offset. `latest` (or -1) is not " +
+      "allowed in batch queries.")
+
+  /** End of a batch read. */
+  val EndingOffsets: String = define("endingOffsets", """"latest", or JSON as above (-1 = latest)""",
+    """"latest"""", BatchOnly,
+    "Where a batch query ends (exclusive). Queues missing from the JSON end at their latest offset. -2 (earliest) " +
+      "is not allowed.")
+
+  /** Tag filter. */
+  val SubExpression: String = define("subExpression", """tag expression, e.g. "tagA || tagB"""", """"*"""",
+    SourceBoth, "Reads only messages whose tag matches. Offsets skipped by the filter are not data loss.")
+
+  /** Pull timeout on executors. */
+  val PullTimeoutMs: String = define("pullTimeoutMs", "positive integer (ms)", "3000", SourceBoth,
+    "Timeout of each pull request from an executor to a broker.")
+
+  /** Messages per pull. */
+  val PullBatchSize: String = define("pullBatchSize", "positive integer", "32", SourceBoth,
+    "Most messages fetched by one pull request (the broker may return fewer).")
+
+  /** Data-loss policy. */
+  val FailOnDataLoss: String = define("failOnDataLoss", "true or false", "true", SourceBoth,
+    "Whether to fail when data may have been lost (expired or deleted messages). Batch queries always fail on " +
+      "lost data.")
+
+  /** Driver metadata timeout. */
+  val RequestTimeoutMs: String = define("requestTimeoutMs", "positive integer (ms)", "10000", Everywhere,
+    "Timeout of each metadata request (topic routes, queue offsets) to the name server and brokers.")
+
+  /** Driver metadata attempts. */
+  val MetadataRetries: String = define("metadataRetries", "positive integer", "3", Everywhere,
+    "Attempts of a metadata request that failed for a retryable reason (timeout, connection refused).")
+
+  /** Pause between metadata attempts. */
+  val MetadataRetryIntervalMs: String = define("metadataRetryIntervalMs", "integer >= 0 (ms)", "1000", Everywhere,
+    "Pause between two attempts of a metadata request.")
+
+  /** Producer send timeout. */
+  val SendTimeoutMs: String = define("sendTimeoutMs", "positive integer (ms)", "3000", SinkOnly,
+    "Timeout of one send, retries included.")
+
+  /** Bound on unacknowledged sends per task. */
+  val MaxInFlightMessages: String = define("maxInFlightMessages", "positive integer", "1000", SinkOnly,
+    "Most messages a write task has sent but not yet seen acknowledged; bounds the writer's memory.")
+
+  /** Every option, in definition order. */
+  lazy val all: Seq[OptionDoc] = registry.toList
+
+  private val TopicName = "^[%|a-zA-Z0-9_-]{1,127}$".r
+
+  private def validateTopicName(option: String, value: String, topic: String): Unit = {
+    if (TopicName.findFirstIn(topic).isEmpty) {
+      throw RocketMQErrors.invalidOption(
+        option, value, s"topic '$topic' is not a valid RocketMQ topic name (1-127 characters of [%|a-zA-Z0-9_-])")
+    }
+  }
+}

@@ -1,0 +1,19 @@
+package org.apache.spark.sql.rocketmq
+
+import org.apache.rocketmq.common.message.MessageQueue
+
+/**
+ * One RocketMQ message queue: the unit of ordering and of offsets. A queue is named by its topic,
+ * the broker that hosts it and its id on that broker; offsets are positions in its consume queue.
+ */
+private[rocketmq] final case class RocketMQQueue(topic: String, brokerName: String, queueId: Int) {
+  def toMessageQueue: MessageQueue = new MessageQueue(topic, brokerName, queueId)
+  override def toString: String = s"$topic/$brokerName/$queueId"
+}
+
+private[rocketmq] object RocketMQQueue {
+  def apply(mq: MessageQueue): RocketMQQueue = RocketMQQueue(mq.getTopic, mq.getBrokerName, mq.getQueueId)
+
+  implicit val ordering: Ordering[RocketMQQueue] =
+    Ordering.by((q: RocketMQQueue) => (q.topic, q.brokerName, q.queueId))
+}

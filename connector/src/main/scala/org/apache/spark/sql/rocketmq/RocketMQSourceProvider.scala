@@ -1,0 +1,40 @@
+package org.apache.spark.sql.rocketmq
+
+import java.util
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.{DataFrame, SaveMode, SQLContext}
+import org.apache.spark.sql.connector.catalog.{Table, TableProvider}
+import org.apache.spark.sql.connector.expressions.Transform
+import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister}
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+
+/**
+ * The entry point Spark finds by the format name `rocketmq` or by this class's name.
+ *
+ * Reads go through DataSource V2 ([[RocketMQTable]]). Batch writes arrive through
+ * `CreatableRelationProvider`: Spark routes `DataFrameWriter.save()` there for every save mode
+ * when the table does not claim batch writes, which lets the default mode (errorifexists) work as
+ * the Kafka sink's does; [[RocketMQRelationWrite]] then runs the same data writer.
+ */
+class RocketMQSourceProvider extends TableProvider with DataSourceRegister with CreatableRelationProvider {
+
+  override def shortName(): String = "rocketmq"
+
+  override def inferSchema(options: CaseInsensitiveStringMap): StructType = RocketMQSourceSchema.schema
+
+  override def getTable(
+      schema: StructType,
+      partitioning: Array[Transform],
+      properties: util.Map[String, String]): Table =
+    new RocketMQTable(new RocketMQOptions(properties.asScala.toMap))
+
+  override def createRelation(
+      sqlContext: SQLContext,
+      mode: SaveMode,
+      parameters: Map[String, String],
+      data: DataFrame): BaseRelation =
+    RocketMQRelationWrite.write(sqlContext, mode, new RocketMQOptions(parameters), data)
+}
