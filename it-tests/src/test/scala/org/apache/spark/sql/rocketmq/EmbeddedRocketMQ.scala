@@ -1,0 +1,261 @@
+package org.apache.spark.sql.rocketmq
+
+import java.io.{BufferedReader, File, InputStreamReader}
+import java.nio.charset.StandardCharsets
+import java.nio.file.{Files, Path}
+import java.util.UUID
+import java.util.concurrent.atomic.AtomicBoolean
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.rocketmq.broker.BrokerController
+import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullStatus}
+import org.apache.rocketmq.client.producer.{DefaultMQProducer, SendResult, SendStatus}
+import org.apache.rocketmq.common.{BrokerConfig, MQVersion, TopicConfig}
+import org.apache.rocketmq.common.constant.PermName
+import org.apache.rocketmq.common.message.{Message, MessageExt, MessageQueue}
+import org.apache.rocketmq.common.namesrv.NamesrvConfig
+import org.apache.rocketmq.namesrv.NamesrvController
+import org.apache.rocketmq.remoting.netty.{NettyClientConfig, NettyServerConfig}
+import org.apache.rocketmq.remoting.protocol.RemotingCommand
+import org.apache.rocketmq.store.config.MessageStoreConfig
+
+/** A message to send from tests, with the fields the connector maps to columns. */
+final case class TestMessage(
+    body: String,
+    tags: String = null,
+    keys: String = null,
+    properties: Map[String, String] = Map.empty)
+
+/**
+ * A real RocketMQ name server and broker running in this JVM, for tests, the demo and benchmarks:
+ * every port ephemeral, the store in a fresh temporary directory (removed by `stop()`), small
+ * commitlog files, SQL92 property filtering on, pull transfer limits raised, topics created only
+ * explicitly. Its own logs go to a file under the temporary directory, never to the console or
+ * the home directory (see rmq.logback-test.xml).
+ */
+final class EmbeddedRocketMQ(val commitLogFileSize: Int = 16 * 1024 * 1024) {
+  import EmbeddedRocketMQ._
+
+  val brokerName = "broker-a"
+  val clusterName = "spark-it"
+
+  private var storeDir: Path = _
+  private var namesrv: NamesrvController = _
+  private var broker: BrokerController = _
+  private var producer: DefaultMQProducer = _
+  private var consumer: DefaultMQPullConsumer = _
+  private var namesrvPort: Int = -1
+
+  def nameServer: String = s"127.0.0.1:$namesrvPort"
+
+  def brokerController: BrokerController = broker
+
+  def storeDirectory: Path = storeDir
+
+  def start(): this.type = {
+    // BrokerStartup/NamesrvStartup set this; without it requests claim protocol version 0 and the
+    // name server reads the broker's registration in the pre-3.0.11 format, dropping every topic.
+    System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION))
+    storeDir = Files.createTempDirectory("rocketmq-spark-store-")
+    val namesrvConfig = new NamesrvConfig()
+    namesrvConfig.setKvConfigPath(storeDir.resolve("namesrv/kvConfig.json").toString)
+    namesrvConfig.setConfigStorePath(storeDir.resolve("namesrv/namesrv.properties").toString)
+    val namesrvNetty = new NettyServerConfig()
+    namesrvNetty.setListenPort(0)
+    namesrv = new NamesrvController(namesrvConfig, namesrvNetty)
+    require(namesrv.initialize(), "the name server did not initialize")
+    namesrv.start()
+    namesrvPort = namesrvNetty.getListenPort
+
+    val brokerConfig = new BrokerConfig()
+    brokerConfig.setBrokerName(brokerName)
+    brokerConfig.setBrokerClusterName(clusterName)
+    brokerConfig.setBrokerId(0L)
+    brokerConfig.setBrokerIP1("127.0.0.1")
+    brokerConfig.setNamesrvAddr(nameServer)
+    brokerConfig.setAutoCreateTopicEnable(false)
+    brokerConfig.setAutoCreateSubscriptionGroup(true)
+    brokerConfig.setEnablePropertyFilter(true)
+    brokerConfig.setWaitTimeMillsInSendQueue(3000)
+    val brokerNetty = new NettyServerConfig()
+    brokerNetty.setListenPort(0)
+    val store = new MessageStoreConfig()
+    store.setStorePathRootDir(storeDir.resolve("broker").toString)
+    store.setStorePathCommitLog(storeDir.resolve("broker/commitlog").toString)
+    store.setMappedFileSizeCommitLog(commitLogFileSize)
+    store.setHaListenPort(0)
+    store.setMaxIndexNum(10000)
+    store.setMaxHashSlotNum(4000)
+    store.setMaxTransferCountOnMessageInMemory(1024)
+    store.setMaxTransferBytesOnMessageInMemory(4 * 1024 * 1024)
+    store.setMaxTransferCountOnMessageInDisk(1024)
+    store.setMaxTransferBytesOnMessageInDisk(4 * 1024 * 1024)
+    store.setDiskMaxUsedSpaceRatio(98)
+    store.setOsPageCacheBusyTimeOutMills(5000)
+    broker = new BrokerController(brokerConfig, brokerNetty, new NettyClientConfig(), store)
+    require(broker.initialize(), "the broker did not initialize")
+    broker.start()
+    awaitCondition("the broker to register with the name server", 30000) {
+      !namesrv.getRouteInfoManager.getAllClusterInfo.getBrokerAddrTable.isEmpty
+    }
+    this
+  }
+
+  /** Creates `topic` with `queues` read and write queues and waits until its route is visible. */
+  def createTopic(topic: String, queues: Int = 4): Unit = {
+    val config = new TopicConfig(topic, queues, queues, PermName.PERM_READ | PermName.PERM_WRITE)
+    broker.getTopicConfigManager.updateTopicConfig(config)
+    broker.registerIncrementBrokerData(config, broker.getTopicConfigManager.getDataVersion)
+    awaitCondition(s"the route of topic $topic", 30000) {
+      val route = namesrv.getRouteInfoManager.pickupTopicRouteData(topic)
+      route != null && route.getQueueDatas.asScala.exists(_.getReadQueueNums == queues)
+    }
+  }
+
+  /** A fresh topic name for one test. */
+  def newTopic(prefix: String = "t"): String = s"$prefix-${UUID.randomUUID().toString.take(8)}"
+
+  /** Sends synchronously and waits until every message is readable (dispatched to its queue). */
+  def sendMessages(topic: String, messages: Seq[TestMessage], queueId: Option[Int] = None): Seq[SendResult] = {
+    val results = messages.map { m =>
+      val message = new Message(topic, m.tags, m.keys, m.body.getBytes(StandardCharsets.UTF_8))
+      m.properties.foreach { case (k, v) => message.putUserProperty(k, v) }
+      val result = queueId match {
+        case Some(id) => clientProducer.send(message, new MessageQueue(topic, brokerName, id))
+        case None => clientProducer.send(message)
+      }
+      require(result.getSendStatus == SendStatus.SEND_OK, s"send failed: $result")
+      result
+    }
+    results.groupBy(_.getMessageQueue).foreach { case (mq, rs) =>
+      val needed = rs.map(_.getQueueOffset).max + 1
+      awaitCondition(s"dispatch of ${rs.size} messages to $mq", 30000) {
+        broker.getMessageStore.getMaxOffsetInQueue(topic, mq.getQueueId) >= needed
+      }
+    }
+    results
+  }
+
+  def sendBodies(topic: String, bodies: Seq[String]): Seq[SendResult] = sendMessages(topic, bodies.map(TestMessage(_)))
+
+  /** The next offset to be written, per queue of `topic`. */
+  def latestOffsets(topic: String): Map[RocketMQQueue, Long] = {
+    val config = broker.getTopicConfigManager.selectTopicConfig(topic)
+    (0 until config.getReadQueueNums).map { id =>
+      RocketMQQueue(topic, brokerName, id) -> broker.getMessageStore.getMaxOffsetInQueue(topic, id)
+    }.toMap
+  }
+
+  /** Every stored message of `topic`, read with the plain RocketMQ client from min to max offset. */
+  def readAll(topic: String): Seq[MessageExt] = {
+    latestOffsets(topic).toSeq.sortBy(_._1).flatMap { case (queue, max) =>
+      val mq = queue.toMessageQueue
+      var offset = broker.getMessageStore.getMinOffsetInQueue(topic, queue.queueId)
+      val out = Seq.newBuilder[MessageExt]
+      while (offset < max) {
+        val result = clientConsumer.pull(mq, "*", offset, 256, 10000)
+        require(result.getPullStatus == PullStatus.FOUND, s"pull of $mq at $offset: ${result.getPullStatus}")
+        out ++= result.getMsgFoundList.asScala
+        offset = result.getNextBeginOffset
+      }
+      out.result()
+    }
+  }
+
+  private def clientProducer: DefaultMQProducer = synchronized {
+    if (producer == null) {
+      producer = new DefaultMQProducer("embedded-rocketmq-test-producer")
+      producer.setNamesrvAddr(nameServer)
+      producer.setInstanceName(s"embedded-test-producer-${UUID.randomUUID()}")
+      producer.setSendMsgTimeout(10000)
+      producer.start()
+    }
+    producer
+  }
+
+  private def clientConsumer: DefaultMQPullConsumer = synchronized {
+    if (consumer == null) {
+      consumer = new DefaultMQPullConsumer("embedded-rocketmq-test-reader")
+      consumer.setNamesrvAddr(nameServer)
+      consumer.setInstanceName(s"embedded-test-reader-${UUID.randomUUID()}")
+      consumer.setEnableRebalance(false)
+      consumer.start()
+    }
+    consumer
+  }
+
+  def stop(): Unit = synchronized {
+    if (producer != null) { producer.shutdown(); producer = null }
+    if (consumer != null) { consumer.shutdown(); consumer = null }
+    if (broker != null) { broker.shutdown(); broker = null }
+    if (namesrv != null) { namesrv.shutdown(); namesrv = null }
+    if (storeDir != null) { deleteRecursively(storeDir.toFile); storeDir = null }
+  }
+}
+
+object EmbeddedRocketMQ {
+
+  /** Polls `condition` until it holds, failing after `timeoutMs` with `what` in the message. */
+  def awaitCondition(what: String, timeoutMs: Long)(condition: => Boolean): Unit = {
+    val deadline = System.nanoTime() + timeoutMs * 1000000L
+    while (!condition) {
+      if (System.nanoTime() > deadline) throw new AssertionError(s"timed out after $timeoutMs ms waiting for $what")
+      java.util.concurrent.locks.LockSupport.parkNanos(20L * 1000 * 1000) // poll interval
+    }
+  }
+
+  private def deleteRecursively(f: File): Unit = {
+    Option(f.listFiles()).foreach(_.foreach(deleteRecursively))
+    f.delete()
+  }
+
+  /**
+   * Runs the harness as a process: prints `NAMESRV host:port` once ready, then answers one command
+   * per stdin line with one line (`OK …` or `ERROR …`); stops when stdin closes or on SIGTERM.
+   *
+   * Commands: `createTopic <topic> <queues>`, `send <topic> <count> <bodyPrefix> [tag]`,
+   * `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies), `stop`.
+   */
+  def main(args: Array[String]): Unit = {
+    val started = System.nanoTime()
+    val mq = new EmbeddedRocketMQ().start()
+    val stopped = new AtomicBoolean(false)
+    def stopOnce(): Unit = if (stopped.compareAndSet(false, true)) mq.stop()
+    Runtime.getRuntime.addShutdownHook(new Thread(() => stopOnce()))
+    val rt = Runtime.getRuntime
+    System.err.println(f"embedded RocketMQ started in ${(System.nanoTime() - started) / 1e9}%.2f s, " +
+      f"heap used ${(rt.totalMemory() - rt.freeMemory()) / 1048576.0}%.0f MiB")
+    println(s"NAMESRV ${mq.nameServer}")
+    System.out.flush()
+
+    val json = new ObjectMapper()
+    val in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
+    var line = in.readLine()
+    while (line != null && line.trim != "stop") {
+      val reply =
+        try {
+          line.trim.split("\\s+").toList match {
+            case "createTopic" :: topic :: queues :: Nil => mq.createTopic(topic, queues.toInt); "OK"
+            case "send" :: topic :: count :: prefix :: rest =>
+              val tag = rest.headOption.orNull
+              mq.sendMessages(topic, (0 until count.toInt).map(i => TestMessage(s"$prefix$i", tags = tag)))
+              "OK"
+            case "latestOffsets" :: topic :: Nil =>
+              "OK " + RocketMQOffsetsJson.format(mq.latestOffsets(topic))
+            case "bodies" :: topic :: Nil =>
+              "OK " + json.writeValueAsString(mq.readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8)).asJava)
+            case _ => s"ERROR unknown command: $line"
+          }
+        } catch {
+          case e: Throwable => s"ERROR ${e.toString.replace('\n', ' ')}"
+        }
+      println(reply)
+      System.out.flush()
+      line = in.readLine()
+    }
+    stopOnce()
+    System.exit(0)
+  }
+}

@@ -1,0 +1,116 @@
+package org.apache.spark.sql.rocketmq
+
+import java.sql.Timestamp
+
+import com.fasterxml.jackson.databind.ObjectMapper
+
+class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
+
+  test("short name and class name both read every message of a topic, one partition per queue") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 4)
+    val sent = (0 until 40).map(i => s"m$i")
+    rocketmq.sendBodies(topic, sent)
+
+    assert(bodies(readTopic(topic)).sorted === sent.sorted)
+    val byClassName = spark.read.format("org.apache.spark.sql.rocketmq.RocketMQSourceProvider")
+      .option("nameServer", rocketmq.nameServer).option("topic", topic).load()
+    assert(bodies(byClassName).sorted === sent.sorted)
+    assert(readTopic(topic).rdd.getNumPartitions === 4)
+  }
+
+  test("schema and every column hold the message's fields") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    val before = System.currentTimeMillis()
+    val result = rocketmq.sendMessages(topic,
+      Seq(TestMessage("hello", tags = "tagA", keys = "k1", properties = Map("color" -> "red", "q\"uote" -> "a\nb"))))
+    val df = readTopic(topic)
+    assert(df.schema === RocketMQSourceSchema.schema)
+    assert(df.columns.toSeq === Seq("topic", "flag", "body", "properties", "brokerName", "queueId", "queueOffset",
+      "bornTimestamp", "storeTimestamp"))
+
+    val rows = df.collect()
+    assert(rows.length === 1)
+    val row = rows.head
+    assert(row.getAs[String]("topic") === topic)
+    assert(row.getAs[Int]("flag") === 0)
+    assert(new String(row.getAs[Array[Byte]]("body"), "UTF-8") === "hello")
+    assert(row.getAs[String]("brokerName") === rocketmq.brokerName)
+    assert(row.getAs[Int]("queueId") === 0)
+    assert(row.getAs[Long]("queueOffset") === result.head.getQueueOffset)
+    val born = row.getAs[Timestamp]("bornTimestamp").getTime
+    val stored = row.getAs[Timestamp]("storeTimestamp").getTime
+    assert(born >= before - 1000 && born <= System.currentTimeMillis())
+    assert(stored >= born - 1000 && stored <= System.currentTimeMillis())
+
+    val properties = new ObjectMapper().readTree(row.getAs[String]("properties"))
+    assert(properties.get("color").asText() === "red")
+    assert(properties.get("q\"uote").asText() === "a\nb")
+    assert(properties.get("TAGS").asText() === "tagA")
+    assert(properties.get("KEYS").asText() === "k1")
+    assert(!properties.has("MIN_OFFSET") && !properties.has("MAX_OFFSET"), properties.toString)
+  }
+
+  test("JSON starting and ending offsets read exactly [start, end) of each queue; -2 and -1 resolve") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.sendMessages(topic, (0 until 10).map(i => TestMessage(s"a$i")), queueId = Some(0))
+    rocketmq.sendMessages(topic, (0 until 10).map(i => TestMessage(s"b$i")), queueId = Some(1))
+    val b = rocketmq.brokerName
+    val df = readTopic(topic,
+      "startingOffsets" -> s"""{"$topic":{"$b":{"0":3,"1":-2}}}""",
+      "endingOffsets" -> s"""{"$topic":{"$b":{"0":7,"1":-1}}}""")
+    val rows = df.select("queueId", "queueOffset").collect().map(r => (r.getInt(0), r.getLong(1))).toSet
+    assert(rows === ((3L until 7L).map(o => (0, o)) ++ (0L until 10L).map(o => (1, o))).toSet)
+    assert(bodies(df).toSet === ((3 until 7).map(i => s"a$i") ++ (0 until 10).map(i => s"b$i")).toSet)
+  }
+
+  test("queues missing from JSON offsets default to earliest / latest") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.sendMessages(topic, (0 until 5).map(i => TestMessage(s"a$i")), queueId = Some(0))
+    rocketmq.sendMessages(topic, (0 until 5).map(i => TestMessage(s"b$i")), queueId = Some(1))
+    val df = readTopic(topic, "startingOffsets" -> s"""{"$topic":{"${rocketmq.brokerName}":{"0":4}}}""")
+    assert(bodies(df).toSet === Set("a4", "b0", "b1", "b2", "b3", "b4"))
+  }
+
+  test("a batch reads what existed when it was planned, not what arrives while it runs") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    rocketmq.sendBodies(topic, Seq("x0", "x1"))
+    val b = rocketmq.brokerName
+    val df = readTopic(topic, "endingOffsets" -> s"""{"$topic":{"$b":{"0":1}}}""")
+    rocketmq.sendBodies(topic, Seq("x2"))
+    assert(bodies(df) === Seq("x0"))
+  }
+
+  test("a tag filter yields only matching messages and is not mistaken for data loss") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    val messages = (0 until 300).map(i => TestMessage(s"m$i", tags = if (i % 3 == 0) "keep" else "drop"))
+    rocketmq.sendMessages(topic, messages)
+    rocketmq.sendMessages(topic, (0 until 50).map(i => TestMessage(s"tail$i", tags = "drop")))
+    val expected = (0 until 300).filter(_ % 3 == 0).map(i => s"m$i")
+    assert(bodies(readTopic(topic, "subExpression" -> "keep", "pullBatchSize" -> "7")).sorted === expected.sorted)
+    assert(bodies(readTopic(topic, "subExpression" -> "keep || other")).sorted === expected.sorted)
+    assert(readTopic(topic, "subExpression" -> "none").count() === 0)
+  }
+
+  test("several topics in one read, and a pull batch smaller than the range") {
+    val (t1, t2) = (rocketmq.newTopic(), rocketmq.newTopic())
+    rocketmq.createTopic(t1, queues = 3)
+    rocketmq.createTopic(t2, queues = 1)
+    rocketmq.sendBodies(t1, (0 until 100).map(i => s"one$i"))
+    rocketmq.sendBodies(t2, (0 until 10).map(i => s"two$i"))
+    val df = readTopic(s"$t1,$t2", "pullBatchSize" -> "3")
+    assert(bodies(df).sorted === ((0 until 100).map(i => s"one$i") ++ (0 until 10).map(i => s"two$i")).sorted)
+    assert(df.select("topic").distinct().collect().map(_.getString(0)).toSet === Set(t1, t2))
+  }
+
+  test("an empty topic reads as an empty DataFrame") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    assert(readTopic(topic).count() === 0)
+  }
+}

@@ -1,0 +1,58 @@
+package org.apache.spark.sql.rocketmq
+
+import java.nio.charset.StandardCharsets
+
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+
+/**
+ * One embedded RocketMQ and one local Spark session per suite; each test makes its own topics.
+ * At the end the suite checks that the connector left no RocketMQ client running in this JVM.
+ */
+trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
+
+  protected var rocketmq: EmbeddedRocketMQ = _
+  protected var spark: SparkSession = _
+
+  protected def sparkMaster: String = "local[2]"
+
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    rocketmq = new EmbeddedRocketMQ().start()
+    spark = SparkSession.builder()
+      .master(sparkMaster)
+      .appName(getClass.getSimpleName)
+      .config("spark.ui.enabled", "false")
+      .config("spark.sql.shuffle.partitions", "2")
+      .config("spark.driver.bindAddress", "127.0.0.1")
+      .config("spark.driver.host", "127.0.0.1")
+      .getOrCreate()
+  }
+
+  override protected def afterAll(): Unit = {
+    try {
+      if (spark != null) spark.stop()
+      if (rocketmq != null) rocketmq.stop()
+    } finally super.afterAll()
+  }
+
+  /** A batch reader of `topic` with the name server set. */
+  protected def readTopic(topic: String, options: (String, String)*): DataFrame =
+    spark.read.format("rocketmq")
+      .option("nameServer", rocketmq.nameServer)
+      .option("topic", topic)
+      .options(options.toMap)
+      .load()
+
+  protected def bodies(df: DataFrame): Seq[String] =
+    df.select("body").collect().map(r => new String(r.getAs[Array[Byte]](0), StandardCharsets.UTF_8)).toSeq
+
+  /** Runs `body`, expecting it to throw; returns the message of the whole cause chain. */
+  protected def errorMessage(body: => Any): String = {
+    val e = intercept[Throwable](body)
+    Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(t => s"${t.getClass.getName}: ${t.getMessage}")
+      .mkString("\n")
+  }
+}
