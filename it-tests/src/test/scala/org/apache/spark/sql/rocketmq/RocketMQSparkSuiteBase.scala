@@ -18,6 +18,9 @@ trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
 
   protected def sparkMaster: String = "local[2]"
 
+  /** `toDF` and friends on local collections. */
+  protected lazy val testImplicits: org.apache.spark.sql.SQLImplicits = spark.implicits
+
   override protected def beforeAll(): Unit = {
     super.beforeAll()
     rocketmq = new EmbeddedRocketMQ().start()

@@ -1,0 +1,80 @@
+package org.apache.spark.sql.rocketmq
+
+import java.nio.charset.StandardCharsets
+
+import scala.jdk.CollectionConverters._
+
+class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
+  import testImplicits._
+
+  private def storedBodies(topic: String): Seq[String] =
+    rocketmq.readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8))
+
+  test("string bodies with the topic option, default save mode (errorifexists), every message acknowledged") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 4)
+    val rows = (0 until 500).map(i => s"body-$i")
+    rows.toDF("body").repartition(3).write.format("rocketmq")
+      .option("nameServer", rocketmq.nameServer).option("topic", topic).save()
+    assert(storedBodies(topic).sorted === rows.sorted)
+    assert(rocketmq.latestOffsets(topic).values.sum === 500)
+  }
+
+  test("binary bodies, tags column, append mode; the topic option overrides a topic column") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    val data = (0 until 20).map(i => (s"b$i".getBytes(StandardCharsets.UTF_8), "no-such-topic", if (i % 2 == 0) "even" else "odd"))
+    data.toDF("body", "topic", "tags").write.format("org.apache.spark.sql.rocketmq.RocketMQSourceProvider")
+      .mode("append").option("nameServer", rocketmq.nameServer).option("topic", topic).save()
+    val stored = rocketmq.readAll(topic)
+    assert(stored.map(m => new String(m.getBody, StandardCharsets.UTF_8)).sorted === (0 until 20).map(i => s"b$i").sorted)
+    stored.foreach { m =>
+      val i = new String(m.getBody, StandardCharsets.UTF_8).drop(1).toInt
+      assert(m.getTags === (if (i % 2 == 0) "even" else "odd"))
+    }
+  }
+
+  test("a topic column routes each row when no topic option is set") {
+    val (t1, t2) = (rocketmq.newTopic(), rocketmq.newTopic())
+    rocketmq.createTopic(t1, queues = 1)
+    rocketmq.createTopic(t2, queues = 1)
+    Seq(("x", t1), ("y", t2), ("z", t1)).toDF("body", "topic").write.format("rocketmq")
+      .option("nameServer", rocketmq.nameServer).save()
+    assert(storedBodies(t1).sorted === Seq("x", "z"))
+    assert(storedBodies(t2) === Seq("y"))
+  }
+
+  test("write then read back through the connector") {
+    val (source, sink) = (rocketmq.newTopic(), rocketmq.newTopic())
+    rocketmq.createTopic(source, queues = 3)
+    rocketmq.createTopic(sink, queues = 2)
+    rocketmq.sendBodies(source, (0 until 60).map(i => s"s$i"))
+    readTopic(source).selectExpr("concat('copy-', CAST(body AS STRING)) AS body").write.format("rocketmq")
+      .option("nameServer", rocketmq.nameServer).option("topic", sink).save()
+    assert(bodies(readTopic(sink)).sorted === (0 until 60).map(i => s"copy-s$i").sorted)
+  }
+
+  test("a failed send fails the task with the broker's reason") {
+    val message = errorMessage {
+      Seq(("a", "topic-that-does-not-exist")).toDF("body", "topic").write.format("rocketmq")
+        .option("nameServer", rocketmq.nameServer).option("sendTimeoutMs", "2000").save()
+    }
+    assert(message.contains("ROCKETMQ_SEND_FAILED"), message)
+    assert(message.contains("topic-that-does-not-exist"), message)
+    assert(message.contains("No route info"), message)
+  }
+
+  test("a null body fails the task naming the column; rows before it are not lost") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    val message = errorMessage {
+      Seq[String]("ok-1", "ok-2", null).toDF("body").coalesce(1).write.format("rocketmq")
+        .option("nameServer", rocketmq.nameServer).option("topic", topic).save()
+    }
+    assert(message.contains("ROCKETMQ_NULL_COLUMN_VALUE") && message.contains("'body'"), message)
+    // Sends already made stay acknowledged (at-least-once): nothing written is lost.
+    EmbeddedRocketMQ.awaitCondition("the two rows sent before the null", 10000) {
+      storedBodies(topic).toSet == Set("ok-1", "ok-2")
+    }
+  }
+}
