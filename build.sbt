@@ -27,6 +27,7 @@ val clientExclusions: Seq[ExclusionRule] = Seq(
   ExclusionRule("at.yawk.lz4", "lz4-java"),
   ExclusionRule("org.awaitility"),
   ExclusionRule("org.hamcrest"),
+  ExclusionRule("org.apache.tomcat", "annotations-api"),
   ExclusionRule("com.fasterxml.jackson.core") // only the OTLP log exporter wants it; Spark has its own
 )
 

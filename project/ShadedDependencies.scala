@@ -18,6 +18,9 @@ object ShadedDependencies {
   val rules: Seq[ShadeRule] = relocated.map(pkg => ShadeRule.rename(s"$pkg.**" -> s"$prefix.$pkg.@1").inAll)
 
   def mergeStrategy(fallback: String => MergeStrategy): String => MergeStrategy = {
+    // Service registrations for frameworks we do not ship (Spark's own jersey would find them).
+    case PathList("META-INF", "services", name) if !name.startsWith("org.apache.spark.sql.rocketmq") &&
+          name != "org.apache.spark.sql.sources.DataSourceRegister" => MergeStrategy.discard
     case PathList("META-INF", "services", _*) => MergeStrategy.filterDistinctLines
     case PathList("META-INF", "native", _*) => MergeStrategy.discard
     case PathList("META-INF", "native-image", _*) => MergeStrategy.discard
@@ -30,6 +33,9 @@ object ShadedDependencies {
       MergeStrategy.concat
     case PathList("META-INF", xs @ _*) if xs.lastOption.exists(_.toLowerCase.startsWith("notice")) =>
       MergeStrategy.concat
+    case PathList("META-INF", "io.netty.versions.properties") => MergeStrategy.discard
+    case PathList("META-INF", xs @ _*) if xs.lastOption.exists(_.endsWith(".kotlin_module")) => MergeStrategy.discard
+    case PathList("META-INF", "maven", _*) => MergeStrategy.discard
     case "module-info.class" => MergeStrategy.discard
     case x if x.endsWith("/module-info.class") => MergeStrategy.discard
     case x if x.endsWith(".proto") => MergeStrategy.discard
