@@ -39,7 +39,10 @@ lazy val commonSettings = Seq(
     "org.scalatest" %% "scalatest" % scalatestVersion % Test
   ),
   Test / fork := true,
-  Test / javaOptions ++= JavaModuleOptions.all ++ Seq("-Xmx3g", "-Xss4m"),
+  Test / javaOptions ++= JavaModuleOptions.all ++ Seq("-Xmx3g", "-Xss4m",
+    // RocketMQ writes some files under user.home: keep them in the build tree.
+    s"-Duser.home=${(target.value / "test-home").getAbsolutePath}",
+    s"-Drocketmq.log.root=${(target.value / "rocketmq-logs").getAbsolutePath}"),
   Test / parallelExecution := false,
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDF")
 )

@@ -19,8 +19,10 @@ object ShadedDependencies {
 
   def mergeStrategy(fallback: String => MergeStrategy): String => MergeStrategy = {
     // Service registrations for frameworks we do not ship (Spark's own jersey would find them).
+    // (RocketMQ's own shaded slf4j finds its logback through one of the kept ones.)
     case PathList("META-INF", "services", name) if !name.startsWith("org.apache.spark.sql.rocketmq") &&
-          name != "org.apache.spark.sql.sources.DataSourceRegister" => MergeStrategy.discard
+          !name.startsWith("org.apache.rocketmq") && name != "org.apache.spark.sql.sources.DataSourceRegister" =>
+      MergeStrategy.discard
     case PathList("META-INF", "services", _*) => MergeStrategy.filterDistinctLines
     case PathList("META-INF", "native", _*) => MergeStrategy.discard
     case PathList("META-INF", "native-image", _*) => MergeStrategy.discard

@@ -28,6 +28,7 @@ def main() -> None:
             SparkSession.builder.master("local[2]").appName("rocketmq-spark-demo")
             .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
             .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.driver.extraJavaOptions", "-Drocketmq.log.root=it-tests/target/client-logs")
         ).getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
 

@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from embedded_rocketmq import EmbeddedRocketMQProcess  # noqa: E402
+from embedded_rocketmq import REPO_ROOT, EmbeddedRocketMQProcess  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +37,8 @@ def spark() -> Iterator["object"]:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
+        # The RocketMQ client's own log file goes under the build tree, not ~/logs/rocketmqlogs.
+        .config("spark.driver.extraJavaOptions", f"-Drocketmq.log.root={REPO_ROOT / 'it-tests' / 'target' / 'client-logs'}")
     )
     session = configure_spark_with_rocketmq(builder).getOrCreate()
     try:

@@ -4,7 +4,6 @@ import java.io.{BufferedReader, File, InputStreamReader}
 import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Path}
 import java.util.UUID
-import java.util.concurrent.atomic.AtomicBoolean
 
 import scala.jdk.CollectionConverters._
 
@@ -94,10 +93,20 @@ final class EmbeddedRocketMQ(val commitLogFileSize: Int = 16 * 1024 * 1024) {
     store.setMaxTransferBytesOnMessageInDisk(4 * 1024 * 1024)
     store.setDiskMaxUsedSpaceRatio(98)
     store.setOsPageCacheBusyTimeOutMills(5000)
+    store.setEnableRocksDBLog(false) // RocksDB would otherwise log into ~/logs/rocketmqlogs
+    store.setDisappearTimeAfterStart(0) // register with the name server at once, not seconds later
     broker = new BrokerController(brokerConfig, brokerNetty, new NettyClientConfig(), store)
     require(broker.initialize(), "the broker did not initialize")
     broker.start()
+    // start() leaves the first registration to a task 10 s later (the broker's client does not
+    // know the name server yet), and an early attempt is sometimes lost: register until it shows.
+    broker.getBrokerOuterAPI.updateNameServerAddressList(nameServer)
+    var lastAttempt = 0L
     awaitCondition("the broker to register with the name server", 30000) {
+      if (System.nanoTime() - lastAttempt > 500L * 1000 * 1000) {
+        lastAttempt = System.nanoTime()
+        broker.registerBrokerAll(true, false, true)
+      }
       !namesrv.getRouteInfoManager.getAllClusterInfo.getBrokerAddrTable.isEmpty
     }
     this
@@ -186,6 +195,15 @@ final class EmbeddedRocketMQ(val commitLogFileSize: Int = 16 * 1024 * 1024) {
     consumer
   }
 
+  /** For a JVM about to exit: removes the temporary store without RocketMQ's slow shutdown. */
+  def discard(): Unit = synchronized {
+    if (storeDir != null) { deleteRecursively(storeDir.toFile); storeDir = null }
+  }
+
+  /**
+   * Stops gracefully (the broker's own shutdown takes RocketMQ some 20 s) and removes the store.
+   * A JVM that is about to exit can [[discard]] instead.
+   */
   def stop(): Unit = synchronized {
     if (producer != null) { producer.shutdown(); producer = null }
     if (consumer != null) { consumer.shutdown(); consumer = null }
@@ -197,6 +215,16 @@ final class EmbeddedRocketMQ(val commitLogFileSize: Int = 16 * 1024 * 1024) {
 
 object EmbeddedRocketMQ {
 
+  /**
+   * The broker the integration suites of one test JVM share (each test makes its own topics). It
+   * starts on first use; at JVM exit its store is deleted.
+   */
+  lazy val shared: EmbeddedRocketMQ = {
+    val mq = new EmbeddedRocketMQ().start()
+    Runtime.getRuntime.addShutdownHook(new Thread(() => mq.discard()))
+    mq
+  }
+
   /** Polls `condition` until it holds, failing after `timeoutMs` with `what` in the message. */
   def awaitCondition(what: String, timeoutMs: Long)(condition: => Boolean): Unit = {
     val deadline = System.nanoTime() + timeoutMs * 1000000L
@@ -206,7 +234,7 @@ object EmbeddedRocketMQ {
     }
   }
 
-  private def deleteRecursively(f: File): Unit = {
+  private[rocketmq] def deleteRecursively(f: File): Unit = {
     Option(f.listFiles()).foreach(_.foreach(deleteRecursively))
     f.delete()
   }
@@ -221,11 +249,12 @@ object EmbeddedRocketMQ {
   def main(args: Array[String]): Unit = {
     val started = System.nanoTime()
     val mq = new EmbeddedRocketMQ().start()
-    val stopped = new AtomicBoolean(false)
-    def stopOnce(): Unit = if (stopped.compareAndSet(false, true)) mq.stop()
-    Runtime.getRuntime.addShutdownHook(new Thread(() => stopOnce()))
+    val startSeconds = (System.nanoTime() - started) / 1e9
+    // The process only ever holds throwaway data: stopping removes the store and exits at once.
+    Runtime.getRuntime.addShutdownHook(new Thread(() => mq.discard()))
     val rt = Runtime.getRuntime
-    System.err.println(f"embedded RocketMQ started in ${(System.nanoTime() - started) / 1e9}%.2f s, " +
+    System.err.println(f"embedded RocketMQ started in $startSeconds%.2f s (JVM up ${
+      java.lang.management.ManagementFactory.getRuntimeMXBean.getUptime / 1000.0}%.2f s), " +
       f"heap used ${(rt.totalMemory() - rt.freeMemory()) / 1048576.0}%.0f MiB")
     println(s"NAMESRV ${mq.nameServer}")
     System.out.flush()
@@ -255,7 +284,6 @@ object EmbeddedRocketMQ {
       System.out.flush()
       line = in.readLine()
     }
-    stopOnce()
     System.exit(0)
   }
 }

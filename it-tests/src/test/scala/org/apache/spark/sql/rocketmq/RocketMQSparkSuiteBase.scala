@@ -7,10 +7,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
-/**
- * One embedded RocketMQ and one local Spark session per suite; each test makes its own topics.
- * At the end the suite checks that the connector left no RocketMQ client running in this JVM.
- */
+/** The test JVM's shared embedded RocketMQ and one local Spark session per suite; each test makes its own topics. */
 trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
 
   protected var rocketmq: EmbeddedRocketMQ = _
@@ -23,7 +20,7 @@ trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
 
   override protected def beforeAll(): Unit = {
     super.beforeAll()
-    rocketmq = new EmbeddedRocketMQ().start()
+    rocketmq = EmbeddedRocketMQ.shared
     spark = SparkSession.builder()
       .master(sparkMaster)
       .appName(getClass.getSimpleName)
@@ -37,7 +34,6 @@ trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
   override protected def afterAll(): Unit = {
     try {
       if (spark != null) spark.stop()
-      if (rocketmq != null) rocketmq.stop()
     } finally super.afterAll()
   }
 
