@@ -2,15 +2,20 @@ package org.apache.spark.sql.rocketmq
 
 import java.util.UUID
 
+import scala.annotation.nowarn
+
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer
 import org.apache.rocketmq.client.producer.DefaultMQProducer
 
 /**
- * Builds the RocketMQ clients executors use. Each gets a unique instance name, so that it owns its
+ * Builds the RocketMQ clients executors use. Reads use `DefaultMQPullConsumer`, deprecated since
+ * RocketMQ 4.6 but still shipped in 5.x: it alone pulls an exact offset range statelessly, with no
+ * prefetch past the range (the lite pull consumer prefetches and owns offsets). Each gets a unique instance name, so that it owns its
  * connections and shutting it down never touches another client.
  */
+@nowarn("cat=deprecation")
 private[rocketmq] object RocketMQClients {
 
   /** Consumer group the executors' pull requests name; pulls never commit offsets to it. */

@@ -136,26 +136,16 @@ private[rocketmq] object RocketMQErrors {
       "attempts" -> attempts.toString,
       "cause" -> describe(cause))
 
+  private def queueParameters(queue: RocketMQQueue): Seq[(String, String)] =
+    Seq("topic" -> queue.topic, "broker" -> queue.brokerName, "queueId" -> queue.queueId.toString)
+
   def dataLoss(queue: RocketMQQueue, from: Long, until: Long, reason: String): Throwable =
-    runtime(
-      "ROCKETMQ_DATA_LOSS",
-      null,
-      "topic" -> queue.topic,
-      "broker" -> queue.brokerName,
-      "queueId" -> queue.queueId.toString,
-      "fromOffset" -> from.toString,
-      "untilOffset" -> until.toString,
-      "reason" -> reason)
+    runtime("ROCKETMQ_DATA_LOSS", null, queueParameters(queue) ++ Seq(
+      "fromOffset" -> from.toString, "untilOffset" -> until.toString, "reason" -> reason): _*)
 
   def pullFailed(queue: RocketMQQueue, offset: Long, cause: Throwable): Throwable =
-    runtime(
-      "ROCKETMQ_PULL_FAILED",
-      cause,
-      "topic" -> queue.topic,
-      "broker" -> queue.brokerName,
-      "queueId" -> queue.queueId.toString,
-      "offset" -> offset.toString,
-      "cause" -> describe(cause))
+    runtime("ROCKETMQ_PULL_FAILED", cause,
+      queueParameters(queue) ++ Seq("offset" -> offset.toString, "cause" -> describe(cause)): _*)
 
   def sendFailed(topic: String, cause: Throwable): Throwable =
     runtime("ROCKETMQ_SEND_FAILED", cause, "topic" -> topic, "cause" -> describe(cause))

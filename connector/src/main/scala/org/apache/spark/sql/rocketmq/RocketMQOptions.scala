@@ -66,28 +66,31 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
   def maxInFlightMessages: Int = positiveInt(MaxInFlightMessages, 1000)
 
   /** Where a batch read starts: `earliest` (default) or JSON; `latest` makes no sense for a batch. */
-  def batchStartingOffsets: RocketMQOffsetRangeLimit =
-    offsetLimit(StartingOffsets, default = RocketMQOffsetRangeLimit.Earliest) match {
-      case RocketMQOffsetRangeLimit.Latest =>
-        throw RocketMQErrors.invalidOption(
-          StartingOffsets, "latest", "batch queries start at 'earliest' or at JSON offsets; 'latest' would read nothing")
-      case RocketMQOffsetRangeLimit.Specific(offsets) if offsets.values.exists(_ == RocketMQOffsetRangeLimit.LatestOffset) =>
-        throw RocketMQErrors.invalidOption(
-          StartingOffsets, get(StartingOffsets).get, "-1 (latest) is not allowed as a starting offset of a batch query")
-      case other => other
-    }
+  def batchStartingOffsets: RocketMQOffsetRangeLimit = batchLimit(
+    StartingOffsets, RocketMQOffsetRangeLimit.Earliest,
+    forbidden = RocketMQOffsetRangeLimit.Latest, forbiddenOffset = RocketMQOffsetRangeLimit.LatestOffset,
+    keywordReason = "batch queries start at 'earliest' or at JSON offsets; 'latest' would read nothing",
+    offsetReason = "-1 (latest) is not allowed as a starting offset of a batch query")
 
   /** Where a batch read ends: `latest` (default) or JSON. */
-  def batchEndingOffsets: RocketMQOffsetRangeLimit =
-    offsetLimit(EndingOffsets, default = RocketMQOffsetRangeLimit.Latest) match {
-      case RocketMQOffsetRangeLimit.Earliest =>
-        throw RocketMQErrors.invalidOption(
-          EndingOffsets, "earliest", "endingOffsets must be 'latest' or JSON offsets; 'earliest' would read nothing")
-      case RocketMQOffsetRangeLimit.Specific(offsets) if offsets.values.exists(_ == RocketMQOffsetRangeLimit.EarliestOffset) =>
-        throw RocketMQErrors.invalidOption(
-          EndingOffsets, get(EndingOffsets).get, "-2 (earliest) is not allowed as an ending offset")
-      case other => other
-    }
+  def batchEndingOffsets: RocketMQOffsetRangeLimit = batchLimit(
+    EndingOffsets, RocketMQOffsetRangeLimit.Latest,
+    forbidden = RocketMQOffsetRangeLimit.Earliest, forbiddenOffset = RocketMQOffsetRangeLimit.EarliestOffset,
+    keywordReason = "endingOffsets must be 'latest' or JSON offsets; 'earliest' would read nothing",
+    offsetReason = "-2 (earliest) is not allowed as an ending offset")
+
+  private def batchLimit(
+      key: String,
+      default: RocketMQOffsetRangeLimit,
+      forbidden: RocketMQOffsetRangeLimit,
+      forbiddenOffset: Long,
+      keywordReason: String,
+      offsetReason: String): RocketMQOffsetRangeLimit = offsetLimit(key, default) match {
+    case `forbidden` => throw RocketMQErrors.invalidOption(key, get(key).get, keywordReason)
+    case RocketMQOffsetRangeLimit.Specific(offsets) if offsets.values.exists(_ == forbiddenOffset) =>
+      throw RocketMQErrors.invalidOption(key, get(key).get, offsetReason)
+    case other => other
+  }
 
   /** Checks everything a batch read needs, so that bad input fails before any job runs. */
   def validateForBatchRead(): Unit = {

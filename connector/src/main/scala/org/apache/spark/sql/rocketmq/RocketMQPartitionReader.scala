@@ -1,6 +1,7 @@
 package org.apache.spark.sql.rocketmq
 
 
+import scala.annotation.nowarn
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullResult, PullStatus}
@@ -56,6 +57,7 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
   private val messageQueue = queue.toMessageQueue
   private val converter = new RocketMQMessageToRow(queue)
 
+  @nowarn("cat=deprecation") // see RocketMQClients
   private val consumer: DefaultMQPullConsumer = RocketMQClients.newPullConsumer(settings)
 
   /** The next offset to ask the broker for. */
@@ -96,6 +98,7 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
       try consumer.pull(messageQueue, settings.subExpression, pullOffset, maxMessages, settings.pullTimeoutMs)
       catch { case NonFatal(e) => throw RocketMQErrors.pullFailed(queue, pullOffset, e) }
     val next = result.getNextBeginOffset
+    val before = pullOffset
     result.getPullStatus match {
       case PullStatus.FOUND =>
         // Returned messages are checked one by one against expectedOffset in next().
@@ -118,6 +121,11 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
         dataLoss(pullOffset, until,
           s"the queue now ends at offset ${result.getMaxOffset}: the topic was deleted or recreated")
         skipTo(until)
+    }
+    if (pullOffset == before && !messages.hasNext) {
+      // Every status above moves forward; a broker answer that does not would loop forever.
+      throw RocketMQErrors.pullFailed(queue, before, new IllegalStateException(
+        s"the broker answered ${result.getPullStatus} with next offset $next and no messages"))
     }
   }
 

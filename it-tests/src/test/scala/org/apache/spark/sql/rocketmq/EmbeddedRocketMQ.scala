@@ -244,7 +244,7 @@ object EmbeddedRocketMQ {
    * per stdin line with one line (`OK …` or `ERROR …`); stops when stdin closes or on SIGTERM.
    *
    * Commands: `createTopic <topic> <queues>`, `send <topic> <count> <bodyPrefix> [tag]`,
-   * `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies), `stop`.
+   * `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies), `storeDir`, `stop`.
    */
   def main(args: Array[String]): Unit = {
     val started = System.nanoTime()
@@ -273,6 +273,7 @@ object EmbeddedRocketMQ {
               "OK"
             case "latestOffsets" :: topic :: Nil =>
               "OK " + RocketMQOffsetsJson.format(mq.latestOffsets(topic))
+            case "storeDir" :: Nil => s"OK ${mq.storeDirectory}"
             case "bodies" :: topic :: Nil =>
               "OK " + json.writeValueAsString(mq.readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8)).asJava)
             case _ => s"ERROR unknown command: $line"

@@ -1,0 +1,46 @@
+package org.apache.spark.sql.rocketmq
+
+import java.net.{InetSocketAddress, Socket}
+import java.nio.charset.StandardCharsets
+import java.nio.file.Files
+
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The harness itself: a broker of its own, started and stopped by this suite. */
+class EmbeddedRocketMQSuite extends AnyFunSuite {
+
+  private def accepts(address: String): Boolean = {
+    val Array(host, port) = address.split(':')
+    val socket = new Socket()
+    try { socket.connect(new InetSocketAddress(host, port.toInt), 1000); true }
+    catch { case _: java.io.IOException => false }
+    finally socket.close()
+  }
+
+  test("ephemeral ports, a temporary store, topics, sends, offsets; stop frees the ports and removes the store") {
+    val mq = new EmbeddedRocketMQ().start()
+    val nameServer = mq.nameServer
+    val store = mq.storeDirectory
+    val brokerAddress = mq.brokerController.getBrokerAddr
+    try {
+      assert(!nameServer.endsWith(":9876") && !brokerAddress.endsWith(":10911"), s"$nameServer $brokerAddress")
+      assert(brokerAddress.startsWith("127.0.0.1:"))
+      assert(Files.isDirectory(store) && store.startsWith(System.getProperty("java.io.tmpdir")))
+      assert(accepts(nameServer) && accepts(brokerAddress))
+
+      mq.createTopic("harness-topic", queues = 3)
+      val results = mq.sendMessages("harness-topic",
+        Seq(TestMessage("a", tags = "x", keys = "k", properties = Map("p" -> "1")), TestMessage("b")), queueId = Some(2))
+      assert(results.map(_.getQueueOffset) === Seq(0L, 1L))
+      assert(mq.latestOffsets("harness-topic") === Map(
+        RocketMQQueue("harness-topic", mq.brokerName, 0) -> 0L,
+        RocketMQQueue("harness-topic", mq.brokerName, 1) -> 0L,
+        RocketMQQueue("harness-topic", mq.brokerName, 2) -> 2L))
+      val stored = mq.readAll("harness-topic")
+      assert(stored.map(m => new String(m.getBody, StandardCharsets.UTF_8)) === Seq("a", "b"))
+      assert(stored.head.getTags === "x" && stored.head.getKeys === "k" && stored.head.getUserProperty("p") === "1")
+    } finally mq.stop()
+    assert(!Files.exists(store), s"$store was left behind")
+    assert(!accepts(nameServer) && !accepts(brokerAddress))
+  }
+}

@@ -1,0 +1,46 @@
+"""The embedded RocketMQ as a process: what pytest, the demo and benchmarks rely on."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from embedded_rocketmq import EmbeddedRocketMQProcess
+
+
+def _wait_gone(path: Path, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)  # poll interval while waiting for the condition, bounded by the deadline
+    assert not path.exists(), f"{path} was left behind"
+
+
+def test_prints_its_name_server_and_stops_when_stdin_closes(tmp_path: Path) -> None:
+    harness = EmbeddedRocketMQProcess(log_path=tmp_path / "h.log").start()
+    host, port = harness.name_server.split(":")
+    assert host == "127.0.0.1" and port not in ("9876", "10911")
+    store = Path(harness.command("storeDir"))
+    assert store.is_dir()
+    proc = harness._proc
+    assert proc is not None
+    harness.stop(timeout_s=30)
+    assert proc.returncode == 0
+    _wait_gone(store)
+
+
+def test_stops_on_sigterm(tmp_path: Path) -> None:
+    harness = EmbeddedRocketMQProcess(log_path=tmp_path / "h.log").start()
+    store = Path(harness.command("storeDir"))
+    proc = harness._proc
+    assert proc is not None
+    os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    assert proc.returncode in (0, 128 + signal.SIGTERM, -signal.SIGTERM)
+    _wait_gone(store)
