@@ -32,17 +32,16 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
   private val firstFailure = new AtomicReference[Throwable]()
   private var rowsWritten = 0L
 
-  private val callback = new SendCallback {
+  /** Resolves one send: records the first failure (naming the message's topic) and frees its slot. */
+  private final class Acknowledgement(topic: String) extends SendCallback {
     override def onSuccess(result: SendResult): Unit = {
       if (result.getSendStatus != SendStatus.SEND_OK) {
-        val topic = result.getMessageQueue.getTopic
-        firstFailure.compareAndSet(null,
-          RocketMQErrors.sendFailed(topic, new IllegalStateException(s"broker answered ${result.getSendStatus}")))
-      }
-      inFlight.release()
+        fail(new IllegalStateException(s"the broker answered ${result.getSendStatus}"))
+      } else inFlight.release()
     }
-    override def onException(e: Throwable): Unit = {
-      firstFailure.compareAndSet(null, e)
+    override def onException(e: Throwable): Unit = fail(e)
+    private def fail(e: Throwable): Unit = {
+      firstFailure.compareAndSet(null, RocketMQErrors.sendFailed(topic, e))
       inFlight.release()
     }
   }
@@ -51,7 +50,7 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
     throwIfFailed()
     val message = toMessage(row)
     inFlight.acquire()
-    try producer.send(message, callback, settings.sendTimeoutMs)
+    try producer.send(message, new Acknowledgement(message.getTopic), settings.sendTimeoutMs)
     catch {
       case e: Throwable =>
         inFlight.release()
@@ -78,15 +77,8 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
 
   private def throwIfFailed(): Unit = {
     val failure = firstFailure.get()
-    if (failure != null) {
-      failure match {
-        case e: RocketMQException => throw e
-        case e => throw RocketMQErrors.sendFailed(topicForError, e)
-      }
-    }
+    if (failure != null) throw failure
   }
-
-  private def topicForError: String = settings.topic.getOrElse("(from the topic column)")
 
   /** Waits until no send is in flight; false if some are still pending after the bound. */
   private def awaitAllAcknowledged(): Boolean = {

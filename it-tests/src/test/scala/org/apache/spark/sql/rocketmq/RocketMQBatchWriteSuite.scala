@@ -60,7 +60,7 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
         .option("nameServer", rocketmq.nameServer).option("sendTimeoutMs", "2000").save()
     }
     assert(message.contains("ROCKETMQ_SEND_FAILED"), message)
-    assert(message.contains("topic-that-does-not-exist"), message)
+    assert(message.contains("topic 'topic-that-does-not-exist'"), message)
     assert(message.contains("No route info"), message)
   }
 
