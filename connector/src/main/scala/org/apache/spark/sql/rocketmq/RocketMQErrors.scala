@@ -147,6 +147,9 @@ private[rocketmq] object RocketMQErrors {
     runtime("ROCKETMQ_PULL_FAILED", cause,
       queueParameters(queue) ++ Seq("offset" -> offset.toString, "cause" -> describe(cause)): _*)
 
+  def invalidCheckpointOffset(json: String, detail: String): Throwable =
+    illegal("ROCKETMQ_INVALID_CHECKPOINT_OFFSET", "json" -> json, "detail" -> detail)
+
   def sendFailed(topic: String, cause: Throwable): Throwable =
     runtime("ROCKETMQ_SEND_FAILED", cause, "topic" -> topic, "cause" -> describe(cause))
 
