@@ -11,15 +11,18 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions) extends Batch {
 
   private lazy val partitions: Array[InputPartition] = {
     val reader = new RocketMQOffsetReader(options)
-    val ranges = try reader.fetchQueueRanges(options.topicsToRead) finally reader.close()
-    val start = RocketMQOffsetResolver.resolve(options.batchStartingOffsets, ranges, RocketMQOptions.StartingOffsets)
-    val end = RocketMQOffsetResolver.resolve(options.batchEndingOffsets, ranges, RocketMQOptions.EndingOffsets)
+    val (start, end) = try {
+      val ranges = reader.fetchQueueRanges(options.topicsToRead)
+      (RocketMQOffsetResolver.resolve(options.batchStartingOffsets, ranges, isStart = true, reader),
+        RocketMQOffsetResolver.resolve(options.batchEndingOffsets, ranges, isStart = false, reader))
+    } finally reader.close()
     val settings = RocketMQReadSettings(options, failOnDataLoss = true)
-    ranges.keys.toSeq.sorted.flatMap { queue =>
+    val ranges = start.keys.toSeq.sorted.map { queue =>
       val (from, until) = (start(queue), end(queue))
       if (from > until) throw RocketMQErrors.startAfterEnd(queue, from, until)
-      if (from < until) Some(RocketMQInputPartition(queue, from, until, settings)) else None
-    }.toArray
+      RocketMQOffsetRange(queue, from, until)
+    }
+    RocketMQOffsetRangeCalculator.partitions(ranges, options.minPartitions, settings, Nil).toArray[InputPartition]
   }
 
   override def planInputPartitions(): Array[InputPartition] = partitions
@@ -34,22 +37,37 @@ private[rocketmq] object RocketMQOffsetResolver {
   def resolve(
       limit: RocketMQOffsetRangeLimit,
       ranges: Map[RocketMQQueue, RocketMQQueueRange],
-      option: String): Map[RocketMQQueue, Long] = limit match {
-    case Earliest => ranges.map { case (q, r) => q -> r.min }
-    case Latest => ranges.map { case (q, r) => q -> r.max }
-    case Specific(offsets) =>
-      offsets.keys.find(q => !ranges.contains(q)).foreach { q =>
+      isStart: Boolean,
+      reader: => RocketMQOffsetReader): Map[RocketMQQueue, Long] = {
+    def default: Map[RocketMQQueue, Long] = resolve(if (isStart) Earliest else Latest, ranges, isStart, reader)
+    def checkKnown(queues: Iterable[RocketMQQueue], option: String): Unit =
+      queues.find(q => !ranges.contains(q)).foreach { q =>
         throw RocketMQErrors.unknownQueue(option, q, ranges.keys.filter(_.topic == q.topic))
       }
-      val missingDefault = if (option == RocketMQOptions.StartingOffsets) Earliest else Latest
-      val defaults = resolve(missingDefault, ranges, option)
-      ranges.map { case (q, r) =>
-        q -> (offsets.get(q) match {
-          case Some(EarliestOffset) => r.min
-          case Some(LatestOffset) => r.max
-          case Some(offset) => offset
-          case None => defaults(q)
-        })
-      }
+    def clamp(q: RocketMQQueue, offset: Long): Long = math.min(math.max(offset, ranges(q).min), ranges(q).max)
+
+    limit match {
+      case Earliest => ranges.map { case (q, r) => q -> r.min }
+      case Latest => ranges.map { case (q, r) => q -> r.max }
+      case Specific(offsets) =>
+        checkKnown(offsets.keys, if (isStart) RocketMQOptions.StartingOffsets else RocketMQOptions.EndingOffsets)
+        val fallback = default
+        ranges.map { case (q, r) =>
+          q -> (offsets.get(q) match {
+            case Some(EarliestOffset) => r.min
+            case Some(LatestOffset) => r.max
+            case Some(offset) => offset
+            case None => fallback(q)
+          })
+        }
+      case Timestamp(ts) =>
+        reader.offsetsForTimestamp(ranges.keys, ts).map { case (q, o) => q -> clamp(q, o) }
+      case TimestampPerQueue(times) =>
+        checkKnown(times.keys,
+          if (isStart) RocketMQOptions.StartingOffsetsByTimestamp else RocketMQOptions.EndingOffsetsByTimestamp)
+        val found = times.groupBy(_._2).flatMap { case (ts, qs) => reader.offsetsForTimestamp(qs.keys, ts) }
+        val fallback = default
+        ranges.map { case (q, _) => q -> found.get(q).map(clamp(q, _)).getOrElse(fallback(q)) }
+    }
   }
 }

@@ -7,6 +7,7 @@ import scala.annotation.nowarn
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer
+import org.apache.rocketmq.client.impl.MQClientManager
 import org.apache.rocketmq.client.producer.DefaultMQProducer
 
 /**
@@ -18,7 +19,7 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer
 @nowarn("cat=deprecation")
 private[rocketmq] object RocketMQClients {
 
-  /** Consumer group the executors' pull requests name; pulls never commit offsets to it. */
+  /** Consumer group pulls name unless option consumerGroup is set; pulls never commit offsets. */
   val ReaderGroup = "spark-rocketmq-reader"
 
   /** Producer group of the writers. */
@@ -27,7 +28,7 @@ private[rocketmq] object RocketMQClients {
   private def instanceName(role: String): String = s"spark-rocketmq-$role-${UUID.randomUUID()}"
 
   def newPullConsumer(settings: RocketMQReadSettings): DefaultMQPullConsumer = {
-    val consumer = new DefaultMQPullConsumer(ReaderGroup)
+    val consumer = new DefaultMQPullConsumer(settings.group)
     consumer.setNamesrvAddr(settings.nameServer)
     consumer.setInstanceName(instanceName("reader"))
     consumer.setVipChannelEnabled(false)
@@ -36,6 +37,16 @@ private[rocketmq] object RocketMQClients {
     consumer.setEnableRebalance(false)
     consumer.start()
     consumer
+  }
+
+  /**
+   * Makes the consumer's client know `topic`'s brokers and their versions before a first pull: the
+   * client refuses SQL92 pulls to a broker whose version it has not yet learned from a heartbeat.
+   */
+  def prepareForSqlFilter(consumer: DefaultMQPullConsumer, topic: String): Unit = {
+    val client = MQClientManager.getInstance().getOrCreateMQClientInstance(consumer)
+    client.updateTopicRouteInfoFromNameServer(topic)
+    client.sendHeartbeatToAllBrokerWithLock()
   }
 
   def newProducer(settings: RocketMQWriteSettings): DefaultMQProducer = {

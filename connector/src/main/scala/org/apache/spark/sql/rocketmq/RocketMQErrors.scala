@@ -86,6 +86,9 @@ private[rocketmq] object RocketMQErrors {
   def optionNotAllowed(option: String, queryType: String, reason: String): Throwable =
     illegal("ROCKETMQ_OPTION_NOT_ALLOWED", "option" -> option, "queryType" -> queryType, "reason" -> reason)
 
+  def conflictingOptions(options: Seq[String]): Throwable =
+    illegal("ROCKETMQ_CONFLICTING_OPTIONS", "options" -> options.map(o => s"'$o'").mkString(", "))
+
   def unknownQueue(option: String, queue: RocketMQQueue, known: Iterable[RocketMQQueue]): Throwable =
     illegal(
       "ROCKETMQ_UNKNOWN_QUEUE",
@@ -142,6 +145,9 @@ private[rocketmq] object RocketMQErrors {
   def dataLoss(queue: RocketMQQueue, from: Long, until: Long, reason: String): Throwable =
     runtime("ROCKETMQ_DATA_LOSS", null, queueParameters(queue) ++ Seq(
       "fromOffset" -> from.toString, "untilOffset" -> until.toString, "reason" -> reason): _*)
+
+  def queueGone(queue: RocketMQQueue, from: Long): Throwable =
+    runtime("ROCKETMQ_DATA_LOSS_QUEUE_GONE", null, queueParameters(queue) :+ ("fromOffset" -> from.toString): _*)
 
   def pullFailed(queue: RocketMQQueue, offset: Long, cause: Throwable): Throwable =
     runtime("ROCKETMQ_PULL_FAILED", cause,

@@ -20,6 +20,15 @@ private[rocketmq] object RocketMQOffsetRangeLimit {
    */
   final case class Specific(offsets: Map[RocketMQQueue, Long]) extends RocketMQOffsetRangeLimit
 
+  /**
+   * For every queue, the first message stored at or after `timestampMs` (store time, epoch ms); a
+   * queue with no such message resolves to its latest offset.
+   */
+  final case class Timestamp(timestampMs: Long) extends RocketMQOffsetRangeLimit
+
+  /** Like [[Timestamp]], one time per queue; queues not listed use the start/end default. */
+  final case class TimestampPerQueue(timestampsMs: Map[RocketMQQueue, Long]) extends RocketMQOffsetRangeLimit
+
   /** The JSON sentinel for "the queue's earliest offset". */
   val EarliestOffset: Long = -2L
 

@@ -10,8 +10,10 @@ import org.apache.rocketmq.client.ClientConfig
 import org.apache.rocketmq.client.exception.MQClientException
 import org.apache.rocketmq.client.impl.MQClientManager
 import org.apache.rocketmq.client.impl.factory.MQClientInstance
+import org.apache.rocketmq.common.BoundaryType
 import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.remoting.protocol.ResponseCode
+import org.apache.rocketmq.remoting.protocol.header.UpdateConsumerOffsetRequestHeader
 import org.apache.rocketmq.remoting.protocol.route.TopicRouteData
 
 /** The offsets a queue holds now: `min` is the oldest stored message, `max` the next one to be written. */
@@ -32,6 +34,12 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   private val intervalMs = options.metadataRetryIntervalMs
 
   private var client: MQClientInstance = _
+
+  /** Master (else replica) address of each broker, from the latest route lookup. */
+  private var brokerAddresses: Map[String, String] = Map.empty
+
+  /** Requests sent to brokers and name server so far (tests check planning stays per broker). */
+  @volatile private[rocketmq] var requestCount = 0L
 
   private def api = {
     if (client == null) client = RocketMQOffsetReader.newClient(nameServer)
@@ -57,7 +65,9 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
 
     route.getBrokerDatas.asScala.filter(b => readable.contains(b.getBrokerName)).flatMap { broker =>
       val address = broker.selectBrokerAddr()
+      brokerAddresses += broker.getBrokerName -> address
       val stats = request(s"topic stats of '$topic'", broker.getBrokerName) {
+        requestCount += 1
         api.getTopicStatsInfo(address, topic, timeoutMs)
       }
       val queueCount = readable(broker.getBrokerName)
@@ -73,9 +83,51 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
     }.toMap
   }
 
+  /**
+   * For each queue, the offset of its first message stored at or after `timestampMs` (its max
+   * offset if there is none). One request per queue: used when a query starts, not per trigger.
+   */
+  def offsetsForTimestamp(queues: Iterable[RocketMQQueue], timestampMs: Long): Map[RocketMQQueue, Long] =
+    queues.map { queue =>
+      val address = addressOf(queue)
+      queue -> request(s"offset of $queue at time $timestampMs", queue.brokerName) {
+        requestCount += 1
+        api.searchOffset(address, queue.toMessageQueue, timestampMs, BoundaryType.LOWER, timeoutMs)
+      }
+    }.toMap
+
+  /**
+   * Writes `offsets` (next offsets to read) to the brokers as consumer group `group`'s progress,
+   * for RocketMQ's monitoring tools. One request per queue whose offset changed since the last commit.
+   */
+  def commitGroupOffsets(group: String, offsets: Map[RocketMQQueue, Long]): Unit = {
+    val changed = offsets.filter { case (q, o) => !lastCommitted.get(q).contains(o) }
+    changed.foreach { case (queue, offset) =>
+      val header = new UpdateConsumerOffsetRequestHeader()
+      header.setConsumerGroup(group)
+      header.setTopic(queue.topic)
+      header.setQueueId(queue.queueId)
+      header.setCommitOffset(offset)
+      val address = addressOf(queue)
+      request(s"commit of group '$group' offset $offset for $queue", queue.brokerName) {
+        requestCount += 1
+        api.updateConsumerOffset(address, header, timeoutMs)
+      }
+      lastCommitted += queue -> offset
+    }
+  }
+
+  private var lastCommitted: Map[RocketMQQueue, Long] = Map.empty
+
+  private def addressOf(queue: RocketMQQueue): String = brokerAddresses.getOrElse(queue.brokerName, {
+    fetchQueueRanges(Seq(queue.topic))
+    brokerAddresses.getOrElse(queue.brokerName, throw RocketMQErrors.topicNotFound(queue.topic, nameServer))
+  })
+
   private def fetchRoute(topic: String): TopicRouteData = {
     try {
       RocketMQRetry.withRetries(s"route of topic '$topic'", attempts, intervalMs, () => rebuildClient()) {
+        requestCount += 1
         api.getTopicRouteInfoFromNameServer(topic, timeoutMs)
       }
     } catch {

@@ -4,7 +4,7 @@ package org.apache.spark.sql.rocketmq
 import scala.annotation.nowarn
 import scala.util.control.NonFatal
 
-import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullResult, PullStatus}
+import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, MessageSelector, PullResult, PullStatus}
 import org.apache.rocketmq.common.message.MessageExt
 import org.slf4j.LoggerFactory
 
@@ -17,15 +17,21 @@ private[rocketmq] final case class RocketMQReadSettings(
     subExpression: String,
     pullTimeoutMs: Long,
     pullBatchSize: Int,
-    failOnDataLoss: Boolean) {
+    failOnDataLoss: Boolean,
+    sqlFilter: Option[String] = None,
+    group: String = RocketMQClients.ReaderGroup,
+    includeExtraColumns: Boolean = false) {
 
-  /** With a tag filter the broker skips offsets: a gap is then normal, not data loss. */
-  def filtered: Boolean = subExpression.trim != "*"
+  /** With a tag or SQL filter the broker skips offsets: a gap is then normal, not data loss. */
+  def filtered: Boolean = subExpression.trim != "*" || sqlFilter.isDefined
+
+  def selector: MessageSelector = sqlFilter.map(MessageSelector.bySql).getOrElse(MessageSelector.byTag(subExpression))
 }
 
 private[rocketmq] object RocketMQReadSettings {
   def apply(options: RocketMQOptions, failOnDataLoss: Boolean): RocketMQReadSettings = RocketMQReadSettings(
-    options.nameServer, options.subExpression, options.pullTimeoutMs, options.pullBatchSize, failOnDataLoss)
+    options.nameServer, options.subExpression, options.pullTimeoutMs, options.pullBatchSize, failOnDataLoss,
+    options.sqlFilter, options.consumerGroup.getOrElse(RocketMQClients.ReaderGroup), options.includeExtraColumns)
 }
 
 /** Offsets `[fromOffset, untilOffset)` of one queue, read by one task. */
@@ -33,8 +39,11 @@ private[rocketmq] final case class RocketMQInputPartition(
     queue: RocketMQQueue,
     fromOffset: Long,
     untilOffset: Long,
-    settings: RocketMQReadSettings)
-  extends InputPartition
+    settings: RocketMQReadSettings,
+    preferredLocation: Option[String] = None)
+  extends InputPartition {
+  override def preferredLocations(): Array[String] = preferredLocation.toArray
+}
 
 private[rocketmq] object RocketMQPartitionReaderFactory extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
@@ -55,10 +64,12 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
   private val settings = partition.settings
   private val until = partition.untilOffset
   private val messageQueue = queue.toMessageQueue
-  private val converter = new RocketMQMessageToRow(queue)
+  private val converter = new RocketMQMessageToRow(queue, settings.includeExtraColumns)
+  private val selector = settings.selector
 
   @nowarn("cat=deprecation") // see RocketMQClients
   private val consumer: DefaultMQPullConsumer = RocketMQClients.newPullConsumer(settings)
+  if (settings.sqlFilter.isDefined) RocketMQClients.prepareForSqlFilter(consumer, queue.topic)
 
   /** The next offset to ask the broker for. */
   private var pullOffset = partition.fromOffset
@@ -95,7 +106,7 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
   private def pullNext(): Unit = {
     val maxMessages = math.min(settings.pullBatchSize.toLong, until - pullOffset).toInt
     val result: PullResult =
-      try consumer.pull(messageQueue, settings.subExpression, pullOffset, maxMessages, settings.pullTimeoutMs)
+      try consumer.pull(messageQueue, selector, pullOffset, maxMessages, settings.pullTimeoutMs)
       catch { case NonFatal(e) => throw RocketMQErrors.pullFailed(queue, pullOffset, e) }
     val next = result.getNextBeginOffset
     val before = pullOffset

@@ -23,7 +23,8 @@ class RocketMQSourceProvider extends TableProvider with DataSourceRegister with 
 
   override def shortName(): String = "rocketmq"
 
-  override def inferSchema(options: CaseInsensitiveStringMap): StructType = RocketMQSourceSchema.schema
+  override def inferSchema(options: CaseInsensitiveStringMap): StructType =
+    RocketMQSourceSchema(new RocketMQOptions(options.asCaseSensitiveMap().asScala.toMap).includeExtraColumns)
 
   override def getTable(
       schema: StructType,

@@ -3,12 +3,13 @@ package org.apache.spark.sql.rocketmq
 import org.apache.rocketmq.common.message.{MessageConst, MessageExt}
 
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
-import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
+import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-/** The fixed schema of rows read from RocketMQ: one row per message. */
+/** The schema of rows read from RocketMQ: one row per message. */
 private[rocketmq] object RocketMQSourceSchema {
+  /** The nine standard columns. */
   val schema: StructType = StructType(Seq(
     StructField("topic", StringType),
     StructField("flag", IntegerType),
@@ -20,6 +21,15 @@ private[rocketmq] object RocketMQSourceSchema {
     StructField("bornTimestamp", TimestampType),
     StructField("storeTimestamp", TimestampType)
   ))
+
+  /** With option includeExtraColumns: tags, keys and msgId after the standard columns. */
+  val schemaWithExtraColumns: StructType = schema
+    .add(StructField("tags", StringType))
+    .add(StructField("keys", ArrayType(StringType, containsNull = false)))
+    .add(StructField("msgId", StringType))
+
+  def apply(includeExtraColumns: Boolean): StructType =
+    if (includeExtraColumns) schemaWithExtraColumns else schema
 
   /** Properties the pull client adds to every message for its own bookkeeping; not the message's. */
   val clientInternalProperties: Set[String] = Set(
@@ -33,8 +43,9 @@ private[rocketmq] object RocketMQSourceSchema {
  * serves one partition reader: it writes each row into the same buffer (Spark copies rows it
  * keeps), and topic and broker names, constant per queue, are encoded once.
  */
-private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue) {
-  private val writer = new UnsafeRowWriter(RocketMQSourceSchema.schema.length)
+private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue, includeExtraColumns: Boolean = false) {
+  private val writer = new UnsafeRowWriter(RocketMQSourceSchema(includeExtraColumns).length)
+  private val keysWriter = new UnsafeArrayWriter(writer, 8)
   private val topic = UTF8String.fromString(queue.topic)
   private val brokerName = UTF8String.fromString(queue.brokerName)
   private val json = new java.lang.StringBuilder(256)
@@ -52,7 +63,25 @@ private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue) {
     writer.write(6, message.getQueueOffset)
     writer.write(7, message.getBornTimestamp * 1000L)
     writer.write(8, message.getStoreTimestamp * 1000L)
+    if (includeExtraColumns) writeExtraColumns(message)
     writer.getRow
+  }
+
+  private def writeExtraColumns(message: MessageExt): Unit = {
+    val tags = message.getTags
+    if (tags == null) writer.setNullAt(9) else writer.write(9, UTF8String.fromString(tags))
+    val keys = message.getKeys // space-separated, as the producer joined them
+    val start = writer.cursor()
+    if (keys == null || keys.isEmpty) keysWriter.initialize(0)
+    else {
+      val parts = keys.split(MessageConst.KEY_SEPARATOR).filter(_.nonEmpty)
+      keysWriter.initialize(parts.length)
+      var i = 0
+      while (i < parts.length) { keysWriter.write(i, UTF8String.fromString(parts(i))); i += 1 }
+    }
+    writer.setOffsetAndSizeFromPreviousCursor(10, start)
+    val msgId = message.getMsgId
+    if (msgId == null) writer.setNullAt(11) else writer.write(11, UTF8String.fromString(msgId))
   }
 
   /** The message's properties as a JSON object, without the client's bookkeeping entries. */

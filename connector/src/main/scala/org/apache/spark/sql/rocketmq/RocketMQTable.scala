@@ -12,9 +12,9 @@ private[rocketmq] class RocketMQTable(options: RocketMQOptions) extends Supports
 
   override def name(): String = "rocketmq"
 
-  override def schema(): StructType = RocketMQSourceSchema.schema
+  override def schema(): StructType = RocketMQSourceSchema(options.includeExtraColumns)
 
-  override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(TableCapability.BATCH_READ)
+  override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ)
 
   override def newScanBuilder(scanOptions: CaseInsensitiveStringMap): ScanBuilder = new RocketMQScanBuilder(options)
 }

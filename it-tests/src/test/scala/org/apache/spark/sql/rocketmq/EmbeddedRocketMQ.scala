@@ -112,7 +112,7 @@ final class EmbeddedRocketMQ(val commitLogFileSize: Int = 16 * 1024 * 1024) {
     this
   }
 
-  /** Creates `topic` with `queues` read and write queues and waits until its route is visible. */
+  /** Creates `topic` (or changes its queue count) with `queues` read and write queues; waits for the route. */
   def createTopic(topic: String, queues: Int = 4): Unit = {
     val config = new TopicConfig(topic, queues, queues, PermName.PERM_READ | PermName.PERM_WRITE)
     broker.getTopicConfigManager.updateTopicConfig(config)
@@ -148,6 +148,10 @@ final class EmbeddedRocketMQ(val commitLogFileSize: Int = 16 * 1024 * 1024) {
   }
 
   def sendBodies(topic: String, bodies: Seq[String]): Seq[SendResult] = sendMessages(topic, bodies.map(TestMessage(_)))
+
+  /** The offset consumer group `group` has committed for a queue on the broker, -1 if none. */
+  def committedOffset(group: String, queue: RocketMQQueue): Long =
+    broker.getConsumerOffsetManager.queryOffset(group, queue.topic, queue.queueId)
 
   /** The next offset to be written, per queue of `topic`. */
   def latestOffsets(topic: String): Map[RocketMQQueue, Long] = {

@@ -1,0 +1,38 @@
+package org.apache.spark.sql.rocketmq
+
+import java.nio.charset.StandardCharsets
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+/**
+ * Keeps a streaming query's first offsets in its checkpoint (`<source checkpoint>/initial-offsets`),
+ * written once. Spark logs offsets only when a batch runs; without this, a query stopped before its
+ * first batch would resolve `latest` or a timestamp again on restart and could skip messages.
+ */
+private[rocketmq] class RocketMQInitialOffsetStore(checkpointLocation: String, hadoopConf: Configuration) {
+  private val path = new Path(checkpointLocation, "initial-offsets")
+
+  /** The stored initial offset, or `resolve()` stored first. */
+  def getOrCreate(resolve: () => RocketMQSourceOffset): RocketMQSourceOffset = {
+    val fs = path.getFileSystem(hadoopConf)
+    if (fs.exists(path)) {
+      val in = fs.open(path)
+      try RocketMQSourceOffset.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8))
+      finally in.close()
+    } else {
+      val offset = resolve()
+      fs.mkdirs(path.getParent)
+      val tmp = new Path(path.getParent, s".initial-offsets-${java.util.UUID.randomUUID()}.tmp")
+      val out = fs.create(tmp, false)
+      try out.write(offset.json().getBytes(StandardCharsets.UTF_8))
+      finally out.close()
+      if (!fs.rename(tmp, path)) {
+        fs.delete(tmp, false)
+        if (!fs.exists(path)) throw new java.io.IOException(s"could not write $path")
+        return getOrCreate(resolve) // another attempt of this query wrote it first
+      }
+      offset
+    }
+  }
+}

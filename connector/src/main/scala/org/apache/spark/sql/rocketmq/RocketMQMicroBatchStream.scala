@@ -1,0 +1,173 @@
+package org.apache.spark.sql.rocketmq
+
+import java.util.Optional
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.slf4j.LoggerFactory
+
+import org.apache.spark.SparkContext
+import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
+import org.apache.spark.sql.connector.read.streaming._
+
+/**
+ * A Structured Streaming read of RocketMQ topics, one micro-batch at a time.
+ *
+ * An offset ([[RocketMQSourceOffset]]) holds, per queue, the next offset to read. A batch reads
+ * `[previous end, end)` of every queue; its end is the queues' max offsets as one request per broker
+ * reports them, cut down by `maxOffsetsPerTrigger` (shared out by backlog) or held back while fewer
+ * than `minOffsetsPerTrigger` are new (for at most `maxTriggerDelay`). Queues that appear while the
+ * query runs (a topic scaled out) are read from their earliest offset. The first offsets come from
+ * the start options once, and are kept in the checkpoint; a restart resumes from the checkpoint and
+ * ignores the start options.
+ *
+ * Offsets that cannot be read any more (expired, a queue gone, offsets gone backwards after a topic
+ * was recreated) fail the query, or with `failOnDataLoss=false` are logged and skipped.
+ */
+private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, checkpointLocation: String)
+  extends MicroBatchStream
+  with SupportsTriggerAvailableNow
+  with ReportsSourceMetrics {
+
+  private val log = LoggerFactory.getLogger(getClass)
+  private val topics = options.topicsToRead
+  private val failOnDataLoss = options.failOnDataLoss
+  private val settings = RocketMQReadSettings(options, failOnDataLoss)
+  private val reader = new RocketMQOffsetReader(options)
+
+  /** Queue ranges of the latest trigger: the "latest" that metrics measure against. */
+  private var latestRanges: Map[RocketMQQueue, RocketMQQueueRange] = Map.empty
+  /** Where queues first seen while the query runs start: their earliest offset when seen. */
+  private var newQueueStarts: Map[RocketMQQueue, Long] = Map.empty
+  /** Under Trigger.AvailableNow: the offsets that existed when the query started; read no further. */
+  private var availableNowTarget: Option[Map[RocketMQQueue, Long]] = None
+  private var lastBatchMs = System.currentTimeMillis()
+
+  override def toString: String = s"RocketMQMicroBatchStream[${topics.mkString(",")}]"
+
+  override def initialOffset(): Offset = {
+    val store = new RocketMQInitialOffsetStore(checkpointLocation, SparkContext.getOrCreate().hadoopConfiguration)
+    store.getOrCreate { () =>
+      val ranges = reader.fetchQueueRanges(topics)
+      val offsets = RocketMQOffsetResolver.resolve(options.streamStartingOffsets, ranges, isStart = true, reader)
+      log.info(s"RocketMQ stream of ${topics.mkString(",")} starts at ${RocketMQOffsetsJson.format(offsets)}")
+      RocketMQSourceOffset(offsets)
+    }
+  }
+
+  override def deserializeOffset(json: String): Offset = RocketMQSourceOffset.parse(json)
+
+  override def getDefaultReadLimit: ReadLimit = {
+    val delay = options.maxTriggerDelayMs
+    (options.minOffsetsPerTrigger, options.maxOffsetsPerTrigger) match {
+      case (Some(min), Some(max)) => ReadLimit.compositeLimit(Array(ReadLimit.minRows(min, delay), ReadLimit.maxRows(max)))
+      case (Some(min), None) => ReadLimit.minRows(min, delay)
+      case (None, Some(max)) => ReadLimit.maxRows(max)
+      case _ => ReadLimit.allAvailable()
+    }
+  }
+
+  override def prepareForTriggerAvailableNow(): Unit = {
+    availableNowTarget = Some(reader.fetchQueueRanges(topics).map { case (q, r) => q -> r.max })
+  }
+
+  override def latestOffset(): Offset = throw new UnsupportedOperationException(
+    "RocketMQMicroBatchStream supports admission control: Spark calls latestOffset(start, limit)")
+
+  override def latestOffset(start: Offset, limit: ReadLimit): Offset = {
+    val startOffsets = RocketMQSourceOffset(start).queueOffsets
+    // `start` is the end of the last completed batch: its progress can go to the brokers now
+    // (Spark calls commit() for a batch only when it plans the next one).
+    commitProgress(startOffsets)
+    val ranges = reader.fetchQueueRanges(topics)
+    latestRanges = ranges
+    val latest = availableNowTarget.getOrElse(ranges.map { case (q, r) => q -> r.max })
+    (latest.keySet -- startOffsets.keySet -- newQueueStarts.keySet).foreach { q =>
+      newQueueStarts += q -> ranges.get(q).map(_.min).getOrElse(0L)
+    }
+    val from = latest.map { case (q, _) => q -> startOffsets.getOrElse(q, newQueueStarts(q)) }
+    val end = limitBatch(from, latest, limit) match {
+      case None => startOffsets // hold this trigger: not enough new offsets yet
+      case Some(until) =>
+        if (until != startOffsets) lastBatchMs = System.currentTimeMillis()
+        until
+    }
+    RocketMQSourceOffset(end)
+  }
+
+  /** The batch's ends under `limit`; None when the batch should wait for more data. */
+  private def limitBatch(from: Map[RocketMQQueue, Long], until: Map[RocketMQQueue, Long], limit: ReadLimit)
+    : Option[Map[RocketMQQueue, Long]] = {
+    val limits = limit match {
+      case c: CompositeReadLimit => c.getReadLimits.toSeq
+      case one => Seq(one)
+    }
+    val backlog = until.map { case (q, u) => math.max(0L, u - from(q)) }.sum
+    val waitForMore = availableNowTarget.isEmpty && limits.exists {
+      case m: ReadMinRows => backlog < m.minRows && System.currentTimeMillis() - lastBatchMs < m.maxTriggerDelayMs
+      case _ => false
+    }
+    if (waitForMore) None
+    else Some(limits.collectFirst { case m: ReadMaxRows => m.maxRows }
+      .map(max => RocketMQOffsetRangeCalculator.rateLimit(from, until, max))
+      .getOrElse(until))
+  }
+
+  override def reportLatestOffset(): Offset =
+    if (latestRanges.isEmpty) null else RocketMQSourceOffset(latestRanges.map { case (q, r) => q -> r.max })
+
+  override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
+    val from = RocketMQSourceOffset(start).queueOffsets
+    val until = RocketMQSourceOffset(end).queueOffsets
+    (from.keySet -- until.keySet).foreach { q =>
+      reportDataLoss(RocketMQErrors.queueGone(q, from(q)))
+    }
+    val unknownStarts = until.keySet -- from.keySet -- newQueueStarts.keySet
+    if (unknownStarts.nonEmpty) { // a restart replays a batch that found new queues
+      val ranges = reader.fetchQueueRanges(topics)
+      unknownStarts.foreach(q => newQueueStarts += q -> ranges.get(q).map(_.min).getOrElse(0L))
+    }
+    val ranges = until.toSeq.sortBy(_._1).map { case (q, u) =>
+      val f = from.getOrElse(q, newQueueStarts(q))
+      if (u < f) {
+        reportDataLoss(RocketMQErrors.dataLoss(q, u, f,
+          s"the queue's offsets went back from $f to $u: the topic was deleted and recreated, or truncated"))
+        RocketMQOffsetRange(q, u, u)
+      } else RocketMQOffsetRange(q, f, u)
+    }
+    RocketMQOffsetRangeCalculator.partitions(ranges, options.minPartitions, settings,
+      RocketMQOffsetRangeCalculator.executorLocations()).toArray[InputPartition]
+  }
+
+  private def reportDataLoss(error: Throwable): Unit = {
+    if (failOnDataLoss) throw error
+    log.warn(s"Skipping lost data (failOnDataLoss=false): ${error.getMessage}")
+  }
+
+  override def createReaderFactory(): PartitionReaderFactory = RocketMQPartitionReaderFactory
+
+  override def commit(end: Offset): Unit = commitProgress(RocketMQSourceOffset(end).queueOffsets)
+
+  /** With option consumerGroup: writes processed offsets to the brokers (unchanged ones are skipped). */
+  private def commitProgress(offsets: Map[RocketMQQueue, Long]): Unit = options.consumerGroup.foreach { group =>
+    try reader.commitGroupOffsets(group, offsets)
+    catch {
+      // Progress in the brokers is for monitoring; the checkpoint is the source of truth.
+      case NonFatal(e) => log.warn(s"Could not commit progress of consumer group '$group' to RocketMQ: $e")
+    }
+  }
+
+  override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
+    val consumed = if (latestConsumedOffset.isPresent) RocketMQSourceOffset(latestConsumedOffset.get).queueOffsets
+      else Map.empty[RocketMQQueue, Long]
+    val behind = consumed.toSeq.flatMap { case (q, o) => latestRanges.get(q).map(r => math.max(0L, r.max - o)) }
+    if (behind.isEmpty) java.util.Collections.emptyMap()
+    else Map(
+      "minOffsetsBehindLatest" -> behind.min.toString,
+      "maxOffsetsBehindLatest" -> behind.max.toString,
+      "avgOffsetsBehindLatest" -> (behind.sum.toDouble / behind.size).toString).asJava
+  }
+
+  override def stop(): Unit = reader.close()
+}

@@ -1,0 +1,241 @@
+package org.apache.spark.sql.rocketmq
+
+import java.nio.charset.StandardCharsets
+import java.nio.file.Files
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
+
+/** The streaming source, as scripts of actions (send, start, stop, restart) and checks. */
+class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
+
+  private def stream(topic: String, options: (String, String)*): DataFrame =
+    spark.readStream.format("rocketmq")
+      .option("nameServer", rocketmq.nameServer)
+      .option("topic", topic)
+      .options(options.toMap)
+      .load()
+
+  private def newDir(): String = Files.createTempDirectory("rocketmq-stream-").toString
+
+  /** Starts `df` into an in-memory table named `name`, checkpointing at `checkpoint`. */
+  private def toMemory(df: DataFrame, name: String, checkpoint: String, trigger: Trigger = Trigger.ProcessingTime(0))
+    : StreamingQuery =
+    df.selectExpr("CAST(body AS STRING) AS body", "brokerName", "queueId", "queueOffset")
+      .writeStream.format("memory").queryName(name)
+      .option("checkpointLocation", checkpoint).trigger(trigger).start()
+
+  private def memoryBodies(name: String): Seq[String] =
+    spark.table(name).collect().map(_.getString(0)).toSeq
+
+  private def withQuery[T](query: StreamingQuery)(body: StreamingQuery => T): T =
+    try body(query) finally query.stop()
+
+  private var tableCount = 0
+  private def tableName(): String = { tableCount += 1; s"rocketmq_out_$tableCount" }
+
+  test("starts at latest by default: only messages sent after the start are read") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.sendBodies(topic, (0 until 5).map(i => s"before-$i"))
+    val name = tableName()
+    withQuery(toMemory(stream(topic), name, newDir())) { q =>
+      q.processAllAvailable()
+      assert(memoryBodies(name).isEmpty)
+      rocketmq.sendBodies(topic, (0 until 10).map(i => s"after-$i"))
+      q.processAllAvailable()
+      assert(memoryBodies(name).sorted === (0 until 10).map(i => s"after-$i").sorted)
+    }
+  }
+
+  /** Runs `df` into JSON files at `output` until all available data is processed, then stops. */
+  private def runToFiles(df: DataFrame, output: String, checkpoint: String): Unit = {
+    val q = df.selectExpr("CAST(body AS STRING) AS body", "brokerName", "queueId", "queueOffset")
+      .writeStream.format("json").option("path", output).option("checkpointLocation", checkpoint).start()
+    try q.processAllAvailable() finally q.stop()
+  }
+
+  private def fileRows(output: String): Seq[Row] =
+    spark.read.schema("body STRING, brokerName STRING, queueId INT, queueOffset BIGINT").json(output).collect().toSeq
+
+  test("earliest, then a restart resumes from the checkpoint and ignores the start options") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 3)
+    rocketmq.sendBodies(topic, (0 until 30).map(i => s"a$i"))
+    val (checkpoint, output) = (newDir(), newDir())
+    runToFiles(stream(topic, "startingOffsets" -> "earliest"), output, checkpoint)
+    assert(fileRows(output).size === 30)
+    rocketmq.sendBodies(topic, (0 until 12).map(i => s"b$i"))
+    runToFiles(stream(topic, "startingOffsets" -> "earliest"), output, checkpoint)
+    assert(fileRows(output).map(_.getString(0)).sorted ===
+      ((0 until 30).map(i => s"a$i") ++ (0 until 12).map(i => s"b$i")).sorted)
+  }
+
+  test("restart mid-stream into a file sink: every message present exactly once") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 4)
+    rocketmq.sendBodies(topic, (0 until 200).map(i => s"m$i"))
+    val (checkpoint, output) = (newDir(), newDir())
+    def run(): Unit = {
+      val q = stream(topic, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "37")
+        .selectExpr("CAST(body AS STRING) AS body", "brokerName", "queueId", "queueOffset")
+        .writeStream.format("json").option("path", output).option("checkpointLocation", checkpoint)
+        .trigger(Trigger.AvailableNow()).start()
+      q.awaitTermination(120000)
+      assert(!q.isActive, "the AvailableNow query should have finished")
+      assert(q.exception.isEmpty, q.exception)
+    }
+    run()
+    rocketmq.sendBodies(topic, (200 until 300).map(i => s"m$i"))
+    run()
+    val rows = fileRows(output)
+    val byPosition = rows.groupBy(r => (r.getString(1), r.getInt(2), r.getLong(3))).map { case (k, v) => k -> v.length }
+    assert(byPosition.values.forall(_ == 1), byPosition.filter(_._2 > 1))
+    assert(rows.map(_.getString(0)).sorted.toSeq === (0 until 300).map(i => s"m$i").sorted)
+  }
+
+  test("maxOffsetsPerTrigger caps each batch; AvailableNow reads what existed at start, then stops") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 4)
+    rocketmq.sendBodies(topic, (0 until 100).map(i => s"m$i"))
+    val name = tableName()
+    val q = toMemory(stream(topic, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "30"), name, newDir(),
+      Trigger.AvailableNow())
+    assert(q.awaitTermination(120000), "AvailableNow did not stop")
+    assert(memoryBodies(name).sorted === (0 until 100).map(i => s"m$i").sorted)
+    val sizes = q.recentProgress.map(_.numInputRows).filter(_ > 0).toSeq
+    assert(sizes === Seq(30L, 30L, 30L, 10L), sizes)
+  }
+
+  test("minOffsetsPerTrigger holds a batch until enough data, or until maxTriggerDelay") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    val name = tableName()
+    withQuery(toMemory(stream(topic, "minOffsetsPerTrigger" -> "20", "maxTriggerDelay" -> "3s"), name, newDir(),
+        Trigger.ProcessingTime(100))) { q =>
+      q.processAllAvailable()
+      rocketmq.sendBodies(topic, (0 until 5).map(i => s"few$i"))
+      q.processAllAvailable()
+      assert(memoryBodies(name).isEmpty, "5 < minOffsetsPerTrigger: the batch should wait")
+      EmbeddedRocketMQ.awaitCondition("the delayed batch after maxTriggerDelay", 60000) {
+        memoryBodies(name).size == 5
+      }
+      rocketmq.sendBodies(topic, (0 until 25).map(i => s"many$i"))
+      EmbeddedRocketMQ.awaitCondition("a batch once minOffsetsPerTrigger is reached", 60000) {
+        memoryBodies(name).size == 30
+      }
+    }
+  }
+
+  test("several topics in one query; a queue added mid-stream is read from its earliest offset") {
+    val (t1, t2) = (rocketmq.newTopic(), rocketmq.newTopic())
+    rocketmq.createTopic(t1, queues = 2)
+    rocketmq.createTopic(t2, queues = 1)
+    val name = tableName()
+    withQuery(toMemory(stream(s"$t1,$t2", "startingOffsets" -> "earliest"), name, newDir())) { q =>
+      rocketmq.sendBodies(t1, Seq("x1", "x2"))
+      rocketmq.sendBodies(t2, Seq("y1"))
+      q.processAllAvailable()
+      assert(memoryBodies(name).sorted === Seq("x1", "x2", "y1"))
+      rocketmq.createTopic(t1, queues = 4) // scale out
+      rocketmq.sendMessages(t1, Seq(TestMessage("new-queue-1"), TestMessage("new-queue-2")), queueId = Some(3))
+      q.processAllAvailable()
+      val rows = spark.table(name).collect()
+      assert(rows.map(_.getString(0)).sorted.toSeq === Seq("new-queue-1", "new-queue-2", "x1", "x2", "y1"))
+      assert(rows.filter(_.getInt(2) == 3).map(_.getLong(3)).sorted.toSeq === Seq(0L, 1L))
+    }
+  }
+
+  test("metrics report how far behind the latest offsets the query is") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    rocketmq.sendBodies(topic, (0 until 100).map(i => s"m$i"))
+    val q = toMemory(stream(topic, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "40"), tableName(),
+      newDir(), Trigger.AvailableNow())
+    assert(q.awaitTermination(120000))
+    val behind = q.recentProgress.filter(_.numInputRows > 0)
+      .map(p => p.sources.head.metrics.asScala.toMap)
+    assert(behind.map(_("maxOffsetsBehindLatest")).toSeq === Seq("60", "20", "0"), behind)
+    assert(behind.map(_("minOffsetsBehindLatest")).toSeq === Seq("60", "20", "0"))
+    assert(behind.head("avgOffsetsBehindLatest").toDouble === 60.0)
+  }
+
+  test("tag and SQL92 filters, and the extra columns") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    rocketmq.sendMessages(topic, (0 until 30).map { i =>
+      TestMessage(s"m$i", tags = if (i % 2 == 0) "even" else "odd", keys = s"k$i extra$i",
+        properties = Map("n" -> i.toString))
+    })
+    def read(options: (String, String)*): Seq[Row] = {
+      val name = tableName()
+      val q = stream(topic, ("startingOffsets" -> "earliest") +: options: _*)
+        .selectExpr("CAST(body AS STRING) AS body", "*").drop("topic", "flag", "properties")
+        .writeStream.format("memory").queryName(name).option("checkpointLocation", newDir())
+        .trigger(Trigger.AvailableNow()).start()
+      assert(q.awaitTermination(120000))
+      spark.table(name).collect().toSeq
+    }
+    assert(read("subExpression" -> "even").map(_.getString(0)).toSet === (0 until 30 by 2).map(i => s"m$i").toSet)
+    assert(read("sqlFilter" -> "n >= 25 AND TAGS = 'odd'").map(_.getString(0)).toSet === Set("m25", "m27", "m29"))
+    val extra = read("includeExtraColumns" -> "true", "sqlFilter" -> "n = 7").head
+    assert(extra.getAs[String]("tags") === "odd")
+    assert(extra.getAs[Seq[String]]("keys") === Seq("k7", "extra7"))
+    assert(extra.getAs[String]("msgId").nonEmpty)
+  }
+
+  test("startingTimestamp and startingOffsetsByTimestamp start at the first message stored at or after it") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.sendBodies(topic, (0 until 40).map(i => s"m$i"))
+    val stored = readTopic(topic).selectExpr("CAST(body AS STRING)", "queueId", "storeTimestamp").collect()
+      .map(r => (r.getString(0), r.getInt(1), r.getTimestamp(2).getTime))
+    val cut = stored.map(_._3).sorted.apply(20)
+    val expected = stored.filter(_._3 >= cut).map(_._1).toSet
+    val name = tableName()
+    val q = toMemory(stream(topic, "startingTimestamp" -> cut.toString), name, newDir(), Trigger.AvailableNow())
+    assert(q.awaitTermination(120000))
+    assert(memoryBodies(name).toSet === expected)
+
+    val b = rocketmq.brokerName
+    val name2 = tableName()
+    val q2 = toMemory(stream(topic, "startingOffsetsByTimestamp" -> s"""{"$topic":{"$b":{"0":$cut}}}"""), name2,
+      newDir(), Trigger.AvailableNow())
+    assert(q2.awaitTermination(120000))
+    assert(memoryBodies(name2).toSet === stored.filter(s => s._2 == 1 || s._3 >= cut).map(_._1).toSet)
+
+    // A batch query can end by time as well.
+    val before = readTopic(topic, "endingTimestamp" -> cut.toString)
+    assert(bodies(before).toSet === stored.filter(_._3 < cut).map(_._1).toSet)
+  }
+
+  test("consumerGroup commits each batch's offsets to the broker; without it nothing is committed") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.sendBodies(topic, (0 until 20).map(i => s"m$i"))
+    val group = s"spark-it-group-${topic.takeRight(8)}"
+    val q = toMemory(stream(topic, "startingOffsets" -> "earliest", "consumerGroup" -> group), tableName(), newDir(),
+      Trigger.AvailableNow())
+    assert(q.awaitTermination(120000))
+    val latest = rocketmq.latestOffsets(topic)
+    EmbeddedRocketMQ.awaitCondition("the group's committed offsets", 30000) {
+      latest.forall { case (queue, max) => rocketmq.committedOffset(group, queue) == max }
+    }
+    val q2 = toMemory(stream(topic, "startingOffsets" -> "earliest"), tableName(), newDir(), Trigger.AvailableNow())
+    assert(q2.awaitTermination(120000))
+    latest.keys.foreach(queue => assert(rocketmq.committedOffset(RocketMQClients.ReaderGroup, queue) === -1L))
+  }
+
+  test("a checkpoint written by this version restarts (fixture kept in test resources)") {
+    val fixture = getClass.getResource("/checkpoint-offset-v1.json")
+    assert(fixture != null)
+    val json = new String(Files.readAllBytes(java.nio.file.Paths.get(fixture.toURI)), StandardCharsets.UTF_8).trim
+    val offset = RocketMQSourceOffset.parse(json)
+    assert(offset.queueOffsets === Map(
+      RocketMQQueue("orders", "broker-a", 0) -> 42L, RocketMQQueue("orders", "broker-a", 1) -> 7L,
+      RocketMQQueue("payments", "broker-b", 0) -> 0L))
+    assert(offset.json() === json)
+  }
+}
