@@ -27,10 +27,10 @@ private[rocketmq] object RocketMQClients {
 
   private def instanceName(role: String): String = s"spark-rocketmq-$role-${UUID.randomUUID()}"
 
-  def newPullConsumer(settings: RocketMQReadSettings): DefaultMQPullConsumer = {
+  def newPullConsumer(settings: RocketMQReadSettings, instance: String): DefaultMQPullConsumer = {
     val consumer = new DefaultMQPullConsumer(settings.group)
     consumer.setNamesrvAddr(settings.nameServer)
-    consumer.setInstanceName(instanceName("reader"))
+    consumer.setInstanceName(instance)
     consumer.setVipChannelEnabled(false)
     consumer.setConsumerPullTimeoutMillis(settings.pullTimeoutMs)
     // Stateless pulls of assigned ranges: no rebalancing, no offset bookkeeping in the client.

@@ -34,7 +34,7 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
   private val topics = options.topicsToRead
   private val failOnDataLoss = options.failOnDataLoss
   private val settings = RocketMQReadSettings(options, failOnDataLoss)
-  private val reader = new RocketMQOffsetReader(options)
+  private[rocketmq] val reader = new RocketMQOffsetReader(options)
 
   /** Queue ranges of the latest trigger: the "latest" that metrics measure against. */
   private var latestRanges: Map[RocketMQQueue, RocketMQQueueRange] = Map.empty

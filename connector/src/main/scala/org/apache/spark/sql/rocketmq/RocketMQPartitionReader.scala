@@ -9,6 +9,8 @@ import org.apache.rocketmq.common.message.MessageExt
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.rocketmq.consumer.RocketMQConsumerPool
+import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 
 /** What an executor needs to pull: connection and pull settings, nothing secret in `toString`. */
@@ -67,9 +69,10 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
   private val converter = new RocketMQMessageToRow(queue, settings.includeExtraColumns)
   private val selector = settings.selector
 
+  private val lease = RocketMQConsumerPool.borrow(settings)
   @nowarn("cat=deprecation") // see RocketMQClients
-  private val consumer: DefaultMQPullConsumer = RocketMQClients.newPullConsumer(settings)
-  if (settings.sqlFilter.isDefined) RocketMQClients.prepareForSqlFilter(consumer, queue.topic)
+  private val consumer: DefaultMQPullConsumer = lease.consumer
+  if (settings.sqlFilter.isDefined) lease.prepareForSqlFilter(queue.topic)
 
   /** The next offset to ask the broker for. */
   private var pullOffset = partition.fromOffset
@@ -77,6 +80,8 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
   private var expectedOffset = partition.fromOffset
   private var messages: java.util.Iterator[MessageExt] = java.util.Collections.emptyIterator()
   private var current: InternalRow = _
+  /** Offsets skipped as lost by this reader (failOnDataLoss=false). */
+  private var lostOffsets = 0L
 
   override def next(): Boolean = {
     while (true) {
@@ -107,7 +112,11 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
     val maxMessages = math.min(settings.pullBatchSize.toLong, until - pullOffset).toInt
     val result: PullResult =
       try consumer.pull(messageQueue, selector, pullOffset, maxMessages, settings.pullTimeoutMs)
-      catch { case NonFatal(e) => throw RocketMQErrors.pullFailed(queue, pullOffset, e) }
+      catch {
+        case NonFatal(e) =>
+          lease.markBroken()
+          throw RocketMQErrors.pullFailed(queue, pullOffset, e)
+      }
     val next = result.getNextBeginOffset
     val before = pullOffset
     result.getPullStatus match {
@@ -150,10 +159,14 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
     val error = RocketMQErrors.dataLoss(queue, from, to, reason)
     if (settings.failOnDataLoss) throw error
     log.warn(s"Skipping lost offsets: ${error.getMessage}")
+    lostOffsets += math.max(0L, to - from)
     expectedOffset = math.max(expectedOffset, to)
   }
 
   override def get(): InternalRow = current
 
-  override def close(): Unit = RocketMQClients.shutdownQuietly(consumer)
+  override def currentMetricsValues(): Array[CustomTaskMetric] =
+    Array(RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.LostOffsets, lostOffsets))
+
+  override def close(): Unit = lease.release()
 }

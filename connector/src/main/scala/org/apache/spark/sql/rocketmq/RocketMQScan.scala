@@ -1,5 +1,6 @@
 package org.apache.spark.sql.rocketmq
 
+import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.read.{Batch, Scan}
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
 import org.apache.spark.sql.types.StructType
@@ -10,6 +11,8 @@ private[rocketmq] class RocketMQScan(options: RocketMQOptions) extends Scan {
   override def readSchema(): StructType = RocketMQSourceSchema(options.includeExtraColumns)
 
   override def description(): String = s"RocketMQScan[topic=${options.get(RocketMQOptions.Topic).getOrElse("")}]"
+
+  override def supportedCustomMetrics(): Array[CustomMetric] = RocketMQCustomMetrics.supported
 
   override def toBatch: Batch = {
     options.validateForBatchRead()

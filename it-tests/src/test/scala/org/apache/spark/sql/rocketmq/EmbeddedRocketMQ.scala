@@ -34,7 +34,9 @@ final case class TestMessage(
  * explicitly. Its own logs go to a file under the temporary directory, never to the console or
  * the home directory (see rmq.logback-test.xml).
  */
-final class EmbeddedRocketMQ(val commitLogFileSize: Int = 16 * 1024 * 1024) {
+final class EmbeddedRocketMQ(
+    val commitLogFileSize: Int = 16 * 1024 * 1024,
+    val consumeQueueFileEntries: Int = 300000) {
   import EmbeddedRocketMQ._
 
   val brokerName = "broker-a"
@@ -84,6 +86,10 @@ final class EmbeddedRocketMQ(val commitLogFileSize: Int = 16 * 1024 * 1024) {
     store.setStorePathRootDir(storeDir.resolve("broker").toString)
     store.setStorePathCommitLog(storeDir.resolve("broker/commitlog").toString)
     store.setMappedFileSizeCommitLog(commitLogFileSize)
+    store.setMappedFileSizeConsumeQueue(consumeQueueFileEntries * 20) // 20 bytes per entry
+    store.setMaxMessageSize(math.min(4 * 1024 * 1024, commitLogFileSize / 2))
+    store.setFileReservedTime(0) // every file but the newest may expire, once deletion is asked for
+    store.setCleanResourceInterval(500)
     store.setHaListenPort(0)
     store.setMaxIndexNum(10000)
     store.setMaxHashSlotNum(4000)
@@ -148,6 +154,18 @@ final class EmbeddedRocketMQ(val commitLogFileSize: Int = 16 * 1024 * 1024) {
   }
 
   def sendBodies(topic: String, bodies: Seq[String]): Seq[SendResult] = sendMessages(topic, bodies.map(TestMessage(_)))
+
+  /**
+   * Makes data loss real: deletes the expired commitlog files (all but the newest) and waits until
+   * queue `queueId` of `topic` no longer holds offset 0. Returns the queue's new min offset.
+   */
+  def expireOldFiles(topic: String, queueId: Int = 0): Long = {
+    broker.getMessageStore.executeDeleteFilesManually()
+    awaitCondition(s"expired files of $topic/$queueId to be deleted", 60000) {
+      broker.getMessageStore.getMinOffsetInQueue(topic, queueId) > 0
+    }
+    broker.getMessageStore.getMinOffsetInQueue(topic, queueId)
+  }
 
   /** The offset consumer group `group` has committed for a queue on the broker, -1 if none. */
   def committedOffset(group: String, queue: RocketMQQueue): Long =

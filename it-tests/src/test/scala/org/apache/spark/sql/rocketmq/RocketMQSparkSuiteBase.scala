@@ -15,12 +15,15 @@ trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
 
   protected def sparkMaster: String = "local[2]"
 
+  /** The broker this suite uses; by default the one all suites of the test JVM share. */
+  protected def newRocketMQ(): EmbeddedRocketMQ = EmbeddedRocketMQ.shared
+
   /** `toDF` and friends on local collections. */
   protected lazy val testImplicits: org.apache.spark.sql.SQLImplicits = spark.implicits
 
   override protected def beforeAll(): Unit = {
     super.beforeAll()
-    rocketmq = EmbeddedRocketMQ.shared
+    rocketmq = newRocketMQ()
     spark = SparkSession.builder()
       .master(sparkMaster)
       .appName(getClass.getSimpleName)

@@ -1,0 +1,74 @@
+package org.apache.spark.sql.rocketmq
+
+import java.nio.file.Files
+
+import org.apache.spark.sql.execution.datasources.v2.MicroBatchScanExec
+import org.apache.spark.sql.execution.streaming.runtime.StreamingQueryWrapper
+import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
+
+/** Data loss made real: a broker with tiny files whose expired commitlog files are deleted. */
+class RocketMQDataLossSuite extends RocketMQSparkSuiteBase {
+
+  override protected def newRocketMQ(): EmbeddedRocketMQ = {
+    val mq = new EmbeddedRocketMQ(commitLogFileSize = 256 * 1024, consumeQueueFileEntries = 50).start()
+    Runtime.getRuntime.addShutdownHook(new Thread(() => mq.discard()))
+    mq
+  }
+
+  /** A one-queue topic whose first offsets expired; returns (topic, new min offset, max offset). */
+  private def topicWithExpiredOffsets(): (String, Long, Long) = {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    val padding = "x" * 1000
+    rocketmq.sendBodies(topic, (0 until 1200).map(i => f"m$i%05d-$padding"))
+    val min = rocketmq.expireOldFiles(topic)
+    val max = rocketmq.latestOffsets(topic).values.head
+    assert(min > 0 && min < max, s"min $min max $max")
+    (topic, min, max)
+  }
+
+  private def streamFromZero(topic: String, failOnDataLoss: Boolean): StreamingQuery =
+    spark.readStream.format("rocketmq")
+      .option("nameServer", rocketmq.nameServer).option("topic", topic)
+      .option("startingOffsets", s"""{"$topic":{"${rocketmq.brokerName}":{"0":0}}}""")
+      .option("failOnDataLoss", failOnDataLoss.toString)
+      .load()
+      .selectExpr("queueOffset")
+      .writeStream.format("memory").queryName(s"loss_$failOnDataLoss")
+      .option("checkpointLocation", Files.createTempDirectory("rocketmq-loss-").toString)
+      .trigger(Trigger.AvailableNow()).start()
+
+  test("failOnDataLoss=true: the query fails naming topic, broker, queue, the lost range and the opt-out") {
+    val (topic, min, _) = topicWithExpiredOffsets()
+    val q = streamFromZero(topic, failOnDataLoss = true)
+    intercept[Exception](q.awaitTermination(120000))
+    val message = q.exception.map(_.getMessage).getOrElse(fail("the query should have failed"))
+    Seq("ROCKETMQ_DATA_LOSS", s"topic '$topic'", s"broker '${rocketmq.brokerName}'", "queue 0",
+      s"offsets [0, $min)", "expired", "failOnDataLoss=false").foreach { part =>
+      assert(message.contains(part), s"'$part' missing from: $message")
+    }
+  }
+
+  test("failOnDataLoss=false: the query goes on from the first available offset and counts what it skipped") {
+    val (topic, min, max) = topicWithExpiredOffsets()
+    val q = streamFromZero(topic, failOnDataLoss = false)
+    assert(q.awaitTermination(120000))
+    assert(q.exception.isEmpty, q.exception)
+    // The broker may expire more while the query runs: what was skipped is at least what had expired.
+    val offsets = spark.table("loss_false").collect().map(_.getLong(0)).sorted.toSeq
+    val firstRead = offsets.head
+    assert(firstRead >= min)
+    assert(offsets === (firstRead until max), "every offset from the first available one is read, once")
+    val lost = q.asInstanceOf[StreamingQueryWrapper].streamingQuery.lastExecution.executedPlan.collect {
+      case scan: MicroBatchScanExec => scan.metrics(RocketMQCustomMetrics.LostOffsets).value
+    }.sum
+    assert(lost === firstRead, "the metric counts exactly the skipped offsets [0, first read)")
+  }
+
+  test("a batch query always fails on lost data") {
+    val (topic, min, _) = topicWithExpiredOffsets()
+    val message = errorMessage(readTopic(topic,
+      "startingOffsets" -> s"""{"$topic":{"${rocketmq.brokerName}":{"0":0}}}""").collect())
+    assert(message.contains("ROCKETMQ_DATA_LOSS") && message.contains(s"[0, $min)"), message)
+  }
+}
