@@ -116,4 +116,26 @@ class RocketMQBadInputSuite extends RocketMQSparkSuiteBase {
       .option("nameServer", rocketmq.nameServer).option("topic", topic).load())
     assert(e.getMessage.toLowerCase.contains("schema"), e.getMessage)
   }
+
+  private def streamError(options: (String, String)*): String = errorMessage {
+    val q = spark.readStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+      .options(options.toMap).load().writeStream.format("memory").queryName(s"bad_${System.nanoTime()}").start()
+    try q.processAllAvailable() finally q.stop()
+  }
+
+  test("streaming: end options are refused, and conflicting start options are named together") {
+    assertContainsAll(streamError("endingOffsets" -> "latest"), "ROCKETMQ_OPTION_NOT_ALLOWED", "'endingOffsets'",
+      "streaming", "Trigger.AvailableNow")
+    assertContainsAll(streamError("startingOffsets" -> "earliest", "startingTimestamp" -> "0"),
+      "ROCKETMQ_CONFLICTING_OPTIONS", "'startingOffsets', 'startingTimestamp'")
+    assertContainsAll(streamError("maxOffsetsPerTrigger" -> "0"), "'maxOffsetsPerTrigger'", "'0'", "positive integer")
+    assertContainsAll(streamError("maxTriggerDelay" -> "soon"), "'maxTriggerDelay'", "'soon'", "duration")
+  }
+
+  test("batch: maxOffsetsPerTrigger and friends are refused with a clear message") {
+    for (key <- Seq("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay")) {
+      assertContainsAll(readError("nameServer" -> rocketmq.nameServer, "topic" -> topic, key -> "10"),
+        "ROCKETMQ_OPTION_NOT_ALLOWED", s"'$key'", "batch")
+    }
+  }
 }
