@@ -50,7 +50,7 @@ private[rocketmq] object RocketMQOffsetResolver {
       case Earliest => ranges.map { case (q, r) => q -> r.min }
       case Latest => ranges.map { case (q, r) => q -> r.max }
       case Specific(offsets) =>
-        checkKnown(offsets.keys, if (isStart) RocketMQOptions.StartingOffsets else RocketMQOptions.EndingOffsets)
+        checkKnown(offsets.keys, if (isStart) RocketMQOptionKeys.StartingOffsets else RocketMQOptionKeys.EndingOffsets)
         val fallback = default
         ranges.map { case (q, r) =>
           q -> (offsets.get(q) match {
@@ -64,7 +64,7 @@ private[rocketmq] object RocketMQOffsetResolver {
         reader.offsetsForTimestamp(ranges.keys, ts).map { case (q, o) => q -> clamp(q, o) }
       case TimestampPerQueue(times) =>
         checkKnown(times.keys,
-          if (isStart) RocketMQOptions.StartingOffsetsByTimestamp else RocketMQOptions.EndingOffsetsByTimestamp)
+          if (isStart) RocketMQOptionKeys.StartingOffsetsByTimestamp else RocketMQOptionKeys.EndingOffsetsByTimestamp)
         val found = times.groupBy(_._2).flatMap { case (ts, qs) => reader.offsetsForTimestamp(qs.keys, ts) }
         val fallback = default
         ranges.map { case (q, _) => q -> found.get(q).map(clamp(q, _)).getOrElse(fallback(q)) }

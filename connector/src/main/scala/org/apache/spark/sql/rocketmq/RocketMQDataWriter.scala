@@ -67,7 +67,7 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
     val topic = settings.topic.getOrElse {
       if (row.isNullAt(columns.topic)) {
         throw RocketMQErrors.nullColumnValue(RocketMQWriteColumns.Topic, rowsWritten,
-          s"set the topic in every row, or set option '${RocketMQOptions.Topic}'")
+          s"set the topic in every row, or set option '${RocketMQOptionKeys.Topic}'")
       }
       row.getUTF8String(columns.topic).toString
     }

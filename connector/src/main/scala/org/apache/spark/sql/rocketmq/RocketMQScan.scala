@@ -10,7 +10,7 @@ private[rocketmq] class RocketMQScan(options: RocketMQOptions) extends Scan {
 
   override def readSchema(): StructType = RocketMQSourceSchema(options.includeExtraColumns)
 
-  override def description(): String = s"RocketMQScan[topic=${options.get(RocketMQOptions.Topic).getOrElse("")}]"
+  override def description(): String = s"RocketMQScan[topic=${options.get(RocketMQOptionKeys.Topic).getOrElse("")}]"
 
   override def supportedCustomMetrics(): Array[CustomMetric] = RocketMQCustomMetrics.supported
 

@@ -48,7 +48,8 @@ private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue, include
   private val keysWriter = new UnsafeArrayWriter(writer, 8)
   private val topic = UTF8String.fromString(queue.topic)
   private val brokerName = UTF8String.fromString(queue.brokerName)
-  private val json = new java.lang.StringBuilder(256)
+  private var json = new Array[Byte](256)
+  private var jsonLength = 0
 
   def toRow(message: MessageExt): UnsafeRow = {
     writer.reset()
@@ -57,7 +58,8 @@ private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue, include
     writer.write(1, message.getFlag)
     val body = message.getBody
     if (body == null) writer.setNullAt(2) else writer.write(2, body)
-    writer.write(3, UTF8String.fromString(propertiesJson(message)))
+    writePropertiesJson(message)
+    writer.write(3, json, 0, jsonLength)
     writer.write(4, brokerName)
     writer.write(5, message.getQueueId)
     writer.write(6, message.getQueueOffset)
@@ -84,10 +86,13 @@ private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue, include
     if (msgId == null) writer.setNullAt(11) else writer.write(11, UTF8String.fromString(msgId))
   }
 
-  /** The message's properties as a JSON object, without the client's bookkeeping entries. */
-  private def propertiesJson(message: MessageExt): String = {
-    json.setLength(0)
-    json.append('{')
+  /**
+   * Writes the message's properties, as a UTF-8 JSON object without the client's bookkeeping
+   * entries, into `json` (reused: no string is built per message).
+   */
+  private def writePropertiesJson(message: MessageExt): Unit = {
+    jsonLength = 0
+    put('{')
     val properties = message.getProperties
     if (properties != null) {
       var first = true
@@ -95,34 +100,49 @@ private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue, include
       while (it.hasNext) {
         val e = it.next()
         if (!RocketMQSourceSchema.clientInternalProperties.contains(e.getKey)) {
-          if (!first) json.append(',')
+          if (!first) put(',')
           first = false
-          appendJsonString(e.getKey)
-          json.append(':')
-          appendJsonString(e.getValue)
+          putJsonString(e.getKey)
+          put(':')
+          putJsonString(e.getValue)
         }
       }
     }
-    json.append('}').toString
+    put('}')
   }
 
-  private def appendJsonString(s: String): Unit = {
-    if (s == null) { json.append("null"); return }
-    json.append('"')
+  private def put(b: Int): Unit = {
+    if (jsonLength == json.length) json = java.util.Arrays.copyOf(json, json.length * 2)
+    json(jsonLength) = b.toByte
+    jsonLength += 1
+  }
+
+  private def putAscii(s: String): Unit = { var i = 0; while (i < s.length) { put(s.charAt(i)); i += 1 } }
+
+  private def putJsonString(s: String): Unit = {
+    if (s == null) { putAscii("null"); return }
+    put('"')
     var i = 0
     while (i < s.length) {
       val c = s.charAt(i)
       c match {
-        case '"' => json.append("\\\"")
-        case '\\' => json.append("\\\\")
-        case '\n' => json.append("\\n")
-        case '\r' => json.append("\\r")
-        case '\t' => json.append("\\t")
-        case _ if c < 0x20 => json.append(f"\\u${c.toInt}%04x")
-        case _ => json.append(c)
+        case '"' => putAscii("\\\"")
+        case '\\' => putAscii("\\\\")
+        case '\n' => putAscii("\\n")
+        case '\r' => putAscii("\\r")
+        case '\t' => putAscii("\\t")
+        case _ if c < 0x20 => putAscii(f"\\u${c.toInt}%04x")
+        case _ if c < 0x80 => put(c)
+        case _ if c < 0x800 => put(0xc0 | (c >> 6)); put(0x80 | (c & 0x3f))
+        case _ if Character.isHighSurrogate(c) && i + 1 < s.length && Character.isLowSurrogate(s.charAt(i + 1)) =>
+          val cp = Character.toCodePoint(c, s.charAt(i + 1))
+          put(0xf0 | (cp >> 18)); put(0x80 | ((cp >> 12) & 0x3f)); put(0x80 | ((cp >> 6) & 0x3f)); put(0x80 | (cp & 0x3f))
+          i += 1
+        case _ if Character.isSurrogate(c) => put('?') // a lone surrogate has no UTF-8 form
+        case _ => put(0xe0 | (c >> 12)); put(0x80 | ((c >> 6) & 0x3f)); put(0x80 | (c & 0x3f))
       }
       i += 1
     }
-    json.append('"')
+    put('"')
   }
 }

@@ -49,7 +49,7 @@ private[rocketmq] object RocketMQWriteColumns {
     val topic = if (topicOption.isDefined) -1 else ordinal(Topic)
     if (topicOption.isEmpty && topic < 0) {
       throw RocketMQErrors.missingColumn(Topic,
-        s"set option '${RocketMQOptions.Topic}', or give each row its topic in a STRING column 'topic'", names)
+        s"set option '${RocketMQOptionKeys.Topic}', or give each row its topic in a STRING column 'topic'", names)
     }
     RocketMQWriteColumns(body, schema(body).dataType == StringType, topic, ordinal(Tags))
   }

@@ -45,6 +45,17 @@ class RocketMQMessageToRowSuite extends AnyFunSuite {
     assert(json.get("q\"uote").asText() === "line\nbreak\\tab\t\u0001")
   }
 
+  test("properties: non-ASCII keys and values are valid UTF-8 JSON; the buffer grows as needed") {
+    val converter = new RocketMQMessageToRow(RocketMQQueue("t", "b", 0))
+    val long = "v" * 1000
+    val row = converter.toRow(message("x", 0L, "ключ" -> "héllo 世界 \uD83D\uDE80", "long" -> long))
+    val json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(row.getUTF8String(3).toString)
+    assert(json.get("ключ").asText() === "héllo 世界 \uD83D\uDE80")
+    assert(json.get("long").asText() === long)
+    val small = converter.toRow(message("y", 1L, "a" -> "b"))
+    assert(small.getUTF8String(3).toString === """{"a":"b"}""")
+  }
+
   test("the converter reuses its buffer; copies keep their values; a null body is a null") {
     val converter = new RocketMQMessageToRow(RocketMQQueue("t", "b", 0))
     val first = converter.toRow(message("first", 1L)).copy()

@@ -170,7 +170,7 @@ class RocketMQOptionsSuite extends AnyFunSuite {
   }
 
   test("every option has documentation, and keys are unique") {
-    assert(RocketMQOptions.all.map(_.key).distinct.size === RocketMQOptions.all.size)
-    assert(RocketMQOptions.all.forall(d => d.meaning.nonEmpty && d.value.nonEmpty && d.default.nonEmpty))
+    assert(RocketMQOptionKeys.all.map(_.key).distinct.size === RocketMQOptionKeys.all.size)
+    assert(RocketMQOptionKeys.all.forall(d => d.meaning.nonEmpty && d.value.nonEmpty && d.default.nonEmpty))
   }
 }
