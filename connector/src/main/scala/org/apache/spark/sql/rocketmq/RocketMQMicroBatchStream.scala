@@ -22,8 +22,9 @@ import org.apache.spark.sql.connector.read.streaming._
  * the start options once, and are kept in the checkpoint; a restart resumes from the checkpoint and
  * ignores the start options.
  *
- * Offsets that cannot be read any more (expired, a queue gone, offsets gone backwards after a topic
- * was recreated) fail the query, or with `failOnDataLoss=false` are logged and skipped.
+ * Offsets that cannot be read any more (expired, a queue or topic gone, offsets gone backwards after a
+ * topic was recreated) fail the query, or with `failOnDataLoss=false` are logged and skipped; a topic
+ * that comes back has its queues read from their earliest offsets.
  */
 private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, checkpointLocation: String)
   extends MicroBatchStream
@@ -69,7 +70,7 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
   }
 
   override def prepareForTriggerAvailableNow(): Unit = {
-    availableNowTarget = Some(reader.fetchQueueRanges(topics).map { case (q, r) => q -> r.max })
+    availableNowTarget = Some(reader.fetchQueueRanges(topics, allowMissing = true).map { case (q, r) => q -> r.max })
   }
 
   override def latestOffset(): Offset = throw new UnsupportedOperationException(
@@ -80,13 +81,17 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
     // `start` is the end of the last completed batch: its progress can go to the brokers now
     // (Spark calls commit() for a batch only when it plans the next one).
     commitProgress(startOffsets)
-    val ranges = reader.fetchQueueRanges(topics)
+    val ranges = reader.fetchQueueRanges(topics, allowMissing = true)
     latestRanges = ranges
     val latest = availableNowTarget.getOrElse(ranges.map { case (q, r) => q -> r.max })
     (latest.keySet -- startOffsets.keySet -- newQueueStarts.keySet).foreach { q =>
       newQueueStarts += q -> ranges.get(q).map(_.min).getOrElse(0L)
     }
-    val from = latest.map { case (q, _) => q -> startOffsets.getOrElse(q, newQueueStarts(q)) }
+    val from = latest.map { case (q, l) =>
+      val start = startOffsets.getOrElse(q, newQueueStarts(q))
+      // Offsets went back (topic recreated): if the query goes on, it goes on from the first one left.
+      q -> (if (l < start) ranges.get(q).map(_.min).getOrElse(l) else start)
+    }
     val end = limitBatch(from, latest, limit) match {
       case None => startOffsets // hold this trigger: not enough new offsets yet
       case Some(until) =>
@@ -125,7 +130,7 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
     }
     val unknownStarts = until.keySet -- from.keySet -- newQueueStarts.keySet
     if (unknownStarts.nonEmpty) { // a restart replays a batch that found new queues
-      val ranges = reader.fetchQueueRanges(topics)
+      val ranges = reader.fetchQueueRanges(topics, allowMissing = true)
       unknownStarts.foreach(q => newQueueStarts += q -> ranges.get(q).map(_.min).getOrElse(0L))
     }
     val ranges = until.toSeq.sortBy(_._1).map { case (q, u) =>
@@ -133,7 +138,9 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
       if (u < f) {
         reportDataLoss(RocketMQErrors.dataLoss(q, u, f,
           s"the queue's offsets went back from $f to $u: the topic was deleted and recreated, or truncated"))
-        RocketMQOffsetRange(q, u, u)
+        // Going on: read the recreated queue from its first offset.
+        val first = latestRanges.get(q).orElse(reader.fetchQueueRanges(Seq(q.topic), allowMissing = true).get(q)).map(_.min).getOrElse(u)
+        RocketMQOffsetRange(q, math.min(first, u), u)
       } else RocketMQOffsetRange(q, f, u)
     }
     RocketMQOffsetRangeCalculator.partitions(ranges, options.minPartitions, settings,

@@ -51,9 +51,18 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
     client = RocketMQOffsetReader.newClient(nameServer)
   }
 
-  /** Current offsets of every readable queue of `topics`; an error names a topic that does not exist. */
-  def fetchQueueRanges(topics: Seq[String]): Map[RocketMQQueue, RocketMQQueueRange] =
-    topics.flatMap(fetchQueueRanges).toMap
+  /**
+   * Current offsets of every readable queue of `topics`. A topic that does not exist is an error
+   * naming it, or with `allowMissing` (a running stream, where it is data loss) simply has no queues.
+   */
+  def fetchQueueRanges(topics: Seq[String], allowMissing: Boolean = false): Map[RocketMQQueue, RocketMQQueueRange] =
+    topics.flatMap { topic =>
+      try fetchQueueRanges(topic)
+      catch {
+        case e: RocketMQIllegalArgumentException if allowMissing && e.getCondition == "ROCKETMQ_TOPIC_NOT_FOUND" =>
+          Map.empty[RocketMQQueue, RocketMQQueueRange]
+      }
+    }.toMap
 
   private def fetchQueueRanges(topic: String): Map[RocketMQQueue, RocketMQQueueRange] = {
     val route = fetchRoute(topic)

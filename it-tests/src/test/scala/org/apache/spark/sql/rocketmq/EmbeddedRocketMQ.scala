@@ -129,6 +129,17 @@ final class EmbeddedRocketMQ(
     }
   }
 
+  /** Deletes `topic`: its config, its stored messages and its route (create it again to reuse the name). */
+  def deleteTopic(topic: String): Unit = {
+    broker.getTopicConfigManager.deleteTopicConfig(topic)
+    broker.getMessageStore.deleteTopics(java.util.Collections.singleton(topic))
+    namesrv.getRouteInfoManager.deleteTopic(topic)
+    awaitCondition(s"topic $topic to be gone", 30000) {
+      namesrv.getRouteInfoManager.pickupTopicRouteData(topic) == null &&
+        broker.getMessageStore.getMaxOffsetInQueue(topic, 0) == 0
+    }
+  }
+
   /** A fresh topic name for one test. */
   def newTopic(prefix: String = "t"): String = s"$prefix-${UUID.randomUUID().toString.take(8)}"
 

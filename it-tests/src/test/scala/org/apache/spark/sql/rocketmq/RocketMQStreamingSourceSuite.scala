@@ -1,6 +1,5 @@
 package org.apache.spark.sql.rocketmq
 
-import java.nio.charset.StandardCharsets
 import java.nio.file.Files
 
 import scala.jdk.CollectionConverters._
@@ -228,14 +227,61 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     latest.keys.foreach(queue => assert(rocketmq.committedOffset(RocketMQClients.ReaderGroup, queue) === -1L))
   }
 
-  test("a checkpoint written by this version restarts (fixture kept in test resources)") {
-    val fixture = getClass.getResource("/checkpoint-offset-v1.json")
-    assert(fixture != null)
-    val json = new String(Files.readAllBytes(java.nio.file.Paths.get(fixture.toURI)), StandardCharsets.UTF_8).trim
-    val offset = RocketMQSourceOffset.parse(json)
-    assert(offset.queueOffsets === Map(
-      RocketMQQueue("orders", "broker-a", 0) -> 42L, RocketMQQueue("orders", "broker-a", 1) -> 7L,
-      RocketMQQueue("payments", "broker-b", 0) -> 0L))
-    assert(offset.json() === json)
+  test("a checkpoint written by this version (fixture in test resources) restarts where it stopped") {
+    // The fixture (see CheckpointFixtureWriter) read offsets 0 to 4 of topic checkpoint-fixture.
+    val topic = CheckpointFixtureWriter.Topic
+    rocketmq.createTopic(topic, queues = 1)
+    val stored = rocketmq.latestOffsets(topic).values.sum.toInt
+    rocketmq.sendBodies(topic, (stored until 8).map(i => s"m$i"))
+    val checkpoint = Files.createTempDirectory("rocketmq-fixture-")
+    val fixture = java.nio.file.Paths.get(getClass.getResource(CheckpointFixtureWriter.FixtureResource).toURI)
+    CheckpointFixtureWriter.copyTree(fixture, checkpoint)
+    val output = newDir()
+    val q = CheckpointFixtureWriter.query(spark, rocketmq.nameServer).writeStream.format("json")
+      .option("path", output).option("checkpointLocation", checkpoint.toString)
+      .trigger(Trigger.AvailableNow()).start()
+    assert(q.awaitTermination(120000))
+    // (by glob: the sink log of this fresh output directory starts at the resumed batch 1)
+    val offsets = spark.read.schema("body STRING, queueOffset BIGINT").json(s"$output/part-*").collect().map(_.getLong(1))
+    assert(offsets.sorted.toSeq === Seq(5L, 6L, 7L))
+  }
+
+  test("a topic deleted and recreated: offsets went back; fail, or go on from its first offset") {
+    for (failOnDataLoss <- Seq(true, false)) {
+      val topic = rocketmq.newTopic()
+      rocketmq.createTopic(topic, queues = 1)
+      rocketmq.sendBodies(topic, (0 until 10).map(i => s"old$i"))
+      val (checkpoint, output) = (newDir(), newDir())
+      val q = stream(topic, "startingOffsets" -> "earliest", "failOnDataLoss" -> failOnDataLoss.toString)
+        .selectExpr("CAST(body AS STRING) AS body").writeStream.format("json")
+        .option("path", output).option("checkpointLocation", checkpoint).start()
+      try {
+        q.processAllAvailable()
+        rocketmq.deleteTopic(topic)
+        rocketmq.createTopic(topic, queues = 1)
+        rocketmq.sendBodies(topic, (0 until 3).map(i => s"new$i"))
+        if (failOnDataLoss) {
+          val e = intercept[Exception](q.processAllAvailable())
+          // The query sees either the topic gone, or its offsets gone back (to 1, 2 or 3), depending on
+          // when its trigger falls; both are data loss.
+          val m = e.getMessage
+          assert(m.contains("failOnDataLoss=false"), m)
+          assert(m.contains("ROCKETMQ_DATA_LOSS_QUEUE_GONE") || "went back from 10 to [123]\\b".r.findFirstIn(m).isDefined, m)
+        } else {
+          q.processAllAvailable()
+          val got = spark.read.schema("body STRING").json(output).collect().map(_.getString(0)).sorted.toSeq
+          assert(got === ((0 until 10).map(i => s"old$i") ++ (0 until 3).map(i => s"new$i")).sorted)
+        }
+      } finally q.stop()
+    }
+  }
+
+  test("minPartitions splits a large queue range into pieces read once each") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    rocketmq.sendBodies(topic, (0 until 100).map(i => s"m$i"))
+    val df = readTopic(topic, "minPartitions" -> "8")
+    assert(df.rdd.getNumPartitions === 8)
+    assert(df.select("queueOffset").collect().map(_.getLong(0)).sorted.toSeq === (0L until 100L))
   }
 }
