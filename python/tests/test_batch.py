@@ -85,7 +85,7 @@ def test_jvm_errors_name_the_option(spark, rocketmq) -> None:
 
 def test_python_checks_arguments_before_the_jvm(spark) -> None:
     with pytest.raises(TypeError, match="name_server must be a str"):
-        read_rocketmq(spark, name_server=9876, topic="t")  # type: ignore[arg-type]
+        read_rocketmq(spark, name_server=1234, topic="t")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="topic is required"):
         read_rocketmq(spark, name_server="h:1", topic=None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="pull_batch_size must be a positive int, not 0"):

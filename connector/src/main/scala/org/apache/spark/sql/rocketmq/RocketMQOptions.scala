@@ -156,10 +156,8 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
   def validateForStream(): Unit = {
     nameServer
     topicsToRead
-    Seq(EndingOffsets, EndingTimestamp, EndingOffsetsByTimestamp).filter(k => get(k).isDefined).foreach { k =>
-      throw RocketMQErrors.optionNotAllowed(k, "streaming",
-        "a stream has no end; stop the query, or use Trigger.AvailableNow to read what exists and stop")
-    }
+    refuse(Seq(EndingOffsets, EndingTimestamp, EndingOffsetsByTimestamp), "streaming",
+      "a stream has no end; stop the query, or use Trigger.AvailableNow to read what exists and stop")
     checkTopicsNamed(streamStartingOffsets, StartingOffsets, StartingOffsetsByTimestamp)
     (minOffsetsPerTrigger, maxOffsetsPerTrigger) match {
       case (Some(min), Some(max)) if min > max =>
@@ -188,14 +186,16 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
   def validateForBatchRead(): Unit = {
     nameServer
     topicsToRead
-    Seq(MaxOffsetsPerTrigger, MinOffsetsPerTrigger, MaxTriggerDelay).filter(k => get(k).isDefined).foreach { k =>
-      throw RocketMQErrors.optionNotAllowed(k, "batch",
-        "it limits micro-batches of a streaming query; a batch query reads its whole range at once")
-    }
+    refuse(Seq(MaxOffsetsPerTrigger, MinOffsetsPerTrigger, MaxTriggerDelay), "batch",
+      "it limits micro-batches of a streaming query; a batch query reads its whole range at once")
     checkTopicsNamed(batchStartingOffsets, StartingOffsets, StartingOffsetsByTimestamp)
     checkTopicsNamed(batchEndingOffsets, EndingOffsets, EndingOffsetsByTimestamp)
     validateReadCommon()
   }
+
+  /** Fails on the first of `keys` that is set: it does not apply to `queryType` queries. */
+  private def refuse(keys: Seq[String], queryType: String, reason: String): Unit =
+    keys.find(k => get(k).isDefined).foreach(k => throw RocketMQErrors.optionNotAllowed(k, queryType, reason))
 
   /** Per-queue JSON may only name subscribed topics; errors name the option the JSON came from. */
   private def checkTopicsNamed(limit: RocketMQOffsetRangeLimit, offsetsKey: String, timesKey: String): Unit =

@@ -72,7 +72,15 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
   private val lease = RocketMQConsumerPool.borrow(settings)
   @nowarn("cat=deprecation") // see RocketMQClients
   private val consumer: DefaultMQPullConsumer = lease.consumer
-  if (settings.sqlFilter.isDefined) lease.prepareForSqlFilter(queue.topic)
+  if (settings.sqlFilter.isDefined) {
+    try lease.prepareForSqlFilter(queue.topic)
+    catch {
+      case NonFatal(e) =>
+        lease.markBroken()
+        lease.release()
+        throw RocketMQErrors.pullFailed(queue, partition.fromOffset, e)
+    }
+  }
 
   /** The next offset to ask the broker for. */
   private var pullOffset = partition.fromOffset
