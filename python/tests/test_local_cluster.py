@@ -35,3 +35,5 @@ def test_two_executors_read_a_16_queue_topic(rocketmq, tmp_path: Path) -> None:
     assert result["distinct_positions"] == 3200
     assert result["queues"] == 16
     assert result["executor_processes"] == 2
+    assert result["batches"] >= 4  # maxOffsetsPerTrigger=1000 over 3200 messages
+    assert result["queues_on_one_executor"] == 16

@@ -12,7 +12,7 @@ import sys
 import time
 
 from pyspark.sql import SparkSession
-from pyspark.sql.functions import udf
+from pyspark.sql.functions import countDistinct, udf
 
 from rocketmq_spark import configure_spark_with_rocketmq
 
@@ -49,6 +49,10 @@ def main() -> None:
         "distinct_positions": rows.select("queueId", "queueOffset").distinct().count(),
         "queues": rows.select("queueId").distinct().count(),
         "executor_processes": rows.select("executor").distinct().count(),
+        # A queue read whole prefers the same executor in every batch.
+        "queues_on_one_executor": rows.groupBy("queueId").agg(countDistinct("executor").alias("n"))
+        .where("n = 1").count(),
+        "batches": len([p for p in query.recentProgress if p["numInputRows"] > 0]),
     }))
     spark.stop()
 

@@ -132,8 +132,13 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
         // Returned messages are checked one by one against expectedOffset in next().
         messages = result.getMsgFoundList.iterator()
         pullOffset = math.min(math.max(next, pullOffset), until)
+      case PullStatus.NO_MATCHED_MSG if settings.filtered =>
+        // The filter skipped the whole window the broker scanned: nothing lost. (The broker gives
+        // the same answer for messages being removed; with a filter the two cannot be told apart.)
+        skipTo(next)
       case PullStatus.NO_MATCHED_MSG =>
-        // The filter skipped the whole window the broker scanned: nothing lost.
+        // No filter, so nothing can fail to match: the broker skipped messages it was removing.
+        dataLoss(pullOffset, math.min(next, until), "the messages were being removed as expired")
         skipTo(next)
       case PullStatus.NO_NEW_MSG if next > pullOffset =>
         dataLoss(pullOffset, math.min(next, until), "its consume-queue file is gone")

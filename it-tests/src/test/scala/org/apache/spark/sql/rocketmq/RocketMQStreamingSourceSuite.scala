@@ -205,9 +205,11 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     assert(q2.awaitTermination(120000))
     assert(memoryBodies(name2).toSet === stored.filter(s => s._2 == 1 || s._3 >= cut).map(_._1).toSet)
 
-    // A batch query can end by time as well.
+    // A batch query can end by time as well, for all queues or per queue.
     val before = readTopic(topic, "endingTimestamp" -> cut.toString)
     assert(bodies(before).toSet === stored.filter(_._3 < cut).map(_._1).toSet)
+    val beforeOnQueue0 = readTopic(topic, "endingOffsetsByTimestamp" -> s"""{"$topic":{"$b":{"0":$cut}}}""")
+    assert(bodies(beforeOnQueue0).toSet === stored.filter(s => s._2 == 1 || s._3 < cut).map(_._1).toSet)
   }
 
   test("consumerGroup commits each batch's offsets to the broker; without it nothing is committed") {
