@@ -1,9 +1,6 @@
 package org.apache.spark.sql.rocketmq
 
-import java.util.UUID
-
 import scala.annotation.nowarn
-
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer
@@ -25,14 +22,11 @@ private[rocketmq] object RocketMQClients {
   /** Producer group of the writers. */
   val WriterGroup = "spark-rocketmq-writer"
 
-  private def instanceName(role: String): String = s"spark-rocketmq-$role-${UUID.randomUUID()}"
-
-  def newPullConsumer(settings: RocketMQReadSettings, instance: String): DefaultMQPullConsumer = {
-    val consumer = new DefaultMQPullConsumer(settings.group)
-    consumer.setNamesrvAddr(settings.nameServer)
+  def newPullConsumer(nameServer: String, group: String, instance: String): DefaultMQPullConsumer = {
+    val consumer = new DefaultMQPullConsumer(group)
+    consumer.setNamesrvAddr(nameServer)
     consumer.setInstanceName(instance)
     consumer.setVipChannelEnabled(false)
-    consumer.setConsumerPullTimeoutMillis(settings.pullTimeoutMs)
     // Stateless pulls of assigned ranges: no rebalancing, no offset bookkeeping in the client.
     consumer.setEnableRebalance(false)
     consumer.start()
@@ -49,12 +43,16 @@ private[rocketmq] object RocketMQClients {
     client.sendHeartbeatToAllBrokerWithLock()
   }
 
-  def newProducer(settings: RocketMQWriteSettings): DefaultMQProducer = {
-    val producer = new DefaultMQProducer(WriterGroup)
-    producer.setNamesrvAddr(settings.nameServer)
-    producer.setInstanceName(instanceName("writer"))
+  /** A producer that sends once per call: the writer does its own counted retries. */
+  def newProducer(nameServer: String, group: String, compressionThreshold: Int, instance: String)
+    : DefaultMQProducer = {
+    val producer = new DefaultMQProducer(group)
+    producer.setNamesrvAddr(nameServer)
+    producer.setInstanceName(instance)
     producer.setVipChannelEnabled(false)
-    producer.setSendMsgTimeout(settings.sendTimeoutMs.toInt)
+    producer.setCompressMsgBodyOverHowmuch(compressionThreshold)
+    producer.setRetryTimesWhenSendFailed(0)
+    producer.setRetryTimesWhenSendAsyncFailed(0)
     producer.start()
     producer
   }
@@ -62,6 +60,4 @@ private[rocketmq] object RocketMQClients {
   def shutdownQuietly(consumer: DefaultMQPullConsumer): Unit =
     try consumer.shutdown() catch { case NonFatal(_) => }
 
-  def shutdownQuietly(producer: DefaultMQProducer): Unit =
-    try producer.shutdown() catch { case NonFatal(_) => }
 }

@@ -8,10 +8,32 @@ private[rocketmq] class RocketMQLostOffsetsMetric extends CustomSumMetric {
   override def description(): String = "offsets lost and skipped (failOnDataLoss=false)"
 }
 
+/** A per-task count of a writer, summed over tasks (Spark instantiates the subclasses by name). */
+private[rocketmq] class RocketMQWriteCountMetric(metricName: String, text: String) extends CustomSumMetric {
+  override def name(): String = metricName
+  override def description(): String = text
+}
+
+private[rocketmq] class RocketMQMessagesSentMetric
+  extends RocketMQWriteCountMetric(RocketMQCustomMetrics.MessagesSent, "messages sent")
+private[rocketmq] class RocketMQBytesSentMetric
+  extends RocketMQWriteCountMetric(RocketMQCustomMetrics.BytesSent, "message body bytes sent")
+private[rocketmq] class RocketMQSendRetriesMetric
+  extends RocketMQWriteCountMetric(RocketMQCustomMetrics.SendRetries, "sends retried")
+private[rocketmq] class RocketMQFailedSendsMetric
+  extends RocketMQWriteCountMetric(RocketMQCustomMetrics.FailedSends, "sends failed")
+
 private[rocketmq] object RocketMQCustomMetrics {
   val LostOffsets = "lostOffsets"
+  val MessagesSent = "messagesSent"
+  val BytesSent = "bytesSent"
+  val SendRetries = "sendRetries"
+  val FailedSends = "failedSends"
 
   def supported: Array[CustomMetric] = Array(new RocketMQLostOffsetsMetric)
+
+  def writeMetrics: Array[CustomMetric] = Array(new RocketMQMessagesSentMetric, new RocketMQBytesSentMetric,
+    new RocketMQSendRetriesMetric, new RocketMQFailedSendsMetric)
 
   def taskMetric(metricName: String, metricValue: Long): CustomTaskMetric = new CustomTaskMetric {
     override def name(): String = metricName

@@ -1,17 +1,23 @@
 package org.apache.spark.sql.rocketmq
 
 import java.util.concurrent.{Semaphore, TimeUnit}
-import java.util.concurrent.atomic.AtomicReference
+import java.util.concurrent.atomic.{AtomicLong, AtomicReference}
 
-import org.apache.rocketmq.client.producer.{DefaultMQProducer, SendCallback, SendResult, SendStatus}
-import org.apache.rocketmq.common.message.Message
+import org.apache.rocketmq.client.producer.{MessageQueueSelector, SendCallback, SendResult, SendStatus}
+import org.apache.rocketmq.common.message.{Message, MessageQueue}
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
+import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
+import org.apache.spark.sql.rocketmq.producer.RocketMQProducerPool
 
+/** Creates the writers of batch and streaming writes alike. */
 private[rocketmq] class RocketMQDataWriterFactory(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns)
-  extends DataWriterFactory {
+  extends DataWriterFactory with StreamingDataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] =
+    new RocketMQDataWriter(settings, columns)
+  override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] =
     new RocketMQDataWriter(settings, columns)
 }
 
@@ -19,60 +25,71 @@ private[rocketmq] class RocketMQDataWriterFactory(settings: RocketMQWriteSetting
 private[rocketmq] final case class RocketMQWriterCommitMessage(messagesSent: Long) extends WriterCommitMessage
 
 /**
- * Turns rows into messages and sends them asynchronously, with at most `maxInFlightMessages`
- * unacknowledged at a time (the writer's memory bound). `commit()` returns only once every send of
- * the task is acknowledged; the first failed send fails the task with the broker's reason, so
- * Spark's task retry gives at-least-once delivery.
+ * Sends rows as messages asynchronously, with at most `maxInFlightMessages` unacknowledged at a time
+ * (the writer's memory bound, whatever the partition's size). `commit()` returns only once every send
+ * of the task is acknowledged; the first failure fails the task with the broker's reason, so Spark's
+ * task retry gives at-least-once delivery. Retryable failures are resent up to `sendRetries` times,
+ * except messages with a sharding key, which a resend could reorder.
  */
 private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns)
   extends DataWriter[InternalRow] {
 
-  private val producer: DefaultMQProducer = RocketMQClients.newProducer(settings)
+  private val lease = RocketMQProducerPool.borrow(settings)
+  private val producer = lease.client
+  private val converter = new RocketMQRowToMessage(settings, columns)
   private val inFlight = new Semaphore(settings.maxInFlightMessages)
   private val firstFailure = new AtomicReference[Throwable]()
+  private val sent = new AtomicLong()
+  private val bytesSent = new AtomicLong()
+  private val retries = new AtomicLong()
+  private val failedSends = new AtomicLong()
   private var rowsWritten = 0L
 
-  /** Resolves one send: records the first failure (naming the message's topic) and frees its slot. */
-  private final class Acknowledgement(topic: String) extends SendCallback {
-    override def onSuccess(result: SendResult): Unit = {
+  /** One message on its way; resolves its slot exactly once. */
+  private final class Send(message: Message, shardingKey: String) extends SendCallback {
+    private var attempt = 0
+
+    /**
+     * Rows without a sharding key are sent asynchronously. Rows with one are sent synchronously: the
+     * client's asynchronous sends run on a thread pool and would reach the queue out of order.
+     */
+    def start(): Unit =
+      try {
+        if (shardingKey == null) producer.send(message, this, settings.sendTimeoutMs)
+        else onSuccess(producer.send(message, RocketMQDataWriter.ByShardingKey, shardingKey, settings.sendTimeoutMs))
+      } catch { case e: Throwable => onException(e) }
+
+    override def onSuccess(result: SendResult): Unit =
       if (result.getSendStatus != SendStatus.SEND_OK) {
         fail(new IllegalStateException(s"the broker answered ${result.getSendStatus}"))
       } else inFlight.release()
-    }
-    override def onException(e: Throwable): Unit = fail(e)
+
+    override def onException(e: Throwable): Unit =
+      if (shardingKey == null && attempt < settings.sendRetries && RocketMQRetry.isRetryable(e)) {
+        attempt += 1
+        retries.incrementAndGet()
+        start()
+      } else fail(e)
+
     private def fail(e: Throwable): Unit = {
-      firstFailure.compareAndSet(null, RocketMQErrors.sendFailed(topic, e))
+      failedSends.incrementAndGet()
+      lease.markBroken() // the next task gets a fresh producer, with fresh routes
+
+      firstFailure.compareAndSet(null, RocketMQErrors.sendFailed(message.getTopic, e))
       inFlight.release()
     }
   }
 
   override def write(row: InternalRow): Unit = {
     throwIfFailed()
-    val message = toMessage(row)
+    val message = converter.toMessage(row, rowsWritten)
+    val send = new Send(message, converter.shardingKey(row))
     inFlight.acquire()
-    try producer.send(message, new Acknowledgement(message.getTopic), settings.sendTimeoutMs)
-    catch {
-      case e: Throwable =>
-        inFlight.release()
-        throw RocketMQErrors.sendFailed(message.getTopic, e)
-    }
+    // Counted when handed to RocketMQ: Spark reads a writer's metrics before commit() waits for acks.
+    sent.incrementAndGet()
+    bytesSent.addAndGet(message.getBody.length)
+    send.start()
     rowsWritten += 1
-  }
-
-  private def toMessage(row: InternalRow): Message = {
-    if (row.isNullAt(columns.body)) {
-      throw RocketMQErrors.nullColumnValue(RocketMQWriteColumns.Body, rowsWritten, "a message needs a body")
-    }
-    val body = if (columns.bodyIsString) row.getUTF8String(columns.body).getBytes else row.getBinary(columns.body)
-    val topic = settings.topic.getOrElse {
-      if (row.isNullAt(columns.topic)) {
-        throw RocketMQErrors.nullColumnValue(RocketMQWriteColumns.Topic, rowsWritten,
-          s"set the topic in every row, or set option '${RocketMQOptionKeys.Topic}'")
-      }
-      row.getUTF8String(columns.topic).toString
-    }
-    val tags = if (columns.tags >= 0 && !row.isNullAt(columns.tags)) row.getUTF8String(columns.tags).toString else null
-    new Message(topic, tags, body)
   }
 
   private def throwIfFailed(): Unit = {
@@ -80,27 +97,36 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
     if (failure != null) throw failure
   }
 
-  /** Waits until no send is in flight; false if some are still pending after the bound. */
-  private def awaitAllAcknowledged(): Boolean = {
-    // A send resolves (ack, failure or timeout) within sendTimeoutMs; leave room for callbacks.
-    val waitMs = settings.sendTimeoutMs * 2 + 10000L
+  /** A send resolves (ack, failure or timeout) within its timeout per attempt; leave room for callbacks. */
+  private val awaitMs = settings.sendTimeoutMs * (settings.sendRetries + 2) + 10000L
+
+  private def awaitAllResolved(): Boolean = {
     val all = settings.maxInFlightMessages
-    if (inFlight.tryAcquire(all, waitMs, TimeUnit.MILLISECONDS)) {
-      inFlight.release(all)
-      true
-    } else false
+    if (inFlight.tryAcquire(all, awaitMs, TimeUnit.MILLISECONDS)) { inFlight.release(all); true } else false
   }
 
   override def commit(): WriterCommitMessage = {
-    if (!awaitAllAcknowledged()) {
-      throw RocketMQErrors.sendNotAcknowledged(
-        settings.maxInFlightMessages - inFlight.availablePermits(), settings.sendTimeoutMs * 2 + 10000L)
+    if (!awaitAllResolved()) {
+      throw RocketMQErrors.sendNotAcknowledged(settings.maxInFlightMessages - inFlight.availablePermits(), awaitMs)
     }
     throwIfFailed()
     RocketMQWriterCommitMessage(rowsWritten)
   }
 
-  override def abort(): Unit = awaitAllAcknowledged()
+  /** Sends cannot be recalled: wait (bounded) for those in flight, so none outlives the task. */
+  override def abort(): Unit = awaitAllResolved()
 
-  override def close(): Unit = RocketMQClients.shutdownQuietly(producer)
+  override def currentMetricsValues(): Array[CustomTaskMetric] = Array(
+    RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.MessagesSent, sent.get()),
+    RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.BytesSent, bytesSent.get()),
+    RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.SendRetries, retries.get()),
+    RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.FailedSends, failedSends.get()))
+
+  override def close(): Unit = lease.release()
+}
+
+private[rocketmq] object RocketMQDataWriter {
+  /** The same key always picks the same queue (while the topic's queue count does not change). */
+  val ByShardingKey: MessageQueueSelector = (queues: java.util.List[MessageQueue], _: Message, key: Any) =>
+    queues.get(Math.floorMod(key.hashCode, queues.size))
 }

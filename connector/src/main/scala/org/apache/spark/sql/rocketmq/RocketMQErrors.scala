@@ -74,8 +74,11 @@ private[rocketmq] object RocketMQErrors {
     new RocketMQException(condition, templates(condition).sqlState, params, message(condition, params), cause)
   }
 
+  /** A failure's message followed by its causes' (RocketMQ often wraps the telling one). */
   private def describe(t: Throwable): String =
-    Option(t.getMessage).map(_.trim).filter(_.nonEmpty).getOrElse(t.getClass.getName)
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(4).toSeq
+      .map(c => Option(c.getMessage).map(_.trim).filter(_.nonEmpty).getOrElse(c.getClass.getSimpleName))
+      .distinct.mkString(" <- caused by: ")
 
   def missingOption(option: String, allowed: String): Throwable =
     illegal("ROCKETMQ_MISSING_OPTION", "option" -> option, "allowed" -> allowed)
@@ -115,6 +118,10 @@ private[rocketmq] object RocketMQErrors {
 
   def nullColumnValue(column: String, row: Long, allowed: String): Throwable =
     runtime("ROCKETMQ_NULL_COLUMN_VALUE", null, "column" -> column, "row" -> row.toString, "allowed" -> allowed)
+
+  def invalidPropertyName(column: String, name: String, row: Long, problem: String): Throwable =
+    illegal("ROCKETMQ_INVALID_PROPERTY_NAME", "column" -> column, "name" -> name, "row" -> row.toString,
+      "problem" -> problem)
 
   def topicNotFound(topic: String, nameServer: String): Throwable =
     illegal("ROCKETMQ_TOPIC_NOT_FOUND", "topic" -> topic, "nameServer" -> nameServer)

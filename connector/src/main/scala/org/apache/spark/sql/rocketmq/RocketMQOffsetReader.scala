@@ -133,7 +133,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
     brokerAddresses.getOrElse(queue.brokerName, throw RocketMQErrors.topicNotFound(queue.topic, nameServer))
   })
 
-  private def fetchRoute(topic: String): TopicRouteData = {
+  private[rocketmq] def fetchRoute(topic: String): TopicRouteData = {
     try {
       RocketMQRetry.withRetries(s"route of topic '$topic'", attempts, intervalMs, () => rebuildClient()) {
         requestCount += 1
@@ -166,6 +166,12 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
 }
 
 private[rocketmq] object RocketMQOffsetReader {
+  /** Fails fast, on the driver, when `topic` does not exist (one route lookup). */
+  def requireTopic(options: RocketMQOptions, topic: String): Unit = {
+    val reader = new RocketMQOffsetReader(options)
+    try reader.fetchRoute(topic) finally reader.close()
+  }
+
   /** A client instance of its own (unique instance name) whose remoting layer alone is started. */
   private def newClient(nameServer: String): MQClientInstance = {
     val config = new ClientConfig()

@@ -132,6 +132,23 @@ private[rocketmq] object RocketMQOptionKeys {
   val IncludeExtraColumns: String = define("includeExtraColumns", "true or false", "false", SourceBoth,
     "Adds the columns tags (string), keys (array<string>) and msgId (string) after the nine standard ones.")
 
+  /** Producer group of the writers. */
+  val ProducerGroup: String = define("producerGroup", "producer group name", "spark-rocketmq-writer", SinkOnly,
+    "Producer group the executors' producers join.")
+
+  /** Send attempts after the first. */
+  val SendRetries: String = define("sendRetries", "integer >= 0", "2", SinkOnly,
+    "Resends of a message whose send failed for a retryable reason (timeout, connection, broker busy); then " +
+      "the task fails. Messages with a shardingKey are never resent out of order: their first failure fails the task.")
+
+  /** Compression threshold. */
+  val CompressionThreshold: String = define("compressionThreshold", "positive integer (bytes)", "4096", SinkOnly,
+    "Bodies larger than this are compressed by the producer (consumers decompress them transparently).")
+
+  /** Delayed delivery. */
+  val DeliveryDelayMs: String = define("deliveryDelayMs", "positive integer (ms)", "(none)", SinkOnly,
+    "Delivers every message this long after it is sent (RocketMQ 5 timer messages); a deliverTime column wins.")
+
   /** Every option, in definition order. */
   lazy val all: Seq[OptionDoc] = registry.toList
 }

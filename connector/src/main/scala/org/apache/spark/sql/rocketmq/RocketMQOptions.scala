@@ -18,6 +18,9 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
 
   def get(key: String): Option[String] = options.get(key).map(_.trim)
 
+  /** The options as given. */
+  def all: Map[String, String] = rawOptions
+
   /** Name server list `host:port[;host:port]`. */
   def nameServer: String = {
     val value = get(NameServer).filter(_.nonEmpty).getOrElse(
@@ -227,12 +230,33 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
     validateCommon()
   }
 
+  def producerGroup: String = get(ProducerGroup).filter(_.nonEmpty).map { g =>
+    if (!RocketMQOptions.GroupName.matches(g)) {
+      throw RocketMQErrors.invalidOption(ProducerGroup, g, "must be a group name: 1-120 characters of [%|a-zA-Z0-9_-]")
+    }
+    g
+  }.getOrElse(RocketMQClients.WriterGroup)
+
+  def sendRetries: Int = get(SendRetries) match {
+    case None => 2
+    case Some(v) => v.toIntOption.filter(_ >= 0).getOrElse(
+      throw RocketMQErrors.invalidOption(SendRetries, v, "must be an integer >= 0"))
+  }
+
+  def compressionThreshold: Int = positiveInt(CompressionThreshold, 4096)
+
+  def deliveryDelayMs: Option[Long] = get(DeliveryDelayMs).map(_ => positiveLong(DeliveryDelayMs, 0L))
+
   /** Checks everything a write needs. */
   def validateForWrite(): Unit = {
     nameServer
     topicToWrite
     sendTimeoutMs
     maxInFlightMessages
+    producerGroup
+    sendRetries
+    compressionThreshold
+    deliveryDelayMs
     validateCommon()
   }
 

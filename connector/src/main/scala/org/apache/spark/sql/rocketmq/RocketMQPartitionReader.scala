@@ -71,9 +71,9 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
 
   private val lease = RocketMQConsumerPool.borrow(settings)
   @nowarn("cat=deprecation") // see RocketMQClients
-  private val consumer: DefaultMQPullConsumer = lease.consumer
+  private val consumer: DefaultMQPullConsumer = lease.client
   if (settings.sqlFilter.isDefined) {
-    try lease.prepareForSqlFilter(queue.topic)
+    try lease.once(s"sql:${queue.topic}")(RocketMQClients.prepareForSqlFilter(consumer, queue.topic))
     catch {
       case NonFatal(e) =>
         lease.markBroken()

@@ -18,10 +18,7 @@ private[rocketmq] object RocketMQRelationWrite {
       case SaveMode.Append | SaveMode.ErrorIfExists =>
       case other => throw RocketMQErrors.saveModeNotSupported(other.name())
     }
-    options.validateForWrite()
-    val settings = RocketMQWriteSettings(options)
-    val columns = RocketMQWriteColumns.resolve(data.schema, settings.topic)
-    settings.topic.foreach(topic => checkTopicExists(options, topic))
+    val (settings, columns) = RocketMQWriteSettings.forWrite(options, data.schema)
 
     val factory = new RocketMQDataWriterFactory(settings, columns)
     data.queryExecution.toRdd.foreachPartition { rows: Iterator[InternalRow] =>
@@ -37,12 +34,6 @@ private[rocketmq] object RocketMQRelationWrite {
       } finally writer.close()
     }
     new WrittenRelation(sqlContext, data.schema)
-  }
-
-  /** Fails fast, on the driver, for a topic option that names no topic. */
-  private def checkTopicExists(options: RocketMQOptions, topic: String): Unit = {
-    val reader = new RocketMQOffsetReader(options)
-    try reader.fetchQueueRanges(Seq(topic)) finally reader.close()
   }
 
   /** What `save()` returns; Spark does not read it. */

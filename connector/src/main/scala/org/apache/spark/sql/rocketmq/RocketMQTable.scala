@@ -2,19 +2,31 @@ package org.apache.spark.sql.rocketmq
 
 import java.util
 
-import org.apache.spark.sql.connector.catalog.{SupportsRead, TableCapability}
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, TableCapability}
 import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-/** RocketMQ topics seen as a table of messages with the fixed [[RocketMQSourceSchema]]. */
-private[rocketmq] class RocketMQTable(options: RocketMQOptions) extends SupportsRead {
+/**
+ * RocketMQ topics seen as a table of messages with the fixed [[RocketMQSourceSchema]]: read in batch
+ * and streaming, written by streaming queries. Batch writes are not claimed here (Spark would then
+ * refuse the default save mode); they go through [[RocketMQSourceProvider]]'s relation write.
+ * Any schema can be written: the columns are checked by name when the write is planned.
+ */
+private[rocketmq] class RocketMQTable(options: RocketMQOptions) extends SupportsRead with SupportsWrite {
 
   override def name(): String = "rocketmq"
 
   override def schema(): StructType = RocketMQSourceSchema(options.includeExtraColumns)
 
-  override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ)
+  override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ,
+    TableCapability.STREAMING_WRITE, TableCapability.ACCEPT_ANY_SCHEMA)
 
   override def newScanBuilder(scanOptions: CaseInsensitiveStringMap): ScanBuilder = new RocketMQScanBuilder(options)
+
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
+    new RocketMQWriteBuilder(new RocketMQOptions(options.all ++ info.options().asCaseSensitiveMap().asScala), info)
 }

@@ -1,74 +1,61 @@
 package org.apache.spark.sql.rocketmq
 
-import org.apache.spark.sql.connector.write.{BatchWrite, DataWriterFactory, PhysicalWriteInfo, WriterCommitMessage}
-import org.apache.spark.sql.types.{BinaryType, DataType, StringType, StructType}
+import org.apache.spark.sql.connector.metric.CustomMetric
+import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite
+import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
+import org.apache.spark.sql.types.StructType
 
-/** What a write task needs: connection and send settings. */
+/** What a write task needs: connection, producer and send settings. */
 private[rocketmq] final case class RocketMQWriteSettings(
     nameServer: String,
     topic: Option[String],
     sendTimeoutMs: Long,
-    maxInFlightMessages: Int)
+    maxInFlightMessages: Int,
+    producerGroup: String = RocketMQClients.WriterGroup,
+    sendRetries: Int = 2,
+    compressionThreshold: Int = 4096,
+    deliveryDelayMs: Option[Long] = None)
 
 private[rocketmq] object RocketMQWriteSettings {
-  def apply(options: RocketMQOptions): RocketMQWriteSettings =
-    RocketMQWriteSettings(options.nameServer, options.topicToWrite, options.sendTimeoutMs, options.maxInFlightMessages)
-}
+  def apply(options: RocketMQOptions): RocketMQWriteSettings = RocketMQWriteSettings(
+    options.nameServer, options.topicToWrite, options.sendTimeoutMs, options.maxInFlightMessages,
+    options.producerGroup, options.sendRetries, options.compressionThreshold, options.deliveryDelayMs)
 
-/**
- * Where each message field comes from in the rows written: column ordinals, -1 when absent. The
- * schema is checked once, when the write is planned, so that a wrong column fails before any send.
- */
-private[rocketmq] final case class RocketMQWriteColumns(
-    body: Int,
-    bodyIsString: Boolean,
-    topic: Int,
-    tags: Int)
-
-private[rocketmq] object RocketMQWriteColumns {
-  val Body = "body"
-  val Topic = "topic"
-  val Tags = "tags"
-
-  def resolve(schema: StructType, topicOption: Option[String]): RocketMQWriteColumns = {
-    val names = schema.fieldNames.toSeq
-    def ordinal(name: String): Int = names.indexWhere(_.equalsIgnoreCase(name))
-    def checkType(name: String, allowed: Seq[DataType], allowedText: String): Unit = {
-      val i = ordinal(name)
-      if (i >= 0 && !allowed.contains(schema(i).dataType)) {
-        throw RocketMQErrors.invalidColumnType(name, schema(i).dataType.sql, allowedText)
-      }
-    }
-
-    val body = ordinal(Body)
-    if (body < 0) throw RocketMQErrors.missingColumn(Body, "the message body, of type STRING or BINARY", names)
-    checkType(Body, Seq(StringType, BinaryType), "STRING or BINARY")
-    checkType(Topic, Seq(StringType), "STRING")
-    checkType(Tags, Seq(StringType), "STRING")
-
-    val topic = if (topicOption.isDefined) -1 else ordinal(Topic)
-    if (topicOption.isEmpty && topic < 0) {
-      throw RocketMQErrors.missingColumn(Topic,
-        s"set option '${RocketMQOptionKeys.Topic}', or give each row its topic in a STRING column 'topic'", names)
-    }
-    RocketMQWriteColumns(body, schema(body).dataType == StringType, topic, ordinal(Tags))
+  /** Checks the options and the columns, and that a topic named by the option exists. */
+  def forWrite(options: RocketMQOptions, schema: StructType): (RocketMQWriteSettings, RocketMQWriteColumns) = {
+    options.validateForWrite()
+    val settings = RocketMQWriteSettings(options)
+    val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
+    settings.topic.foreach(topic => RocketMQOffsetReader.requireTopic(options, topic))
+    (settings, columns)
   }
 }
 
 /**
- * A batch write to RocketMQ. Every task sends its rows and commits only when the broker has
- * acknowledged each of them; there is nothing to do at job level (RocketMQ has no transaction to
- * close), so a failed job may leave the messages of its successful tasks: at-least-once.
+ * Builds writes for DataFrames and streaming queries. Every output mode sends each row Spark emits
+ * as one message: in complete mode that is the whole result each batch (a topic cannot be
+ * truncated), in update mode the changed rows, as the Kafka sink does.
  */
-private[rocketmq] class RocketMQBatchWrite(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns)
-  extends BatchWrite {
+private[rocketmq] class RocketMQWriteBuilder(options: RocketMQOptions, info: LogicalWriteInfo)
+  extends WriteBuilder with SupportsTruncate with SupportsStreamingUpdateAsAppend {
 
-  override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
-    new RocketMQDataWriterFactory(settings, columns)
+  override def truncate(): WriteBuilder = this
 
-  override def useCommitCoordinator(): Boolean = false
+  override def build(): Write = {
+    val (settings, columns) = RocketMQWriteSettings.forWrite(options, info.schema())
+    new RocketMQWrite(settings, columns)
+  }
+}
 
-  override def commit(messages: Array[WriterCommitMessage]): Unit = ()
+/** A write to RocketMQ: at-least-once, each task committing only when all its sends are acknowledged. */
+private[rocketmq] class RocketMQWrite(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns) extends Write {
 
-  override def abort(messages: Array[WriterCommitMessage]): Unit = ()
+  override def description(): String = s"RocketMQWrite[topic=${settings.topic.getOrElse("(from column topic)")}]"
+
+  override def toBatch: BatchWrite = new RocketMQBatchWrite(settings, columns)
+
+  override def toStreaming: StreamingWrite = new RocketMQStreamingWrite(settings, columns)
+
+  override def supportedCustomMetrics(): Array[CustomMetric] = RocketMQCustomMetrics.writeMetrics
 }

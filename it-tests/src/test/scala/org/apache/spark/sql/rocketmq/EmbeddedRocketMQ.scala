@@ -70,6 +70,12 @@ final class EmbeddedRocketMQ(
     namesrv.start()
     namesrvPort = namesrvNetty.getListenPort
 
+    startBroker()
+    this
+  }
+
+  /** Starts the broker on the store directory (again, after [[stopBroker]]: its messages are kept). */
+  def startBroker(): Unit = {
     val brokerConfig = new BrokerConfig()
     brokerConfig.setBrokerName(brokerName)
     brokerConfig.setBrokerClusterName(clusterName)
@@ -115,7 +121,21 @@ final class EmbeddedRocketMQ(
       }
       !namesrv.getRouteInfoManager.getAllClusterInfo.getBrokerAddrTable.isEmpty
     }
-    this
+  }
+
+  /**
+   * Stops the broker alone (RocketMQ's shutdown takes some 20 s); the name server and the store stay,
+   * and [[startBroker]] brings it back on a new port with its messages.
+   */
+  def stopBroker(): Unit = synchronized {
+    // The harness's own clients would keep the old broker address: they are rebuilt on next use.
+    if (producer != null) { producer.shutdown(); producer = null }
+    if (consumer != null) { consumer.shutdown(); consumer = null }
+    broker.shutdown()
+    broker = null
+    awaitCondition("the name server to forget the broker", 60000) {
+      namesrv.getRouteInfoManager.getAllClusterInfo.getBrokerAddrTable.isEmpty
+    }
   }
 
   /** Creates `topic` (or changes its queue count) with `queues` read and write queues; waits for the route. */

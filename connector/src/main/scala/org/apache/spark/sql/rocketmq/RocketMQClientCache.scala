@@ -1,0 +1,102 @@
+package org.apache.spark.sql.rocketmq
+
+import java.util.concurrent.{ConcurrentHashMap, Executors, ThreadFactory, TimeUnit}
+
+import scala.collection.mutable
+
+import org.slf4j.LoggerFactory
+
+import org.apache.spark.SparkEnv
+
+/**
+ * RocketMQ clients of one executor JVM, one per key (the connection settings), shared by every
+ * task and batch that uses those settings: in RocketMQ 5 each client start builds its own
+ * connections and some fifteen threads, so tasks borrow instead of starting their own.
+ *
+ * A client no task holds for `spark.rocketmq.<kind>.cache.timeout` (default 5m) is closed; one
+ * marked broken (after a failed request) is closed as soon as no task holds it, and the next borrow
+ * creates a fresh one; all are closed when the JVM exits.
+ */
+private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K => C, close: C => Unit) {
+  private val log = LoggerFactory.getLogger(getClass)
+
+  private final class Entry(val key: K, val client: C) {
+    var borrowers = 0
+    var idleSinceMs: Long = System.currentTimeMillis()
+    var broken = false
+    /** Set-up steps already done on this client (see `Lease.once`). */
+    val done: java.util.Set[String] = ConcurrentHashMap.newKeySet[String]()
+  }
+
+  /** A client borrowed by one task; `release()` it exactly once. */
+  final class Lease private[RocketMQClientCache] (entry: Entry) {
+    private var released = false
+
+    def client: C = entry.client
+
+    /** Runs `setUp` the first time `step` is asked for on this client. */
+    def once(step: String)(setUp: => Unit): Unit = if (entry.done.add(step)) {
+      try setUp catch { case e: Throwable => entry.done.remove(step); throw e }
+    }
+
+    /** After a failed request: the client is replaced once no task holds it. */
+    def markBroken(): Unit = RocketMQClientCache.this.synchronized { entry.broken = true }
+
+    def release(): Unit = RocketMQClientCache.this.synchronized {
+      if (!released) {
+        released = true
+        entry.borrowers -= 1
+        entry.idleSinceMs = System.currentTimeMillis()
+        if (entry.broken && entry.borrowers == 0) remove(entry)
+      }
+    }
+  }
+
+  private val entries = mutable.HashMap.empty[K, Entry]
+
+  private lazy val idleTimeoutMs: Long =
+    Option(SparkEnv.get).map(_.conf.getTimeAsMs(s"spark.rocketmq.$kind.cache.timeout", "5m"))
+      .getOrElse(5L * 60 * 1000)
+
+  private lazy val evictor = {
+    val threads: ThreadFactory = r => {
+      val t = new Thread(r, s"rocketmq-$kind-cache-evictor")
+      t.setDaemon(true)
+      t
+    }
+    val executor = Executors.newSingleThreadScheduledExecutor(threads)
+    val period = math.max(1000L, math.min(idleTimeoutMs / 2, 60000L))
+    executor.scheduleWithFixedDelay(() => evictIdle(), period, period, TimeUnit.MILLISECONDS)
+    Runtime.getRuntime.addShutdownHook(new Thread(() => closeAll(), s"rocketmq-$kind-cache-shutdown"))
+    executor
+  }
+
+  def borrow(key: K): Lease = synchronized {
+    evictor
+    val entry = entries.get(key).filterNot(_.broken).getOrElse {
+      val created = new Entry(key, create(key))
+      entries.put(key, created)
+      created
+    }
+    entry.borrowers += 1
+    new Lease(entry)
+  }
+
+  private def remove(entry: Entry): Unit = {
+    if (entries.get(entry.key).exists(_ eq entry)) entries.remove(entry.key)
+    try close(entry.client)
+    catch { case e: Throwable => log.warn(s"Closing a RocketMQ $kind failed: $e") }
+  }
+
+  def evictIdle(nowMs: Long = System.currentTimeMillis()): Unit = synchronized {
+    entries.values.toList.filter(e => e.borrowers == 0 && nowMs - e.idleSinceMs >= idleTimeoutMs).foreach { e =>
+      log.info(s"Closing RocketMQ $kind ${e.key}: unused for ${nowMs - e.idleSinceMs} ms")
+      remove(e)
+    }
+  }
+
+  def closeAll(): Unit = synchronized(entries.values.toList.foreach(remove))
+
+  /** Clients held now. */
+  def size: Int = synchronized(entries.size)
+}

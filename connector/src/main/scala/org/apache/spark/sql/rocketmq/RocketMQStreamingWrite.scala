@@ -1,0 +1,23 @@
+package org.apache.spark.sql.rocketmq
+
+import org.apache.spark.sql.connector.write.{PhysicalWriteInfo, WriterCommitMessage}
+import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
+
+/**
+ * A streaming query's output to RocketMQ. Each micro-batch's tasks commit only once every message
+ * they sent is acknowledged, so a batch Spark records as done is in RocketMQ. A task that fails is
+ * retried, and a query restarted from its checkpoint re-runs the batch that did not finish: messages
+ * are written at least once, never silently dropped.
+ */
+private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns)
+  extends StreamingWrite {
+
+  override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
+    new RocketMQDataWriterFactory(settings, columns)
+
+  override def useCommitCoordinator(): Boolean = false
+
+  override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = ()
+
+  override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit = ()
+}

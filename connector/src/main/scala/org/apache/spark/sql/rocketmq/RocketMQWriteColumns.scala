@@ -1,0 +1,72 @@
+package org.apache.spark.sql.rocketmq
+
+import org.apache.spark.sql.types._
+
+/**
+ * Where each message field comes from in the rows written: column ordinals, -1 when absent. The
+ * schema is checked once, when the write is planned, so that a wrong column fails before any send.
+ */
+private[rocketmq] final case class RocketMQWriteColumns(
+    body: Int,
+    bodyIsString: Boolean,
+    topic: Int,
+    tags: Int,
+    keys: Int,
+    keysIsArray: Boolean,
+    properties: Int,
+    shardingKey: Int,
+    deliverTime: Int,
+    deliverTimeIsTimestamp: Boolean)
+
+private[rocketmq] object RocketMQWriteColumns {
+  val Body = "body"
+  val Topic = "topic"
+  val Tags = "tags"
+  val Keys = "keys"
+  val Properties = "properties"
+  val ShardingKey = "shardingKey"
+  val DeliverTime = "deliverTime"
+
+  private val StringArray = "STRING or ARRAY<STRING>"
+
+  def resolve(schema: StructType, topicOption: Option[String]): RocketMQWriteColumns = {
+    val names = schema.fieldNames.toSeq
+    def ordinal(name: String): Int = names.indexWhere(_.equalsIgnoreCase(name))
+    def check(name: String, allowedText: String)(allowed: DataType => Boolean): Int = {
+      val i = ordinal(name)
+      if (i >= 0 && !allowed(schema(i).dataType)) {
+        throw RocketMQErrors.invalidColumnType(name, schema(i).dataType.sql, allowedText)
+      }
+      i
+    }
+
+    val body = check(Body, "STRING or BINARY")(t => t == StringType || t == BinaryType)
+    if (body < 0) throw RocketMQErrors.missingColumn(Body, "the message body, of type STRING or BINARY", names)
+    val topicColumn = check(Topic, "STRING")(_ == StringType)
+    if (topicOption.isEmpty && topicColumn < 0) {
+      throw RocketMQErrors.missingColumn(Topic,
+        s"set option '${RocketMQOptionKeys.Topic}', or give each row its topic in a STRING column 'topic'", names)
+    }
+    val keys = check(Keys, StringArray) {
+      case StringType => true
+      case ArrayType(StringType, _) => true
+      case _ => false
+    }
+    val deliverTime = check(DeliverTime, "TIMESTAMP or BIGINT (epoch milliseconds)")(t =>
+      t == TimestampType || t == LongType)
+    RocketMQWriteColumns(
+      body = body,
+      bodyIsString = schema(body).dataType == StringType,
+      topic = if (topicOption.isDefined) -1 else topicColumn,
+      tags = check(Tags, "STRING")(_ == StringType),
+      keys = keys,
+      keysIsArray = keys >= 0 && schema(keys).dataType.isInstanceOf[ArrayType],
+      properties = check(Properties, "MAP<STRING, STRING>") {
+        case MapType(StringType, StringType, _) => true
+        case _ => false
+      },
+      shardingKey = check(ShardingKey, "STRING")(_ == StringType),
+      deliverTime = deliverTime,
+      deliverTimeIsTimestamp = deliverTime >= 0 && schema(deliverTime).dataType == TimestampType)
+  }
+}

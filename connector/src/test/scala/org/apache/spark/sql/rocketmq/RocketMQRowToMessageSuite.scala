@@ -1,0 +1,63 @@
+package org.apache.spark.sql.rocketmq
+
+import java.nio.charset.StandardCharsets
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.util.{ArrayBasedMapData, GenericArrayData}
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+
+class RocketMQRowToMessageSuite extends AnyFunSuite {
+
+  private val schema = new StructType()
+    .add("body", BinaryType).add("topic", StringType).add("tags", StringType)
+    .add("keys", ArrayType(StringType)).add("properties", MapType(StringType, StringType))
+    .add("shardingKey", StringType).add("deliverTime", TimestampType)
+
+  private val settings = RocketMQWriteSettings("h:1", None, 1000, 10)
+  private val converter = new RocketMQRowToMessage(settings, RocketMQWriteColumns.resolve(schema, None))
+
+  private def s(v: String) = if (v == null) null else UTF8String.fromString(v)
+
+  private def row(properties: Map[String, String] = Map("a" -> "1"), keys: Seq[String] = Seq("k1", null, "k2"),
+      deliverMicros: java.lang.Long = 1700000000123456L, body: Array[Byte] = "b".getBytes(StandardCharsets.UTF_8))
+    : InternalRow = InternalRow(body, s("t"), s("tag"),
+      new GenericArrayData(keys.map(s).toArray[Any]),
+      ArrayBasedMapData(properties.keys.map(s).toArray[Any], properties.values.map(s).toArray[Any]),
+      s("shard-1"), deliverMicros)
+
+  test("every column reaches the message") {
+    val m = converter.toMessage(row(), 0)
+    assert(m.getTopic === "t" && new String(m.getBody, StandardCharsets.UTF_8) === "b")
+    assert(m.getTags === "tag")
+    assert(m.getKeys === "k1 k2")
+    assert(m.getUserProperty("a") === "1")
+    assert(m.getDeliverTimeMs === 1700000000123L)
+    assert(converter.shardingKey(row()) === "shard-1")
+  }
+
+  test("reserved, blank or control-character property names are refused, naming the column and row") {
+    for ((name, problem) <- Seq("TAGS" -> "reserves", " " -> "blank", "a\u0001b" -> "control character")) {
+      val e = intercept[IllegalArgumentException](converter.toMessage(row(properties = Map(name -> "v")), 7))
+      assert(e.getMessage.contains("ROCKETMQ_INVALID_PROPERTY_NAME") && e.getMessage.contains("Row 7") &&
+        e.getMessage.contains("'properties'") && e.getMessage.contains(problem), e.getMessage)
+    }
+  }
+
+  test("nulls: a null body fails naming the column; optional columns may be null") {
+    val e = intercept[RocketMQException](converter.toMessage(row(body = null), 3))
+    assert(e.getMessage.contains("ROCKETMQ_NULL_COLUMN_VALUE") && e.getMessage.contains("'body'"))
+    val m = converter.toMessage(InternalRow("x".getBytes(StandardCharsets.UTF_8), s("t"), null, null, null, null, null), 0)
+    assert(m.getTags === null && m.getKeys === null && m.getDeliverTimeMs === 0L)
+  }
+
+  test("a delivery delay option sets the deliver time when no column does") {
+    val delayed = new RocketMQRowToMessage(settings.copy(topic = Some("t"), deliveryDelayMs = Some(60000L)),
+      RocketMQWriteColumns.resolve(new StructType().add("body", StringType), Some("t")))
+    val before = System.currentTimeMillis()
+    val m = delayed.toMessage(InternalRow(s("x")), 0)
+    assert(m.getDeliverTimeMs >= before + 60000L && m.getDeliverTimeMs <= System.currentTimeMillis() + 60000L)
+  }
+}

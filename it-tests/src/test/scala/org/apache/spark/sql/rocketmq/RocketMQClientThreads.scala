@@ -1,0 +1,40 @@
+package org.apache.spark.sql.rocketmq
+
+import org.apache.rocketmq.client.impl.MQClientManager
+
+/**
+ * What the RocketMQ clients of this JVM cost: client instances, and live threads of the kinds the
+ * client names its own pools, by name with digits removed. Spark's pools and the in-JVM broker's
+ * server threads are not counted: they grow to their own caps regardless of the connector.
+ */
+object RocketMQClientThreads {
+  private val Prefixes = Seq("NettyClient", "NettyClientScan", "MQClientFactory", "PullMessageService",
+    "RebalanceService", "ClientHouseKeepingService", "AsyncSenderExecutor", "NettyClientPublicExecutor")
+
+  /** The remoting client's scan pool starts threads on demand, up to 10 per client instance. */
+  val OnDemandPool = "NettyClientScan_thread"
+
+  def instances: Int = MQClientManager.getInstance().getFactoryTable.size
+
+  def kinds: Map[String, Int] =
+    Thread.getAllStackTraces.keySet.toArray(Array.empty[Thread]).toSeq.map(_.getName)
+      .filter(n => Prefixes.exists(n.startsWith))
+      .groupBy(_.replaceAll("[0-9]+", "#")).map { case (k, v) => k -> v.size }
+
+  /**
+   * Problems between two readings: instances grew, a kind of client thread grew (the on-demand pool
+   * may warm up within its cap), or no client thread was found at all (stale names).
+   */
+  def growth(before: (Int, Map[String, Int]), after: (Int, Map[String, Int])): Seq[String] = {
+    val grown = after._2.collect {
+      case (k, n) if n > before._2.getOrElse(k, 0) && !k.startsWith(OnDemandPool) =>
+        s"$k: ${before._2.getOrElse(k, 0)} -> $n"
+    }.toSeq
+    val onDemand = after._2.filter(_._1.startsWith(OnDemandPool)).values.sum
+    (if (after._1 != before._1) Seq(s"client instances ${before._1} -> ${after._1}") else Nil) ++ grown ++
+      (if (onDemand > 10 * after._1) Seq(s"$OnDemandPool: $onDemand threads") else Nil) ++
+      (if (before._2.isEmpty) Seq("no RocketMQ client threads found: the thread name prefixes are stale") else Nil)
+  }
+
+  def reading: (Int, Map[String, Int]) = (instances, kinds)
+}

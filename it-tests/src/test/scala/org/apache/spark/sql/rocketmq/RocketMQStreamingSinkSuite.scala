@@ -1,0 +1,157 @@
+package org.apache.spark.sql.rocketmq
+
+import java.nio.charset.StandardCharsets
+import java.nio.file.Files
+
+
+import org.apache.rocketmq.common.message.MessageExt
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.datasources.v2.WriteToDataSourceV2Exec
+import org.apache.spark.sql.execution.streaming.runtime.StreamingQueryWrapper
+import org.apache.spark.sql.rocketmq.producer.RocketMQProducerPool
+import org.apache.spark.sql.streaming.{OutputMode, StreamingQuery, Trigger}
+
+/** The sink, batch and streaming: what an independent consumer finds in the topic afterwards. */
+class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
+  import testImplicits._
+
+  private def newDir(): String = Files.createTempDirectory("rocketmq-sink-").toString
+
+  private def body(m: MessageExt): String = new String(m.getBody, StandardCharsets.UTF_8)
+
+  private def source(topic: String, options: (String, String)*): DataFrame =
+    spark.readStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+      .option("startingOffsets", "earliest").options(options.toMap).load()
+
+  private def toTopic(df: DataFrame, topic: String, mode: OutputMode = OutputMode.Append(),
+      trigger: Trigger = Trigger.AvailableNow()): StreamingQuery =
+    df.writeStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+      .option("checkpointLocation", newDir()).outputMode(mode).trigger(trigger).start()
+
+  test("every column reaches the message: tags, keys as string or array, properties") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 4)
+    val rows = (0 until 200).map(i => (s"b$i", s"t${i % 3}", Seq(s"k$i", s"extra$i"), Map("n" -> i.toString, "p" -> "q")))
+    rows.toDF("body", "tags", "keys", "properties").repartition(4).write.format("rocketmq")
+      .option("nameServer", rocketmq.nameServer).option("topic", topic).save()
+    val stored = rocketmq.readAll(topic)
+    assert(stored.map(body).sorted === rows.map(_._1).sorted)
+    stored.foreach { m =>
+      val i = body(m).drop(1).toInt
+      assert(m.getTags === s"t${i % 3}")
+      assert(m.getKeys === s"k$i extra$i")
+      assert(m.getUserProperty("n") === i.toString && m.getUserProperty("p") === "q")
+    }
+    Seq(("x", "k1 k2")).toDF("body", "keys").write.format("rocketmq")
+      .option("nameServer", rocketmq.nameServer).option("topic", topic).save()
+    assert(rocketmq.readAll(topic).find(m => body(m) == "x").get.getKeys === "k1 k2")
+  }
+
+  test("rows sharing a shardingKey land on one queue, in their original order") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 8)
+    val rows = (0 until 300).map(i => (f"$i%04d", s"key-${i % 7}"))
+    rows.toDF("body", "shardingKey").coalesce(1).write.format("rocketmq")
+      .option("nameServer", rocketmq.nameServer).option("topic", topic).save()
+    val stored = rocketmq.readAll(topic)
+    val byKey = rows.groupBy(_._2).map { case (k, rs) => k -> rs.map(_._1) }
+    val storedByBody = stored.map(m => body(m) -> m).toMap
+    byKey.foreach { case (key, bodies) =>
+      val messages = bodies.map(storedByBody)
+      assert(messages.map(_.getQueueId).distinct.size === 1, s"$key spread over queues")
+      assert(messages.map(_.getQueueOffset) === messages.map(_.getQueueOffset).sorted, s"$key out of order")
+    }
+    assert(stored.map(_.getQueueId).distinct.size > 1, "different keys should use different queues")
+  }
+
+  test("source -> transform -> sink -> another topic: counts equal, and the write metrics count them") {
+    val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
+    rocketmq.createTopic(in, queues = 4)
+    rocketmq.createTopic(out, queues = 2)
+    rocketmq.sendBodies(in, (0 until 500).map(i => s"m$i"))
+    val q = toTopic(source(in, "maxOffsetsPerTrigger" -> "200")
+      .selectExpr("concat('out-', CAST(body AS STRING)) AS body", "'copied' AS tags"), out)
+    assert(q.awaitTermination(120000))
+    assert(q.exception.isEmpty, q.exception)
+    val stored = rocketmq.readAll(out)
+    assert(stored.map(body).sorted === (0 until 500).map(i => s"out-m$i").sorted)
+    assert(stored.forall(_.getTags == "copied"))
+    val metrics = q.asInstanceOf[StreamingQueryWrapper].streamingQuery.lastExecution.executedPlan.collect {
+      case w: WriteToDataSourceV2Exec => w.metrics.map { case (k, v) => k -> v.value }
+    }.head
+    val lastBatchRows = q.recentProgress.filter(_.numInputRows > 0).last.numInputRows
+    assert(metrics(RocketMQCustomMetrics.MessagesSent) === lastBatchRows, metrics)
+    assert(metrics(RocketMQCustomMetrics.BytesSent) > 0)
+    assert(metrics(RocketMQCustomMetrics.FailedSends) === 0)
+    assert(metrics.contains(RocketMQCustomMetrics.SendRetries))
+  }
+
+  test("a streaming aggregation publishes its results in complete and update modes") {
+    val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
+    rocketmq.createTopic(in, queues = 2)
+    rocketmq.createTopic(out, queues = 2)
+    rocketmq.sendBodies(in, Seq("a", "b", "a", "c", "a"))
+    val counts = source(in).selectExpr("CAST(body AS STRING) AS word").groupBy("word").count()
+      .selectExpr("word AS shardingKey", "concat(word, '=', CAST(count AS STRING)) AS body")
+    for (mode <- Seq(OutputMode.Complete(), OutputMode.Update())) {
+      val q = toTopic(counts, out, mode)
+      assert(q.awaitTermination(120000))
+      assert(q.exception.isEmpty, q.exception)
+    }
+    // Each mode emitted the three counts once (one batch each).
+    assert(rocketmq.readAll(out).map(body).sorted === Seq("a=3", "a=3", "b=1", "b=1", "c=1", "c=1"))
+  }
+
+  test("deliveryDelayMs holds a message back until it is due") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    val sentAt = System.currentTimeMillis()
+    Seq("later").toDF("body").write.format("rocketmq").option("nameServer", rocketmq.nameServer)
+      .option("topic", topic).option("deliveryDelayMs", "3000").save()
+    assert(rocketmq.readAll(topic).isEmpty, "delivered before it was due")
+    EmbeddedRocketMQ.awaitCondition("the delayed message", 60000)(rocketmq.readAll(topic).nonEmpty)
+    val delivered = rocketmq.readAll(topic).head
+    assert(body(delivered) === "later")
+    assert(delivered.getStoreTimestamp >= sentAt + 2000, "stored in the topic before its delivery time")
+  }
+
+  test("clear errors: a message over the size limit, a bad property name, a topic that does not exist") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    def write(df: DataFrame, options: (String, String)*): String = errorMessage(df.write.format("rocketmq")
+      .option("nameServer", rocketmq.nameServer).option("topic", topic).options(options.toMap).save())
+    val huge = write(Seq("x" * (5 * 1024 * 1024)).toDF("body"), "compressionThreshold" -> Int.MaxValue.toString)
+    assert(huge.contains("ROCKETMQ_SEND_FAILED") && huge.toLowerCase.contains("size"), huge)
+    val reserved = write(Seq(("x", Map("TAGS" -> "sneaky"))).toDF("body", "properties"))
+    assert(reserved.contains("ROCKETMQ_INVALID_PROPERTY_NAME") && reserved.contains("'TAGS'") &&
+      reserved.contains("'properties'") && reserved.contains("reserves"), reserved)
+    val typed = write(Seq(("x", 5)).toDF("body", "shardingKey"))
+    assert(typed.contains("ROCKETMQ_INVALID_COLUMN_TYPE") && typed.contains("'shardingKey'"), typed)
+    val missing = errorMessage {
+      val q = toTopic(source(topic).selectExpr("body"), "no-such-sink-topic")
+      q.awaitTermination(60000)
+    }
+    assert(missing.contains("ROCKETMQ_TOPIC_NOT_FOUND") && missing.contains("'no-such-sink-topic'"), missing)
+  }
+
+  test("100 micro-batches: producers, client instances and their threads stay flat") {
+    val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
+    rocketmq.createTopic(in, queues = 2)
+    rocketmq.createTopic(out, queues = 2)
+    val q = toTopic(source(in).selectExpr("body"), out, trigger = Trigger.ProcessingTime(0))
+    try {
+      var warm = RocketMQClientThreads.reading
+      var warmPool = 0
+      for (i <- 1 to 100) {
+        rocketmq.sendBodies(in, Seq(s"m$i"))
+        q.processAllAvailable()
+        if (i == 10) { warm = RocketMQClientThreads.reading; warmPool = RocketMQProducerPool.size }
+      }
+      val growth = RocketMQClientThreads.growth(warm, RocketMQClientThreads.reading)
+      assert(growth.isEmpty, growth.mkString("; "))
+      assert(RocketMQProducerPool.size === warmPool, "pooled producers grew")
+      assert(rocketmq.readAll(out).map(body).sorted === (1 to 100).map(i => s"m$i").sorted)
+    } finally q.stop()
+  }
+}
