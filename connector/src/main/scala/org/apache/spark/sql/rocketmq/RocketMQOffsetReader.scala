@@ -1,7 +1,6 @@
 package org.apache.spark.sql.rocketmq
 
 import java.io.Closeable
-import java.util.UUID
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
@@ -33,7 +32,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   private val attempts = options.metadataRetries
   private val intervalMs = options.metadataRetryIntervalMs
 
-  private var client: MQClientInstance = _
+  private var lease: RocketMQOffsetReader.clients.Lease = _
 
   /** Master (else replica) address of each broker, from the latest route lookup. */
   private var brokerAddresses: Map[String, String] = Map.empty
@@ -42,13 +41,14 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   @volatile private[rocketmq] var requestCount = 0L
 
   private def api = {
-    if (client == null) client = RocketMQOffsetReader.newClient(nameServer)
-    client.getMQClientAPIImpl
+    if (lease == null) lease = RocketMQOffsetReader.clients.borrow(nameServer)
+    lease.client.getMQClientAPIImpl
   }
 
+  /** Between retries: the shared client is replaced (once no one holds it) and a fresh one borrowed. */
   private def rebuildClient(): Unit = {
+    if (lease != null) lease.markBroken()
     close()
-    client = RocketMQOffsetReader.newClient(nameServer)
   }
 
   /**
@@ -156,11 +156,9 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   }
 
   override def close(): Unit = {
-    if (client != null) {
-      val c = client
-      client = null
-      try c.getMQClientAPIImpl.shutdown()
-      finally MQClientManager.getInstance().removeClientFactory(c.getClientId)
+    if (lease != null) {
+      lease.release()
+      lease = null
     }
   }
 }
@@ -172,14 +170,20 @@ private[rocketmq] object RocketMQOffsetReader {
     try reader.fetchRoute(topic) finally reader.close()
   }
 
-  /** A client instance of its own (unique instance name) whose remoting layer alone is started. */
+  /**
+   * The driver's metadata clients, one per name server list, shared by every reader of the JVM (a
+   * streaming query holds one for its lifetime; batch plans borrow it briefly). Started fully, so
+   * that closing one stops all its threads.
+   */
+  private[rocketmq] val clients = new RocketMQClientCache[String, MQClientInstance]("metadata", newClient, _.shutdown())
+
   private def newClient(nameServer: String): MQClientInstance = {
     val config = new ClientConfig()
     config.setNamesrvAddr(nameServer)
-    config.setInstanceName(s"spark-rocketmq-driver-${UUID.randomUUID()}")
+    config.setInstanceName(s"spark-rocketmq-driver-${Integer.toHexString(nameServer.hashCode)}")
     config.setVipChannelEnabled(false)
     val instance = MQClientManager.getInstance().getOrCreateMQClientInstance(config)
-    instance.getMQClientAPIImpl.start()
+    instance.start()
     instance
   }
 }

@@ -141,13 +141,7 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
   def minPartitions: Option[Int] = get(MinPartitions).map(_ => positiveInt(MinPartitions, 0))
 
   /** The consumer group pulls name and, when the option is set, progress is committed to. */
-  def consumerGroup: Option[String] = get(ConsumerGroup).filter(_.nonEmpty).map { g =>
-    if (!RocketMQOptions.GroupName.matches(g)) {
-      throw RocketMQErrors.invalidOption(ConsumerGroup, g,
-        "must be a RocketMQ consumer group name: 1-120 characters of [%|a-zA-Z0-9_-]")
-    }
-    g
-  }
+  def consumerGroup: Option[String] = groupName(ConsumerGroup)
 
   /** An SQL92 filter over message properties. */
   def sqlFilter: Option[String] = get(SqlFilter).filter(_.nonEmpty)
@@ -230,12 +224,14 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
     validateCommon()
   }
 
-  def producerGroup: String = get(ProducerGroup).filter(_.nonEmpty).map { g =>
+  def producerGroup: String = groupName(ProducerGroup).getOrElse(RocketMQClients.WriterGroup)
+
+  private def groupName(key: String): Option[String] = get(key).filter(_.nonEmpty).map { g =>
     if (!RocketMQOptions.GroupName.matches(g)) {
-      throw RocketMQErrors.invalidOption(ProducerGroup, g, "must be a group name: 1-120 characters of [%|a-zA-Z0-9_-]")
+      throw RocketMQErrors.invalidOption(key, g, "must be a RocketMQ group name: 1-120 characters of [%|a-zA-Z0-9_-]")
     }
     g
-  }.getOrElse(RocketMQClients.WriterGroup)
+  }
 
   def sendRetries: Int = get(SendRetries) match {
     case None => 2

@@ -115,7 +115,8 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     val m = errorOf(options("nameServer" -> "h:1", "topic" -> "t", "minOffsetsPerTrigger" -> "10",
       "maxOffsetsPerTrigger" -> "5").validateForStream())
     assert(m.contains("'minOffsetsPerTrigger'") && m.contains("maxOffsetsPerTrigger (5)"), m)
-    assert(errorOf(options("consumerGroup" -> "bad group").consumerGroup).contains("consumer group name"))
+    assert(errorOf(options("consumerGroup" -> "bad group").consumerGroup).contains("RocketMQ group name"))
+    assert(errorOf(options("producerGroup" -> "bad group").producerGroup).contains("'producerGroup'"))
     assert(errorOf(options("minPartitions" -> "0").minPartitions).contains("positive integer"))
   }
 

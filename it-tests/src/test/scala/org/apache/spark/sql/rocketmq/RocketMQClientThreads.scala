@@ -11,8 +11,11 @@ object RocketMQClientThreads {
   private val Prefixes = Seq("NettyClient", "NettyClientScan", "MQClientFactory", "PullMessageService",
     "RebalanceService", "ClientHouseKeepingService", "AsyncSenderExecutor", "NettyClientPublicExecutor")
 
-  /** The remoting client's scan pool starts threads on demand, up to 10 per client instance. */
-  val OnDemandPool = "NettyClientScan_thread"
+  /**
+   * Pools of the remoting client that start threads on demand, with their cap per client instance:
+   * they may warm up, within the cap.
+   */
+  private val OnDemandPools = Map("NettyClientScan_thread" -> 10, "NettyClientWorkerThread_" -> 4)
 
   def instances: Int = MQClientManager.getInstance().getFactoryTable.size
 
@@ -22,17 +25,19 @@ object RocketMQClientThreads {
       .groupBy(_.replaceAll("[0-9]+", "#")).map { case (k, v) => k -> v.size }
 
   /**
-   * Problems between two readings: instances grew, a kind of client thread grew (the on-demand pool
-   * may warm up within its cap), or no client thread was found at all (stale names).
+   * Problems between two readings: instances grew, a kind of client thread grew (on-demand pools may
+   * warm up within their caps), or no client thread was found at all (stale names).
    */
   def growth(before: (Int, Map[String, Int]), after: (Int, Map[String, Int])): Seq[String] = {
+    def onDemand(kind: String) = OnDemandPools.keys.find(kind.startsWith)
     val grown = after._2.collect {
-      case (k, n) if n > before._2.getOrElse(k, 0) && !k.startsWith(OnDemandPool) =>
-        s"$k: ${before._2.getOrElse(k, 0)} -> $n"
+      case (k, n) if n > before._2.getOrElse(k, 0) && onDemand(k).isEmpty => s"$k: ${before._2.getOrElse(k, 0)} -> $n"
     }.toSeq
-    val onDemand = after._2.filter(_._1.startsWith(OnDemandPool)).values.sum
-    (if (after._1 != before._1) Seq(s"client instances ${before._1} -> ${after._1}") else Nil) ++ grown ++
-      (if (onDemand > 10 * after._1) Seq(s"$OnDemandPool: $onDemand threads") else Nil) ++
+    val overCap = OnDemandPools.toSeq.flatMap { case (pool, cap) =>
+      val n = after._2.filter(_._1.startsWith(pool)).values.sum
+      if (n > cap * after._1) Some(s"$pool: $n threads for ${after._1} client instances") else None
+    }
+    (if (after._1 != before._1) Seq(s"client instances ${before._1} -> ${after._1}") else Nil) ++ grown ++ overCap ++
       (if (before._2.isEmpty) Seq("no RocketMQ client threads found: the thread name prefixes are stale") else Nil)
   }
 
