@@ -71,12 +71,16 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(out, queues = 2)
     rocketmq.sendBodies(in, (0 until 500).map(i => s"m$i"))
     val q = toTopic(source(in, "maxOffsetsPerTrigger" -> "200")
-      .selectExpr("concat('out-', CAST(body AS STRING)) AS body", "'copied' AS tags"), out)
+      .selectExpr("concat('out-', CAST(body AS STRING)) AS body", "'copied' AS tags",
+        "array(concat('k-', CAST(queueOffset AS STRING)), 'all') AS keys",
+        "map('from', CAST(queueId AS STRING)) AS properties"), out)
     assert(q.awaitTermination(120000))
     assert(q.exception.isEmpty, q.exception)
     val stored = rocketmq.readAll(out)
     assert(stored.map(body).sorted === (0 until 500).map(i => s"out-m$i").sorted)
     assert(stored.forall(_.getTags == "copied"))
+    assert(stored.forall(m => m.getKeys.startsWith("k-") && m.getKeys.endsWith(" all")))
+    assert(stored.map(_.getUserProperty("from")).toSet === Set("0", "1", "2", "3"))
     val metrics = q.asInstanceOf[StreamingQueryWrapper].streamingQuery.lastExecution.executedPlan.collect {
       case w: WriteToDataSourceV2Exec => w.metrics.map { case (k, v) => k -> v.value }
     }.head
