@@ -1,7 +1,6 @@
 package org.apache.spark.sql.rocketmq
 
 import scala.annotation.nowarn
-import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer
 import org.apache.rocketmq.client.impl.MQClientManager
@@ -56,8 +55,4 @@ private[rocketmq] object RocketMQClients {
     producer.start()
     producer
   }
-
-  def shutdownQuietly(consumer: DefaultMQPullConsumer): Unit =
-    try consumer.shutdown() catch { case NonFatal(_) => }
-
 }
