@@ -2,8 +2,6 @@ package org.apache.spark.sql.rocketmq
 
 import java.nio.charset.StandardCharsets
 
-import scala.jdk.CollectionConverters._
-
 class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
   import testImplicits._
 

@@ -42,11 +42,14 @@ trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
 
   /** A batch reader of `topic` with the name server set. */
   protected def readTopic(topic: String, options: (String, String)*): DataFrame =
-    spark.read.format("rocketmq")
-      .option("nameServer", rocketmq.nameServer)
-      .option("topic", topic)
-      .options(options.toMap)
-      .load()
+    spark.read.format("rocketmq").options(topicOptions(topic, options)).load()
+
+  /** A streaming reader of `topic` with the name server set. */
+  protected def streamTopic(topic: String, options: (String, String)*): DataFrame =
+    spark.readStream.format("rocketmq").options(topicOptions(topic, options)).load()
+
+  private def topicOptions(topic: String, options: Seq[(String, String)]): Map[String, String] =
+    Map("nameServer" -> rocketmq.nameServer, "topic" -> topic) ++ options
 
   protected def bodies(df: DataFrame): Seq[String] =
     df.select("body").collect().map(r => new String(r.getAs[Array[Byte]](0), StandardCharsets.UTF_8)).toSeq

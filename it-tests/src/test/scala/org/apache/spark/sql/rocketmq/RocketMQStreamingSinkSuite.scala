@@ -21,8 +21,7 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
   private def body(m: MessageExt): String = new String(m.getBody, StandardCharsets.UTF_8)
 
   private def source(topic: String, options: (String, String)*): DataFrame =
-    spark.readStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
-      .option("startingOffsets", "earliest").options(options.toMap).load()
+    streamTopic(topic, ("startingOffsets" -> "earliest") +: options: _*)
 
   private def toTopic(df: DataFrame, topic: String, mode: OutputMode = OutputMode.Append(),
       trigger: Trigger = Trigger.AvailableNow()): StreamingQuery =

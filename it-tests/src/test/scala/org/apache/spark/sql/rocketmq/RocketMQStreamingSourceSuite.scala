@@ -10,13 +10,6 @@ import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 /** The streaming source, as scripts of actions (send, start, stop, restart) and checks. */
 class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
 
-  private def stream(topic: String, options: (String, String)*): DataFrame =
-    spark.readStream.format("rocketmq")
-      .option("nameServer", rocketmq.nameServer)
-      .option("topic", topic)
-      .options(options.toMap)
-      .load()
-
   private def newDir(): String = Files.createTempDirectory("rocketmq-stream-").toString
 
   /** Starts `df` into an in-memory table named `name`, checkpointing at `checkpoint`. */
@@ -40,7 +33,7 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendBodies(topic, (0 until 5).map(i => s"before-$i"))
     val name = tableName()
-    withQuery(toMemory(stream(topic), name, newDir())) { q =>
+    withQuery(toMemory(streamTopic(topic), name, newDir())) { q =>
       q.processAllAvailable()
       assert(memoryBodies(name).isEmpty)
       rocketmq.sendBodies(topic, (0 until 10).map(i => s"after-$i"))
@@ -64,10 +57,10 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(topic, queues = 3)
     rocketmq.sendBodies(topic, (0 until 30).map(i => s"a$i"))
     val (checkpoint, output) = (newDir(), newDir())
-    runToFiles(stream(topic, "startingOffsets" -> "earliest"), output, checkpoint)
+    runToFiles(streamTopic(topic, "startingOffsets" -> "earliest"), output, checkpoint)
     assert(fileRows(output).size === 30)
     rocketmq.sendBodies(topic, (0 until 12).map(i => s"b$i"))
-    runToFiles(stream(topic, "startingOffsets" -> "earliest"), output, checkpoint)
+    runToFiles(streamTopic(topic, "startingOffsets" -> "earliest"), output, checkpoint)
     assert(fileRows(output).map(_.getString(0)).sorted ===
       ((0 until 30).map(i => s"a$i") ++ (0 until 12).map(i => s"b$i")).sorted)
   }
@@ -78,7 +71,7 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     rocketmq.sendBodies(topic, (0 until 200).map(i => s"m$i"))
     val (checkpoint, output) = (newDir(), newDir())
     def run(): Unit = {
-      val q = stream(topic, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "37")
+      val q = streamTopic(topic, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "37")
         .selectExpr("CAST(body AS STRING) AS body", "brokerName", "queueId", "queueOffset")
         .writeStream.format("json").option("path", output).option("checkpointLocation", checkpoint)
         .trigger(Trigger.AvailableNow()).start()
@@ -100,7 +93,7 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(topic, queues = 4)
     rocketmq.sendBodies(topic, (0 until 100).map(i => s"m$i"))
     val name = tableName()
-    val q = toMemory(stream(topic, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "30"), name, newDir(),
+    val q = toMemory(streamTopic(topic, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "30"), name, newDir(),
       Trigger.AvailableNow())
     assert(q.awaitTermination(120000), "AvailableNow did not stop")
     assert(memoryBodies(name).sorted === (0 until 100).map(i => s"m$i").sorted)
@@ -112,7 +105,7 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
     val name = tableName()
-    withQuery(toMemory(stream(topic, "minOffsetsPerTrigger" -> "20", "maxTriggerDelay" -> "3s"), name, newDir(),
+    withQuery(toMemory(streamTopic(topic, "minOffsetsPerTrigger" -> "20", "maxTriggerDelay" -> "3s"), name, newDir(),
         Trigger.ProcessingTime(100))) { q =>
       q.processAllAvailable()
       rocketmq.sendBodies(topic, (0 until 5).map(i => s"few$i"))
@@ -133,7 +126,7 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(t1, queues = 2)
     rocketmq.createTopic(t2, queues = 1)
     val name = tableName()
-    withQuery(toMemory(stream(s"$t1,$t2", "startingOffsets" -> "earliest"), name, newDir())) { q =>
+    withQuery(toMemory(streamTopic(s"$t1,$t2", "startingOffsets" -> "earliest"), name, newDir())) { q =>
       rocketmq.sendBodies(t1, Seq("x1", "x2"))
       rocketmq.sendBodies(t2, Seq("y1"))
       q.processAllAvailable()
@@ -151,7 +144,7 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
     rocketmq.sendBodies(topic, (0 until 100).map(i => s"m$i"))
-    val q = toMemory(stream(topic, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "40"), tableName(),
+    val q = toMemory(streamTopic(topic, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "40"), tableName(),
       newDir(), Trigger.AvailableNow())
     assert(q.awaitTermination(120000))
     val behind = q.recentProgress.filter(_.numInputRows > 0)
@@ -170,7 +163,7 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     })
     def read(options: (String, String)*): Seq[Row] = {
       val name = tableName()
-      val q = stream(topic, ("startingOffsets" -> "earliest") +: options: _*)
+      val q = streamTopic(topic, ("startingOffsets" -> "earliest") +: options: _*)
         .selectExpr("CAST(body AS STRING) AS body", "*").drop("topic", "flag", "properties")
         .writeStream.format("memory").queryName(name).option("checkpointLocation", newDir())
         .trigger(Trigger.AvailableNow()).start()
@@ -194,13 +187,13 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     val cut = stored.map(_._3).sorted.apply(20)
     val expected = stored.filter(_._3 >= cut).map(_._1).toSet
     val name = tableName()
-    val q = toMemory(stream(topic, "startingTimestamp" -> cut.toString), name, newDir(), Trigger.AvailableNow())
+    val q = toMemory(streamTopic(topic, "startingTimestamp" -> cut.toString), name, newDir(), Trigger.AvailableNow())
     assert(q.awaitTermination(120000))
     assert(memoryBodies(name).toSet === expected)
 
     val b = rocketmq.brokerName
     val name2 = tableName()
-    val q2 = toMemory(stream(topic, "startingOffsetsByTimestamp" -> s"""{"$topic":{"$b":{"0":$cut}}}"""), name2,
+    val q2 = toMemory(streamTopic(topic, "startingOffsetsByTimestamp" -> s"""{"$topic":{"$b":{"0":$cut}}}"""), name2,
       newDir(), Trigger.AvailableNow())
     assert(q2.awaitTermination(120000))
     assert(memoryBodies(name2).toSet === stored.filter(s => s._2 == 1 || s._3 >= cut).map(_._1).toSet)
@@ -217,14 +210,14 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendBodies(topic, (0 until 20).map(i => s"m$i"))
     val group = s"spark-it-group-${topic.takeRight(8)}"
-    val q = toMemory(stream(topic, "startingOffsets" -> "earliest", "consumerGroup" -> group), tableName(), newDir(),
+    val q = toMemory(streamTopic(topic, "startingOffsets" -> "earliest", "consumerGroup" -> group), tableName(), newDir(),
       Trigger.AvailableNow())
     assert(q.awaitTermination(120000))
     val latest = rocketmq.latestOffsets(topic)
     EmbeddedRocketMQ.awaitCondition("the group's committed offsets", 30000) {
       latest.forall { case (queue, max) => rocketmq.committedOffset(group, queue) == max }
     }
-    val q2 = toMemory(stream(topic, "startingOffsets" -> "earliest"), tableName(), newDir(), Trigger.AvailableNow())
+    val q2 = toMemory(streamTopic(topic, "startingOffsets" -> "earliest"), tableName(), newDir(), Trigger.AvailableNow())
     assert(q2.awaitTermination(120000))
     latest.keys.foreach(queue => assert(rocketmq.committedOffset(RocketMQClients.ReaderGroup, queue) === -1L))
   }
@@ -254,7 +247,7 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
       rocketmq.createTopic(topic, queues = 1)
       rocketmq.sendBodies(topic, (0 until 10).map(i => s"old$i"))
       val (checkpoint, output) = (newDir(), newDir())
-      val q = stream(topic, "startingOffsets" -> "earliest", "failOnDataLoss" -> failOnDataLoss.toString)
+      val q = streamTopic(topic, "startingOffsets" -> "earliest", "failOnDataLoss" -> failOnDataLoss.toString)
         .selectExpr("CAST(body AS STRING) AS body").writeStream.format("json")
         .option("path", output).option("checkpointLocation", checkpoint).start()
       try {
@@ -264,11 +257,11 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
         rocketmq.sendBodies(topic, (0 until 3).map(i => s"new$i"))
         if (failOnDataLoss) {
           val e = intercept[Exception](q.processAllAvailable())
-          // The query sees either the topic gone, or its offsets gone back (to 1, 2 or 3), depending on
-          // when its trigger falls; both are data loss.
+          // The query sees either the topic gone, or its offsets gone back (to 0-3: the recreated queue
+          // may not hold all three new messages yet), depending on when its trigger falls; both are loss.
           val m = e.getMessage
           assert(m.contains("failOnDataLoss=false"), m)
-          assert(m.contains("ROCKETMQ_DATA_LOSS_QUEUE_GONE") || "went back from 10 to [123]\\b".r.findFirstIn(m).isDefined, m)
+          assert(m.contains("ROCKETMQ_DATA_LOSS_QUEUE_GONE") || "went back from 10 to [0-3]\\b".r.findFirstIn(m).isDefined, m)
         } else {
           q.processAllAvailable()
           val got = spark.read.schema("body STRING").json(output).collect().map(_.getString(0)).sorted.toSeq
