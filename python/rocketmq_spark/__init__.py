@@ -1,22 +1,47 @@
-"""Read from and write to Apache RocketMQ with PySpark.
+"""Read from and write to Apache RocketMQ with PySpark, batch and streaming.
 
-The functions build ordinary ``spark.read`` / ``df.write`` calls on the connector's data source
-(format ``rocketmq``); each keyword argument is one connector option, its name the option key in
-snake_case (``name_server`` is ``nameServer``). They never touch the JVM directly.
+The functions build ordinary ``spark.read`` / ``spark.readStream`` / ``df.write`` / ``df.writeStream``
+calls on the connector's data source (format ``rocketmq``). Each keyword argument is one connector
+option, named as its key in snake_case (``name_server`` is ``nameServer``); unknown keywords are a
+``TypeError``. Nothing here touches the JVM, so classic and Spark Connect sessions work alike.
+
+Attach the connector jar first: ``configure_spark_with_rocketmq(builder)`` for a session you start,
+``add_rocketmq_jar(spark)`` for a Spark Connect client, or ``jar_path()`` for your own launcher.
 """
 
 from __future__ import annotations
 
-from rocketmq_spark._jar import configure_spark_with_rocketmq, jar_path
-from rocketmq_spark._io import FORMAT, OPTION_KEYS, read_rocketmq, write_rocketmq
+from rocketmq_spark._columns import decode_properties
+from rocketmq_spark._io import FORMAT, read_rocketmq, read_rocketmq_stream, write_rocketmq
+from rocketmq_spark._jar import add_rocketmq_jar, configure_spark_with_rocketmq, jar_path
+from rocketmq_spark._options import OPTION_KEYS
+from rocketmq_spark._positions import (
+    EARLIEST,
+    EARLIEST_OFFSET,
+    LATEST,
+    LATEST_OFFSET,
+    epoch_millis,
+    offsets_json,
+    timestamps_json,
+)
 from rocketmq_spark._version import __version__
 
 __all__ = [
+    "EARLIEST",
+    "EARLIEST_OFFSET",
     "FORMAT",
+    "LATEST",
+    "LATEST_OFFSET",
     "OPTION_KEYS",
     "__version__",
+    "add_rocketmq_jar",
     "configure_spark_with_rocketmq",
+    "decode_properties",
+    "epoch_millis",
     "jar_path",
+    "offsets_json",
     "read_rocketmq",
+    "read_rocketmq_stream",
+    "timestamps_json",
     "write_rocketmq",
 ]

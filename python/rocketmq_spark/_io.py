@@ -1,111 +1,137 @@
-"""``read_rocketmq`` and ``write_rocketmq``: keyword arguments in, connector options out."""
+"""``read_rocketmq``, ``read_rocketmq_stream`` and ``write_rocketmq``: typed keywords in, a plain
+``spark.read`` / ``spark.readStream`` / ``df.write`` / ``df.writeStream`` call on the connector out.
+
+Nothing here touches the JVM, so every function works the same in a classic and a Spark Connect session.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Optional, Union
+from datetime import timedelta
+from typing import TYPE_CHECKING, Dict, Optional, Sequence, Union
+
+from rocketmq_spark._options import checked_text, connector_options, required
+from rocketmq_spark._positions import EARLIEST, LATEST, QueueOffsets, QueueTimestamps, Timestamp
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
 
+#: The connector's short format name (its full name is ``org.apache.spark.sql.rocketmq.RocketMQSourceProvider``).
 FORMAT = "rocketmq"
 
-#: Keyword argument -> connector option key, for every option the functions accept.
-OPTION_KEYS: Dict[str, str] = {
-    "name_server": "nameServer",
-    "topic": "topic",
-    "starting_offsets": "startingOffsets",
-    "ending_offsets": "endingOffsets",
-    "sub_expression": "subExpression",
-    "pull_timeout_ms": "pullTimeoutMs",
-    "pull_batch_size": "pullBatchSize",
-    "fail_on_data_loss": "failOnDataLoss",
-    "request_timeout_ms": "requestTimeoutMs",
-    "metadata_retries": "metadataRetries",
-    "metadata_retry_interval_ms": "metadataRetryIntervalMs",
-    "send_timeout_ms": "sendTimeoutMs",
-    "max_in_flight_messages": "maxInFlightMessages",
-}
+Topics = Union[str, Sequence[str]]
+Offsets = Union[str, QueueOffsets]
+Timestamps = Union[str, QueueTimestamps]
+Duration = Union[str, timedelta]
 
-OptionValue = Union[str, int, bool, None]
+_OUTPUT_MODES = ("append", "update", "complete")
 
 
-def _check_text(name: str, value: object, required: bool) -> None:
-    if value is None:
-        if required:
-            raise ValueError(f"{name} is required: pass {name}='...'")
-        return
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str, not {type(value).__name__}: pass {name}='...'")
-    if required and not value.strip():
-        raise ValueError(f"{name} must not be empty")
-
-
-def _check_positive_int(name: str, value: object) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}: pass e.g. {name}=1000")
-    if value <= 0:
-        raise ValueError(f"{name} must be a positive int, not {value}")
-
-
-def _options(**kwargs: OptionValue) -> Dict[str, str]:
-    """Map keyword arguments that are set onto connector option keys, as strings."""
-    out: Dict[str, str] = {}
-    for name, value in kwargs.items():
-        if value is None:
-            continue
-        key = OPTION_KEYS[name]
-        if isinstance(value, bool):
-            out[key] = "true" if value else "false"
-        else:
-            out[key] = str(value)
-    return out
+def _read_options(values: Dict[str, object]) -> Dict[str, str]:
+    required("name_server", values["name_server"])
+    required("topic", values["topic"])
+    starts = [k for k in ("starting_offsets", "starting_timestamp", "starting_offsets_by_timestamp")
+              if values.get(k) is not None]
+    if len(starts) > 1:
+        raise ValueError(f"{' and '.join(starts)} each say where to start: pass only one of them")
+    ends = [k for k in ("ending_offsets", "ending_timestamp", "ending_offsets_by_timestamp")
+            if values.get(k) is not None]
+    if len(ends) > 1:
+        raise ValueError(f"{' and '.join(ends)} each say where to end: pass only one of them")
+    return connector_options(values)
 
 
 def read_rocketmq(
     spark: "SparkSession",
     name_server: str,
-    topic: str,
+    topic: Topics,
     *,
-    starting_offsets: Optional[str] = None,
-    ending_offsets: Optional[str] = None,
+    starting_offsets: Optional[Offsets] = None,
+    ending_offsets: Optional[Offsets] = None,
+    starting_timestamp: Optional[Timestamp] = None,
+    starting_offsets_by_timestamp: Optional[Timestamps] = None,
+    ending_timestamp: Optional[Timestamp] = None,
+    ending_offsets_by_timestamp: Optional[Timestamps] = None,
     sub_expression: Optional[str] = None,
+    sql_filter: Optional[str] = None,
+    include_extra_columns: Optional[bool] = None,
+    min_partitions: Optional[int] = None,
     pull_timeout_ms: Optional[int] = None,
     pull_batch_size: Optional[int] = None,
     fail_on_data_loss: Optional[bool] = None,
+    consumer_group: Optional[str] = None,
     request_timeout_ms: Optional[int] = None,
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
 ) -> "DataFrame":
-    """Read RocketMQ topics as a batch DataFrame (one row per message).
+    """Read RocketMQ topics as a batch DataFrame, one row per message.
 
-    Options left as ``None`` keep the connector's defaults. The rows have the columns topic, flag,
-    body, properties, brokerName, queueId, queueOffset, bornTimestamp and storeTimestamp.
+    Reads every queue of ``topic`` (a name or a list of names) from ``starting_offsets`` (default
+    ``EARLIEST``) up to ``ending_offsets`` (default ``LATEST``, exclusive); offsets may be a dict
+    ``{"topic": {"broker": {queue_id: offset}}}``. Times are ``datetime`` objects with a time zone or
+    epoch milliseconds. Keywords left as ``None`` keep the connector's defaults; each is the option key
+    in snake_case (see the README's option table).
+
+    The rows have the columns topic, flag, body (binary), properties (JSON string; see
+    ``decode_properties``), brokerName, queueId, queueOffset, bornTimestamp and storeTimestamp, then
+    tags, keys and msgId when ``include_extra_columns=True``.
 
     Example::
 
-        >>> df = read_rocketmq(spark, name_server="127.0.0.1:9876", topic="orders")  # doctest: +SKIP
+        >>> df = read_rocketmq(spark, "127.0.0.1:9876", "orders", sub_expression="paid")  # doctest: +SKIP
         >>> df.selectExpr("CAST(body AS STRING)").show()  # doctest: +SKIP
     """
-    _check_text("name_server", name_server, required=True)
-    _check_text("topic", topic, required=True)
-    for name, value in (("starting_offsets", starting_offsets), ("ending_offsets", ending_offsets),
-                        ("sub_expression", sub_expression)):
-        _check_text(name, value, required=False)
-    for name, number in (("pull_timeout_ms", pull_timeout_ms), ("pull_batch_size", pull_batch_size),
-                         ("request_timeout_ms", request_timeout_ms), ("metadata_retries", metadata_retries)):
-        _check_positive_int(name, number)
-    if fail_on_data_loss is not None and not isinstance(fail_on_data_loss, bool):
-        raise TypeError("fail_on_data_loss must be a bool: pass fail_on_data_loss=True or False")
-    options = _options(
-        name_server=name_server, topic=topic, starting_offsets=starting_offsets,
-        ending_offsets=ending_offsets, sub_expression=sub_expression, pull_timeout_ms=pull_timeout_ms,
-        pull_batch_size=pull_batch_size, fail_on_data_loss=fail_on_data_loss,
-        request_timeout_ms=request_timeout_ms, metadata_retries=metadata_retries,
-        metadata_retry_interval_ms=metadata_retry_interval_ms,
-    )
+    values = dict(locals())
+    del values["spark"]
+    if isinstance(starting_offsets, str) and starting_offsets.strip().lower() == LATEST:
+        raise ValueError("starting_offsets=LATEST reads nothing in a batch query: use EARLIEST, per-queue offsets, "
+                         "or read_rocketmq_stream to read what arrives from now on")
+    if isinstance(ending_offsets, str) and ending_offsets.strip().lower() == EARLIEST:
+        raise ValueError("ending_offsets=EARLIEST reads nothing: use LATEST (the default) or per-queue offsets")
+    options = _read_options(values)
     return spark.read.format(FORMAT).options(**options).load()
+
+
+def read_rocketmq_stream(
+    spark: "SparkSession",
+    name_server: str,
+    topic: Topics,
+    *,
+    starting_offsets: Optional[Offsets] = None,
+    starting_timestamp: Optional[Timestamp] = None,
+    starting_offsets_by_timestamp: Optional[Timestamps] = None,
+    max_offsets_per_trigger: Optional[int] = None,
+    min_offsets_per_trigger: Optional[int] = None,
+    max_trigger_delay: Optional[Duration] = None,
+    sub_expression: Optional[str] = None,
+    sql_filter: Optional[str] = None,
+    include_extra_columns: Optional[bool] = None,
+    min_partitions: Optional[int] = None,
+    pull_timeout_ms: Optional[int] = None,
+    pull_batch_size: Optional[int] = None,
+    fail_on_data_loss: Optional[bool] = None,
+    consumer_group: Optional[str] = None,
+    request_timeout_ms: Optional[int] = None,
+    metadata_retries: Optional[int] = None,
+    metadata_retry_interval_ms: Optional[int] = None,
+) -> "DataFrame":
+    """Read RocketMQ topics as a streaming DataFrame (Structured Streaming), one row per message.
+
+    The twin of ``read_rocketmq`` for ``spark.readStream``: same columns, no end options, plus the rate
+    limits ``max_offsets_per_trigger``, ``min_offsets_per_trigger`` and ``max_trigger_delay`` (a
+    ``timedelta`` or a string like ``"30s"``). A new query starts at ``starting_offsets`` (default
+    ``EARLIEST``); a restarted one resumes from its checkpoint.
+
+    Example::
+
+        >>> stream = read_rocketmq_stream(spark, "127.0.0.1:9876", "orders",
+        ...                               starting_offsets=LATEST, max_offsets_per_trigger=10_000)  # doctest: +SKIP
+        >>> query = stream.writeStream.format("console").start()  # doctest: +SKIP
+    """
+    values = dict(locals())
+    del values["spark"]
+    options = _read_options(values)
+    return spark.readStream.format(FORMAT).options(**options).load()
 
 
 def write_rocketmq(
@@ -113,30 +139,77 @@ def write_rocketmq(
     name_server: str,
     topic: Optional[str] = None,
     *,
+    producer_group: Optional[str] = None,
     send_timeout_ms: Optional[int] = None,
+    send_retries: Optional[int] = None,
     max_in_flight_messages: Optional[int] = None,
+    compression_threshold: Optional[int] = None,
+    delivery_delay_ms: Optional[int] = None,
     request_timeout_ms: Optional[int] = None,
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
-) -> None:
-    """Write a DataFrame to RocketMQ, one message per row; returns once every message is acknowledged.
+    checkpoint_location: Optional[str] = None,
+    output_mode: Optional[str] = None,
+    processing_time: Optional[str] = None,
+    available_now: bool = False,
+    query_name: Optional[str] = None,
+) -> Optional["StreamingQuery"]:
+    """Write a DataFrame to RocketMQ, one message per row.
 
-    The DataFrame needs a ``body`` column (string or binary) and, unless ``topic`` is given, a
-    string ``topic`` column; an optional string ``tags`` column sets each message's tag.
+    The DataFrame needs a ``body`` column (string or binary) and, unless ``topic`` is given, a string
+    ``topic`` column. Optional columns: ``tags``, ``keys`` (string or array of strings), ``properties``
+    (map of strings), ``shardingKey`` and ``deliverTime`` (timestamp or epoch ms).
+
+    A batch DataFrame is written at once and the call returns ``None`` when every message is
+    acknowledged. A streaming DataFrame starts a query and the call returns its ``StreamingQuery``; the
+    keywords ``checkpoint_location``, ``output_mode`` (append, update or complete), ``processing_time``
+    (e.g. ``"10 seconds"``), ``available_now`` and ``query_name`` apply to it, and only to it.
 
     Example::
 
-        >>> df = spark.createDataFrame([("hello",)], "body STRING")  # doctest: +SKIP
-        >>> write_rocketmq(df, name_server="127.0.0.1:9876", topic="greetings")  # doctest: +SKIP
+        >>> write_rocketmq(spark.createDataFrame([("hi",)], "body STRING"),
+        ...                "127.0.0.1:9876", "greetings")  # doctest: +SKIP
+        >>> query = write_rocketmq(counts, "127.0.0.1:9876", "counts", output_mode="update",
+        ...                        checkpoint_location="/tmp/cp")  # doctest: +SKIP
+        >>> query.awaitTermination()  # doctest: +SKIP
     """
-    _check_text("name_server", name_server, required=True)
-    _check_text("topic", topic, required=False)
-    for name, number in (("send_timeout_ms", send_timeout_ms), ("max_in_flight_messages", max_in_flight_messages),
-                         ("request_timeout_ms", request_timeout_ms), ("metadata_retries", metadata_retries)):
-        _check_positive_int(name, number)
-    options = _options(
-        name_server=name_server, topic=topic, send_timeout_ms=send_timeout_ms,
-        max_in_flight_messages=max_in_flight_messages, request_timeout_ms=request_timeout_ms,
-        metadata_retries=metadata_retries, metadata_retry_interval_ms=metadata_retry_interval_ms,
-    )
-    df.write.format(FORMAT).mode("append").options(**options).save()
+    values = dict(locals())
+    stream_values = {k: values.pop(k) for k in
+                     ("checkpoint_location", "output_mode", "processing_time", "available_now", "query_name")}
+    del values["df"]
+    required("name_server", name_server)
+    if topic is not None and (not isinstance(topic, str) or "," in topic):
+        raise TypeError(f"topic must be one topic name (a str) when writing, not {topic!r}: rows go to one "
+                        "topic, or to each row's topic column")
+    options = connector_options(values)
+    if output_mode is not None and output_mode not in _OUTPUT_MODES:
+        raise ValueError(f"output_mode must be one of {', '.join(_OUTPUT_MODES)}, not {output_mode!r}")
+    if not isinstance(available_now, bool):
+        raise TypeError(f"available_now must be a bool, not {available_now!r}")
+    if processing_time is not None and available_now:
+        raise ValueError("processing_time and available_now are two triggers: pass only one of them")
+    for name in ("checkpoint_location", "processing_time", "query_name"):
+        if stream_values[name] is not None:
+            checked_text(name, stream_values[name])
+    if not df.isStreaming:
+        given = [k for k, v in stream_values.items() if v not in (None, False)]
+        if given:
+            raise ValueError(f"{', '.join(given)} only apply to streaming DataFrames; this one is a batch DataFrame")
+        df.write.format(FORMAT).mode("append").options(**options).save()
+        return None
+
+    writer = df.writeStream.format(FORMAT).options(**options)
+    if checkpoint_location is not None:
+        writer = writer.option("checkpointLocation", checkpoint_location)
+    if output_mode is not None:
+        writer = writer.outputMode(output_mode)
+    if processing_time is not None:
+        writer = writer.trigger(processingTime=processing_time)
+    elif available_now:
+        writer = writer.trigger(availableNow=True)
+    if query_name is not None:
+        writer = writer.queryName(query_name)
+    return writer.start()
+
+
+__all__ = ["FORMAT", "read_rocketmq", "read_rocketmq_stream", "write_rocketmq"]

@@ -52,4 +52,20 @@ def configure_spark_with_rocketmq(builder: "SparkSession.Builder") -> "SparkSess
     return builder.config("spark.jars", ",".join(jars))
 
 
-__all__ = ["configure_spark_with_rocketmq", "jar_path", "__version__"]
+def add_rocketmq_jar(spark: "SparkSession") -> None:
+    """Upload the bundled connector jar to a running Spark Connect session (``spark.addArtifacts``).
+
+    For a client of a Spark Connect server that was started without the connector: the jar becomes
+    part of this session's classpath on the server and its executors, and ``format("rocketmq")``
+    resolves. Classic sessions should use ``configure_spark_with_rocketmq`` before they start instead.
+
+    Example::
+
+        >>> from pyspark.sql import SparkSession
+        >>> spark = SparkSession.builder.remote("sc://spark-connect-host:15002").getOrCreate()  # doctest: +SKIP
+        >>> add_rocketmq_jar(spark)  # doctest: +SKIP
+    """
+    spark.addArtifacts(jar_path())
+
+
+__all__ = ["add_rocketmq_jar", "configure_spark_with_rocketmq", "jar_path", "__version__"]

@@ -1,14 +1,34 @@
+"""Session fixtures: a real embedded RocketMQ (child JVM) and a Spark session.
+
+The Spark session is classic by default. With ROCKETMQ_SPARK_API=connect it is a Spark Connect client
+of a server in its own JVM, started without the connector jar; the jar is then attached with
+add_rocketmq_jar. dev/test runs the tests marked ``e2e`` a second time that way.
+"""
+
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from embedded_rocketmq import REPO_ROOT, EmbeddedRocketMQProcess  # noqa: E402
+
+API = os.environ.get("ROCKETMQ_SPARK_API", "classic")
+if API not in ("classic", "connect"):
+    raise ValueError(f"ROCKETMQ_SPARK_API must be classic or connect, not {API!r}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "e2e: end to end through a Spark session; runs in classic and Connect mode")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"Spark API of the session fixture: {API}"
 
 
 @pytest.fixture(scope="session")
@@ -20,16 +40,11 @@ def rocketmq() -> Iterator[EmbeddedRocketMQProcess]:
         harness.stop()
 
 
-@pytest.fixture(scope="session")
-def spark() -> Iterator["object"]:
+def _classic_session() -> Any:
     from pyspark.sql import SparkSession
 
-    from rocketmq_spark import configure_spark_with_rocketmq, jar_path
+    from rocketmq_spark import configure_spark_with_rocketmq
 
-    try:
-        jar_path()
-    except FileNotFoundError as e:
-        pytest.fail(f"{e} (dev/test runs it)")
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("rocketmq-spark-pytest")
@@ -40,8 +55,38 @@ def spark() -> Iterator["object"]:
         # The RocketMQ client's own log file goes under the build tree, not ~/logs/rocketmqlogs.
         .config("spark.driver.extraJavaOptions", f"-Drocketmq.log.root={REPO_ROOT / 'it-tests' / 'target' / 'client-logs'}")
     )
-    session = configure_spark_with_rocketmq(builder).getOrCreate()
+    return configure_spark_with_rocketmq(builder).getOrCreate()
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    from rocketmq_spark import jar_path
+
     try:
-        yield session
+        jar_path()
+    except FileNotFoundError as e:
+        pytest.fail(f"{e} (dev/test runs it)")
+    if API == "classic":
+        session = _classic_session()
+        try:
+            yield session
+        finally:
+            session.stop()
+        return
+
+    from pyspark.sql import SparkSession
+
+    from connect_server import SparkConnectServerProcess
+    from rocketmq_spark import add_rocketmq_jar
+
+    server = SparkConnectServerProcess().start()
+    try:
+        session = SparkSession.builder.remote(server.url).getOrCreate()
+        assert type(session).__module__.startswith("pyspark.sql.connect"), type(session)
+        add_rocketmq_jar(session)
+        try:
+            yield session
+        finally:
+            session.stop()
     finally:
-        session.stop()
+        server.stop()

@@ -1,0 +1,27 @@
+"""Column helpers for rows read from RocketMQ."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+
+def decode_properties(col: Union["Column", str] = "properties") -> "Column":
+    """The ``properties`` column (a JSON object string) as a ``map<string,string>`` column.
+
+    Message properties arrive as JSON so that the schema stays fixed; this turns them into a map, so
+    ``decode_properties()["TAGS"]`` or ``decode_properties().getItem("KEYS")`` picks one.
+
+    Example::
+
+        >>> rows = read_rocketmq(spark, "127.0.0.1:9876", "orders")  # doctest: +SKIP
+        >>> rows.select(decode_properties().alias("props")).select("props.TAGS")  # doctest: +SKIP
+    """
+    from pyspark.sql.functions import from_json
+
+    return from_json(col, "map<string,string>")
+
+
+__all__ = ["decode_properties"]

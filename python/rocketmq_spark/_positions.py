@@ -1,0 +1,131 @@
+"""Where a read starts or ends: the earliest/latest sentinels, per-queue offset JSON and timestamps."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from typing import Dict, Mapping, Union
+
+#: ``starting_offsets`` / ``ending_offsets``: every queue from its first retained message.
+EARLIEST = "earliest"
+#: ``starting_offsets`` / ``ending_offsets``: every queue from (or up to) its end.
+LATEST = "latest"
+#: A queue's offset in per-queue offsets that means "its earliest offset".
+EARLIEST_OFFSET = -2
+#: A queue's offset in per-queue offsets that means "its latest offset".
+LATEST_OFFSET = -1
+
+Offset = Union[int, str]
+#: ``{"topic": {"broker": {queue_id: offset}}}``; queue ids may be ints or digit strings.
+QueueOffsets = Mapping[str, Mapping[str, Mapping[Union[int, str], Offset]]]
+Timestamp = Union[int, datetime]
+#: ``{"topic": {"broker": {queue_id: time}}}`` with epoch milliseconds or timezone-aware datetimes.
+QueueTimestamps = Mapping[str, Mapping[str, Mapping[Union[int, str], Timestamp]]]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_SENTINELS = {EARLIEST: EARLIEST_OFFSET, LATEST: LATEST_OFFSET}
+
+
+def epoch_millis(value: Timestamp, name: str = "timestamp") -> int:
+    """Epoch milliseconds of a timezone-aware ``datetime`` (or of an int already in epoch ms).
+
+    Example::
+
+        >>> from datetime import datetime, timezone
+        >>> epoch_millis(datetime(2024, 1, 2, 3, 4, 5, 600000, tzinfo=timezone.utc))
+        1704164645600
+    """
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(
+                f"{name} is a naive datetime ({value.isoformat()}): RocketMQ store times are instants, so give it "
+                "a time zone, e.g. datetime(..., tzinfo=timezone.utc)"
+            )
+        return (value - _EPOCH) // timedelta(milliseconds=1)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be a datetime or epoch milliseconds (int), not {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be epoch milliseconds >= 0, not {value}")
+    return value
+
+
+def _queue_id(name: str, topic: str, broker: str, queue: object) -> str:
+    text = str(queue) if isinstance(queue, (int, str)) and not isinstance(queue, bool) else ""
+    if not text.isdigit():
+        raise TypeError(f"{name}: queue id {queue!r} of {topic}/{broker} must be an int >= 0, e.g. {{0: 23}}")
+    return str(int(text))
+
+
+def _nested(name: str, value: object, leaf: str) -> Dict[str, Dict[str, Mapping[object, object]]]:
+    """Checks the topic -> broker -> queue nesting; returns it as plain dicts."""
+    example = f'{{"my-topic": {{"broker-a": {{0: {leaf}}}}}}}'
+    if not isinstance(value, Mapping) or not value:
+        raise TypeError(f"{name} must be a non-empty dict like {example}, not {value!r}")
+    out: Dict[str, Dict[str, Mapping[object, object]]] = {}
+    for topic, brokers in value.items():
+        if not isinstance(topic, str) or not topic or not isinstance(brokers, Mapping) or not brokers:
+            raise TypeError(f"{name}: {topic!r} must map a topic name to {{broker name: {{queue id: ...}}}}, "
+                            f"like {example}")
+        out[topic] = {}
+        for broker, queues in brokers.items():
+            if not isinstance(broker, str) or not broker or not isinstance(queues, Mapping) or not queues:
+                raise TypeError(f"{name}: {topic}/{broker!r} must map a broker name to {{queue id: ...}}, "
+                                f"like {example}")
+            out[topic][broker] = queues
+    return out
+
+
+def offsets_json(offsets: QueueOffsets, name: str = "offsets") -> str:
+    """Per-queue offsets as the JSON the ``startingOffsets`` / ``endingOffsets`` options take.
+
+    Offsets are ints >= 0, or ``EARLIEST``/``LATEST`` (``-2``/``-1``) for a queue's current ends.
+
+    Example::
+
+        >>> offsets_json({"orders": {"broker-a": {0: 23, 1: EARLIEST}}})
+        '{"orders":{"broker-a":{"0":23,"1":-2}}}'
+    """
+    result: Dict[str, Dict[str, Dict[str, int]]] = {}
+    for topic, brokers in _nested(name, offsets, "23").items():
+        result[topic] = {}
+        for broker, queues in brokers.items():
+            result[topic][broker] = {}
+            for queue, offset in queues.items():
+                qid = _queue_id(name, topic, broker, queue)
+                if isinstance(offset, str) and offset.lower() in _SENTINELS:
+                    number = _SENTINELS[offset.lower()]
+                elif isinstance(offset, int) and not isinstance(offset, bool) and offset >= EARLIEST_OFFSET:
+                    number = offset
+                else:
+                    raise ValueError(f"{name}: offset {offset!r} of {topic}/{broker}/{qid} must be an int >= 0, "
+                                     "EARLIEST (-2) or LATEST (-1)")
+                result[topic][broker][qid] = number
+    return json.dumps(result, separators=(",", ":"))
+
+
+def timestamps_json(timestamps: QueueTimestamps, name: str = "timestamps") -> str:
+    """Per-queue times as the JSON the ``startingOffsetsByTimestamp`` / ``endingOffsetsByTimestamp`` options take.
+
+    Times are timezone-aware ``datetime`` objects or epoch milliseconds.
+
+    Example::
+
+        >>> from datetime import datetime, timezone
+        >>> timestamps_json({"orders": {"broker-a": {0: datetime(2024, 1, 1, tzinfo=timezone.utc)}}})
+        '{"orders":{"broker-a":{"0":1704067200000}}}'
+    """
+    result: Dict[str, Dict[str, Dict[str, int]]] = {}
+    for topic, brokers in _nested(name, timestamps, "datetime(2024, 1, 1, tzinfo=timezone.utc)").items():
+        result[topic] = {}
+        for broker, queues in brokers.items():
+            result[topic][broker] = {}
+            for queue, when in queues.items():
+                qid = _queue_id(name, topic, broker, queue)
+                result[topic][broker][qid] = epoch_millis(when, f"{name}: time of {topic}/{broker}/{qid}")  # type: ignore[arg-type]
+    return json.dumps(result, separators=(",", ":"))
+
+
+__all__ = [
+    "EARLIEST", "EARLIEST_OFFSET", "LATEST", "LATEST_OFFSET", "QueueOffsets", "QueueTimestamps",
+    "epoch_millis", "offsets_json", "timestamps_json",
+]

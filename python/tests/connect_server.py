@@ -1,0 +1,77 @@
+"""A Spark Connect server in its own JVM (spark-submit ... SparkConnectServer), started without the
+connector: the tests attach the jar from the client with add_rocketmq_jar, as a Connect user would."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+from embedded_rocketmq import REPO_ROOT
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+class SparkConnectServerProcess:
+    def __init__(self, log_path: Optional[Path] = None) -> None:
+        self.port = 0
+        self._proc: Optional[subprocess.Popen[bytes]] = None
+        self._log_path = log_path or (REPO_ROOT / "it-tests" / "target" / "spark-connect-server.log")
+
+    @property
+    def url(self) -> str:
+        return f"sc://127.0.0.1:{self.port}"
+
+    def start(self, timeout_s: float = 180.0) -> "SparkConnectServerProcess":
+        self.port = _free_port()
+        spark_submit = Path(sys.executable).parent / "spark-submit"
+        client_logs = REPO_ROOT / "it-tests" / "target" / "client-logs"
+        command = [
+            str(spark_submit), "--master", "local[2]",
+            "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
+            "--conf", f"spark.connect.grpc.binding.port={self.port}",
+            "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+            "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
+            "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
+            "--conf", f"spark.driver.extraJavaOptions=-Drocketmq.log.root={client_logs}",
+        ]
+        self._log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self._log_path, "wb") as log:
+            self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout_s
+        while not _accepts(self.port):
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"the Spark Connect server exited with {self._proc.returncode} "
+                                   f"(see {self._log_path})")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise TimeoutError(f"the Spark Connect server did not listen within {timeout_s} s "
+                                   f"(see {self._log_path})")
+            time.sleep(0.2)  # polling the port, bounded by the deadline
+        return self
+
+    def stop(self, timeout_s: float = 60.0) -> None:
+        if self._proc is None:
+            return
+        proc, self._proc = self._proc, None
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
