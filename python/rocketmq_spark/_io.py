@@ -119,8 +119,9 @@ def read_rocketmq_stream(
 
     The twin of ``read_rocketmq`` for ``spark.readStream``: same columns, no end options, plus the rate
     limits ``max_offsets_per_trigger``, ``min_offsets_per_trigger`` and ``max_trigger_delay`` (a
-    ``timedelta`` or a string like ``"30s"``). A new query starts at ``starting_offsets`` (default
-    ``EARLIEST``); a restarted one resumes from its checkpoint.
+    ``timedelta`` or a string like ``"30s"``). A new query starts at ``starting_offsets`` (default ``LATEST``:
+    only messages that arrive after it starts; pass ``EARLIEST`` for everything retained); a restarted
+    query resumes from its checkpoint.
 
     Example::
 

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import re
-import sys
 import zipfile
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import pyspark
 import pytest
 
 import rocketmq_spark
-from embedded_rocketmq import REPO_ROOT, unique_topic
-from rocketmq_spark import configure_spark_with_rocketmq, jar_path, read_rocketmq, write_rocketmq
+from embedded_rocketmq import unique_topic
+from rocketmq_spark import EARLIEST, LATEST_OFFSET, decode_properties, jar_path, read_rocketmq, write_rocketmq
 
 SCHEMA = [
     ("topic", "string"), ("flag", "int"), ("body", "binary"), ("properties", "string"),
@@ -42,6 +40,7 @@ def test_spark_sees_only_our_jar(spark) -> None:
     assert spark.conf.get("spark.jars") == jar_path()
 
 
+@pytest.mark.e2e
 def test_write_then_read_back(spark, rocketmq) -> None:
     topic = unique_topic()
     rocketmq.create_topic(topic, queues=4)
@@ -63,6 +62,7 @@ def test_write_then_read_back(spark, rocketmq) -> None:
     assert evens.count() == 50
 
 
+@pytest.mark.e2e
 def test_read_what_a_plain_client_sent_with_offsets(spark, rocketmq) -> None:
     topic = unique_topic()
     rocketmq.create_topic(topic, queues=1)
@@ -76,47 +76,42 @@ def test_read_what_a_plain_client_sent_with_offsets(spark, rocketmq) -> None:
     assert got == [(i, f"plain-{i}") for i in range(5, 15)]
 
 
+@pytest.mark.e2e
 def test_jvm_errors_name_the_option(spark, rocketmq) -> None:
-    with pytest.raises(Exception, match=r"ROCKETMQ_INVALID_OPTION_VALUE.*'latest'.*'startingOffsets'"):
-        read_rocketmq(spark, name_server=rocketmq.name_server, topic="any", starting_offsets="latest").collect()
+    # JSON strings pass through Python unparsed: the connector checks them and names the option.
+    with pytest.raises(Exception, match=r"ROCKETMQ_INVALID_OPTION_VALUE.*'startingOffsets'"):
+        read_rocketmq(spark, name_server=rocketmq.name_server, topic="any",
+                      starting_offsets='{"any": {"broker-a": {"0": -1}}}').collect()
     with pytest.raises(Exception, match=r"ROCKETMQ_TOPIC_NOT_FOUND.*'no-such-topic'"):
         read_rocketmq(spark, name_server=rocketmq.name_server, topic="no-such-topic").collect()
 
 
-def test_python_checks_arguments_before_the_jvm(spark) -> None:
-    with pytest.raises(TypeError, match="name_server must be a str"):
-        read_rocketmq(spark, name_server=1234, topic="t")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="topic is required"):
-        read_rocketmq(spark, name_server="h:1", topic=None)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="pull_batch_size must be a positive int, not 0"):
-        read_rocketmq(spark, name_server="h:1", topic="t", pull_batch_size=0)
-    with pytest.raises(TypeError, match="pull_timeout_ms must be an int"):
-        read_rocketmq(spark, name_server="h:1", topic="t", pull_timeout_ms="3000")  # type: ignore[arg-type]
+@pytest.mark.e2e
+def test_helpers_offsets_from_dicts_timestamps_from_datetime_and_decoded_properties(spark, rocketmq) -> None:
+    first, second = unique_topic("h1"), unique_topic("h2")
+    for t in (first, second):
+        rocketmq.create_topic(t, queues=2)
+    write_rocketmq(spark.createDataFrame([(f"a{i}", "x") for i in range(10)], "body STRING, tags STRING"),
+                   rocketmq.name_server, first)
+    write_rocketmq(spark.createDataFrame([(f"b{i}", second) for i in range(6)], "body STRING, topic STRING"),
+                   rocketmq.name_server, max_in_flight_messages=2, send_retries=0)
 
+    both = read_rocketmq(spark, rocketmq.name_server, [first, second], include_extra_columns=True,
+                         min_partitions=4, pull_batch_size=3)
+    rows = both.select("topic", "tags", decode_properties().alias("props")).collect()
+    assert sorted((r.topic, r.tags) for r in rows) == sorted([(first, "x")] * 10 + [(second, None)] * 6)
+    assert all(r.props["TAGS"] == "x" for r in rows if r.topic == first)
 
-class _FakeBuilder:
-    """Stands in for SparkSession.Builder, whose option dict is shared by every builder."""
+    # From a dict: queue 0 of the first topic from offset 2, every other queue from its start.
+    latest = rocketmq.latest_offsets(first)[first]["broker-a"]
+    skipped = read_rocketmq(spark, rocketmq.name_server, first,
+                            starting_offsets={first: {"broker-a": {0: 2, 1: EARLIEST}}},
+                            ending_offsets={first: {"broker-a": {0: LATEST_OFFSET}}})
+    assert skipped.count() == sum(latest.values()) - 2
 
-    def __init__(self, jars: str) -> None:
-        self._options = {"spark.jars": jars} if jars else {}
-
-    def config(self, key: str, value: str) -> "_FakeBuilder":
-        self._options[key] = value
-        return self
-
-
-def test_configure_appends_to_spark_jars_and_never_overwrites() -> None:
-    builder = configure_spark_with_rocketmq(_FakeBuilder("/opt/a.jar,/opt/b.jar"))  # type: ignore[arg-type]
-    assert builder._options["spark.jars"] == f"/opt/a.jar,/opt/b.jar,{jar_path()}"
-    again = configure_spark_with_rocketmq(builder)  # type: ignore[arg-type]
-    assert again._options["spark.jars"] == f"/opt/a.jar,/opt/b.jar,{jar_path()}"
-    assert configure_spark_with_rocketmq(_FakeBuilder(""))._options["spark.jars"] == jar_path()  # type: ignore
-
-
-def test_spark_version_of_the_build_is_the_pinned_pyspark() -> None:
-    build = (REPO_ROOT / "build.sbt").read_text()
-    spark_version = re.search(r'val sparkVersion = "([^"]+)"', build).group(1)  # type: ignore[union-attr]
-    pins = (REPO_ROOT / "python" / "requirements-test.txt").read_text()
-    assert f"pyspark=={spark_version}" in pins
-    assert pyspark.__version__ == spark_version
-    assert sys.version_info >= (3, 10)
+    # Store times are in the past: a start time in the future reads nothing, one in the past everything.
+    now = datetime.now(timezone.utc)
+    assert read_rocketmq(spark, rocketmq.name_server, first, starting_timestamp=now + timedelta(hours=1)).count() == 0
+    assert read_rocketmq(spark, rocketmq.name_server, first, starting_timestamp=now - timedelta(hours=1),
+                         ending_offsets_by_timestamp={first: {"broker-a": {0: now + timedelta(hours=1)}}}
+                         ).count() == 10

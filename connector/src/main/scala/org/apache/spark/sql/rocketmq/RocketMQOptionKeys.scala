@@ -36,7 +36,8 @@ private[rocketmq] object RocketMQOptionKeys {
 
   /** Start of a read. */
   val StartingOffsets: String = define("startingOffsets",
-    """"earliest", or JSON {"topic":{"broker":{"0":23}}} (-2 = earliest)""", """"earliest"""", SourceBoth,
+    """"earliest", "latest" (streaming only), or JSON {"topic":{"broker":{"0":23}}} (-2 = earliest, -1 = latest)""",
+    """"latest" for streaming, "earliest" for batch""", SourceBoth,
     "Where a query starts. Queues missing from the JSON start at their earliest offset. `latest` (or -1) is not " +
       "allowed in batch queries.")
 

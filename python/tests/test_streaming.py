@@ -1,0 +1,51 @@
+"""Streaming through the package: read_rocketmq_stream into write_rocketmq, in classic and Connect mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from embedded_rocketmq import unique_topic
+from rocketmq_spark import EARLIEST, read_rocketmq_stream, write_rocketmq
+
+
+@pytest.mark.e2e
+def test_stream_from_one_topic_into_another_in_rate_limited_batches(spark, rocketmq, tmp_path: Path) -> None:
+    source, sink = unique_topic("src"), unique_topic("dst")
+    rocketmq.create_topic(source, queues=4)
+    rocketmq.create_topic(sink, queues=2)
+    rocketmq.send(source, 90, "e-")
+
+    stream = read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST,
+                                  max_offsets_per_trigger=40)
+    assert stream.isStreaming
+    upper = stream.selectExpr("upper(CAST(body AS STRING)) AS body", "CAST(queueId AS STRING) AS tags")
+    query = write_rocketmq(upper, rocketmq.name_server, sink, checkpoint_location=str(tmp_path / "cp"),
+                           available_now=True, query_name="upper_copy")
+    assert query is not None
+    query.awaitTermination(180)
+    assert not query.isActive and query.exception() is None
+    assert query.name == "upper_copy"
+    batches = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"] > 0]
+    assert sorted(batches, reverse=True) == [40, 40, 10]
+    assert sorted(rocketmq.bodies(sink)) == sorted(f"E-{i}" for i in range(90))
+
+
+@pytest.mark.e2e
+def test_streaming_aggregation_in_update_mode(spark, rocketmq, tmp_path: Path) -> None:
+    source, sink = unique_topic("words"), unique_topic("counts")
+    rocketmq.create_topic(source, queues=2)
+    rocketmq.create_topic(sink, queues=1)
+    rocketmq.send(source, 30, "w", tag="t")  # bodies w0..w29
+
+    counts = (read_rocketmq_stream(spark, rocketmq.name_server, source, sub_expression="t",
+                                   starting_offsets=EARLIEST)
+              .selectExpr("substr(CAST(body AS STRING), -1) AS digit").groupBy("digit").count()
+              .selectExpr("concat(digit, '=', CAST(count AS STRING)) AS body"))
+    query = write_rocketmq(counts, rocketmq.name_server, sink, output_mode="update",
+                           checkpoint_location=str(tmp_path / "cp"), available_now=True)
+    assert query is not None
+    query.awaitTermination(180)
+    assert query.exception() is None
+    assert sorted(rocketmq.bodies(sink)) == sorted(f"{d}=3" for d in range(10))
