@@ -3,14 +3,23 @@ connector: the tests attach the jar from the client with add_rocketmq_jar, as a 
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Dict, Optional
 
 from embedded_rocketmq import REPO_ROOT
+
+
+def spark_submit_env() -> Dict[str, str]:
+    """Environment for the pip-installed spark-submit: its Spark home is the pyspark package."""
+    import pyspark
+
+    return dict(os.environ, SPARK_HOME=str(Path(pyspark.__file__).parent),
+                PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
 
 
 def _free_port() -> int:
@@ -52,7 +61,8 @@ class SparkConnectServerProcess:
         ]
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self._log_path, "wb") as log:
-            self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          env=spark_submit_env())
         deadline = time.monotonic() + timeout_s
         while not _accepts(self.port):
             if self._proc.poll() is not None:

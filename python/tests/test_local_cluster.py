@@ -1,9 +1,9 @@
-"""The connector across JVMs: a streaming read by two executor processes (local-cluster)."""
+"""A Databricks-style cluster library: the shaded jar alone (--jars) on local-cluster with two
+executor JVMs, writing to and reading from a 16-queue topic."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -11,29 +11,50 @@ from pathlib import Path
 
 import pyspark
 
-from embedded_rocketmq import unique_topic
+from connect_server import spark_submit_env
+from embedded_rocketmq import REPO_ROOT, unique_topic
+from rocketmq_spark import jar_path
+
+ROWS = 3200
 
 
-def test_two_executors_read_a_16_queue_topic(rocketmq, tmp_path: Path) -> None:
+def test_the_assembly_alone_on_two_executors_writes_and_reads_a_16_queue_topic(rocketmq, tmp_path: Path) -> None:
     topic = unique_topic("cluster")
     rocketmq.create_topic(topic, queues=16)
-    rocketmq.send(topic, 3200, "m-")
     script = Path(__file__).parent / "scripts" / "local_cluster_stream.py"
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    client_logs = REPO_ROOT / "it-tests" / "target" / "client-logs"
+    command = [
+        str(Path(sys.executable).parent / "spark-submit"),
+        "--master", "local-cluster[2,1,1024]", "--jars", jar_path(),
+        "--conf", "spark.executor.memory=768m", "--conf", "spark.ui.enabled=false",
+        "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
+        # A queue's preferred executor is a locality hint: let the scheduler wait for it on a busy machine.
+        "--conf", "spark.locality.wait=10s",
+        "--conf", f"spark.driver.extraJavaOptions=-Drocketmq.log.root={client_logs}",
+        "--conf", f"spark.executor.extraJavaOptions=-Drocketmq.log.root={client_logs}",
+        str(script), rocketmq.name_server, topic, str(tmp_path / "out"), str(tmp_path / "cp"), str(ROWS),
+    ]
     work = Path(pyspark.__file__).parent / "work"  # local-cluster workers write here
     try:
-        done = subprocess.run(
-            [sys.executable, str(script), rocketmq.name_server, topic, str(tmp_path / "out"), str(tmp_path / "cp")],
-            capture_output=True, text=True, timeout=600, env=env,
-        )
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=spark_submit_env())
     finally:
         shutil.rmtree(work, ignore_errors=True)
     assert done.returncode == 0, done.stderr[-4000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
+
+    # Written by both executor processes; every message in RocketMQ once, over all 16 queues.
     assert result["executors"] == 2
-    assert result["rows"] == 3200
-    assert result["distinct_positions"] == 3200
+    assert result["writer_processes"] == 2
+    stored = rocketmq.bodies(topic)
+    assert len(stored) == ROWS and len({b.split(":")[0] for b in stored}) == ROWS
+    assert sum(rocketmq.latest_offsets(topic)[topic]["broker-a"].values()) == ROWS
+    assert len(rocketmq.latest_offsets(topic)[topic]["broker-a"]) == 16
+
+    # Read back by both executor processes, each message once, in rate-limited batches.
+    assert result["rows"] == ROWS
+    assert result["distinct_ids"] == ROWS
+    assert result["distinct_positions"] == ROWS
     assert result["queues"] == 16
-    assert result["executor_processes"] == 2
-    assert result["batches"] >= 4  # maxOffsetsPerTrigger=1000 over 3200 messages
+    assert result["reader_processes"] == 2
+    assert result["batches"] >= 3  # maxOffsetsPerTrigger = ROWS / 3
     assert result["queues_on_one_executor"] == 16

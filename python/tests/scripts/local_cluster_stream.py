@@ -1,7 +1,9 @@
-"""Run by test_local_cluster.py in its own process: a streaming read on local-cluster[2,1,1024].
+"""Run by test_local_cluster.py with spark-submit --master local-cluster[2,1,1024] --jars <assembly>:
+the shaded jar alone, as a Databricks cluster library provides it. No rocketmq_spark import here.
 
-Usage: local_cluster_stream.py <name_server> <topic> <output_dir> <checkpoint_dir>
-Prints one JSON line: executors registered, rows written and distinct executor processes.
+Usage: local_cluster_stream.py <name_server> <topic> <output_dir> <checkpoint_dir> <rows>
+Writes <rows> messages from two executors, reads them back with a rate-limited stream, and prints one
+JSON line of what happened.
 """
 
 from __future__ import annotations
@@ -14,17 +16,10 @@ import time
 from pyspark.sql import SparkSession
 from pyspark.sql.functions import countDistinct, udf
 
-from rocketmq_spark import configure_spark_with_rocketmq
-
 
 def main() -> None:
-    name_server, topic, output, checkpoint = sys.argv[1:5]
-    spark = configure_spark_with_rocketmq(
-        SparkSession.builder.master("local-cluster[2,1,1024]").appName("rocketmq-local-cluster")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.executor.memory", "768m")
-    ).getOrCreate()
+    name_server, topic, output, checkpoint, rows = sys.argv[1:6]
+    spark = SparkSession.builder.appName("rocketmq-local-cluster").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     jsc = spark.sparkContext._jsc  # test-only: wait for both executor JVMs to register
     deadline = time.monotonic() + 120
@@ -34,25 +29,36 @@ def main() -> None:
 
     # PySpark workers are forked by one daemon per executor: the daemon's pid names the executor.
     executor_process = udf(lambda: os.getppid(), "int")
+
+    # Write: 8 partitions over both executors, each message saying which executor process sent it.
+    (spark.range(int(rows), numPartitions=8)
+     .select(executor_process().alias("writer"), "id")
+     .selectExpr("concat(CAST(id AS STRING), ':', CAST(writer AS STRING)) AS body")
+     .write.format("rocketmq").option("nameServer", name_server).option("topic", topic).save())
+
     query = (
         spark.readStream.format("rocketmq").option("nameServer", name_server).option("topic", topic)
-        .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "1000").load()
-        .select(executor_process().alias("executor"), "queueId", "queueOffset")
+        .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", str(int(rows) // 3)).load()
+        .select(executor_process().alias("executor"), "queueId", "queueOffset",
+                "body")
+        .selectExpr("executor", "queueId", "queueOffset", "CAST(body AS STRING) AS body")
         .writeStream.format("parquet").option("path", output).option("checkpointLocation", checkpoint)
         .trigger(availableNow=True).start()
     )
     query.awaitTermination(300)
-    rows = spark.read.parquet(output)
+    read = spark.read.parquet(output)
     print(json.dumps({
         "executors": executors,
-        "rows": rows.count(),
-        "distinct_positions": rows.select("queueId", "queueOffset").distinct().count(),
-        "queues": rows.select("queueId").distinct().count(),
-        "executor_processes": rows.select("executor").distinct().count(),
+        "rows": read.count(),
+        "distinct_ids": read.selectExpr("split(body, ':')[0] AS id").distinct().count(),
+        "writer_processes": read.selectExpr("split(body, ':')[1] AS w").distinct().count(),
+        "distinct_positions": read.select("queueId", "queueOffset").distinct().count(),
+        "queues": read.select("queueId").distinct().count(),
+        "reader_processes": read.select("executor").distinct().count(),
         # A queue read whole prefers the same executor in every batch.
-        "queues_on_one_executor": rows.groupBy("queueId").agg(countDistinct("executor").alias("n"))
+        "queues_on_one_executor": read.groupBy("queueId").agg(countDistinct("executor").alias("n"))
         .where("n = 1").count(),
-        "batches": len([p for p in query.recentProgress if p["numInputRows"] > 0]),
+        "batches": len([p for p in query.recentProgress if p.numInputRows > 0]),
     }))
     spark.stop()
 

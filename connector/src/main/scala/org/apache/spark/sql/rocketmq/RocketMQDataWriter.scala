@@ -21,9 +21,6 @@ private[rocketmq] class RocketMQDataWriterFactory(settings: RocketMQWriteSetting
     new RocketMQDataWriter(settings, columns)
 }
 
-/** What a successful write task reports: how many messages the brokers acknowledged. */
-private[rocketmq] final case class RocketMQWriterCommitMessage(messagesSent: Long) extends WriterCommitMessage
-
 /**
  * Sends rows as messages asynchronously, with at most `maxInFlightMessages` unacknowledged at a time
  * (the writer's memory bound, whatever the partition's size). `commit()` returns only once every send
@@ -110,7 +107,11 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
       throw RocketMQErrors.sendNotAcknowledged(settings.maxInFlightMessages - inFlight.availablePermits(), awaitMs)
     }
     throwIfFailed()
-    RocketMQWriterCommitMessage(rowsWritten)
+    // No commit message: the job commit has nothing to collect (counts are in the task metrics). And a
+    // class of ours here would break Spark Connect sessions that attached the connector with
+    // addArtifacts: the driver deserializes task results with Spark's own class loader, which cannot
+    // see session artifacts, and fails every streaming write with "ClassNotFound".
+    null
   }
 
   /** Sends cannot be recalled: wait (bounded) for those in flight, so none outlives the task. */
