@@ -1,0 +1,103 @@
+"""Every script under python/examples runs, as its docstring shows, against the real broker."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pyarrow.parquet as pq
+
+from embedded_rocketmq import REPO_ROOT, unique_topic
+from rocketmq_spark import write_rocketmq
+
+EXAMPLES = REPO_ROOT / "python" / "examples"
+CLIENT_LOGS = REPO_ROOT / "it-tests" / "target" / "client-logs"
+
+
+def run_example(name: str, *args: str) -> str:
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_SUBMIT_ARGS=(
+        "--master local[2] --conf spark.ui.enabled=false --conf spark.driver.host=127.0.0.1 "
+        f"--conf spark.driver.bindAddress=127.0.0.1 --driver-java-options -Drocketmq.log.root={CLIENT_LOGS} "
+        "pyspark-shell"))
+    done = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True,
+                          timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done.stdout
+
+
+def test_every_example_is_tested() -> None:
+    tested = {"batch_etl.py", "streaming_word_count.py", "backfill_to_parquet.py", "demo.py"}
+    assert {p.name for p in EXAMPLES.glob("*.py")} == tested  # demo.py is run by dev/demo
+
+
+def test_batch_etl(spark: Any, rocketmq: Any) -> None:
+    source, target = unique_topic("raw"), unique_topic("paid")
+    rocketmq.create_topic(source, queues=2)
+    rocketmq.create_topic(target, queues=2)
+    orders = [json.dumps({"order_id": f"o{i}", "amount": 1.5 * i, "currency": "eur" if i % 2 else "usd",
+                          "status": "paid" if i % 3 else "refunded"}) for i in range(30)]
+    write_rocketmq(spark.createDataFrame([(o,) for o in orders], "body STRING"), rocketmq.name_server, source)
+
+    out = run_example("batch_etl.py", "--name-server", rocketmq.name_server,
+                      "--source-topic", source, "--target-topic", target)
+
+    assert json.loads(out.strip().splitlines()[-1]) == {"read": 30, "written": 20}
+    got = sorted((json.loads(b) for b in rocketmq.bodies(target)), key=lambda o: int(o["order_id"][1:]))
+    assert got == [{"order_id": f"o{i}", "amount_cents": round(150 * i), "currency": "EUR" if i % 2 else "USD"}
+                   for i in range(30) if i % 3]
+
+
+def test_streaming_word_count(spark: Any, rocketmq: Any, tmp_path: Path) -> None:
+    lines_topic, counts_topic = unique_topic("lines"), unique_topic("counts")
+    rocketmq.create_topic(lines_topic, queues=2)
+    rocketmq.create_topic(counts_topic, queues=2)
+    lines = ["the quick brown fox", "The lazy dog", "the end, the END"]
+    write_rocketmq(spark.createDataFrame([(t,) for t in lines], "body STRING"), rocketmq.name_server, lines_topic)
+    args = ["--name-server", rocketmq.name_server, "--lines-topic", lines_topic, "--counts-topic", counts_topic,
+            "--checkpoint", str(tmp_path / "cp"), "--available-now"]
+
+    run_example("streaming_word_count.py", *args)
+    assert latest_counts(rocketmq.bodies(counts_topic)) == dict(Counter(" ".join(lines).lower().replace(",", "")
+                                                                        .split()))
+
+    # A second run resumes from the checkpoint: only the words of the new line are published again.
+    write_rocketmq(spark.createDataFrame([("fox and dog",)], "body STRING"), rocketmq.name_server, lines_topic)
+    before = Counter(rocketmq.bodies(counts_topic))
+    run_example("streaming_word_count.py", *args)
+    published = rocketmq.bodies(counts_topic)
+    new = Counter(published) - before
+    assert sorted(json.loads(b)["word"] for b in new.elements()) == ["and", "dog", "fox"]
+    assert latest_counts(published)["fox"] == 2 and latest_counts(published)["and"] == 1
+
+
+def latest_counts(bodies: List[str]) -> Dict[str, int]:
+    best: Dict[str, int] = {}
+    for b in bodies:
+        m = json.loads(b)
+        best[m["word"]] = max(best.get(m["word"], 0), m["count"])
+    return best
+
+
+def test_backfill_to_parquet(spark: Any, rocketmq: Any, tmp_path: Path) -> None:
+    topic = unique_topic("backfill")
+    rocketmq.create_topic(topic, queues=4)
+    rocketmq.send(topic, 250, "b-", tag="old")
+    args = ["--name-server", rocketmq.name_server, "--topic", topic, "--output", str(tmp_path / "table"),
+            "--checkpoint", str(tmp_path / "cp"), "--batch-size", "100"]
+
+    first = json.loads(run_example("backfill_to_parquet.py", *args).strip().splitlines()[-1])
+    assert first == {"batches": 3, "rows": 250}
+    rocketmq.send(topic, 40, "c-", tag="new")
+    second = json.loads(run_example("backfill_to_parquet.py", *args).strip().splitlines()[-1])
+    assert second == {"batches": 1, "rows": 40}
+
+    table = pq.read_table(tmp_path / "table").to_pylist()
+    assert sorted(r["body"] for r in table) == sorted([f"b-{i}" for i in range(250)] + [f"c-{i}" for i in range(40)])
+    assert Counter(r["tag"] for r in table) == {"old": 250, "new": 40}
+    assert len({(r["queueId"], r["queueOffset"]) for r in table}) == 290
+    assert all(r["date"] is not None for r in table)
