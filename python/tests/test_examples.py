@@ -31,8 +31,8 @@ def run_example(name: str, *args: str) -> str:
 
 
 def test_every_example_is_tested() -> None:
-    tested = {"batch_etl.py", "streaming_word_count.py", "backfill_to_parquet.py", "demo.py"}
-    assert {p.name for p in EXAMPLES.glob("*.py")} == tested  # demo.py is run by dev/demo
+    tested = {"batch_etl.py", "streaming_word_count.py", "backfill_to_parquet.py", "demo.py", "quickstart.py"}
+    assert {p.name for p in EXAMPLES.glob("*.py")} == tested  # demo.py: dev/demo; quickstart.py: test_pip_install
 
 
 def test_batch_etl(spark: Any, rocketmq: Any) -> None:
