@@ -31,6 +31,42 @@ val clientExclusions: Seq[ExclusionRule] = Seq(
   ExclusionRule("com.fasterxml.jackson.core") // only the OTLP log exporter wants it; Spark has its own
 )
 
+// Kept out of the published POM only (what `spark-submit --packages` resolves), not out of the
+// compile classpath or the assembly, which relocates its own copy. Spark ships netty itself and loads
+// it parent-first, so with --packages the RocketMQ client already runs on Spark's netty (checked:
+// io.netty.channel.Channel came from pyspark/jars/netty-transport-4.2.13.Final.jar), and the sbt
+// test classpath evicts rocketmq-client's netty 4.1.130 to Spark's 4.2.13, so every suite runs on it
+// too. Left in the POM, Ivy downloaded 35 netty 4.1.130 jars (of 98) that were never loaded, and with
+// spark.{driver,executor}.userClassPathFirst=true the client switched to netty-transport-4.1.130
+// while Spark kept 4.2.13: two nettys in one JVM, the client's tested nowhere (that read and write
+// still passed; excluded, both modes load Spark's). Of the netty classes that the rocketmq-client,
+// -remoting and -common class files name, Spark 4.2 lacks only codec.haproxy, used only by
+// NettyRemotingServer (broker side, never loaded by a client).
+val pomOnlyClientExclusions: Seq[(String, String)] = Seq("io.netty" -> "*")
+
+/** Adds `pomOnlyClientExclusions` to the rocketmq-client dependency of a generated POM. */
+def excludeFromClientInPom(pom: scala.xml.Node): scala.xml.Node = {
+  import scala.xml._
+  import scala.xml.transform.{RewriteRule, RuleTransformer}
+  val added = pomOnlyClientExclusions.map { case (group, artifact) =>
+    <exclusion><groupId>{group}</groupId><artifactId>{artifact}</artifactId></exclusion>
+  }
+  val rule = new RewriteRule {
+    override def transform(n: Node): Seq[Node] = n match {
+      case dep: Elem if dep.label == "dependency" && (dep \ "groupId").text == "org.apache.rocketmq" &&
+            (dep \ "artifactId").text == "rocketmq-client" =>
+        val (exclusions, rest) = dep.child.partition(_.label == "exclusions")
+        val kept = exclusions.flatMap(_.child).filter(_.isInstanceOf[Elem])
+        dep.copy(child = rest :+ <exclusions>{kept ++ added}</exclusions>)
+      case other => other
+    }
+  }
+  val out = new RuleTransformer(rule).transform(pom).head
+  require((out \\ "exclusion").exists(e => (e \ "groupId").text == "io.netty"),
+    "rocketmq-client is no longer a POM dependency: update excludeFromClientInPom")
+  out
+}
+
 lazy val commonSettings = Seq(
   scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Wunused:imports", "-release:17"),
   javacOptions ++= Seq("--release", "17"),
@@ -57,6 +93,10 @@ lazy val connector = (project in file("connector"))
     name := "rocketmq-spark-connector",
     libraryDependencies += ("org.apache.rocketmq" % "rocketmq-client" % rocketmqVersion)
       .excludeAll(clientExclusions: _*),
+    pomPostProcess := excludeFromClientInPom,
+    // dev/test republishes the same version to ~/.m2 on every run (for the spark-submit --packages
+    // test); without this the second `connector/publishM2` fails because the POM already exists.
+    publishM2Configuration := publishM2Configuration.value.withOverwrite(true),
     assembly / assemblyJarName := s"rocketmq-spark-connector-assembly_${scalaBinaryVersion.value}-${version.value}.jar",
     assembly / assemblyOption ~= (_.withIncludeScala(false)),
     assembly / test := {},
