@@ -6,7 +6,8 @@ import scala.collection.mutable
 
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.SparkEnv
+import org.apache.spark.{SparkContext, SparkEnv}
+import org.apache.spark.scheduler.{SparkListener, SparkListenerApplicationEnd}
 
 /**
  * RocketMQ clients of one executor JVM, one per key (the connection settings), shared by every
@@ -15,7 +16,9 @@ import org.apache.spark.SparkEnv
  *
  * A client no task holds for `spark.rocketmq.<kind>.cache.timeout` (default 5m) is closed; one
  * marked broken (after a failed request) is closed as soon as no task holds it, and the next borrow
- * creates a fresh one; all are closed when the JVM exits.
+ * creates a fresh one; all are closed when the JVM exits, and, in the driver's JVM (where local-mode
+ * tasks run too), when the Spark application ends: RocketMQ's client threads are not daemons, so a
+ * cached client would otherwise keep a finished `spark-submit` alive until the idle timeout.
  */
 private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K => C, close: C => Unit) {
   private val log = LoggerFactory.getLogger(getClass)
@@ -71,8 +74,21 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
     executor
   }
 
+  /** The SparkContext whose end closes every client; re-registered if a new one starts in this JVM. */
+  private var closesWithApplication: Option[SparkContext] = None
+
+  private def closeWhenApplicationEnds(): Unit = SparkContext.getActive.foreach { sc =>
+    if (!closesWithApplication.exists(_ eq sc)) {
+      closesWithApplication = Some(sc)
+      sc.addSparkListener(new SparkListener {
+        override def onApplicationEnd(end: SparkListenerApplicationEnd): Unit = closeAll()
+      })
+    }
+  }
+
   def borrow(key: K): Lease = synchronized {
     evictor
+    closeWhenApplicationEnds()
     val entry = entries.get(key).filterNot(_.broken).getOrElse {
       val created = new Entry(key, create(key))
       entries.put(key, created)

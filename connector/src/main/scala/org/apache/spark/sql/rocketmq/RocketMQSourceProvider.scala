@@ -14,7 +14,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 /**
  * The entry point Spark finds by the format name `rocketmq` or by this class's name.
  *
- * Reads go through DataSource V2 ([[RocketMQTable]]). Batch writes arrive through
+ * Reads go through DataSource V2 (`RocketMQTable`). Batch writes arrive through
  * `CreatableRelationProvider`: Spark routes `DataFrameWriter.save()` there for every save mode
  * when the table does not claim batch writes, which lets the default mode (errorifexists) work as
  * the Kafka sink's does; [[RocketMQRelationWrite]] then runs the same data writer.
