@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
-from typing import Dict, Mapping, Union
+from typing import Callable, Dict, Mapping, Union
 
 #: ``starting_offsets`` / ``ending_offsets``: every queue from its first retained message.
 EARLIEST = "earliest"
@@ -75,6 +75,17 @@ def _nested(name: str, value: object, leaf: str) -> Dict[str, Dict[str, Mapping[
     return out
 
 
+def _per_queue_json(name: str, value: object, leaf: str, convert: Callable[[str, object], int]) -> str:
+    """Checks topic -> broker -> queue -> value nesting and renders it as option JSON."""
+    result: Dict[str, Dict[str, Dict[str, int]]] = {}
+    for topic, brokers in _nested(name, value, leaf).items():
+        for broker, queues in brokers.items():
+            for queue, item in queues.items():
+                qid = _queue_id(name, topic, broker, queue)
+                result.setdefault(topic, {}).setdefault(broker, {})[qid] = convert(f"{topic}/{broker}/{qid}", item)
+    return json.dumps(result, separators=(",", ":"))
+
+
 def offsets_json(offsets: QueueOffsets, name: str = "offsets") -> str:
     """Per-queue offsets as the JSON the ``startingOffsets`` / ``endingOffsets`` options take.
 
@@ -85,22 +96,14 @@ def offsets_json(offsets: QueueOffsets, name: str = "offsets") -> str:
         >>> offsets_json({"orders": {"broker-a": {0: 23, 1: EARLIEST}}})
         '{"orders":{"broker-a":{"0":23,"1":-2}}}'
     """
-    result: Dict[str, Dict[str, Dict[str, int]]] = {}
-    for topic, brokers in _nested(name, offsets, "23").items():
-        result[topic] = {}
-        for broker, queues in brokers.items():
-            result[topic][broker] = {}
-            for queue, offset in queues.items():
-                qid = _queue_id(name, topic, broker, queue)
-                if isinstance(offset, str) and offset.lower() in _SENTINELS:
-                    number = _SENTINELS[offset.lower()]
-                elif isinstance(offset, int) and not isinstance(offset, bool) and offset >= EARLIEST_OFFSET:
-                    number = offset
-                else:
-                    raise ValueError(f"{name}: offset {offset!r} of {topic}/{broker}/{qid} must be an int >= 0, "
-                                     "EARLIEST (-2) or LATEST (-1)")
-                result[topic][broker][qid] = number
-    return json.dumps(result, separators=(",", ":"))
+    def offset(where: str, value: object) -> int:
+        if isinstance(value, str) and value.lower() in _SENTINELS:
+            return _SENTINELS[value.lower()]
+        if isinstance(value, int) and not isinstance(value, bool) and value >= EARLIEST_OFFSET:
+            return value
+        raise ValueError(f"{name}: offset {value!r} of {where} must be an int >= 0, EARLIEST (-2) or LATEST (-1)")
+
+    return _per_queue_json(name, offsets, "23", offset)
 
 
 def timestamps_json(timestamps: QueueTimestamps, name: str = "timestamps") -> str:
@@ -114,15 +117,10 @@ def timestamps_json(timestamps: QueueTimestamps, name: str = "timestamps") -> st
         >>> timestamps_json({"orders": {"broker-a": {0: datetime(2024, 1, 1, tzinfo=timezone.utc)}}})
         '{"orders":{"broker-a":{"0":1704067200000}}}'
     """
-    result: Dict[str, Dict[str, Dict[str, int]]] = {}
-    for topic, brokers in _nested(name, timestamps, "datetime(2024, 1, 1, tzinfo=timezone.utc)").items():
-        result[topic] = {}
-        for broker, queues in brokers.items():
-            result[topic][broker] = {}
-            for queue, when in queues.items():
-                qid = _queue_id(name, topic, broker, queue)
-                result[topic][broker][qid] = epoch_millis(when, f"{name}: time of {topic}/{broker}/{qid}")  # type: ignore[arg-type]
-    return json.dumps(result, separators=(",", ":"))
+    def millis(where: str, value: object) -> int:
+        return epoch_millis(value, f"{name}: time of {where}")  # type: ignore[arg-type]
+
+    return _per_queue_json(name, timestamps, "datetime(2024, 1, 1, tzinfo=timezone.utc)", millis)
 
 
 __all__ = [

@@ -32,7 +32,17 @@ def run_example(name: str, *args: str) -> str:
 
 def test_every_example_is_tested() -> None:
     tested = {"batch_etl.py", "streaming_word_count.py", "backfill_to_parquet.py", "demo.py", "quickstart.py"}
-    assert {p.name for p in EXAMPLES.glob("*.py")} == tested  # demo.py: dev/demo; quickstart.py: test_pip_install
+    assert {p.name for p in EXAMPLES.glob("*.py")} == tested  # quickstart.py: test_pip_install.py
+
+
+def test_demo_starts_its_own_broker_writes_and_reads_back() -> None:
+    done = subprocess.run([sys.executable, str(EXAMPLES / "demo.py")], capture_output=True, text=True,
+                          timeout=600, cwd=REPO_ROOT, env=dict(os.environ, PYSPARK_PYTHON=sys.executable))
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "Writing 12 messages to topic 'demo-orders'" in done.stdout
+    assert done.stdout.count('{"order": ') == 12
+    assert "Messages tagged 'refunded' (tag filter on the broker): 4" in done.stdout
+    assert done.stdout.rstrip().endswith("RocketMQ stopped.")
 
 
 def test_batch_etl(spark: Any, rocketmq: Any) -> None:
