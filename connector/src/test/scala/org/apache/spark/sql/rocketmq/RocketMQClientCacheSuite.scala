@@ -4,6 +4,8 @@ import scala.collection.mutable
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.{SparkConf, SparkContext}
+
 /** The sharing, eviction and replacement rules of the client cache (clients here are plain counters). */
 class RocketMQClientCacheSuite extends AnyFunSuite {
 
@@ -65,5 +67,21 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
     f.cache.borrow("y")
     f.cache.closeAll()
     assert(f.closed.toSet === Set("x#1", "y#2") && f.cache.size === 0)
+  }
+
+  test("every client is closed when the Spark application ends, and again for the next application") {
+    val f = new Fixture
+    def runApplication(key: String): Unit = {
+      val sc = new SparkContext(new SparkConf().setMaster("local[1]").setAppName("cache-test")
+        .set("spark.ui.enabled", "false").set("spark.driver.host", "127.0.0.1"))
+      try {
+        f.cache.borrow(key).release()
+        assert(f.cache.size === 1)
+      } finally sc.stop()
+    }
+    runApplication("first")
+    assert(f.closed === Seq("first#1") && f.cache.size === 0)
+    runApplication("second")
+    assert(f.closed === Seq("first#1", "second#2") && f.cache.size === 0)
   }
 }
