@@ -3,23 +3,14 @@ connector: the tests attach the jar from the client with add_rocketmq_jar, as a 
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Optional
 
 from embedded_rocketmq import REPO_ROOT
-
-
-def spark_submit_env() -> Dict[str, str]:
-    """Environment for the pip-installed spark-submit: its Spark home is the pyspark package."""
-    import pyspark
-
-    return dict(os.environ, SPARK_HOME=str(Path(pyspark.__file__).parent),
-                PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+from spark_processes import CLIENT_LOG_OPTION, spark_env, spark_submit
 
 
 def _free_port() -> int:
@@ -48,21 +39,19 @@ class SparkConnectServerProcess:
 
     def start(self, timeout_s: float = 180.0) -> "SparkConnectServerProcess":
         self.port = _free_port()
-        spark_submit = Path(sys.executable).parent / "spark-submit"
-        client_logs = REPO_ROOT / "it-tests" / "target" / "client-logs"
         command = [
-            str(spark_submit), "--master", "local[2]",
+            spark_submit(), "--master", "local[2]",
             "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
             "--conf", f"spark.connect.grpc.binding.port={self.port}",
             "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
             "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
             "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
-            "--conf", f"spark.driver.extraJavaOptions=-Drocketmq.log.root={client_logs}",
+            "--conf", f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
         ]
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self._log_path, "wb") as log:
             self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                          env=spark_submit_env())
+                                          env=spark_env())
         deadline = time.monotonic() + timeout_s
         while not _accepts(self.port):
             if self._proc.poll() is not None:

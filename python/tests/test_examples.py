@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections import Counter
@@ -14,16 +13,13 @@ import pyarrow.parquet as pq
 
 from embedded_rocketmq import REPO_ROOT, unique_topic
 from rocketmq_spark import write_rocketmq
+from spark_processes import LOCAL_SUBMIT_ARGS, spark_env
 
 EXAMPLES = REPO_ROOT / "python" / "examples"
-CLIENT_LOGS = REPO_ROOT / "it-tests" / "target" / "client-logs"
 
 
 def run_example(name: str, *args: str) -> str:
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_SUBMIT_ARGS=(
-        "--master local[2] --conf spark.ui.enabled=false --conf spark.driver.host=127.0.0.1 "
-        f"--conf spark.driver.bindAddress=127.0.0.1 --driver-java-options -Drocketmq.log.root={CLIENT_LOGS} "
-        "pyspark-shell"))
+    env = spark_env(PYSPARK_SUBMIT_ARGS=LOCAL_SUBMIT_ARGS)
     done = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True,
                           timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -37,7 +33,7 @@ def test_every_example_is_tested() -> None:
 
 def test_demo_starts_its_own_broker_writes_and_reads_back() -> None:
     done = subprocess.run([sys.executable, str(EXAMPLES / "demo.py")], capture_output=True, text=True,
-                          timeout=600, cwd=REPO_ROOT, env=dict(os.environ, PYSPARK_PYTHON=sys.executable))
+                          timeout=600, cwd=REPO_ROOT, env=spark_env())
     assert done.returncode == 0, done.stderr[-4000:]
     assert "Writing 12 messages to topic 'demo-orders'" in done.stdout
     assert done.stdout.count('{"order": ') == 12

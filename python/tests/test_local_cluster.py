@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pyspark
 
-from connect_server import spark_submit_env
-from embedded_rocketmq import REPO_ROOT, unique_topic
+from embedded_rocketmq import unique_topic
 from rocketmq_spark import jar_path
+from spark_processes import CLIENT_LOG_OPTION, spark_env, spark_submit
 
 ROWS = 3200
 
@@ -22,21 +21,20 @@ def test_the_assembly_alone_on_two_executors_writes_and_reads_a_16_queue_topic(r
     topic = unique_topic("cluster")
     rocketmq.create_topic(topic, queues=16)
     script = Path(__file__).parent / "scripts" / "local_cluster_stream.py"
-    client_logs = REPO_ROOT / "it-tests" / "target" / "client-logs"
     command = [
-        str(Path(sys.executable).parent / "spark-submit"),
+        spark_submit(),
         "--master", "local-cluster[2,1,1024]", "--jars", jar_path(),
         "--conf", "spark.executor.memory=768m", "--conf", "spark.ui.enabled=false",
         "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
         # A queue's preferred executor is a locality hint: let the scheduler wait for it on a busy machine.
         "--conf", "spark.locality.wait=10s",
-        "--conf", f"spark.driver.extraJavaOptions=-Drocketmq.log.root={client_logs}",
-        "--conf", f"spark.executor.extraJavaOptions=-Drocketmq.log.root={client_logs}",
+        "--conf", f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
+        "--conf", f"spark.executor.extraJavaOptions={CLIENT_LOG_OPTION}",
         str(script), rocketmq.name_server, topic, str(tmp_path / "out"), str(tmp_path / "cp"), str(ROWS),
     ]
     work = Path(pyspark.__file__).parent / "work"  # local-cluster workers write here
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=spark_submit_env())
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=spark_env())
     finally:
         shutil.rmtree(work, ignore_errors=True)
     assert done.returncode == 0, done.stderr[-4000:]

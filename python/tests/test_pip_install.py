@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from embedded_rocketmq import REPO_ROOT, unique_topic
+from spark_processes import LOCAL_SUBMIT_ARGS
 
 import rocketmq_spark
 
@@ -29,10 +30,7 @@ def test_a_fresh_virtualenv_installs_the_wheel_and_reads_and_writes(rocketmq: An
     topic = unique_topic("quickstart")
     rocketmq.create_topic(topic, queues=4)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_", "VIRTUAL_ENV"))}
-    env["PYSPARK_SUBMIT_ARGS"] = (
-        "--master local[2] --conf spark.ui.enabled=false --conf spark.driver.host=127.0.0.1 "
-        "--conf spark.driver.bindAddress=127.0.0.1 "
-        f"--driver-java-options -Drocketmq.log.root={REPO_ROOT / 'it-tests' / 'target' / 'client-logs'} pyspark-shell")
+    env["PYSPARK_SUBMIT_ARGS"] = LOCAL_SUBMIT_ARGS
     done = subprocess.run([str(python), str(REPO_ROOT / "python" / "examples" / "quickstart.py"),
                            "--name-server", rocketmq.name_server, "--topic", topic],
                           capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)

@@ -7,10 +7,8 @@ Needs the artifact in the local Maven repository: ``build/sbt connector/publishM
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,6 +17,7 @@ import pytest
 
 import rocketmq_spark
 from embedded_rocketmq import REPO_ROOT, unique_topic
+from spark_processes import CLIENT_LOG_OPTION, spark_env, spark_submit
 
 GROUP = "io.github.rocketmq-spark"
 ARTIFACT = "rocketmq-spark-connector_2.13"
@@ -43,19 +42,17 @@ def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> Non
     topic = unique_topic("packages")
     rocketmq.create_topic(topic, queues=4)
     script = Path(__file__).parent / "scripts" / "packages_read_write.py"
-    client_logs = REPO_ROOT / "it-tests" / "target" / "client-logs"
     ivy = tmp_path / "ivy"  # fresh every run: a republished artifact of the same version is never stale
     command = [
-        str(Path(sys.executable).parent / "spark-submit"),
+        spark_submit(),
         "--master", "local[2]",
         "--packages", f"{GROUP}:{ARTIFACT}:{version}",
         # Test-only: Ivy's cache, and the RocketMQ client log under the build tree (not ~/logs).
         "--conf", f"spark.jars.ivy={ivy}",
-        "--conf", f"spark.driver.extraJavaOptions=-Drocketmq.log.root={client_logs}",
+        "--conf", f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
         str(script), rocketmq.name_server, topic, str(ROWS),
     ]
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=spark_env(), cwd=tmp_path)
     exited_at = time.time()
     assert done.returncode == 0, done.stderr[-6000:]
 

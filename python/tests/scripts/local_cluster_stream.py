@@ -14,7 +14,7 @@ import sys
 import time
 
 from pyspark.sql import SparkSession
-from pyspark.sql.functions import countDistinct, udf
+from pyspark.sql.functions import col, countDistinct, udf
 
 
 def main() -> None:
@@ -39,9 +39,7 @@ def main() -> None:
     query = (
         spark.readStream.format("rocketmq").option("nameServer", name_server).option("topic", topic)
         .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", str(int(rows) // 3)).load()
-        .select(executor_process().alias("executor"), "queueId", "queueOffset",
-                "body")
-        .selectExpr("executor", "queueId", "queueOffset", "CAST(body AS STRING) AS body")
+        .select(executor_process().alias("executor"), "queueId", "queueOffset", col("body").cast("string"))
         .writeStream.format("parquet").option("path", output).option("checkpointLocation", checkpoint)
         .trigger(availableNow=True).start()
     )
