@@ -17,7 +17,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
  * Reads go through DataSource V2 (`RocketMQTable`). Batch writes arrive through
  * `CreatableRelationProvider`: Spark routes `DataFrameWriter.save()` there for every save mode
  * when the table does not claim batch writes, which lets the default mode (errorifexists) work as
- * the Kafka sink's does; [[RocketMQRelationWrite]] then runs the same data writer.
+ * the Kafka sink's does; `RocketMQRelationWrite` then runs the same data writer.
  */
 class RocketMQSourceProvider extends TableProvider with DataSourceRegister with CreatableRelationProvider {
 

@@ -1,0 +1,35 @@
+"""What the tests need to start Spark in a child process: the pip-installed spark-submit, its
+environment, and the settings that keep it on loopback and its RocketMQ client log in the build tree."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Dict
+
+from embedded_rocketmq import REPO_ROOT
+
+#: The RocketMQ client's log directory for every Spark the tests start (not ~/logs/rocketmqlogs).
+CLIENT_LOGS = REPO_ROOT / "it-tests" / "target" / "client-logs"
+CLIENT_LOG_OPTION = f"-Drocketmq.log.root={CLIENT_LOGS}"
+
+#: PYSPARK_SUBMIT_ARGS for a script that builds its own session: local[2] on loopback, no UI.
+LOCAL_SUBMIT_ARGS = (
+    "--master local[2] --conf spark.ui.enabled=false --conf spark.driver.host=127.0.0.1 "
+    f"--conf spark.driver.bindAddress=127.0.0.1 --driver-java-options {CLIENT_LOG_OPTION} pyspark-shell"
+)
+
+
+def spark_submit() -> str:
+    """The spark-submit of the pyspark installed next to this interpreter."""
+    return str(Path(sys.executable).parent / "spark-submit")
+
+
+def spark_env(**extra: str) -> Dict[str, str]:
+    """Environment for spark-submit and Python scripts: Spark home is the pyspark package, and Python
+    workers run on this interpreter."""
+    import pyspark
+
+    return dict(os.environ, SPARK_HOME=str(Path(pyspark.__file__).parent),
+                PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable, **extra)
