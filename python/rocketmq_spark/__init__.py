@@ -12,7 +12,7 @@ Attach the connector jar first: ``configure_spark_with_rocketmq(builder)`` for a
 from __future__ import annotations
 
 from rocketmq_spark._columns import decode_properties
-from rocketmq_spark._io import FORMAT, read_rocketmq, read_rocketmq_stream, write_rocketmq
+from rocketmq_spark._api import FORMAT, read_rocketmq, read_rocketmq_stream, write_rocketmq
 from rocketmq_spark._jar import add_rocketmq_jar, configure_spark_with_rocketmq, jar_path
 from rocketmq_spark._options import OPTION_KEYS
 from rocketmq_spark._positions import (

@@ -53,11 +53,15 @@ def _non_negative(name: str, value: object) -> str:
     return str(_integer(name, value, 0))
 
 
-def _int32(name: str, value: object) -> str:
-    number = _integer(name, value, 1)
+def _int32(name: str, value: object, minimum: int = 1) -> str:
+    number = _integer(name, value, minimum)
     if number > 2**31 - 1:
         raise ValueError(f"{name} must be at most {2**31 - 1}, not {number}")
     return str(number)
+
+
+def _non_negative_int32(name: str, value: object) -> str:
+    return _int32(name, value, 0)
 
 
 def _flag(name: str, value: object) -> str:
@@ -103,41 +107,60 @@ def _duration(name: str, value: object) -> str:
                      f"not {value!r}")
 
 
-#: Keyword -> (option key, converter). The keywords of read_rocketmq, read_rocketmq_stream and
-#: write_rocketmq are drawn from here; a test checks this table against the connector's own options.
-_OPTIONS: Dict[str, Tuple[str, Convert]] = {
-    "name_server": ("nameServer", checked_text),
-    "topic": ("topic", _topics),
-    "starting_offsets": ("startingOffsets", _offsets),
-    "ending_offsets": ("endingOffsets", _offsets),
-    "sub_expression": ("subExpression", checked_text),
-    "pull_timeout_ms": ("pullTimeoutMs", _positive),
-    "pull_batch_size": ("pullBatchSize", _int32),
-    "fail_on_data_loss": ("failOnDataLoss", _flag),
-    "request_timeout_ms": ("requestTimeoutMs", _positive),
-    "metadata_retries": ("metadataRetries", _int32),
-    "metadata_retry_interval_ms": ("metadataRetryIntervalMs", _non_negative),
-    "send_timeout_ms": ("sendTimeoutMs", _positive),
-    "max_in_flight_messages": ("maxInFlightMessages", _int32),
-    "starting_timestamp": ("startingTimestamp", _timestamp),
-    "starting_offsets_by_timestamp": ("startingOffsetsByTimestamp", _timestamps),
-    "ending_timestamp": ("endingTimestamp", _timestamp),
-    "ending_offsets_by_timestamp": ("endingOffsetsByTimestamp", _timestamps),
-    "max_offsets_per_trigger": ("maxOffsetsPerTrigger", _positive),
-    "min_offsets_per_trigger": ("minOffsetsPerTrigger", _positive),
-    "max_trigger_delay": ("maxTriggerDelay", _duration),
-    "min_partitions": ("minPartitions", _int32),
-    "sql_filter": ("sqlFilter", checked_text),
-    "consumer_group": ("consumerGroup", checked_text),
-    "include_extra_columns": ("includeExtraColumns", _flag),
-    "producer_group": ("producerGroup", checked_text),
-    "send_retries": ("sendRetries", _non_negative),
-    "compression_threshold": ("compressionThreshold", _int32),
-    "delivery_delay_ms": ("deliveryDelayMs", _positive),
+#: Converter of each kind of value, by the kind's name in the connector's option declarations.
+_CONVERTERS: Dict[str, Convert] = {
+    "text": checked_text,
+    "name server": checked_text,
+    "group name": checked_text,
+    "topics": _topics,
+    "positive int": _int32,
+    "non-negative int": _non_negative_int32,
+    "positive long": _positive,
+    "non-negative long": _non_negative,
+    "boolean": _flag,
+    "duration": _duration,
+    "epoch millis": _timestamp,
+    "offsets": _offsets,
+    "per-queue timestamps": _timestamps,
+}
+
+#: Keyword -> (option key, kind of value). The keywords of read_rocketmq, read_rocketmq_stream and
+#: write_rocketmq are drawn from here; a test checks this table against the connector's own option
+#: declarations (key, kind, which functions take it, and whether it is required).
+_OPTIONS: Dict[str, Tuple[str, str]] = {
+    "name_server": ("nameServer", "name server"),
+    "topic": ("topic", "topics"),
+    "starting_offsets": ("startingOffsets", "offsets"),
+    "ending_offsets": ("endingOffsets", "offsets"),
+    "sub_expression": ("subExpression", "text"),
+    "pull_timeout_ms": ("pullTimeoutMs", "positive long"),
+    "pull_batch_size": ("pullBatchSize", "positive int"),
+    "fail_on_data_loss": ("failOnDataLoss", "boolean"),
+    "request_timeout_ms": ("requestTimeoutMs", "positive long"),
+    "metadata_retries": ("metadataRetries", "positive int"),
+    "metadata_retry_interval_ms": ("metadataRetryIntervalMs", "non-negative long"),
+    "send_timeout_ms": ("sendTimeoutMs", "positive long"),
+    "max_in_flight_messages": ("maxInFlightMessages", "positive int"),
+    "starting_timestamp": ("startingTimestamp", "epoch millis"),
+    "starting_offsets_by_timestamp": ("startingOffsetsByTimestamp", "per-queue timestamps"),
+    "ending_timestamp": ("endingTimestamp", "epoch millis"),
+    "ending_offsets_by_timestamp": ("endingOffsetsByTimestamp", "per-queue timestamps"),
+    "max_offsets_per_trigger": ("maxOffsetsPerTrigger", "positive long"),
+    "min_offsets_per_trigger": ("minOffsetsPerTrigger", "positive long"),
+    "max_trigger_delay": ("maxTriggerDelay", "duration"),
+    "min_partitions": ("minPartitions", "positive int"),
+    "sql_filter": ("sqlFilter", "text"),
+    "consumer_group": ("consumerGroup", "group name"),
+    "include_extra_columns": ("includeExtraColumns", "boolean"),
+    "producer_group": ("producerGroup", "group name"),
+    "send_retries": ("sendRetries", "non-negative int"),
+    "compression_threshold": ("compressionThreshold", "positive int"),
+    "delivery_delay_ms": ("deliveryDelayMs", "positive long"),
 }
 
 #: Keyword argument -> connector option key, for every option the functions accept.
 OPTION_KEYS: Mapping[str, str] = {kw: key for kw, (key, _) in _OPTIONS.items()}
+
 
 def connector_options(values: Mapping[str, object]) -> Dict[str, str]:
     """Options for the keywords that are set (not ``None``), as the connector's keys and strings."""
@@ -145,8 +168,8 @@ def connector_options(values: Mapping[str, object]) -> Dict[str, str]:
     for kw, value in values.items():
         if value is None:
             continue
-        key, convert = _OPTIONS[kw]
-        out[key] = convert(kw, value)
+        key, kind = _OPTIONS[kw]
+        out[key] = _CONVERTERS[kind](kw, value)
     return out
 
 

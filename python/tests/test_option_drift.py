@@ -1,16 +1,19 @@
 """The Python keywords and the connector's options must not drift apart.
 
-The connector's option registry (RocketMQOptionKeys, in the jar this package ships) is read through the
-classic session's JVM gateway: a test may do that, the package never does.
+The connector's option declarations (RocketMQOptions.registry, in the jar this package ships) are read
+through the classic session's JVM gateway: a test may do that, the package never does. For every option
+the test checks the keyword's name, the kind of value it converts, its type hint, whether it is required,
+and which functions take it.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from typing import Any, Dict, Set
+from typing import Any, Dict, NamedTuple, Set
 
 from rocketmq_spark import OPTION_KEYS, read_rocketmq, read_rocketmq_stream, write_rocketmq
+from rocketmq_spark._options import _CONVERTERS, _OPTIONS
 
 # Which functions take an option, by the query type the connector gives it.
 FUNCTIONS_BY_QUERY_TYPE = {
@@ -21,19 +24,33 @@ FUNCTIONS_BY_QUERY_TYPE = {
     "source and sink": {"read_rocketmq", "read_rocketmq_stream", "write_rocketmq"},
 }
 FUNCTIONS = {f.__name__: f for f in (read_rocketmq, read_rocketmq_stream, write_rocketmq)}
+READS = {"read_rocketmq", "read_rocketmq_stream"}
 # Keywords that are not connector options: the session or DataFrame, and the streaming query's own settings.
 NOT_OPTIONS = {"spark", "df", "checkpoint_location", "output_mode", "processing_time", "available_now", "query_name"}
+# The type hint each kind of value gets (an option the connector does not require is Optional, None = unset).
+HINTS = {
+    "text": "str", "name server": "str", "group name": "str", "topics": "Topics",
+    "positive int": "int", "non-negative int": "int", "positive long": "int", "non-negative long": "int",
+    "boolean": "bool", "duration": "Duration", "epoch millis": "Timestamp", "offsets": "Offsets",
+    "per-queue timestamps": "Timestamps",
+}
+
+
+class Declared(NamedTuple):
+    kind: str
+    query_type: str
+    required: bool
 
 
 def snake_case(key: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
 
 
-def connector_options(spark: Any) -> Dict[str, str]:
-    """Option key -> query type text, from the connector's own registry."""
-    registry = spark._jvm.org.apache.spark.sql.rocketmq.RocketMQOptionKeys.all()
-    docs = [registry.apply(i) for i in range(registry.size())]
-    return {d.key(): d.queryType().text() for d in docs}
+def connector_options(spark: Any) -> Dict[str, Declared]:
+    """Option key -> what the connector declares of it."""
+    registry = spark._jvm.org.apache.spark.sql.rocketmq.RocketMQOptions.registry()
+    options = [registry.apply(i) for i in range(registry.size())]
+    return {o.key(): Declared(o.kind().name(), o.queryType().text(), o.isRequired()) for o in options}
 
 
 def test_every_connector_option_is_a_keyword_of_the_right_functions(spark) -> None:
@@ -41,13 +58,48 @@ def test_every_connector_option_is_a_keyword_of_the_right_functions(spark) -> No
     assert len(options) >= 28 and "nameServer" in options
 
     assert dict(OPTION_KEYS) == {snake_case(k): k for k in options}, "OPTION_KEYS and the connector differ"
+    kinds = {kw: kind for kw, (_, kind) in _OPTIONS.items()}
+    assert kinds == {snake_case(k): d.kind for k, d in options.items()}, "kinds of value differ"
+    assert set(_CONVERTERS) == set(HINTS) and set(kinds.values()) <= set(_CONVERTERS)
 
     expected: Dict[str, Set[str]] = {name: set() for name in FUNCTIONS}
-    for key, query_type in options.items():
-        for name in FUNCTIONS_BY_QUERY_TYPE[query_type]:
+    for key, declared in options.items():
+        for name in FUNCTIONS_BY_QUERY_TYPE[declared.query_type]:
             expected[name].add(snake_case(key))
     for name, function in FUNCTIONS.items():
         keywords = set(inspect.signature(function).parameters) - NOT_OPTIONS
         assert keywords == expected[name], (
             f"{name}: keywords without a connector option: {sorted(keywords - expected[name])}; "
             f"connector options without a keyword: {sorted(expected[name] - keywords)}")
+
+
+def test_keyword_types_and_defaults_follow_the_declarations(spark) -> None:
+    options = connector_options(spark)
+    for name, function in FUNCTIONS.items():
+        for kw, parameter in inspect.signature(function).parameters.items():
+            if kw in NOT_OPTIONS:
+                continue
+            declared = options[OPTION_KEYS[kw]]
+            # Required: nameServer everywhere, and the topic of a read (a write may take it from a column).
+            required = declared.required or (kw == "topic" and name in READS)
+            hint = "str" if (kw == "topic" and name == "write_rocketmq") else HINTS[declared.kind]
+            if required:
+                assert parameter.default is inspect.Parameter.empty, f"{name}({kw}) must be required"
+                assert parameter.annotation == hint, f"{name}({kw}): {parameter.annotation} is not {hint}"
+            else:
+                assert parameter.default is None, f"{name}({kw}) must default to None (the connector's default)"
+                assert parameter.annotation == f"Optional[{hint}]", (
+                    f"{name}({kw}): {parameter.annotation} is not Optional[{hint}]")
+
+
+def test_int_kinds_are_bounded_as_the_connector_bounds_them() -> None:
+    for kind, (low, high) in {"positive int": (1, 2**31 - 1), "non-negative int": (0, 2**31 - 1),
+                              "positive long": (1, 2**63 - 1), "non-negative long": (0, 2**63 - 1)}.items():
+        convert = _CONVERTERS[kind]
+        assert convert("k", low) == str(low) and convert("k", high) == str(high)
+        for bad in (low - 1, high + 1):
+            try:
+                convert("k", bad)
+            except ValueError:
+                continue
+            raise AssertionError(f"{kind} accepted {bad}")

@@ -1,6 +1,7 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.write.{BatchWrite, DataWriterFactory, PhysicalWriteInfo, WriterCommitMessage}
+import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 
 /**
  * A batch write to RocketMQ. Every task sends its rows and commits only when the broker has

@@ -4,74 +4,52 @@ import java.util.Locale
 
 import scala.jdk.CollectionConverters._
 
-import com.fasterxml.jackson.databind.ObjectMapper
-
-import org.apache.spark.SparkThrowable
+import org.apache.spark.ErrorClassesJsonReader
 
 /**
- * An error of the RocketMQ connector: a named condition (see `error/rocketmq-error-conditions.json`),
- * its SQLSTATE and the parameters its message was built from.
+ * The one factory of the connector's errors: a method per condition, each naming its parameters.
+ * Messages come from `error/rocketmq-error-conditions.json` through Spark's own reader of error
+ * conditions (present since Spark 3.5, so the same code runs on every Spark the connector supports),
+ * prefixed with `[CONDITION]` as Spark's own errors are. Three exception types tell the kinds of
+ * failure apart: [[RocketMQInvalidInputException]] (what was asked for cannot be done as given),
+ * [[RocketMQDataLossException]] and [[RocketMQRequestException]] (RocketMQ did not answer as needed).
  */
-private[rocketmq] class RocketMQException(
-    condition: String,
-    sqlState: String,
-    parameters: Map[String, String],
-    message: String,
-    cause: Throwable)
-  extends RuntimeException(message, cause)
-  with SparkThrowable {
-  override def getCondition: String = condition
-  override def getSqlState: String = sqlState
-  override def getMessageParameters: java.util.Map[String, String] = parameters.asJava
-}
-
-/** The same, for bad input (options, columns): an `IllegalArgumentException`, as PySpark expects. */
-private[rocketmq] class RocketMQIllegalArgumentException(
-    condition: String,
-    sqlState: String,
-    parameters: Map[String, String],
-    message: String)
-  extends IllegalArgumentException(message)
-  with SparkThrowable {
-  override def getCondition: String = condition
-  override def getSqlState: String = sqlState
-  override def getMessageParameters: java.util.Map[String, String] = parameters.asJava
-}
-
-/** The one factory of the connector's errors; each method is one condition. */
 private[rocketmq] object RocketMQErrors {
 
-  private case class Template(message: String, sqlState: String)
-
-  private lazy val templates: Map[String, Template] = {
-    val stream = getClass.getResourceAsStream("/error/rocketmq-error-conditions.json")
-    require(stream != null, "error/rocketmq-error-conditions.json is missing from the connector jar")
-    try {
-      val root = new ObjectMapper().readTree(stream)
-      root.fieldNames().asScala.map { name =>
-        val node = root.get(name)
-        val message = node.get("message").elements().asScala.map(_.asText()).mkString("\n")
-        name -> Template(message, node.get("sqlState").asText())
-      }.toMap
-    } finally stream.close()
+  private lazy val reader = {
+    val url = getClass.getClassLoader.getResource("error/rocketmq-error-conditions.json")
+    require(url != null, "error/rocketmq-error-conditions.json is missing from the connector jar")
+    new ErrorClassesJsonReader(Seq(url))
   }
 
-  /** The full message of a condition: `[CONDITION] text`, placeholders filled in. */
-  def message(condition: String, parameters: Map[String, String]): String = {
-    val template = templates.getOrElse(condition, sys.error(s"unknown error condition $condition"))
-    val text = parameters.foldLeft(template.message) { case (acc, (k, v)) => acc.replace(s"<$k>", v) }
-    s"[$condition] $text"
-  }
+  /** Every condition of the JSON file, with `MAIN.SUB` for each sub-condition (tests render them all). */
+  private[rocketmq] def allConditions: Seq[String] = reader.errorInfoMap.toSeq.flatMap { case (name, info) =>
+    info.subClass.map(_.keys.toSeq.map(sub => s"$name.$sub")).getOrElse(Seq(name))
+  }.sorted
 
-  private def illegal(condition: String, parameters: (String, String)*): RocketMQIllegalArgumentException = {
+  /** The template of a condition, placeholders unfilled (tests check that each one is filled). */
+  private[rocketmq] def template(condition: String): String = reader.getMessageTemplate(condition)
+
+  private def message(condition: String, parameters: Map[String, String]): String =
+    s"[$condition] ${reader.getErrorMessage(condition, parameters)}"
+
+  private def sqlState(condition: String): String = reader.getSqlState(condition)
+
+  private def invalidInput(condition: String, parameters: (String, String)*): RocketMQInvalidInputException = {
     val params = parameters.toMap
-    new RocketMQIllegalArgumentException(
-      condition, templates(condition).sqlState, params, message(condition, params))
+    new RocketMQInvalidInputException(condition, sqlState(condition), params.asJava, message(condition, params), null)
   }
 
-  private def runtime(condition: String, cause: Throwable, parameters: (String, String)*): RocketMQException = {
+  private def dataLossError(condition: String, parameters: (String, String)*): RocketMQDataLossException = {
     val params = parameters.toMap
-    new RocketMQException(condition, templates(condition).sqlState, params, message(condition, params), cause)
+    new RocketMQDataLossException(condition, sqlState(condition), params.asJava, message(condition, params), null)
+  }
+
+  /** With a `cause`, its description fills the message's `<cause>`. */
+  private def requestFailed(condition: String, cause: Throwable, parameters: (String, String)*)
+    : RocketMQRequestException = {
+    val params = parameters.toMap ++ Option(cause).map(c => "cause" -> describe(c))
+    new RocketMQRequestException(condition, sqlState(condition), params.asJava, message(condition, params), cause)
   }
 
   /** A failure's message followed by its causes' (RocketMQ often wraps the telling one). */
@@ -80,20 +58,36 @@ private[rocketmq] object RocketMQErrors {
       .map(c => Option(c.getMessage).map(_.trim).filter(_.nonEmpty).getOrElse(c.getClass.getSimpleName))
       .distinct.mkString(" <- caused by: ")
 
-  def missingOption(option: String, allowed: String): Throwable =
-    illegal("ROCKETMQ_MISSING_OPTION", "option" -> option, "allowed" -> allowed)
+  private def queueParameters(queue: RocketMQQueue): Seq[(String, String)] =
+    Seq("topic" -> queue.topic, "broker" -> queue.brokerName, "queueId" -> queue.queueId.toString)
 
-  def invalidOption(option: String, value: String, allowed: String): Throwable =
-    illegal("ROCKETMQ_INVALID_OPTION_VALUE", "option" -> option, "value" -> value, "allowed" -> allowed)
+  // ---- options ----
 
-  def optionNotAllowed(option: String, queryType: String, reason: String): Throwable =
-    illegal("ROCKETMQ_OPTION_NOT_ALLOWED", "option" -> option, "queryType" -> queryType, "reason" -> reason)
+  /** The sub-condition, which says what to set, is the option's key in SCREAMING_SNAKE_CASE. */
+  def missingOption(option: String): Throwable = {
+    val sub = option.replaceAll("([a-z])([A-Z])", "$1_$2").toUpperCase(Locale.ROOT)
+    invalidInput(s"ROCKETMQ_MISSING_OPTION.$sub", "option" -> option)
+  }
+
+  /** `sub` names what the value must be (see the JSON file); `details` fill its placeholders. */
+  def invalidOption(option: String, value: String, sub: String, details: (String, String)*): Throwable =
+    invalidInput(s"ROCKETMQ_INVALID_OPTION_VALUE.$sub", Seq("option" -> option, "value" -> value) ++ details: _*)
+
+  /** Per-queue JSON of an option with the wrong shape; `sub` and `details` come from [[RocketMQOffsetsJson]]. */
+  def invalidOffsetsJson(option: String, value: String, sub: String, details: Seq[(String, String)]): Throwable =
+    invalidInput(s"ROCKETMQ_INVALID_OFFSETS_JSON.$sub", Seq("option" -> option, "value" -> value) ++ details: _*)
 
   def conflictingOptions(options: Seq[String]): Throwable =
-    illegal("ROCKETMQ_CONFLICTING_OPTIONS", "options" -> options.map(o => s"'$o'").mkString(", "))
+    invalidInput("ROCKETMQ_CONFLICTING_OPTIONS", "options" -> options.map(o => s"'$o'").mkString(", "))
+
+  /** `sub`: BATCH or STREAMING, the kind of query the option does not apply to. */
+  def optionNotAllowed(option: String, sub: String): Throwable =
+    invalidInput(s"ROCKETMQ_OPTION_NOT_ALLOWED.$sub", "option" -> option)
+
+  // ---- what the options name, checked against the brokers ----
 
   def unknownQueue(option: String, queue: RocketMQQueue, known: Iterable[RocketMQQueue]): Throwable =
-    illegal(
+    invalidInput(
       "ROCKETMQ_UNKNOWN_QUEUE",
       "option" -> option,
       "queue" -> queue.toString,
@@ -101,71 +95,95 @@ private[rocketmq] object RocketMQErrors {
       "known" -> known.toSeq.sorted.map(q => s"${q.brokerName}/${q.queueId}").mkString(", "))
 
   def startAfterEnd(queue: RocketMQQueue, start: Long, end: Long): Throwable =
-    illegal("ROCKETMQ_START_AFTER_END", "queue" -> queue.toString, "start" -> start.toString, "end" -> end.toString)
-
-  def saveModeNotSupported(mode: String): Throwable =
-    illegal("ROCKETMQ_SAVE_MODE_NOT_SUPPORTED", "mode" -> mode.toLowerCase(Locale.ROOT))
-
-  def missingColumn(column: String, allowed: String, columns: Seq[String]): Throwable =
-    illegal(
-      "ROCKETMQ_MISSING_COLUMN",
-      "column" -> column,
-      "allowed" -> allowed,
-      "columns" -> columns.mkString(", "))
-
-  def invalidColumnType(column: String, dataType: String, allowed: String): Throwable =
-    illegal("ROCKETMQ_INVALID_COLUMN_TYPE", "column" -> column, "type" -> dataType, "allowed" -> allowed)
-
-  def nullColumnValue(column: String, row: Long, allowed: String): Throwable =
-    runtime("ROCKETMQ_NULL_COLUMN_VALUE", null, "column" -> column, "row" -> row.toString, "allowed" -> allowed)
-
-  def invalidPropertyName(column: String, name: String, row: Long, problem: String): Throwable =
-    illegal("ROCKETMQ_INVALID_PROPERTY_NAME", "column" -> column, "name" -> name, "row" -> row.toString,
-      "problem" -> problem)
+    invalidInput("ROCKETMQ_START_AFTER_END", "queue" -> queue.toString, "start" -> start.toString,
+      "end" -> end.toString)
 
   def topicNotFound(topic: String, nameServer: String): Throwable =
-    illegal("ROCKETMQ_TOPIC_NOT_FOUND", "topic" -> topic, "nameServer" -> nameServer)
+    invalidInput("ROCKETMQ_TOPIC_NOT_FOUND", "topic" -> topic, "nameServer" -> nameServer)
 
-  def nameServerUnreachable(nameServer: String, what: String, attempts: Int, timeoutMs: Long, cause: Throwable)
+  /** `sub` and `details` come from [[RocketMQSourceOffset]] or [[RocketMQOffsetsJson]]. */
+  def invalidCheckpointOffset(json: String, sub: String, details: Seq[(String, String)]): Throwable =
+    invalidInput(s"ROCKETMQ_INVALID_CHECKPOINT_OFFSET.$sub", ("json" -> json) +: details: _*)
+
+  // ---- the data written ----
+
+  def saveModeNotSupported(mode: String): Throwable =
+    invalidInput("ROCKETMQ_SAVE_MODE_NOT_SUPPORTED", "mode" -> mode.toLowerCase(Locale.ROOT))
+
+  /** `column`: body or topic, which is also the sub-condition. */
+  def missingColumn(column: String, columns: Seq[String]): Throwable =
+    invalidInput(s"ROCKETMQ_MISSING_COLUMN.${column.toUpperCase(Locale.ROOT)}",
+      "column" -> column, "columns" -> columns.mkString(", "))
+
+  def invalidColumnType(column: String, dataType: String, allowedTypes: String): Throwable =
+    invalidInput("ROCKETMQ_INVALID_COLUMN_TYPE", "column" -> column, "type" -> dataType,
+      "allowedTypes" -> allowedTypes)
+
+  /** `column`: body or topic, which is also the sub-condition. */
+  def nullColumnValue(column: String, row: Long): Throwable =
+    invalidInput(s"ROCKETMQ_NULL_COLUMN_VALUE.${column.toUpperCase(Locale.ROOT)}",
+      "column" -> column, "row" -> row.toString)
+
+  /** `sub`: BLANK, RESERVED or CONTROL_CHARACTER. */
+  def invalidPropertyName(column: String, name: String, row: Long, sub: String): Throwable =
+    invalidInput(s"ROCKETMQ_INVALID_PROPERTY_NAME.$sub", "column" -> column, "name" -> name, "row" -> row.toString)
+
+  // ---- data loss ----
+
+  def dataLoss(queue: RocketMQQueue, from: Long, until: Long, reason: DataLossReason): RocketMQDataLossException =
+    dataLossError(s"ROCKETMQ_DATA_LOSS.${reason.condition}", queueParameters(queue) ++ Seq(
+      "fromOffset" -> from.toString, "untilOffset" -> until.toString) ++ reason.details: _*)
+
+  def queueGone(queue: RocketMQQueue, from: Long): RocketMQDataLossException =
+    dataLossError("ROCKETMQ_DATA_LOSS_QUEUE_GONE", queueParameters(queue) :+ ("fromOffset" -> from.toString): _*)
+
+  // ---- requests ----
+
+  def nameServerUnreachable(nameServer: String, topic: String, attempts: Int, timeoutMs: Long, cause: Throwable)
     : Throwable =
-    runtime(
+    requestFailed(
       "ROCKETMQ_NAME_SERVER_UNREACHABLE",
       cause,
       "nameServer" -> nameServer,
-      "what" -> what,
+      "topic" -> topic,
       "attempts" -> attempts.toString,
-      "timeoutMs" -> timeoutMs.toString,
-      "cause" -> describe(cause))
+      "timeoutMs" -> timeoutMs.toString)
 
-  def brokerRequestFailed(what: String, broker: String, attempts: Int, cause: Throwable): Throwable =
-    runtime(
-      "ROCKETMQ_BROKER_REQUEST_FAILED",
-      cause,
-      "what" -> what,
-      "broker" -> broker,
-      "attempts" -> attempts.toString,
-      "cause" -> describe(cause))
-
-  private def queueParameters(queue: RocketMQQueue): Seq[(String, String)] =
-    Seq("topic" -> queue.topic, "broker" -> queue.brokerName, "queueId" -> queue.queueId.toString)
-
-  def dataLoss(queue: RocketMQQueue, from: Long, until: Long, reason: String): Throwable =
-    runtime("ROCKETMQ_DATA_LOSS", null, queueParameters(queue) ++ Seq(
-      "fromOffset" -> from.toString, "untilOffset" -> until.toString, "reason" -> reason): _*)
-
-  def queueGone(queue: RocketMQQueue, from: Long): Throwable =
-    runtime("ROCKETMQ_DATA_LOSS_QUEUE_GONE", null, queueParameters(queue) :+ ("fromOffset" -> from.toString): _*)
+  def brokerRequestFailed(broker: String, attempts: Int, cause: Throwable, request: BrokerRequest): Throwable =
+    requestFailed(s"ROCKETMQ_BROKER_REQUEST_FAILED.${request.condition}", cause,
+      Seq("broker" -> broker, "attempts" -> attempts.toString) ++ request.details: _*)
 
   def pullFailed(queue: RocketMQQueue, offset: Long, cause: Throwable): Throwable =
-    runtime("ROCKETMQ_PULL_FAILED", cause,
-      queueParameters(queue) ++ Seq("offset" -> offset.toString, "cause" -> describe(cause)): _*)
-
-  def invalidCheckpointOffset(json: String, detail: String): Throwable =
-    illegal("ROCKETMQ_INVALID_CHECKPOINT_OFFSET", "json" -> json, "detail" -> detail)
+    requestFailed("ROCKETMQ_PULL_FAILED", cause, queueParameters(queue) :+ ("offset" -> offset.toString): _*)
 
   def sendFailed(topic: String, cause: Throwable): Throwable =
-    runtime("ROCKETMQ_SEND_FAILED", cause, "topic" -> topic, "cause" -> describe(cause))
+    requestFailed("ROCKETMQ_SEND_FAILED", cause, "topic" -> topic)
 
   def sendNotAcknowledged(pending: Int, waitMs: Long): Throwable =
-    runtime("ROCKETMQ_SEND_NOT_ACKNOWLEDGED", null, "pending" -> pending.toString, "waitMs" -> waitMs.toString)
+    requestFailed("ROCKETMQ_SEND_NOT_ACKNOWLEDGED", null, "pending" -> pending.toString, "waitMs" -> waitMs.toString)
+
+  /** Why offsets were lost: a sub-condition of ROCKETMQ_DATA_LOSS and the details it names. */
+  sealed abstract class DataLossReason(val condition: String, val details: (String, String)*)
+
+  object DataLossReason {
+    final case class Expired(minOffset: Long) extends DataLossReason("EXPIRED", "minOffset" -> minOffset.toString)
+    case object BeingRemoved extends DataLossReason("BEING_REMOVED")
+    case object ConsumeQueueGone extends DataLossReason("CONSUME_QUEUE_GONE")
+    final case class Truncated(maxOffset: Long) extends DataLossReason("TRUNCATED", "maxOffset" -> maxOffset.toString)
+    final case class TopicRecreated(maxOffset: Long)
+      extends DataLossReason("TOPIC_RECREATED", "maxOffset" -> maxOffset.toString)
+    case object OffsetsWentBack extends DataLossReason("OFFSETS_WENT_BACK")
+    case object SkippedByBroker extends DataLossReason("SKIPPED_BY_BROKER")
+  }
+
+  /** A driver request to a broker: a sub-condition of ROCKETMQ_BROKER_REQUEST_FAILED and its details. */
+  sealed abstract class BrokerRequest(val condition: String, val details: (String, String)*)
+
+  object BrokerRequest {
+    final case class TopicStats(topic: String) extends BrokerRequest("TOPIC_STATS", "topic" -> topic)
+    final case class SearchOffset(queue: RocketMQQueue, timestampMs: Long)
+      extends BrokerRequest("SEARCH_OFFSET", "queue" -> queue.toString, "timestamp" -> timestampMs.toString)
+    final case class CommitOffset(group: String, queue: RocketMQQueue, offset: Long)
+      extends BrokerRequest("COMMIT_OFFSET", "group" -> group, "queue" -> queue.toString, "offset" -> offset.toString)
+  }
 }

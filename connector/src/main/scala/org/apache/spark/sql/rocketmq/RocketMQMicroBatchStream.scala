@@ -10,6 +10,7 @@ import org.slf4j.LoggerFactory
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
+import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 
 /**
  * A Structured Streaming read of RocketMQ topics, one micro-batch at a time.
@@ -33,7 +34,7 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
 
   private val log = LoggerFactory.getLogger(getClass)
   private val topics = options.topicsToRead
-  private val failOnDataLoss = options.failOnDataLoss
+  private val failOnDataLoss = options(RocketMQOptions.FailOnDataLoss)
   private val settings = RocketMQReadSettings(options, failOnDataLoss)
   private[rocketmq] val reader = new RocketMQOffsetReader(options)
 
@@ -60,8 +61,8 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
   override def deserializeOffset(json: String): Offset = RocketMQSourceOffset.parse(json)
 
   override def getDefaultReadLimit: ReadLimit = {
-    val delay = options.maxTriggerDelayMs
-    (options.minOffsetsPerTrigger, options.maxOffsetsPerTrigger) match {
+    val delay = options(RocketMQOptions.MaxTriggerDelay)
+    (options(RocketMQOptions.MinOffsetsPerTrigger), options(RocketMQOptions.MaxOffsetsPerTrigger)) match {
       case (Some(min), Some(max)) => ReadLimit.compositeLimit(Array(ReadLimit.minRows(min, delay), ReadLimit.maxRows(max)))
       case (Some(min), None) => ReadLimit.minRows(min, delay)
       case (None, Some(max)) => ReadLimit.maxRows(max)
@@ -136,14 +137,13 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
     val ranges = until.toSeq.sortBy(_._1).map { case (q, u) =>
       val f = from.getOrElse(q, newQueueStarts(q))
       if (u < f) {
-        reportDataLoss(RocketMQErrors.dataLoss(q, u, f,
-          s"the queue's offsets went back from $f to $u: the topic was deleted and recreated, or truncated"))
+        reportDataLoss(RocketMQErrors.dataLoss(q, u, f, RocketMQErrors.DataLossReason.OffsetsWentBack))
         // Going on: read the recreated queue from its first offset.
         val first = latestRanges.get(q).orElse(reader.fetchQueueRanges(Seq(q.topic), allowMissing = true).get(q)).map(_.min).getOrElse(u)
         RocketMQOffsetRange(q, math.min(first, u), u)
       } else RocketMQOffsetRange(q, f, u)
     }
-    RocketMQOffsetRangeCalculator.partitions(ranges, options.minPartitions, settings,
+    RocketMQOffsetRangeCalculator.partitions(ranges, options(RocketMQOptions.MinPartitions), settings,
       RocketMQOffsetRangeCalculator.executorLocations()).toArray[InputPartition]
   }
 
@@ -157,7 +157,7 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
   override def commit(end: Offset): Unit = commitProgress(RocketMQSourceOffset(end).queueOffsets)
 
   /** With option consumerGroup: writes processed offsets to the brokers (unchanged ones are skipped). */
-  private def commitProgress(offsets: Map[RocketMQQueue, Long]): Unit = options.consumerGroup.foreach { group =>
+  private def commitProgress(offsets: Map[RocketMQQueue, Long]): Unit = options(RocketMQOptions.ConsumerGroup).foreach { group =>
     try reader.commitGroupOffsets(group, offsets)
     catch {
       // Progress in the brokers is for monitoring; the checkpoint is the source of truth.

@@ -1,11 +1,7 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.SparkEnv
-
-/** Offsets `[from, until)` of one queue. */
-private[rocketmq] final case class RocketMQOffsetRange(queue: RocketMQQueue, from: Long, until: Long) {
-  def size: Long = until - from
-}
+import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 
 /**
  * Turns per-queue ranges into Spark input partitions: one per queue with something to read, and,

@@ -6,31 +6,33 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.ClientConfig
-import org.apache.rocketmq.client.exception.MQClientException
+import org.apache.rocketmq.client.exception.{MQBrokerException, MQClientException}
 import org.apache.rocketmq.client.impl.MQClientManager
 import org.apache.rocketmq.client.impl.factory.MQClientInstance
 import org.apache.rocketmq.common.BoundaryType
 import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.remoting.protocol.ResponseCode
+import org.apache.rocketmq.remoting.protocol.admin.TopicStatsTable
 import org.apache.rocketmq.remoting.protocol.header.UpdateConsumerOffsetRequestHeader
 import org.apache.rocketmq.remoting.protocol.route.TopicRouteData
 
-/** The offsets a queue holds now: `min` is the oldest stored message, `max` the next one to be written. */
-private[rocketmq] final case class RocketMQQueueRange(min: Long, max: Long)
+import org.apache.spark.sql.rocketmq.RocketMQErrors.BrokerRequest
+import org.apache.spark.sql.rocketmq.RocketMQErrors.BrokerRequest._
 
 /**
  * The driver's view of RocketMQ metadata: which queues a topic has and which offsets they hold.
  *
  * It asks the name server for the topic's route, then each broker once for the stats of all the
  * topic's queues it hosts: a plan costs requests per broker, never per queue. Only queues that the
- * route marks readable are returned. The client it uses runs no background services (no heartbeat,
- * no rebalance, no consumer group): it only sends these requests.
+ * route marks readable are returned. Its client joins no consumer or producer group, so it sends no
+ * heartbeats and takes part in no rebalance; it is started fully (its scheduled tasks refresh
+ * routes), so that closing it stops all its threads.
  */
 private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends Closeable {
-  private val nameServer = options.nameServer
-  private val timeoutMs = options.requestTimeoutMs
-  private val attempts = options.metadataRetries
-  private val intervalMs = options.metadataRetryIntervalMs
+  private val nameServer = options(RocketMQOptions.NameServer)
+  private val timeoutMs = options(RocketMQOptions.RequestTimeoutMs)
+  private val attempts = options(RocketMQOptions.MetadataRetries)
+  private val intervalMs = options(RocketMQOptions.MetadataRetryIntervalMs)
 
   private var lease: RocketMQOffsetReader.clients.Lease = _
 
@@ -59,7 +61,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
     topics.flatMap { topic =>
       try fetchQueueRanges(topic)
       catch {
-        case e: RocketMQIllegalArgumentException if allowMissing && e.getCondition == "ROCKETMQ_TOPIC_NOT_FOUND" =>
+        case e: RocketMQInvalidInputException if allowMissing && e.getCondition == "ROCKETMQ_TOPIC_NOT_FOUND" =>
           Map.empty[RocketMQQueue, RocketMQQueueRange]
       }
     }.toMap
@@ -72,24 +74,43 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
       .toMap
     if (readable.isEmpty) throw RocketMQErrors.topicNotFound(topic, nameServer)
 
-    route.getBrokerDatas.asScala.filter(b => readable.contains(b.getBrokerName)).flatMap { broker =>
+    val ranges = route.getBrokerDatas.asScala.filter(b => readable.contains(b.getBrokerName)).flatMap { broker =>
       val address = broker.selectBrokerAddr()
       brokerAddresses += broker.getBrokerName -> address
-      val stats = request(s"topic stats of '$topic'", broker.getBrokerName) {
-        requestCount += 1
-        api.getTopicStatsInfo(address, topic, timeoutMs)
-      }
-      val queueCount = readable(broker.getBrokerName)
-      val ranges = stats.getOffsetTable.asScala.collect {
-        case (mq, offsets) if mq.getBrokerName == broker.getBrokerName && mq.getQueueId < queueCount =>
-          RocketMQQueue(mq) -> RocketMQQueueRange(offsets.getMinOffset, offsets.getMaxOffset)
-      }
-      // A queue the broker has no stats for yet has never been written: it is empty.
-      (0 until queueCount).map { id =>
-        val queue = RocketMQQueue(topic, broker.getBrokerName, id)
-        queue -> ranges.getOrElse(queue, RocketMQQueueRange(0L, 0L))
+      topicStats(broker.getBrokerName, address, topic).toSeq.flatMap { stats =>
+        val queueCount = readable(broker.getBrokerName)
+        val known = stats.getOffsetTable.asScala.collect {
+          case (mq, offsets) if mq.getBrokerName == broker.getBrokerName && mq.getQueueId < queueCount =>
+            RocketMQQueue(mq) -> RocketMQQueueRange(offsets.getMinOffset, offsets.getMaxOffset)
+        }
+        // A queue the broker has no stats for yet has never been written: it is empty.
+        (0 until queueCount).map { id =>
+          val queue = RocketMQQueue(topic, broker.getBrokerName, id)
+          queue -> known.getOrElse(queue, RocketMQQueueRange(0L, 0L))
+        }
       }
     }.toMap
+    if (ranges.isEmpty) throw RocketMQErrors.topicNotFound(topic, nameServer)
+    ranges
+  }
+
+  /**
+   * The stats of `topic`'s queues on one broker; None when the broker answers that it does not have
+   * the topic (deleted, while the name server still routes it: its queues there are gone).
+   */
+  private def topicStats(broker: String, address: String, topic: String): Option[TopicStatsTable] =
+    try Some(request(broker, TopicStats(topic)) {
+      requestCount += 1
+      api.getTopicStatsInfo(address, topic, timeoutMs)
+    })
+    catch {
+      case e: RocketMQRequestException if deniesTopic(e.getCause) => None
+    }
+
+  private def deniesTopic(t: Throwable): Boolean = t match {
+    case e: MQBrokerException => e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST
+    case e: MQClientException => e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST
+    case _ => false
   }
 
   /**
@@ -99,7 +120,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   def offsetsForTimestamp(queues: Iterable[RocketMQQueue], timestampMs: Long): Map[RocketMQQueue, Long] =
     queues.map { queue =>
       val address = addressOf(queue)
-      queue -> request(s"offset of $queue at time $timestampMs", queue.brokerName) {
+      queue -> request(queue.brokerName, SearchOffset(queue, timestampMs)) {
         requestCount += 1
         api.searchOffset(address, queue.toMessageQueue, timestampMs, BoundaryType.LOWER, timeoutMs)
       }
@@ -118,7 +139,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
       header.setQueueId(queue.queueId)
       header.setCommitOffset(offset)
       val address = addressOf(queue)
-      request(s"commit of group '$group' offset $offset for $queue", queue.brokerName) {
+      request(queue.brokerName, CommitOffset(group, queue, offset)) {
         requestCount += 1
         api.updateConsumerOffset(address, header, timeoutMs)
       }
@@ -143,17 +164,14 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
       case e: MQClientException if e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST =>
         throw RocketMQErrors.topicNotFound(topic, nameServer)
       case NonFatal(e) if RocketMQRetry.isRetryable(e) =>
-        throw RocketMQErrors.nameServerUnreachable(nameServer, s"the route of topic '$topic'", attempts, timeoutMs, e)
+        throw RocketMQErrors.nameServerUnreachable(nameServer, topic, attempts, timeoutMs, e)
     }
   }
 
-  private def request[T](what: String, broker: String)(body: => T): T = {
-    try {
-      RocketMQRetry.withRetries(what, attempts, intervalMs, () => rebuildClient())(body)
-    } catch {
-      case NonFatal(e) => throw RocketMQErrors.brokerRequestFailed(what, broker, attempts, e)
-    }
-  }
+  /** A request to `broker`, retried; failed for good, an error naming the broker and the request. */
+  private def request[T](broker: String, request: BrokerRequest)(body: => T): T =
+    try RocketMQRetry.withRetries(s"$request to $broker", attempts, intervalMs, () => rebuildClient())(body)
+    catch { case NonFatal(e) => throw RocketMQErrors.brokerRequestFailed(broker, attempts, e, request) }
 
   override def close(): Unit = {
     if (lease != null) {

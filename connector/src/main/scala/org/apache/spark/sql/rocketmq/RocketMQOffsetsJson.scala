@@ -7,54 +7,72 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.ObjectNode
 
 /**
- * Per-queue offsets as JSON, the format users write in `startingOffsets`/`endingOffsets` and the
- * one offsets are stored in: `{"topic":{"brokerName":{"queueId":offset}}}`.
+ * Per-queue values as JSON, the format users write in `startingOffsets`/`endingOffsets` (and times
+ * in `…ByTimestamp`) and the one offsets are stored in: `{"topic":{"brokerName":{"queueId":value}}}`.
  */
 private[rocketmq] object RocketMQOffsetsJson {
   private val mapper = new ObjectMapper()
 
-  private val expected =
-    """a JSON object such as {"topicA":{"broker-a":{"0":23,"1":-2}}} (topic -> broker -> queue id -> offset)"""
+  /**
+   * What is wrong with a JSON value: a sub-condition shared by ROCKETMQ_INVALID_OFFSETS_JSON (an
+   * option) and ROCKETMQ_INVALID_CHECKPOINT_OFFSET (a checkpoint), and the details it names.
+   */
+  final case class Malformed(condition: String, details: Seq[(String, String)])
 
-  /** Parses `json`; errors name `option` and the offending value. */
-  def parse(option: String, json: String): Map[RocketMQQueue, Long] = {
-    def fail(detail: String): Nothing =
-      throw RocketMQErrors.invalidOption(option, json, s"$detail; expected $expected")
+  /** Parses JSON text. */
+  def parse(json: String): Either[Malformed, Map[RocketMQQueue, Long]] =
+    readTree(json).flatMap(parse)
 
-    val root: JsonNode =
-      try mapper.readTree(json)
-      catch { case NonFatal(e) => fail(s"not valid JSON (${e.getMessage.linesIterator.next()})") }
-    if (root == null || !root.isObject) fail("not a JSON object")
-
-    val entries = for {
-      topicEntry <- root.properties().asScala.toSeq
-      (topic, brokers) = (topicEntry.getKey, topicEntry.getValue)
-      _ = if (!brokers.isObject) fail(s"topic '$topic' must map to an object of brokers")
-      brokerEntry <- brokers.properties().asScala.toSeq
-      (broker, queues) = (brokerEntry.getKey, brokerEntry.getValue)
-      _ = if (!queues.isObject) fail(s"broker '$broker' of topic '$topic' must map to an object of queue ids")
-      queueEntry <- queues.properties().asScala.toSeq
-    } yield {
-      val queueId =
-        try queueEntry.getKey.toInt
-        catch { case _: NumberFormatException => fail(s"queue id '${queueEntry.getKey}' is not an integer") }
-      val value = queueEntry.getValue
-      if (!value.isIntegralNumber || !value.canConvertToLong) {
-        fail(s"offset of queue $topic/$broker/$queueId must be an integer, not ${value.toString}")
-      }
-      RocketMQQueue(topic, broker, queueId) -> value.asLong()
-    }
-    entries.toMap
+  /** Parses JSON text, or fails with an error naming the option `key` and the value. */
+  def parseOption(key: String, json: String): Map[RocketMQQueue, Long] = parse(json) match {
+    case Right(values) => values
+    case Left(Malformed(condition, details)) => throw RocketMQErrors.invalidOffsetsJson(key, json, condition, details)
   }
 
-  /** Renders offsets in the same format, sorted, so equal maps give equal strings. */
-  def format(offsets: Map[RocketMQQueue, Long]): String = {
+  /** The tree of JSON text, or why there is none. */
+  def readTree(json: String): Either[Malformed, JsonNode] =
+    try Option(mapper.readTree(json)).toRight(Malformed("NOT_AN_OBJECT", Nil))
+    catch { case NonFatal(e) => Left(Malformed("NOT_JSON", Seq("parseError" -> e.getMessage.linesIterator.next()))) }
+
+  /** Parses a JSON tree, checking its shape level by level. */
+  def parse(root: JsonNode): Either[Malformed, Map[RocketMQQueue, Long]] = {
+    def fail(condition: String, details: (String, String)*): Nothing =
+      throw new MalformedShape(Malformed(condition, details))
+    if (!root.isObject) return Left(Malformed("NOT_AN_OBJECT", Nil))
+    try {
+      val entries = for {
+        topicEntry <- root.properties().asScala.toSeq
+        (topic, brokers) = (topicEntry.getKey, topicEntry.getValue)
+        _ = if (!brokers.isObject) fail("TOPIC_NOT_AN_OBJECT", "topic" -> topic)
+        brokerEntry <- brokers.properties().asScala.toSeq
+        (broker, queues) = (brokerEntry.getKey, brokerEntry.getValue)
+        _ = if (!queues.isObject) fail("BROKER_NOT_AN_OBJECT", "topic" -> topic, "broker" -> broker)
+        queueEntry <- queues.properties().asScala.toSeq
+      } yield {
+        val queueId = queueEntry.getKey.toIntOption.getOrElse(
+          fail("QUEUE_ID_NOT_AN_INTEGER", "broker" -> broker, "queueId" -> queueEntry.getKey))
+        val queue = RocketMQQueue(topic, broker, queueId)
+        val value = queueEntry.getValue
+        if (!value.isIntegralNumber || !value.canConvertToLong) {
+          fail("VALUE_NOT_AN_INTEGER", "queue" -> queue.toString, "found" -> value.toString)
+        }
+        queue -> value.asLong()
+      }
+      Right(entries.toMap)
+    } catch { case m: MalformedShape => Left(m.malformed) }
+  }
+
+  /** Leaves the walk over the tree at the first problem (no stack trace: it never escapes). */
+  private final class MalformedShape(val malformed: Malformed) extends Exception(null, null, false, false)
+
+  /** Renders values in the same format, sorted, so equal maps give equal strings. */
+  def format(values: Map[RocketMQQueue, Long]): String = {
     val root: ObjectNode = mapper.createObjectNode()
-    offsets.toSeq.sortBy(_._1).foreach { case (q, offset) =>
+    values.toSeq.sortBy(_._1).foreach { case (q, value) =>
       val topicNode = Option(root.get(q.topic)).map(_.asInstanceOf[ObjectNode]).getOrElse(root.putObject(q.topic))
       val brokerNode =
         Option(topicNode.get(q.brokerName)).map(_.asInstanceOf[ObjectNode]).getOrElse(topicNode.putObject(q.brokerName))
-      brokerNode.put(q.queueId.toString, offset)
+      brokerNode.put(q.queueId.toString, value)
     }
     mapper.writeValueAsString(root)
   }

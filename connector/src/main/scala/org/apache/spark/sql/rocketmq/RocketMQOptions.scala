@@ -1,336 +1,312 @@
 package org.apache.spark.sql.rocketmq
 
-import java.util.Locale
-
+import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
+import org.apache.spark.sql.rocketmq.RocketMQOption._
+import org.apache.spark.sql.rocketmq.RocketMQOptionKind._
+import org.apache.spark.sql.rocketmq.RocketMQOffsetRangeLimit.{Earliest, EarliestOffset, Latest, LatestOffset}
 
 /**
- * Every option of the connector: its key, its default, how it is parsed and validated. Keys are
- * matched case-insensitively; each accessor throws an error naming the option, the value given and
- * what is allowed. Keys and their documentation are in [[RocketMQOptionKeys]].
+ * The options of one query, as given: keys match case-insensitively and values are trimmed. Each
+ * option is read through its declaration in the companion object, which alone holds its kind and
+ * default; the checks run when a query is planned (`validateFor…`), so bad input fails before any
+ * broker is asked anything, with an error naming the option, the value and what is allowed.
  */
 private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) extends Serializable {
-  import RocketMQOptionKeys._
   import RocketMQOptions._
 
   private val options = CaseInsensitiveMap(rawOptions)
 
-  def get(key: String): Option[String] = options.get(key).map(_.trim)
-
   /** The options as given. */
   def all: Map[String, String] = rawOptions
 
-  /** Name server list `host:port[;host:port]`. */
-  def nameServer: String = {
-    val value = get(NameServer).filter(_.nonEmpty).getOrElse(
-      throw RocketMQErrors.missingOption(NameServer, "the RocketMQ name server address as host:port"))
-    val valid = value.split(';').forall { address =>
-      val idx = address.lastIndexOf(':')
-      idx > 0 && address.substring(idx + 1).toIntOption.exists(p => p > 0 && p < 65536)
-    }
-    if (!valid) {
-      throw RocketMQErrors.invalidOption(NameServer, value, "must be host:port, or several separated by ';'")
-    }
-    value
-  }
+  /** The value set for `option`, trimmed; for names and expressions an empty value counts as unset. */
+  def rawValue(option: RocketMQOption[_]): Option[String] =
+    options.get(option.key).map(_.trim).filterNot(v => v.isEmpty && option.kind.emptyIsUnset)
 
-  /** The topics to read: the `topic` option, a comma-separated list. */
-  def topicsToRead: Seq[String] = {
-    val value = get(Topic).filter(_.nonEmpty).getOrElse(
-      throw RocketMQErrors.missingOption(Topic, "the topic to read (or several, comma-separated)"))
-    val topics = value.split(',').map(_.trim).toSeq
-    topics.foreach(t => validateTopicName(Topic, value, t))
-    topics.distinct
-  }
+  private def parsed[T](option: RocketMQOption[T]): Option[T] = rawValue(option).map(option.kind.parse(option.key, _))
+
+  def apply[T](option: Required[T]): T = parsed(option).getOrElse(throw RocketMQErrors.missingOption(option.key))
+
+  def apply[T](option: Defaulted[T]): T = parsed(option).getOrElse(option.default)
+
+  def apply[T](option: Unset[T]): Option[T] = parsed(option)
+
+  /** The topics to read: option `topic` is required for reads. */
+  def topicsToRead: Seq[String] = this(Topic).getOrElse(throw RocketMQErrors.missingOption(Topic.key))
 
   /** The topic to write to, if the option is set (it then overrides any `topic` column). */
-  def topicToWrite: Option[String] = get(Topic).filter(_.nonEmpty).map { t =>
-    validateTopicName(Topic, t, t)
-    t
-  }
-
-  def subExpression: String = get(SubExpression).filter(_.nonEmpty).getOrElse("*")
-
-  def pullTimeoutMs: Long = positiveLong(PullTimeoutMs, 3000L)
-
-  def pullBatchSize: Int = positiveInt(PullBatchSize, 32)
-
-  def failOnDataLoss: Boolean = boolean(FailOnDataLoss, default = true)
-
-  def requestTimeoutMs: Long = positiveLong(RequestTimeoutMs, 10000L)
-
-  def metadataRetries: Int = positiveInt(MetadataRetries, 3)
-
-  def metadataRetryIntervalMs: Long = nonNegativeLong(MetadataRetryIntervalMs, 1000L)
-
-  def sendTimeoutMs: Long = positiveLong(SendTimeoutMs, 3000L)
-
-  def maxInFlightMessages: Int = positiveInt(MaxInFlightMessages, 1000)
+  def topicToWrite: Option[String] = rawValue(Topic).map(t => RocketMQOptionKind.checkTopicName(Topic.key, t, t))
 
   /** Where a batch read starts: `earliest` (default), JSON or a timestamp; never `latest`. */
-  def batchStartingOffsets: RocketMQOffsetRangeLimit = batchLimit(
-    startLimit(RocketMQOffsetRangeLimit.Earliest), StartingOffsets,
-    forbidden = RocketMQOffsetRangeLimit.Latest, forbiddenOffset = RocketMQOffsetRangeLimit.LatestOffset,
-    keywordReason = "batch queries start at 'earliest' or at JSON offsets; 'latest' would read nothing",
-    offsetReason = "-1 (latest) is not allowed as a starting offset of a batch query")
+  def batchStartingOffsets: RocketMQOffsetRangeLimit = startLimit(StartingOffsets.batchDefault) match {
+    case Latest => throw RocketMQErrors.invalidOption(StartingOffsets.key, rawValue(StartingOffsets).get,
+      "LATEST_BATCH_START")
+    case limit => refuseSentinel(limit, StartingOffsets, LatestOffset, "LATEST_OFFSET_BATCH_START")
+  }
 
   /** Where a batch read ends: `latest` (default), JSON or a timestamp; never `earliest`. */
-  def batchEndingOffsets: RocketMQOffsetRangeLimit = batchLimit(
-    endLimit, EndingOffsets,
-    forbidden = RocketMQOffsetRangeLimit.Earliest, forbiddenOffset = RocketMQOffsetRangeLimit.EarliestOffset,
-    keywordReason = "endingOffsets must be 'latest' or JSON offsets; 'earliest' would read nothing",
-    offsetReason = "-2 (earliest) is not allowed as an ending offset")
+  def batchEndingOffsets: RocketMQOffsetRangeLimit =
+    exclusive(EndingOffsets, EndingTimestamp, EndingOffsetsByTimestamp) match {
+      case Some(EndingTimestamp) => RocketMQOffsetRangeLimit.Timestamp(this(EndingTimestamp).get)
+      case Some(EndingOffsetsByTimestamp) =>
+        RocketMQOffsetRangeLimit.TimestampPerQueue(this(EndingOffsetsByTimestamp).get)
+      case _ => this(EndingOffsets) match {
+        case Earliest => throw RocketMQErrors.invalidOption(EndingOffsets.key, rawValue(EndingOffsets).get, "EARLIEST_END")
+        case limit => refuseSentinel(limit, EndingOffsets, EarliestOffset, "EARLIEST_OFFSET_END")
+      }
+    }
 
   /** Where a new streaming query starts: `latest` (default), `earliest`, JSON or a timestamp. */
-  def streamStartingOffsets: RocketMQOffsetRangeLimit = startLimit(RocketMQOffsetRangeLimit.Latest)
+  def streamStartingOffsets: RocketMQOffsetRangeLimit = startLimit(StartingOffsets.streamDefault)
 
   /** At most one of the options that say where a read starts. */
   private def startLimit(default: RocketMQOffsetRangeLimit): RocketMQOffsetRangeLimit =
     exclusive(StartingOffsets, StartingTimestamp, StartingOffsetsByTimestamp) match {
-      case Some(StartingTimestamp) => RocketMQOffsetRangeLimit.Timestamp(timestamp(StartingTimestamp))
+      case Some(StartingTimestamp) => RocketMQOffsetRangeLimit.Timestamp(this(StartingTimestamp).get)
       case Some(StartingOffsetsByTimestamp) =>
-        RocketMQOffsetRangeLimit.TimestampPerQueue(timestampJson(StartingOffsetsByTimestamp))
-      case _ => offsetLimit(StartingOffsets, default)
+        RocketMQOffsetRangeLimit.TimestampPerQueue(this(StartingOffsetsByTimestamp).get)
+      case _ => parsed(StartingOffsets).getOrElse(default)
     }
 
-  private def endLimit: RocketMQOffsetRangeLimit =
-    exclusive(EndingOffsets, EndingTimestamp, EndingOffsetsByTimestamp) match {
-      case Some(EndingTimestamp) => RocketMQOffsetRangeLimit.Timestamp(timestamp(EndingTimestamp))
-      case Some(EndingOffsetsByTimestamp) =>
-        RocketMQOffsetRangeLimit.TimestampPerQueue(timestampJson(EndingOffsetsByTimestamp))
-      case _ => offsetLimit(EndingOffsets, RocketMQOffsetRangeLimit.Latest)
-    }
-
-  /** The one option of `keys` that is set, if any; several set is an error naming them all. */
-  private def exclusive(keys: String*): Option[String] = keys.filter(k => get(k).isDefined) match {
-    case Seq() => None
-    case Seq(one) => Some(one)
-    case several => throw RocketMQErrors.conflictingOptions(several)
-  }
-
-  private def timestamp(key: String): Long = {
-    val v = get(key).get
-    v.toLongOption.filter(_ >= 0).getOrElse(
-      throw RocketMQErrors.invalidOption(key, v, "must be a time in milliseconds since the epoch (an integer >= 0)"))
-  }
-
-  private def timestampJson(key: String): Map[RocketMQQueue, Long] = {
-    val times = RocketMQOffsetsJson.parse(key, get(key).get)
-    times.collectFirst { case (q, t) if t < 0 => (q, t) }.foreach { case (q, t) =>
-      throw RocketMQErrors.invalidOption(key, get(key).get, s"time $t of queue $q is negative; use epoch milliseconds")
-    }
-    times
-  }
-
-  /** Most offsets one micro-batch reads, over all queues. */
-  def maxOffsetsPerTrigger: Option[Long] = get(MaxOffsetsPerTrigger).map(_ => positiveLong(MaxOffsetsPerTrigger, 0L))
-
-  /** Fewest offsets a micro-batch waits for, until `maxTriggerDelay` has passed. */
-  def minOffsetsPerTrigger: Option[Long] = get(MinOffsetsPerTrigger).map(_ => positiveLong(MinOffsetsPerTrigger, 0L))
-
-  /** How long a query waits for `minOffsetsPerTrigger` before it reads what there is. */
-  def maxTriggerDelayMs: Long = get(MaxTriggerDelay) match {
-    case None => 15L * 60 * 1000
-    case Some(v) => RocketMQOptions.parseDuration(v).getOrElse(
-      throw RocketMQErrors.invalidOption(MaxTriggerDelay, v,
-        "must be a duration such as '30s', '15m', '1h' or '500ms' (a number alone means milliseconds)"))
-  }
-
-  /** Fewest Spark partitions a read is split into. */
-  def minPartitions: Option[Int] = get(MinPartitions).map(_ => positiveInt(MinPartitions, 0))
-
-  /** The consumer group pulls name and, when the option is set, progress is committed to. */
-  def consumerGroup: Option[String] = groupName(ConsumerGroup)
-
-  /** An SQL92 filter over message properties. */
-  def sqlFilter: Option[String] = get(SqlFilter).filter(_.nonEmpty)
-
-  /** Whether rows carry the extra columns tags, keys and msgId. */
-  def includeExtraColumns: Boolean = boolean(IncludeExtraColumns, default = false)
-
-  /** Checks everything a streaming read needs; end options and batch-only options are refused. */
-  def validateForStream(): Unit = {
-    nameServer
-    topicsToRead
-    refuse(Seq(EndingOffsets, EndingTimestamp, EndingOffsetsByTimestamp), "streaming",
-      "a stream has no end; stop the query, or use Trigger.AvailableNow to read what exists and stop")
-    checkTopicsNamed(streamStartingOffsets, StartingOffsets, StartingOffsetsByTimestamp)
-    (minOffsetsPerTrigger, maxOffsetsPerTrigger) match {
-      case (Some(min), Some(max)) if min > max =>
-        throw RocketMQErrors.invalidOption(MinOffsetsPerTrigger, min.toString,
-          s"must not exceed maxOffsetsPerTrigger ($max)")
-      case _ =>
-    }
-    maxTriggerDelayMs
-    validateReadCommon()
-  }
-
-  private def batchLimit(
-      limit: RocketMQOffsetRangeLimit,
-      key: String,
-      forbidden: RocketMQOffsetRangeLimit,
-      forbiddenOffset: Long,
-      keywordReason: String,
-      offsetReason: String): RocketMQOffsetRangeLimit = limit match {
-    case `forbidden` => throw RocketMQErrors.invalidOption(key, get(key).get, keywordReason)
-    case RocketMQOffsetRangeLimit.Specific(offsets) if offsets.values.exists(_ == forbiddenOffset) =>
-      throw RocketMQErrors.invalidOption(key, get(key).get, offsetReason)
+  private def refuseSentinel(limit: RocketMQOffsetRangeLimit, option: RocketMQOption[_], sentinel: Long, sub: String)
+    : RocketMQOffsetRangeLimit = limit match {
+    case RocketMQOffsetRangeLimit.Specific(offsets) if offsets.values.exists(_ == sentinel) =>
+      throw RocketMQErrors.invalidOption(option.key, rawValue(option).get, sub)
     case other => other
   }
 
-  /** Checks everything a batch read needs, so that bad input fails before any job runs. */
-  def validateForBatchRead(): Unit = {
-    nameServer
-    topicsToRead
-    refuse(Seq(MaxOffsetsPerTrigger, MinOffsetsPerTrigger, MaxTriggerDelay), "batch",
-      "it limits micro-batches of a streaming query; a batch query reads its whole range at once")
-    checkTopicsNamed(batchStartingOffsets, StartingOffsets, StartingOffsetsByTimestamp)
-    checkTopicsNamed(batchEndingOffsets, EndingOffsets, EndingOffsetsByTimestamp)
-    validateReadCommon()
-  }
+  /** The one option of `choices` that is set, if any; several set is an error naming them all. */
+  private def exclusive(choices: RocketMQOption[_]*): Option[RocketMQOption[_]] =
+    choices.filter(rawValue(_).isDefined) match {
+      case Seq() => None
+      case Seq(one) => Some(one)
+      case several => throw RocketMQErrors.conflictingOptions(several.map(_.key))
+    }
 
-  /** Fails on the first of `keys` that is set: it does not apply to `queryType` queries. */
-  private def refuse(keys: Seq[String], queryType: String, reason: String): Unit =
-    keys.find(k => get(k).isDefined).foreach(k => throw RocketMQErrors.optionNotAllowed(k, queryType, reason))
-
-  /** Per-queue JSON may only name subscribed topics; errors name the option the JSON came from. */
-  private def checkTopicsNamed(limit: RocketMQOffsetRangeLimit, offsetsKey: String, timesKey: String): Unit =
-    limit match {
-      case RocketMQOffsetRangeLimit.Specific(offsets) => checkTopicsNamed(offsetsKey, offsets.keys)
-      case RocketMQOffsetRangeLimit.TimestampPerQueue(times) => checkTopicsNamed(timesKey, times.keys)
+  /** Checks everything a streaming read needs; batch-only options are refused. */
+  def validateForStream(): Unit = {
+    validateRead(refused = BatchOnly, refusedIn = "STREAMING", _.streamRead)
+    checkTopicsNamed(streamStartingOffsets, StartingOffsets, StartingOffsetsByTimestamp)
+    (this(MinOffsetsPerTrigger), this(MaxOffsetsPerTrigger)) match {
+      case (Some(min), Some(max)) if min > max =>
+        throw RocketMQErrors.invalidOption(MinOffsetsPerTrigger.key, min.toString, "ABOVE_MAX_OFFSETS_PER_TRIGGER",
+          "max" -> max.toString)
       case _ =>
     }
-
-  private def checkTopicsNamed(option: String, queues: Iterable[RocketMQQueue]): Unit = {
-    val topics = topicsToRead
-    queues.map(_.topic).find(t => !topics.contains(t)).foreach { t =>
-      throw RocketMQErrors.invalidOption(
-        option, get(option).get, s"it names topic '$t', which is not in option 'topic' (${topics.mkString(",")})")
-    }
   }
 
-  private def validateReadCommon(): Unit = {
-    subExpression
-    if (sqlFilter.isDefined && subExpression != "*") {
-      throw RocketMQErrors.conflictingOptions(Seq(SubExpression, SqlFilter))
-    }
-    pullTimeoutMs
-    pullBatchSize
-    failOnDataLoss
-    minPartitions
-    consumerGroup
-    includeExtraColumns
-    validateCommon()
+  /** Checks everything a batch read needs; streaming-only options are refused. */
+  def validateForBatchRead(): Unit = {
+    validateRead(refused = StreamOnly, refusedIn = "BATCH", _.batchRead)
+    checkTopicsNamed(batchStartingOffsets, StartingOffsets, StartingOffsetsByTimestamp)
+    checkTopicsNamed(batchEndingOffsets, EndingOffsets, EndingOffsetsByTimestamp)
   }
-
-  def producerGroup: String = groupName(ProducerGroup).getOrElse(RocketMQClients.WriterGroup)
-
-  private def groupName(key: String): Option[String] = get(key).filter(_.nonEmpty).map { g =>
-    if (!RocketMQOptions.GroupName.matches(g)) {
-      throw RocketMQErrors.invalidOption(key, g, "must be a RocketMQ group name: 1-120 characters of [%|a-zA-Z0-9_-]")
-    }
-    g
-  }
-
-  def sendRetries: Int = get(SendRetries) match {
-    case None => 2
-    case Some(v) => v.toIntOption.filter(_ >= 0).getOrElse(
-      throw RocketMQErrors.invalidOption(SendRetries, v, "must be an integer >= 0"))
-  }
-
-  def compressionThreshold: Int = positiveInt(CompressionThreshold, 4096)
-
-  def deliveryDelayMs: Option[Long] = get(DeliveryDelayMs).map(_ => positiveLong(DeliveryDelayMs, 0L))
 
   /** Checks everything a write needs. */
   def validateForWrite(): Unit = {
-    nameServer
+    parseAll(_.write)
     topicToWrite
-    sendTimeoutMs
-    maxInFlightMessages
-    producerGroup
-    sendRetries
-    compressionThreshold
-    deliveryDelayMs
-    validateCommon()
   }
 
-  private def validateCommon(): Unit = {
-    requestTimeoutMs
-    metadataRetries
-    metadataRetryIntervalMs
-  }
-
-  private def offsetLimit(key: String, default: RocketMQOffsetRangeLimit): RocketMQOffsetRangeLimit =
-    get(key) match {
-      case None => default
-      case Some(v) if v.toLowerCase(Locale.ROOT) == "earliest" => RocketMQOffsetRangeLimit.Earliest
-      case Some(v) if v.toLowerCase(Locale.ROOT) == "latest" => RocketMQOffsetRangeLimit.Latest
-      case Some(v) if v.startsWith("{") =>
-        val offsets = RocketMQOffsetsJson.parse(key, v)
-        offsets.collectFirst { case (q, o) if o < RocketMQOffsetRangeLimit.EarliestOffset => (q, o) }.foreach {
-          case (q, o) =>
-            throw RocketMQErrors.invalidOption(
-              key, v, s"offset $o of queue $q is negative; use an offset >= 0, -2 (earliest) or -1 (latest)")
-        }
-        RocketMQOffsetRangeLimit.Specific(offsets)
-      case Some(v) =>
-        throw RocketMQErrors.invalidOption(key, v, "must be 'earliest', 'latest' or a JSON object of offsets")
+  /**
+   * Fails on the first set option of query type `refused` (the sub-condition `refusedIn` says why),
+   * parses every option that applies, and checks the topics and that at most one filter is set.
+   */
+  private def validateRead(refused: QueryType, refusedIn: String, applies: QueryType => Boolean): Unit = {
+    registry.find(o => o.queryType == refused && rawValue(o).isDefined).foreach { o =>
+      throw RocketMQErrors.optionNotAllowed(o.key, refusedIn)
     }
-
-  private def positiveLong(key: String, default: Long): Long = get(key) match {
-    case None => default
-    case Some(v) => v.toLongOption.filter(_ > 0).getOrElse(
-      throw RocketMQErrors.invalidOption(key, v, "must be a positive integer"))
-  }
-
-  private def nonNegativeLong(key: String, default: Long): Long = get(key) match {
-    case None => default
-    case Some(v) => v.toLongOption.filter(_ >= 0).getOrElse(
-      throw RocketMQErrors.invalidOption(key, v, "must be an integer >= 0"))
-  }
-
-  private def positiveInt(key: String, default: Int): Int = get(key) match {
-    case None => default
-    case Some(v) => v.toIntOption.filter(_ > 0).getOrElse(
-      throw RocketMQErrors.invalidOption(key, v, s"must be a positive integer (at most ${Int.MaxValue})"))
-  }
-
-  private def boolean(key: String, default: Boolean): Boolean = get(key) match {
-    case None => default
-    case Some(v) => v.toLowerCase(Locale.ROOT) match {
-      case "true" => true
-      case "false" => false
-      case _ => throw RocketMQErrors.invalidOption(key, v, "must be 'true' or 'false'")
+    parseAll(applies)
+    topicsToRead
+    if (this(SqlFilter).isDefined && this(SubExpression) != "*") {
+      throw RocketMQErrors.conflictingOptions(Seq(SubExpression.key, SqlFilter.key))
     }
   }
+
+  /** Parses every option that applies (each set one must be valid) and requires the name server. */
+  private def parseAll(applies: QueryType => Boolean): Unit = {
+    registry.filter(o => applies(o.queryType)).foreach(o => parsed(o))
+    this(NameServer)
+  }
+
+  /** Per-queue JSON may only name subscribed topics; errors name the option the JSON came from. */
+  private def checkTopicsNamed(limit: RocketMQOffsetRangeLimit, offsets: RocketMQOption[_], times: RocketMQOption[_])
+    : Unit = limit match {
+    case RocketMQOffsetRangeLimit.Specific(values) => checkTopicsNamed(offsets, values.keys)
+    case RocketMQOffsetRangeLimit.TimestampPerQueue(values) => checkTopicsNamed(times, values.keys)
+    case _ =>
+  }
+
+  private def checkTopicsNamed(option: RocketMQOption[_], queues: Iterable[RocketMQQueue]): Unit = {
+    val topics = topicsToRead
+    queues.map(_.topic).toSeq.sorted.find(t => !topics.contains(t)).foreach { t =>
+      throw RocketMQErrors.invalidOption(option.key, rawValue(option).get, "TOPIC_NOT_READ",
+        "topic" -> t, "topics" -> topics.mkString(","))
+    }
+  }
+
 }
 
+/**
+ * Every option of the connector, declared once (see [[RocketMQOption]]); [[RocketMQOptions.registry]]
+ * lists them in the README's order.
+ */
 private[rocketmq] object RocketMQOptions {
-  private val TopicName = "^[%|a-zA-Z0-9_-]{1,127}$".r
 
-  private[rocketmq] val GroupName = "^[%|a-zA-Z0-9_-]{1,120}$".r
+  private val declared = mutable.ArrayBuffer.empty[RocketMQOption[_]]
 
-  private val Duration = "^(\\d+)\\s*(ms|s|m|min|h|d)?$".r
-
-  /** Milliseconds of a duration such as "500ms", "30s", "15m", "1h", "2d"; a bare number is ms. */
-  def parseDuration(text: String): Option[Long] = text.trim.toLowerCase(Locale.ROOT) match {
-    case Duration(n, unit) =>
-      n.toLongOption.map(_ * (unit match {
-        case null | "ms" => 1L
-        case "s" => 1000L
-        case "m" | "min" => 60000L
-        case "h" => 3600000L
-        case "d" => 86400000L
-      }))
-    case _ => None
+  private def declare[O <: RocketMQOption[_]](option: O): O = {
+    declared += option
+    option
   }
 
-  private def validateTopicName(option: String, value: String, topic: String): Unit = {
-    if (TopicName.findFirstIn(topic).isEmpty) {
-      throw RocketMQErrors.invalidOption(
-        option, value, s"topic '$topic' is not a valid RocketMQ topic name (1-127 characters of [%|a-zA-Z0-9_-])")
-    }
-  }
+  private def required[T](key: String, kind: RocketMQOptionKind[T], queryType: QueryType, meaning: String,
+      value: String = null): Required[T] =
+    declare(Required(key, kind, queryType, meaning, Option(value).getOrElse(kind.description)))
+
+  private def defaulted[T](key: String, kind: RocketMQOptionKind[T], default: T, queryType: QueryType,
+      meaning: String, value: String = null): Defaulted[T] =
+    declare(Defaulted(key, kind, default, queryType, meaning, Option(value).getOrElse(kind.description)))
+
+  private def unset[T](key: String, kind: RocketMQOptionKind[T], queryType: QueryType, meaning: String,
+      value: String = null, default: String = "(none)"): Unset[T] =
+    declare(Unset(key, kind, queryType, meaning, Option(value).getOrElse(kind.description), default))
+
+  /** Name server address(es) of the RocketMQ cluster. */
+  val NameServer: Required[String] = required("nameServer", RocketMQOptionKind.NameServer, Everywhere,
+    "Name server address(es) of the RocketMQ cluster.")
+
+  /** Topic(s) to read, or the topic every row is written to. */
+  val Topic: Unset[Seq[String]] = unset("topic", Topics, Everywhere,
+    "Topic(s) to read. When writing, the topic every row goes to; it overrides a `topic` column.",
+    value = "topic name; a comma-separated list when reading", default = "(required to read)")
+
+  /** Start of a read. */
+  val StartingOffsets: DefaultPerQuery[RocketMQOffsetRangeLimit] = declare(DefaultPerQuery("startingOffsets",
+    Offsets, batchDefault = Earliest, streamDefault = Latest, SourceBoth,
+    "Where a query starts. Queues missing from the JSON start at their earliest offset. `latest` (or -1) is not " +
+      "allowed in batch queries.",
+    """"earliest", "latest" (streaming only), or JSON {"topic":{"broker":{"0":23}}} (-2 = earliest, -1 = latest)"""))
+
+  /** End of a batch read. */
+  val EndingOffsets: Defaulted[RocketMQOffsetRangeLimit] = defaulted("endingOffsets", Offsets, Latest, BatchOnly,
+    "Where a batch query ends (exclusive). Queues missing from the JSON end at their latest offset. -2 (earliest) " +
+      "is not allowed.",
+    value = """"latest", or JSON as above (-1 = latest)""")
+
+  /** Tag filter. */
+  val SubExpression: Defaulted[String] = defaulted("subExpression", Text, "*", SourceBoth,
+    "Reads only messages whose tag matches. Offsets skipped by the filter are not data loss.",
+    value = """tag expression, e.g. "tagA || tagB"""")
+
+  /** Pull timeout on executors. */
+  val PullTimeoutMs: Defaulted[Long] = defaulted("pullTimeoutMs", PositiveLong, 3000L, SourceBoth,
+    "Timeout of each pull request from an executor to a broker.", value = "positive integer (ms)")
+
+  /** Messages per pull. */
+  val PullBatchSize: Defaulted[Int] = defaulted("pullBatchSize", PositiveInt, 32, SourceBoth,
+    "Most messages fetched by one pull request (the broker may return fewer).")
+
+  /** Data-loss policy. */
+  val FailOnDataLoss: Defaulted[Boolean] = defaulted("failOnDataLoss", Bool, true, SourceBoth,
+    "Whether to fail when data may have been lost (expired or deleted messages). Batch queries always fail on " +
+      "lost data.")
+
+  /** Driver metadata timeout. */
+  val RequestTimeoutMs: Defaulted[Long] = defaulted("requestTimeoutMs", PositiveLong, 10000L, Everywhere,
+    "Timeout of each metadata request (topic routes, queue offsets) to the name server and brokers.",
+    value = "positive integer (ms)")
+
+  /** Driver metadata attempts. */
+  val MetadataRetries: Defaulted[Int] = defaulted("metadataRetries", PositiveInt, 3, Everywhere,
+    "Attempts of a metadata request that failed for a retryable reason (timeout, connection refused).")
+
+  /** Pause between metadata attempts. */
+  val MetadataRetryIntervalMs: Defaulted[Long] = defaulted("metadataRetryIntervalMs", NonNegativeLong, 1000L,
+    Everywhere, "Pause between two attempts of a metadata request.", value = "integer >= 0 (ms)")
+
+  /** Producer send timeout. */
+  val SendTimeoutMs: Defaulted[Long] = defaulted("sendTimeoutMs", PositiveLong, 3000L, SinkOnly,
+    "Timeout of one send attempt; each resend (see sendRetries) has a timeout of its own.",
+    value = "positive integer (ms)")
+
+  /** Bound on unacknowledged sends per task. */
+  val MaxInFlightMessages: Defaulted[Int] = defaulted("maxInFlightMessages", PositiveInt, 1000, SinkOnly,
+    "Most messages a write task has sent but not yet seen acknowledged (a count of messages, not of bytes).")
+
+  /** Start of a read by time. */
+  val StartingTimestamp: Unset[Long] = unset("startingTimestamp", EpochMillis, SourceBoth,
+    "Start every queue at its first message stored at or after this time (latest if none). Excludes the other " +
+      "start options.")
+
+  /** Start of a read by time, per queue. */
+  val StartingOffsetsByTimestamp: Unset[Map[RocketMQQueue, Long]] = unset("startingOffsetsByTimestamp",
+    QueueTimestamps, SourceBoth, "Like startingTimestamp, one time per queue; queues not listed start at the default.")
+
+  /** End of a batch read by time. */
+  val EndingTimestamp: Unset[Long] = unset("endingTimestamp", EpochMillis, BatchOnly,
+    "End every queue before its first message stored at or after this time. Excludes the other end options.")
+
+  /** End of a batch read by time, per queue. */
+  val EndingOffsetsByTimestamp: Unset[Map[RocketMQQueue, Long]] = unset("endingOffsetsByTimestamp",
+    QueueTimestamps, BatchOnly,
+    "Like endingTimestamp, one time per queue; queues not listed end at their latest offset.",
+    value = "JSON, as startingOffsetsByTimestamp")
+
+  /** Rate limit. */
+  val MaxOffsetsPerTrigger: Unset[Long] = unset("maxOffsetsPerTrigger", PositiveLong, StreamOnly,
+    "Most offsets one micro-batch reads over all queues, shared out by each queue's backlog.")
+
+  /** Batching floor. */
+  val MinOffsetsPerTrigger: Unset[Long] = unset("minOffsetsPerTrigger", PositiveLong, StreamOnly,
+    "Fewest new offsets a micro-batch waits for (at most maxTriggerDelay).")
+
+  /** Wait bound for minOffsetsPerTrigger. */
+  val MaxTriggerDelay: Defaulted[Long] = defaulted("maxTriggerDelay", Duration, 15L * 60 * 1000, StreamOnly,
+    "Longest a trigger is skipped while fewer than minOffsetsPerTrigger offsets are new.")
+
+  /** Split hint. */
+  val MinPartitions: Unset[Int] = unset("minPartitions", PositiveInt, SourceBoth,
+    "Fewest Spark partitions to read with: large queue ranges are split to reach it.", default = "(one per queue)")
+
+  /** SQL92 property filter. */
+  val SqlFilter: Unset[String] = unset("sqlFilter", Text, SourceBoth,
+    "Reads only messages the broker's SQL92 filter matches (needs enablePropertyFilter=true on brokers). " +
+      "Excludes a subExpression other than *.",
+    value = "SQL92 expression over message properties, e.g. \"a > 5\"")
+
+  /** Progress commits. */
+  val ConsumerGroup: Unset[String] = unset("consumerGroup", Group, SourceBoth,
+    "Executors pull as this group, and after each micro-batch the processed offsets are committed to the brokers " +
+      "for it, so RocketMQ's tools show the query's lag. The Spark checkpoint stays the source of truth. Not set: " +
+      "nothing is written to the brokers.",
+    value = "consumer group name")
+
+  /** Extra columns. */
+  val IncludeExtraColumns: Defaulted[Boolean] = defaulted("includeExtraColumns", Bool, false, SourceBoth,
+    "Adds the columns tags (string), keys (array<string>) and msgId (string) after the nine standard ones.")
+
+  /** Producer group of the writers. */
+  val ProducerGroup: Defaulted[String] = defaulted("producerGroup", Group, "spark-rocketmq-writer", SinkOnly,
+    "Producer group the executors' producers join.", value = "producer group name")
+
+  /** Send attempts after the first. */
+  val SendRetries: Defaulted[Int] = defaulted("sendRetries", NonNegativeInt, 2, SinkOnly,
+    "Resends of a message whose send failed for a retryable reason (timeout, connection, broker busy); then " +
+      "the task fails. Messages with a shardingKey are never resent out of order: their first failure fails the task.")
+
+  /** Compression threshold. */
+  val CompressionThreshold: Defaulted[Int] = defaulted("compressionThreshold", PositiveInt, 4096, SinkOnly,
+    "Bodies larger than this are compressed by the producer (consumers decompress them transparently).",
+    value = "positive integer (bytes)")
+
+  /** Delayed delivery. */
+  val DeliveryDelayMs: Unset[Long] = unset("deliveryDelayMs", PositiveLong, SinkOnly,
+    "Delivers every message this long after it is sent (RocketMQ 5 timer messages); a deliverTime column wins.",
+    value = "positive integer (ms)")
+
+  /** Every option, in declaration order (the README's). */
+  lazy val registry: Seq[RocketMQOption[_]] = declared.toList
 }

@@ -1,14 +1,14 @@
 package org.apache.spark.sql.rocketmq
 
-/** Renders [[RocketMQOptionKeys.all]] as the README's option table. */
+/** Renders [[RocketMQOptions.registry]] as the README's option table. */
 private[rocketmq] object RocketMQOptionsDoc {
 
   private def cell(s: String): String = s.replace("|", "\\|")
 
   def markdownTable: String = {
     val header = Seq("| Option | Value | Default | Query type | Meaning |", "|---|---|---|---|---|")
-    val rows = RocketMQOptionKeys.all.map { d =>
-      s"| `${d.key}` | ${cell(d.value)} | ${cell(d.default)} | ${d.queryType.text} | ${cell(d.meaning)} |"
+    val rows = RocketMQOptions.registry.map { o =>
+      s"| `${o.key}` | ${cell(o.valueText)} | ${cell(o.defaultText)} | ${o.queryType.text} | ${cell(o.meaning)} |"
     }
     (header ++ rows).mkString("\n")
   }

@@ -17,3 +17,11 @@ private[rocketmq] object RocketMQQueue {
   implicit val ordering: Ordering[RocketMQQueue] =
     Ordering.by((q: RocketMQQueue) => (q.topic, q.brokerName, q.queueId))
 }
+
+/** The offsets a queue holds now: `min` is the oldest stored message, `max` the next one to be written. */
+private[rocketmq] final case class RocketMQQueueRange(min: Long, max: Long)
+
+/** Offsets `[from, until)` of one queue, to be read. */
+private[rocketmq] final case class RocketMQOffsetRange(queue: RocketMQQueue, from: Long, until: Long) {
+  def size: Long = until - from
+}

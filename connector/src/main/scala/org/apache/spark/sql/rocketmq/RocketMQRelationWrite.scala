@@ -18,9 +18,8 @@ private[rocketmq] object RocketMQRelationWrite {
       case SaveMode.Append | SaveMode.ErrorIfExists =>
       case other => throw RocketMQErrors.saveModeNotSupported(other.name())
     }
-    val (settings, columns) = RocketMQWriteSettings.forWrite(options, data.schema)
-
-    val factory = new RocketMQDataWriterFactory(settings, columns)
+    val write = RocketMQWrite.plan(options, data.schema)
+    val factory = new RocketMQDataWriterFactory(write.settings, write.columns)
     data.queryExecution.toRdd.foreachPartition { rows: Iterator[InternalRow] =>
       val context = TaskContext.get()
       val writer = factory.createWriter(context.partitionId(), context.taskAttemptId())

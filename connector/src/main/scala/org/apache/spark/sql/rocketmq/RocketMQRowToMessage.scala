@@ -3,6 +3,7 @@ package org.apache.spark.sql.rocketmq
 import org.apache.rocketmq.common.message.{Message, MessageConst}
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 
 /**
  * Turns one row of the written DataFrame into a RocketMQ message, reading only the columns
@@ -15,13 +16,10 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
   private val keyBuilder = new java.lang.StringBuilder()
 
   def toMessage(row: InternalRow, rowIndex: Long): Message = {
-    if (row.isNullAt(columns.body)) throw RocketMQErrors.nullColumnValue(Body, rowIndex, "a message needs a body")
+    if (row.isNullAt(columns.body)) throw RocketMQErrors.nullColumnValue(Body, rowIndex)
     val body = if (columns.bodyIsString) row.getUTF8String(columns.body).getBytes else row.getBinary(columns.body)
     val topic = settings.topic.getOrElse {
-      if (row.isNullAt(columns.topic)) {
-        throw RocketMQErrors.nullColumnValue(Topic, rowIndex,
-          s"set the topic in every row, or set option '${RocketMQOptionKeys.Topic}'")
-      }
+      if (row.isNullAt(columns.topic)) throw RocketMQErrors.nullColumnValue(Topic, rowIndex)
       row.getUTF8String(columns.topic).toString
     }
     val message = new Message(topic, body)
@@ -61,9 +59,9 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
     while (i < map.numElements()) {
       val name = names.getUTF8String(i).toString
       val problem =
-        if (name.trim.isEmpty) Some("it is blank")
-        else if (MessageConst.STRING_HASH_SET.contains(name)) Some("RocketMQ reserves it for its own use")
-        else if (name.exists(c => c == '\u0001' || c == '\u0002')) Some("it contains a control character")
+        if (name.trim.isEmpty) Some("BLANK")
+        else if (MessageConst.STRING_HASH_SET.contains(name)) Some("RESERVED")
+        else if (name.exists(c => c == '\u0001' || c == '\u0002')) Some("CONTROL_CHARACTER")
         else None
       problem.foreach(p => throw RocketMQErrors.invalidPropertyName(Properties, name, rowIndex, p))
       if (!values.isNullAt(i)) message.putUserProperty(name, values.getUTF8String(i).toString)

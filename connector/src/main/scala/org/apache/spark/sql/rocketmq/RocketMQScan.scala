@@ -8,9 +8,9 @@ import org.apache.spark.sql.types.StructType
 /** A read of RocketMQ topics, bounded or streaming; options are checked here, before any broker request. */
 private[rocketmq] class RocketMQScan(options: RocketMQOptions) extends Scan {
 
-  override def readSchema(): StructType = RocketMQSourceSchema(options.includeExtraColumns)
+  override def readSchema(): StructType = RocketMQSourceSchema(options(RocketMQOptions.IncludeExtraColumns))
 
-  override def description(): String = s"RocketMQScan[topic=${options.get(RocketMQOptionKeys.Topic).getOrElse("")}]"
+  override def description(): String = s"RocketMQScan[topic=${options.rawValue(RocketMQOptions.Topic).getOrElse("")}]"
 
   override def supportedCustomMetrics(): Array[CustomMetric] = RocketMQCustomMetrics.supported
 

@@ -1,9 +1,5 @@
 package org.apache.spark.sql.rocketmq
 
-import scala.util.control.NonFatal
-
-import com.fasterxml.jackson.databind.ObjectMapper
-
 import org.apache.spark.sql.connector.read.streaming.Offset
 
 /**
@@ -22,26 +18,22 @@ private[rocketmq] object RocketMQSourceOffset {
   /** The format this connector writes; it reads every version up to this one. */
   val Version = 1
 
-  private val mapper = new ObjectMapper()
-
   def apply(offset: Offset): RocketMQSourceOffset = offset match {
     case o: RocketMQSourceOffset => o
     case other => parse(other.json())
   }
 
   def parse(json: String): RocketMQSourceOffset = {
-    def fail(detail: String): Nothing = throw RocketMQErrors.invalidCheckpointOffset(json, detail)
-    val root =
-      try mapper.readTree(json)
-      catch { case NonFatal(e) => fail(s"not valid JSON: ${e.getMessage.linesIterator.next()}") }
-    if (root == null || !root.isObject) fail("not a JSON object")
-    val version = Option(root.get("version")).filter(_.canConvertToInt).map(_.asInt())
-      .getOrElse(fail("no integer 'version' field"))
+    def fail(sub: String, details: (String, String)*): Nothing =
+      throw RocketMQErrors.invalidCheckpointOffset(json, sub, details)
+    val root = RocketMQOffsetsJson.readTree(json).fold(m => fail(m.condition, m.details: _*), identity)
+    if (!root.isObject) fail("NOT_AN_OBJECT")
+    val version = Option(root.get("version")).filter(_.canConvertToInt).map(_.asInt()).getOrElse(fail("NO_VERSION"))
     if (version < 1 || version > Version) {
-      fail(s"it was written in format version $version, and this connector reads versions 1 to $Version; " +
-        "use the connector version that wrote the checkpoint, or start a new checkpoint")
+      fail("UNSUPPORTED_VERSION", "version" -> version.toString, "maxVersion" -> Version.toString)
     }
-    val offsets = Option(root.get("offsets")).filter(_.isObject).getOrElse(fail("no 'offsets' object"))
-    RocketMQSourceOffset(RocketMQOffsetsJson.parse("checkpoint offset", mapper.writeValueAsString(offsets)))
+    val offsets = Option(root.get("offsets")).filter(_.isObject).getOrElse(fail("NO_OFFSETS"))
+    RocketMQSourceOffset(RocketMQOffsetsJson.parse(offsets).fold(m => fail(m.condition, m.details: _*), identity))
   }
+
 }

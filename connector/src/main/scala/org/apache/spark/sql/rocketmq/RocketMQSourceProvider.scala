@@ -24,7 +24,7 @@ class RocketMQSourceProvider extends TableProvider with DataSourceRegister with 
   override def shortName(): String = "rocketmq"
 
   override def inferSchema(options: CaseInsensitiveStringMap): StructType =
-    RocketMQSourceSchema(new RocketMQOptions(options.asCaseSensitiveMap().asScala.toMap).includeExtraColumns)
+    RocketMQSourceSchema(new RocketMQOptions(options.asCaseSensitiveMap().asScala.toMap)(RocketMQOptions.IncludeExtraColumns))
 
   override def getTable(
       schema: StructType,

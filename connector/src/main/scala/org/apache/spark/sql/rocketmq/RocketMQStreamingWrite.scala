@@ -2,6 +2,7 @@ package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.write.{PhysicalWriteInfo, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
+import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 
 /**
  * A streaming query's output to RocketMQ. Each micro-batch's tasks commit only once every message

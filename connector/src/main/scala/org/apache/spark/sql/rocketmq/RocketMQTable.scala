@@ -20,7 +20,7 @@ private[rocketmq] class RocketMQTable(options: RocketMQOptions) extends Supports
 
   override def name(): String = "rocketmq"
 
-  override def schema(): StructType = RocketMQSourceSchema(options.includeExtraColumns)
+  override def schema(): StructType = RocketMQSourceSchema(options(RocketMQOptions.IncludeExtraColumns))
 
   override def capabilities(): util.Set[TableCapability] = util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ,
     TableCapability.STREAMING_WRITE, TableCapability.ACCEPT_ANY_SCHEMA)

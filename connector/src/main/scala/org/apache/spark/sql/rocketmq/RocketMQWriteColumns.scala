@@ -32,21 +32,18 @@ private[rocketmq] object RocketMQWriteColumns {
   def resolve(schema: StructType, topicOption: Option[String]): RocketMQWriteColumns = {
     val names = schema.fieldNames.toSeq
     def ordinal(name: String): Int = names.indexWhere(_.equalsIgnoreCase(name))
-    def check(name: String, allowedText: String)(allowed: DataType => Boolean): Int = {
+    def check(name: String, allowedTypes: String)(allowed: DataType => Boolean): Int = {
       val i = ordinal(name)
       if (i >= 0 && !allowed(schema(i).dataType)) {
-        throw RocketMQErrors.invalidColumnType(name, schema(i).dataType.sql, allowedText)
+        throw RocketMQErrors.invalidColumnType(name, schema(i).dataType.sql, allowedTypes)
       }
       i
     }
 
     val body = check(Body, "STRING or BINARY")(t => t == StringType || t == BinaryType)
-    if (body < 0) throw RocketMQErrors.missingColumn(Body, "the message body, of type STRING or BINARY", names)
+    if (body < 0) throw RocketMQErrors.missingColumn(Body, names)
     val topicColumn = check(Topic, "STRING")(_ == StringType)
-    if (topicOption.isEmpty && topicColumn < 0) {
-      throw RocketMQErrors.missingColumn(Topic,
-        s"set option '${RocketMQOptionKeys.Topic}', or give each row its topic in a STRING column 'topic'", names)
-    }
+    if (topicOption.isEmpty && topicColumn < 0) throw RocketMQErrors.missingColumn(Topic, names)
     val keys = check(Keys, StringArray) {
       case StringType => true
       case ArrayType(StringType, _) => true

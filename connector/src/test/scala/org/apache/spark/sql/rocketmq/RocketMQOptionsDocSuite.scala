@@ -5,15 +5,15 @@ import java.nio.file.{Files, Paths}
 
 import org.scalatest.funsuite.AnyFunSuite
 
-/** The README's option table is generated from [[RocketMQOptions]]; this fails when they drift. */
+/** The README's option table is generated from [[RocketMQOptions.registry]]; this fails when they drift. */
 class RocketMQOptionsDocSuite extends AnyFunSuite {
-  private val begin = "<!-- options:begin (generated from RocketMQOptions) -->"
+  private val begin = "<!-- options:begin (generated from RocketMQOptions.registry) -->"
   private val end = "<!-- options:end -->"
   private val regenerate = """UPDATE_README=1 build/sbt "connector/testOnly *RocketMQOptionsDocSuite""""
 
   private def readme = Paths.get(sys.props.getOrElse("user.dir", ".")).resolve("../README.md").normalize()
 
-  test("README option table matches RocketMQOptions") {
+  test("README option table matches the option declarations") {
     val path = readme
     val text = new String(Files.readAllBytes(path), StandardCharsets.UTF_8)
     val (from, to) = (text.indexOf(begin), text.indexOf(end))

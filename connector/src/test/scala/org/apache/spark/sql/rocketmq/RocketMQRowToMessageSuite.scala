@@ -6,6 +6,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.{ArrayBasedMapData, GenericArrayData}
+import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
@@ -16,7 +17,7 @@ class RocketMQRowToMessageSuite extends AnyFunSuite {
     .add("keys", ArrayType(StringType)).add("properties", MapType(StringType, StringType))
     .add("shardingKey", StringType).add("deliverTime", TimestampType)
 
-  private val settings = RocketMQWriteSettings("h:1", None, 1000, 10)
+  private val settings = RocketMQWriteSettings(new RocketMQOptions(Map("nameServer" -> "h:1")))
   private val converter = new RocketMQRowToMessage(settings, RocketMQWriteColumns.resolve(schema, None))
 
   private def s(v: String) = if (v == null) null else UTF8String.fromString(v)
@@ -39,16 +40,17 @@ class RocketMQRowToMessageSuite extends AnyFunSuite {
   }
 
   test("reserved, blank or control-character property names are refused, naming the column and row") {
-    for ((name, problem) <- Seq("TAGS" -> "reserves", " " -> "blank", "a\u0001b" -> "control character")) {
-      val e = intercept[IllegalArgumentException](converter.toMessage(row(properties = Map(name -> "v")), 7))
-      assert(e.getMessage.contains("ROCKETMQ_INVALID_PROPERTY_NAME") && e.getMessage.contains("Row 7") &&
-        e.getMessage.contains("'properties'") && e.getMessage.contains(problem), e.getMessage)
+    for ((name, problem) <- Seq("TAGS" -> "RESERVED", " " -> "BLANK", "a\u0001b" -> "CONTROL_CHARACTER")) {
+      val e = intercept[RocketMQInvalidInputException](converter.toMessage(row(properties = Map(name -> "v")), 7))
+      assert(e.getCondition === s"ROCKETMQ_INVALID_PROPERTY_NAME.$problem")
+      assert(e.getMessage.contains("Row 7") && e.getMessage.contains("'properties'") &&
+        e.getMessage.contains(s"'$name'"), e.getMessage)
     }
   }
 
   test("nulls: a null body fails naming the column; optional columns may be null") {
-    val e = intercept[RocketMQException](converter.toMessage(row(body = null), 3))
-    assert(e.getMessage.contains("ROCKETMQ_NULL_COLUMN_VALUE") && e.getMessage.contains("'body'"))
+    val e = intercept[RocketMQInvalidInputException](converter.toMessage(row(body = null), 3))
+    assert(e.getCondition === "ROCKETMQ_NULL_COLUMN_VALUE.BODY" && e.getMessage.contains("'body'"))
     val m = converter.toMessage(InternalRow("x".getBytes(StandardCharsets.UTF_8), s("t"), null, null, null, null, null), 0)
     assert(m.getTags === null && m.getKeys === null && m.getDeliverTimeMs === 0L)
   }

@@ -27,7 +27,7 @@ class RocketMQBadInputSuite extends RocketMQSparkSuiteBase {
     assertContainsAll(m, "'startingOffsets'", """'{"x":'""", "not valid JSON", "topic -> broker -> queue id")
     val m2 = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic,
       "startingOffsets" -> s"""{"$topic":{"broker-a":{"0":"abc"}}}""")
-    assertContainsAll(m2, "'startingOffsets'", "must be an integer")
+    assertContainsAll(m2, "ROCKETMQ_INVALID_OFFSETS_JSON.VALUE_NOT_AN_INTEGER", "'startingOffsets'", "\"abc\", not an integer")
     val m3 = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic, "startingOffsets" -> "beginning")
     assertContainsAll(m3, "'beginning'", "'startingOffsets'", "'earliest', 'latest' or a JSON object")
   }

@@ -3,16 +3,24 @@ package org.apache.spark.sql.rocketmq.consumer
 import scala.annotation.nowarn
 
 import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer
+import org.apache.rocketmq.client.impl.MQClientManager
 
-import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQClients, RocketMQReadSettings}
+import org.apache.spark.sql.rocketmq.RocketMQClientCache
 
 /**
  * The pull consumers of one executor JVM, one per (name server, group). A pull consumer is stateless
  * per pull and safe for concurrent use, so every task and batch reading with the same settings
  * shares it (see [[RocketMQClientCache]] for reuse, eviction and shutdown).
+ *
+ * Reads use `DefaultMQPullConsumer`, deprecated since RocketMQ 4.6 but still shipped in 5.x: it alone
+ * pulls an exact offset range statelessly, with no prefetch past the range (the lite pull consumer
+ * prefetches and owns offsets).
  */
 @nowarn("cat=deprecation")
 private[rocketmq] object RocketMQConsumerPool {
+
+  /** The group pulls name unless option consumerGroup is set; pulls never commit offsets. */
+  val ReaderGroup = "spark-rocketmq-reader"
 
   /** What makes two reads able to share a consumer. */
   final case class Key(nameServer: String, group: String) {
@@ -20,12 +28,31 @@ private[rocketmq] object RocketMQConsumerPool {
     def instanceName: String = s"spark-rocketmq-reader-${Integer.toHexString(hashCode)}"
   }
 
-  val cache = new RocketMQClientCache[Key, DefaultMQPullConsumer]("consumer",
-    key => RocketMQClients.newPullConsumer(key.nameServer, key.group, key.instanceName),
-    consumer => consumer.shutdown())
+  val cache = new RocketMQClientCache[Key, DefaultMQPullConsumer]("consumer", newConsumer, _.shutdown())
 
   def borrow(settings: RocketMQReadSettings): cache.Lease = cache.borrow(Key(settings.nameServer, settings.group))
 
   /** Consumers held now (tests). */
   private[rocketmq] def size: Int = cache.size
+
+  private def newConsumer(key: Key): DefaultMQPullConsumer = {
+    val consumer = new DefaultMQPullConsumer(key.group)
+    consumer.setNamesrvAddr(key.nameServer)
+    consumer.setInstanceName(key.instanceName)
+    consumer.setVipChannelEnabled(false)
+    // Stateless pulls of assigned ranges: no rebalancing, no offset bookkeeping in the client.
+    consumer.setEnableRebalance(false)
+    consumer.start()
+    consumer
+  }
+
+  /**
+   * Makes the consumer's client know `topic`'s brokers and their versions before a first pull: the
+   * client refuses SQL92 pulls to a broker whose version it has not yet learned from a heartbeat.
+   */
+  def prepareForSqlFilter(consumer: DefaultMQPullConsumer, topic: String): Unit = {
+    val client = MQClientManager.getInstance().getOrCreateMQClientInstance(consumer)
+    client.updateTopicRouteInfoFromNameServer(topic)
+    client.sendHeartbeatToAllBrokerWithLock()
+  }
 }

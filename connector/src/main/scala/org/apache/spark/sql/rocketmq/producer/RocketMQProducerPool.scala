@@ -2,7 +2,7 @@ package org.apache.spark.sql.rocketmq.producer
 
 import org.apache.rocketmq.client.producer.DefaultMQProducer
 
-import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQClients, RocketMQWriteSettings}
+import org.apache.spark.sql.rocketmq.RocketMQClientCache
 
 /**
  * The producers of one executor JVM, one per (name server, producer group, compression threshold),
@@ -15,13 +15,24 @@ private[rocketmq] object RocketMQProducerPool {
     def instanceName: String = s"spark-rocketmq-writer-${Integer.toHexString(hashCode)}"
   }
 
-  val cache = new RocketMQClientCache[Key, DefaultMQProducer]("producer",
-    key => RocketMQClients.newProducer(key.nameServer, key.group, key.compressionThreshold, key.instanceName),
-    producer => producer.shutdown())
+  val cache = new RocketMQClientCache[Key, DefaultMQProducer]("producer", newProducer, _.shutdown())
 
   def borrow(settings: RocketMQWriteSettings): cache.Lease =
     cache.borrow(Key(settings.nameServer, settings.producerGroup, settings.compressionThreshold))
 
   /** Producers held now (tests). */
   private[rocketmq] def size: Int = cache.size
+
+  /** A producer that sends once per call: the message sender does its own counted retries. */
+  private def newProducer(key: Key): DefaultMQProducer = {
+    val producer = new DefaultMQProducer(key.group)
+    producer.setNamesrvAddr(key.nameServer)
+    producer.setInstanceName(key.instanceName)
+    producer.setVipChannelEnabled(false)
+    producer.setCompressMsgBodyOverHowmuch(key.compressionThreshold)
+    producer.setRetryTimesWhenSendFailed(0)
+    producer.setRetryTimesWhenSendAsyncFailed(0)
+    producer.start()
+    producer
+  }
 }

@@ -1,0 +1,45 @@
+package org.apache.spark.sql.rocketmq;
+
+import java.util.Collections;
+import java.util.Map;
+
+import org.apache.spark.SparkThrowable;
+
+/**
+ * A failure of the connector at run time that is not about its input: the base of
+ * {@link RocketMQDataLossException} and {@link RocketMQRequestException}. (Bad input is a
+ * {@link RocketMQInvalidInputException}, an {@code IllegalArgumentException} as PySpark expects.)
+ *
+ * <p>The exception types are written in Java on purpose: a Scala class implementing
+ * {@link SparkThrowable} gets a forwarder for every default method of the interface it was compiled
+ * against, and Spark 4.1 added one whose return type does not exist in Spark 4.0, where the forwarder
+ * then fails with NoClassDefFoundError.
+ */
+public abstract class RocketMQException extends RuntimeException implements SparkThrowable {
+  private final String condition;
+  private final String sqlState;
+  private final Map<String, String> parameters;
+
+  RocketMQException(String condition, String sqlState, Map<String, String> parameters, String message,
+      Throwable cause) {
+    super(message, cause);
+    this.condition = condition;
+    this.sqlState = sqlState;
+    this.parameters = Collections.unmodifiableMap(parameters);
+  }
+
+  @Override
+  public String getCondition() {
+    return condition;
+  }
+
+  @Override
+  public String getSqlState() {
+    return sqlState;
+  }
+
+  @Override
+  public Map<String, String> getMessageParameters() {
+    return parameters;
+  }
+}

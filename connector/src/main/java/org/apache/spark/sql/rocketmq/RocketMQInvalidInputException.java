@@ -1,0 +1,41 @@
+package org.apache.spark.sql.rocketmq;
+
+import java.util.Collections;
+import java.util.Map;
+
+import org.apache.spark.SparkThrowable;
+
+/**
+ * Input the connector cannot use: an option, a column or a row value of the data written, a topic
+ * or queue that does not exist, or a checkpoint it cannot read. The message names what was given
+ * and what is allowed; retrying the same input fails the same way.
+ *
+ * <p>Written in Java, as {@link RocketMQException} says why.
+ */
+public final class RocketMQInvalidInputException extends IllegalArgumentException implements SparkThrowable {
+  private final String condition;
+  private final String sqlState;
+  private final Map<String, String> parameters;
+
+  RocketMQInvalidInputException(String condition, String sqlState, Map<String, String> parameters, String message, Throwable cause) {
+    super(message, cause);
+    this.condition = condition;
+    this.sqlState = sqlState;
+    this.parameters = Collections.unmodifiableMap(parameters);
+  }
+
+  @Override
+  public String getCondition() {
+    return condition;
+  }
+
+  @Override
+  public String getSqlState() {
+    return sqlState;
+  }
+
+  @Override
+  public Map<String, String> getMessageParameters() {
+    return parameters;
+  }
+}

@@ -1,0 +1,47 @@
+package org.apache.spark.sql.rocketmq
+
+/**
+ * Turns a start or end limit into one offset per queue, given the queues' current ranges: for batch
+ * reads (both ends) and for the first offsets of a streaming query. Offsets by time cost one broker
+ * request per queue; everything else is answered from the ranges.
+ */
+private[rocketmq] object RocketMQOffsetResolver {
+  import RocketMQOffsetRangeLimit._
+
+  def resolve(
+      limit: RocketMQOffsetRangeLimit,
+      ranges: Map[RocketMQQueue, RocketMQQueueRange],
+      isStart: Boolean,
+      reader: => RocketMQOffsetReader): Map[RocketMQQueue, Long] = {
+    def default: Map[RocketMQQueue, Long] = resolve(if (isStart) Earliest else Latest, ranges, isStart, reader)
+    def checkKnown(queues: Iterable[RocketMQQueue], option: String): Unit =
+      queues.find(q => !ranges.contains(q)).foreach { q =>
+        throw RocketMQErrors.unknownQueue(option, q, ranges.keys.filter(_.topic == q.topic))
+      }
+    def clamp(q: RocketMQQueue, offset: Long): Long = math.min(math.max(offset, ranges(q).min), ranges(q).max)
+
+    limit match {
+      case Earliest => ranges.map { case (q, r) => q -> r.min }
+      case Latest => ranges.map { case (q, r) => q -> r.max }
+      case Specific(offsets) =>
+        checkKnown(offsets.keys, if (isStart) RocketMQOptions.StartingOffsets.key else RocketMQOptions.EndingOffsets.key)
+        val fallback = default
+        ranges.map { case (q, r) =>
+          q -> (offsets.get(q) match {
+            case Some(EarliestOffset) => r.min
+            case Some(LatestOffset) => r.max
+            case Some(offset) => offset
+            case None => fallback(q)
+          })
+        }
+      case Timestamp(ts) =>
+        reader.offsetsForTimestamp(ranges.keys, ts).map { case (q, o) => q -> clamp(q, o) }
+      case TimestampPerQueue(times) =>
+        checkKnown(times.keys,
+          if (isStart) RocketMQOptions.StartingOffsetsByTimestamp.key else RocketMQOptions.EndingOffsetsByTimestamp.key)
+        val found = times.groupBy(_._2).flatMap { case (ts, qs) => reader.offsetsForTimestamp(qs.keys, ts) }
+        val fallback = default
+        ranges.map { case (q, _) => q -> found.get(q).map(clamp(q, _)).getOrElse(fallback(q)) }
+    }
+  }
+}

@@ -1,0 +1,82 @@
+package org.apache.spark.sql.rocketmq
+
+/**
+ * The declaration of one option: its key, the kind of value it takes, its default, the queries it
+ * applies to and one line of documentation. Declarations live in [[RocketMQOptions]]; the README's
+ * option table, the checks made when a query is planned and the Python keywords are derived from
+ * them. How the default is declared says how it is read:
+ *  - [[RocketMQOption.Required]]: there is none; a missing value is an error naming the option;
+ *  - [[RocketMQOption.Defaulted]]: one value, the one the README shows;
+ *  - [[RocketMQOption.DefaultPerQuery]]: one value for batch and one for streaming queries;
+ *  - [[RocketMQOption.Unset]]: none, and unset means something of its own (said in the README).
+ */
+private[rocketmq] sealed abstract class RocketMQOption[T] {
+  def key: String
+  def kind: RocketMQOptionKind[T]
+  def queryType: RocketMQOption.QueryType
+  def meaning: String
+
+  /** The README's "Value" column: the kind's description unless the declaration words it itself. */
+  def valueText: String
+
+  /** The README's "Default" column. */
+  def defaultText: String
+
+  /** Whether a query cannot run without it (the Python functions then take it positionally). */
+  def isRequired: Boolean = false
+}
+
+private[rocketmq] object RocketMQOption {
+
+  /** Which queries an option applies to, as the README's "Query type" column says it. */
+  sealed abstract class QueryType(val text: String, val batchRead: Boolean, val streamRead: Boolean, val write: Boolean)
+  case object SourceBoth extends QueryType("streaming and batch", true, true, false)
+  case object BatchOnly extends QueryType("batch query", true, false, false)
+  case object StreamOnly extends QueryType("streaming query", false, true, false)
+  case object SinkOnly extends QueryType("sink (batch and streaming)", false, false, true)
+  case object Everywhere extends QueryType("source and sink", true, true, true)
+
+  final case class Required[T](
+      key: String,
+      kind: RocketMQOptionKind[T],
+      queryType: QueryType,
+      meaning: String,
+      valueText: String)
+    extends RocketMQOption[T] {
+    override def defaultText: String = "(required)"
+    override def isRequired: Boolean = true
+  }
+
+  final case class Defaulted[T](
+      key: String,
+      kind: RocketMQOptionKind[T],
+      default: T,
+      queryType: QueryType,
+      meaning: String,
+      valueText: String)
+    extends RocketMQOption[T] {
+    override def defaultText: String = kind.render(default)
+  }
+
+  final case class DefaultPerQuery[T](
+      key: String,
+      kind: RocketMQOptionKind[T],
+      batchDefault: T,
+      streamDefault: T,
+      queryType: QueryType,
+      meaning: String,
+      valueText: String)
+    extends RocketMQOption[T] {
+    override def defaultText: String =
+      s"${kind.render(streamDefault)} for streaming, ${kind.render(batchDefault)} for batch"
+  }
+
+  final case class Unset[T](
+      key: String,
+      kind: RocketMQOptionKind[T],
+      queryType: QueryType,
+      meaning: String,
+      valueText: String,
+      defaultText: String)
+    extends RocketMQOption[T]
+}

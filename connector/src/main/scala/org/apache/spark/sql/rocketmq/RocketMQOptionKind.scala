@@ -1,0 +1,156 @@
+package org.apache.spark.sql.rocketmq
+
+import java.util.Locale
+
+/**
+ * The kind of value an option takes: how its text is parsed and checked, how the README describes
+ * it, and how a default is written there (`render` gives text that parses back to the same value).
+ * `name` is what the Python package's keyword table gives as the kind of each keyword.
+ */
+private[rocketmq] sealed abstract class RocketMQOptionKind[T](val name: String, val description: String) {
+
+  /** Parses a value given for `key` (already trimmed); a bad one is an error naming both. */
+  def parse(key: String, value: String): T
+
+  def render(value: T): String = value.toString
+
+  /** Names and expressions: an empty value counts as not set. Anything else: empty is invalid. */
+  def emptyIsUnset: Boolean = false
+
+  protected def invalid(key: String, value: String, sub: String, details: (String, String)*): Nothing =
+    throw RocketMQErrors.invalidOption(key, value, sub, details: _*)
+}
+
+private[rocketmq] object RocketMQOptionKind {
+
+  /** Free text such as a tag or SQL92 expression; the broker checks it. */
+  case object Text extends RocketMQOptionKind[String]("text", "text") {
+    override def parse(key: String, value: String): String = value
+    override def render(value: String): String = s""""$value""""
+    override def emptyIsUnset: Boolean = true
+  }
+
+  /** `host:port`, or several separated by `;`. */
+  case object NameServer extends RocketMQOptionKind[String]("name server", "host:port[;host:port…]") {
+    override def parse(key: String, value: String): String = {
+      val valid = value.split(';').forall { address =>
+        val idx = address.lastIndexOf(':')
+        idx > 0 && address.substring(idx + 1).toIntOption.exists(p => p > 0 && p < 65536)
+      }
+      if (!valid) invalid(key, value, "NAME_SERVER")
+      value
+    }
+    override def emptyIsUnset: Boolean = true
+  }
+
+  private val TopicName = "^[%|a-zA-Z0-9_-]{1,127}$".r
+
+  /** Checks one topic name; `value` is the option's whole value, for the message. */
+  def checkTopicName(key: String, value: String, topic: String): String = {
+    if (TopicName.findFirstIn(topic).isEmpty) {
+      throw RocketMQErrors.invalidOption(key, value, "TOPIC_NAME", "topic" -> topic)
+    }
+    topic
+  }
+
+  /** One topic name, or several separated by `,` (distinct, in the order given). */
+  case object Topics extends RocketMQOptionKind[Seq[String]]("topics", "topic name[,topic name…]") {
+    override def parse(key: String, value: String): Seq[String] =
+      value.split(',').map(_.trim).toSeq.map(checkTopicName(key, value, _)).distinct
+    override def render(value: Seq[String]): String = value.mkString(",")
+    override def emptyIsUnset: Boolean = true
+  }
+
+  private val GroupName = "^[%|a-zA-Z0-9_-]{1,120}$".r
+
+  /** A consumer or producer group name. */
+  case object Group extends RocketMQOptionKind[String]("group name", "group name") {
+    override def parse(key: String, value: String): String = {
+      if (GroupName.findFirstIn(value).isEmpty) invalid(key, value, "GROUP_NAME")
+      value
+    }
+    override def emptyIsUnset: Boolean = true
+  }
+
+  /** An integer in `[min, max]`; `min` is 0 or 1. */
+  sealed abstract class Integral[T](name: String, min: Long, max: Long, fromLong: Long => T)
+    extends RocketMQOptionKind[T](name, if (min > 0) "positive integer" else "integer >= 0") {
+    override def parse(key: String, value: String): T =
+      value.toLongOption.filter(v => v >= min && v <= max).map(fromLong).getOrElse(
+        invalid(key, value, if (min > 0) "POSITIVE_INTEGER" else "NON_NEGATIVE_INTEGER", "max" -> max.toString))
+  }
+
+  case object PositiveInt extends Integral[Int]("positive int", 1, Int.MaxValue, _.toInt)
+  case object NonNegativeInt extends Integral[Int]("non-negative int", 0, Int.MaxValue, _.toInt)
+  case object PositiveLong extends Integral[Long]("positive long", 1, Long.MaxValue, identity)
+  case object NonNegativeLong extends Integral[Long]("non-negative long", 0, Long.MaxValue, identity)
+
+  case object Bool extends RocketMQOptionKind[Boolean]("boolean", "true or false") {
+    override def parse(key: String, value: String): Boolean = value.toLowerCase(Locale.ROOT) match {
+      case "true" => true
+      case "false" => false
+      case _ => invalid(key, value, "BOOLEAN")
+    }
+  }
+
+  private val DurationText = "^(\\d+)\\s*(ms|s|m|min|h|d)?$".r
+  private val DurationUnits = Seq("d" -> 86400000L, "h" -> 3600000L, "m" -> 60000L, "s" -> 1000L, "ms" -> 1L)
+
+  /** A duration such as `500ms`, `30s`, `15m`, `1h`, `2d`; a bare number is milliseconds. Parsed to ms. */
+  case object Duration extends RocketMQOptionKind[Long]("duration", "duration, e.g. 30s, 15m") {
+    override def parse(key: String, value: String): Long = value.toLowerCase(Locale.ROOT) match {
+      case DurationText(n, unit) =>
+        val perUnit = if (unit == null) 1L else if (unit == "min") 60000L else DurationUnits.toMap.apply(unit)
+        n.toLongOption.filter(_ <= Long.MaxValue / perUnit).map(_ * perUnit).getOrElse(invalid(key, value, "DURATION"))
+      case _ => invalid(key, value, "DURATION")
+    }
+    /** In the largest unit that divides it. */
+    override def render(ms: Long): String =
+      DurationUnits.collectFirst { case (unit, size) if ms != 0 && ms % size == 0 => s"${ms / size}$unit" }
+        .getOrElse(s"${ms}ms")
+  }
+
+  /** A time as milliseconds since the epoch. */
+  case object EpochMillis extends RocketMQOptionKind[Long]("epoch millis", "epoch milliseconds") {
+    override def parse(key: String, value: String): Long =
+      value.toLongOption.filter(_ >= 0).getOrElse(invalid(key, value, "EPOCH_MILLIS"))
+  }
+
+  /** `earliest`, `latest` or per-queue JSON offsets with the -2/-1 sentinels; not yet resolved. */
+  case object Offsets extends RocketMQOptionKind[RocketMQOffsetRangeLimit]("offsets",
+      """"earliest", "latest", or JSON {"topic":{"broker":{"0":23}}}""") {
+    import RocketMQOffsetRangeLimit._
+
+    override def parse(key: String, value: String): RocketMQOffsetRangeLimit = value.toLowerCase(Locale.ROOT) match {
+      case "earliest" => Earliest
+      case "latest" => Latest
+      case _ if value.startsWith("{") =>
+        val offsets = RocketMQOffsetsJson.parseOption(key, value)
+        offsets.toSeq.sorted.collectFirst { case (q, o) if o < EarliestOffset => (q, o) }.foreach { case (q, o) =>
+          invalid(key, value, "NEGATIVE_OFFSET", "offset" -> o.toString, "queue" -> q.toString)
+        }
+        Specific(offsets)
+      case _ => invalid(key, value, "OFFSET_KEYWORD")
+    }
+
+    override def render(value: RocketMQOffsetRangeLimit): String = value match {
+      case Earliest => "\"earliest\""
+      case Latest => "\"latest\""
+      case Specific(offsets) => RocketMQOffsetsJson.format(offsets)
+      case other => other.toString
+    }
+  }
+
+  /** Per-queue JSON of epoch milliseconds. */
+  case object QueueTimestamps extends RocketMQOptionKind[Map[RocketMQQueue, Long]]("per-queue timestamps",
+      """JSON {"topic":{"broker":{"0":1700000000000}}}""") {
+    override def parse(key: String, value: String): Map[RocketMQQueue, Long] = {
+      val times = RocketMQOffsetsJson.parseOption(key, value)
+      times.toSeq.sorted.collectFirst { case (q, t) if t < 0 => (q, t) }.foreach { case (q, t) =>
+        invalid(key, value, "NEGATIVE_TIMESTAMP", "timestamp" -> t.toString, "queue" -> q.toString)
+      }
+      times
+    }
+    override def render(value: Map[RocketMQQueue, Long]): String = RocketMQOffsetsJson.format(value)
+  }
+}

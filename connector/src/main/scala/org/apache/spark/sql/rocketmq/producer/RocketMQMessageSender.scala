@@ -1,0 +1,111 @@
+package org.apache.spark.sql.rocketmq.producer
+
+import java.io.Closeable
+import java.util.concurrent.{Semaphore, TimeUnit}
+import java.util.concurrent.atomic.{AtomicLong, AtomicReference}
+
+import org.apache.rocketmq.client.producer.{MessageQueueSelector, SendCallback, SendResult, SendStatus}
+import org.apache.rocketmq.common.message.{Message, MessageQueue}
+
+import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQRetry}
+
+/**
+ * Sends the messages of one write task through a producer borrowed from the executor's
+ * [[RocketMQProducerPool]], asynchronously, with at most `maxInFlightMessages` unacknowledged at a
+ * time (a count of messages, not of bytes). Retryable failures are resent up to `sendRetries` times,
+ * each attempt with a timeout of its own, except messages with a sharding key, which a resend could
+ * reorder. The first failure is kept and thrown by the next `send` or by `flush`.
+ */
+private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSettings) extends Closeable {
+
+  private val lease = RocketMQProducerPool.borrow(settings)
+  private val producer = lease.client
+  private val inFlight = new Semaphore(settings.maxInFlightMessages)
+  private val firstFailure = new AtomicReference[Throwable]()
+  private val sentCount = new AtomicLong()
+  private val bytesSentCount = new AtomicLong()
+  private val retryCount = new AtomicLong()
+  private val failedCount = new AtomicLong()
+
+  /** Messages handed to RocketMQ (Spark reads metrics before `flush` waits for the acks). */
+  def sent: Long = sentCount.get()
+  def bytesSent: Long = bytesSentCount.get()
+  def retries: Long = retryCount.get()
+  def failedSends: Long = failedCount.get()
+
+  /** One message on its way; resolves its slot exactly once. */
+  private final class Send(message: Message, shardingKey: String) extends SendCallback {
+    private var attempt = 0
+
+    /**
+     * Messages without a sharding key are sent asynchronously. Those with one are sent synchronously:
+     * the client's asynchronous sends run on a thread pool and would reach the queue out of order.
+     */
+    def start(): Unit =
+      try {
+        if (shardingKey == null) producer.send(message, this, settings.sendTimeoutMs)
+        else onSuccess(producer.send(message, RocketMQMessageSender.ByShardingKey, shardingKey, settings.sendTimeoutMs))
+      } catch { case e: Throwable => onException(e) }
+
+    override def onSuccess(result: SendResult): Unit =
+      if (result.getSendStatus != SendStatus.SEND_OK) {
+        fail(new IllegalStateException(s"the broker answered ${result.getSendStatus}"))
+      } else inFlight.release()
+
+    override def onException(e: Throwable): Unit =
+      if (shardingKey == null && attempt < settings.sendRetries && RocketMQRetry.isRetryable(e)) {
+        attempt += 1
+        retryCount.incrementAndGet()
+        start()
+      } else fail(e)
+
+    private def fail(e: Throwable): Unit = {
+      failedCount.incrementAndGet()
+      lease.markBroken() // the next task gets a fresh producer, with fresh routes
+      firstFailure.compareAndSet(null, RocketMQErrors.sendFailed(message.getTopic, e))
+      inFlight.release()
+    }
+  }
+
+  /** Sends `message` once a slot is free; `shardingKey` (or null) pins its queue and order. */
+  def send(message: Message, shardingKey: String): Unit = {
+    throwIfFailed()
+    val send = new Send(message, shardingKey)
+    inFlight.acquire()
+    sentCount.incrementAndGet()
+    bytesSentCount.addAndGet(message.getBody.length)
+    send.start()
+  }
+
+  private def throwIfFailed(): Unit = {
+    val failure = firstFailure.get()
+    if (failure != null) throw failure
+  }
+
+  /** A send resolves (ack, failure or timeout) within its timeout per attempt; leave room for callbacks. */
+  private val awaitMs = settings.sendTimeoutMs * (settings.sendRetries + 2) + 10000L
+
+  private def awaitAllResolved(): Boolean = {
+    val all = settings.maxInFlightMessages
+    if (inFlight.tryAcquire(all, awaitMs, TimeUnit.MILLISECONDS)) { inFlight.release(all); true } else false
+  }
+
+  /** Returns once every message sent is acknowledged; throws the first failure, or if some never resolved. */
+  def flush(): Unit = {
+    if (!awaitAllResolved()) {
+      throw RocketMQErrors.sendNotAcknowledged(settings.maxInFlightMessages - inFlight.availablePermits(), awaitMs)
+    }
+    throwIfFailed()
+  }
+
+  /** Sends cannot be recalled: waits (bounded) for those in flight, so none outlives the task. */
+  def abandon(): Unit = awaitAllResolved()
+
+  override def close(): Unit = lease.release()
+}
+
+private[rocketmq] object RocketMQMessageSender {
+  /** The same key always picks the same queue (while the topic's queue count does not change). */
+  val ByShardingKey: MessageQueueSelector = (queues: java.util.List[MessageQueue], _: Message, key: Any) =>
+    queues.get(Math.floorMod(key.hashCode, queues.size))
+}

@@ -1,0 +1,145 @@
+package org.apache.spark.sql.rocketmq
+
+import java.nio.charset.StandardCharsets
+
+import scala.jdk.CollectionConverters._
+import scala.util.Try
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.SparkThrowable
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.util.ArrayBasedMapData
+import org.apache.spark.sql.rocketmq.RocketMQErrors.{BrokerRequest, DataLossReason}
+import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+
+/**
+ * Every condition of `error/rocketmq-error-conditions.json` is raised here once, through the code
+ * that raises it in the connector wherever that runs without a broker (the factory otherwise), and
+ * its message must fill every placeholder of its template with a parameter and carry no parameter
+ * the template does not use.
+ */
+class RocketMQErrorsSuite extends AnyFunSuite {
+
+  private def options(kv: (String, String)*) = new RocketMQOptions((Seq("nameServer" -> "h:1", "topic" -> "t") ++ kv).toMap)
+
+  private def raised(body: => Any): Throwable = Try(body).failed.getOrElse(fail("no error was raised"))
+
+  private val q = RocketMQQueue("t", "b", 0)
+  private val cause = new IllegalStateException("the broker said no")
+
+  private def rowError(row: InternalRow, schema: StructType, topic: Option[String] = None): Throwable = {
+    val settings = RocketMQWriteSettings(new RocketMQOptions(Map("nameServer" -> "h:1") ++ topic.map("topic" -> _)))
+    raised(new RocketMQRowToMessage(settings, RocketMQWriteColumns.resolve(schema, topic)).toMessage(row, 4))
+  }
+
+  private def s(v: String) = UTF8String.fromString(v)
+
+  private def withProperty(name: String): InternalRow =
+    InternalRow(s("x"), ArrayBasedMapData(Array[Any](s(name)), Array[Any](s("v"))))
+
+  private val propertySchema = new StructType().add("body", StringType).add("properties", MapType(StringType, StringType))
+
+  private def errors: Seq[Throwable] = Seq(
+    raised(new RocketMQOptions(Map.empty)(RocketMQOptions.NameServer)),
+    raised(new RocketMQOptions(Map.empty).topicsToRead),
+    raised(options("pullBatchSize" -> "x")(RocketMQOptions.PullBatchSize)),
+    raised(options("sendRetries" -> "-1")(RocketMQOptions.SendRetries)),
+    raised(options("failOnDataLoss" -> "x")(RocketMQOptions.FailOnDataLoss)),
+    raised(options("maxTriggerDelay" -> "x")(RocketMQOptions.MaxTriggerDelay)),
+    raised(options("startingTimestamp" -> "x")(RocketMQOptions.StartingTimestamp)),
+    raised(options("nameServer" -> "x")(RocketMQOptions.NameServer)),
+    raised(options("topic" -> "a b").topicsToRead),
+    raised(options("consumerGroup" -> "a b")(RocketMQOptions.ConsumerGroup)),
+    raised(options("startingOffsets" -> "x").validateForStream()),
+    raised(options("startingOffsets" -> """{"t":{"b":{"0":-3}}}""").validateForStream()),
+    raised(options("startingOffsetsByTimestamp" -> """{"t":{"b":{"0":-3}}}""").validateForStream()),
+    raised(options("startingOffsets" -> "latest").validateForBatchRead()),
+    raised(options("startingOffsets" -> """{"t":{"b":{"0":-1}}}""").validateForBatchRead()),
+    raised(options("endingOffsets" -> "earliest").validateForBatchRead()),
+    raised(options("endingOffsets" -> """{"t":{"b":{"0":-2}}}""").validateForBatchRead()),
+    raised(options("startingOffsets" -> """{"u":{"b":{"0":1}}}""").validateForStream()),
+    raised(options("minOffsetsPerTrigger" -> "9", "maxOffsetsPerTrigger" -> "5").validateForStream()),
+    raised(options("startingOffsets" -> "{").validateForStream()),
+    raised(options("startingOffsetsByTimestamp" -> "[]").validateForStream()),
+    raised(options("endingOffsets" -> """{"t":1}""").validateForBatchRead()),
+    raised(options("endingOffsets" -> """{"t":{"b":1}}""").validateForBatchRead()),
+    raised(options("endingOffsets" -> """{"t":{"b":{"x":1}}}""").validateForBatchRead()),
+    raised(options("endingOffsets" -> """{"t":{"b":{"0":"x"}}}""").validateForBatchRead()),
+    raised(options("startingTimestamp" -> "1", "startingOffsets" -> "earliest").validateForStream()),
+    raised(options("maxOffsetsPerTrigger" -> "1").validateForBatchRead()),
+    raised(options("endingTimestamp" -> "1").validateForStream()),
+    raised(RocketMQOffsetResolver.resolve(RocketMQOffsetRangeLimit.Specific(Map(RocketMQQueue("t", "b", 9) -> 1L)),
+      Map(q -> RocketMQQueueRange(0, 1)), isStart = true, fail("no broker request"))),
+    RocketMQErrors.startAfterEnd(q, 5, 3),
+    RocketMQErrors.saveModeNotSupported("Overwrite"),
+    raised(RocketMQWriteColumns.resolve(new StructType().add("value", StringType), Some("t"))),
+    raised(RocketMQWriteColumns.resolve(new StructType().add("body", StringType), None)),
+    raised(RocketMQWriteColumns.resolve(new StructType().add("body", IntegerType), Some("t"))),
+    rowError(InternalRow(null), new StructType().add("body", StringType), Some("t")),
+    rowError(InternalRow(s("x"), null), new StructType().add("body", StringType).add("topic", StringType)),
+    rowError(withProperty(" "), propertySchema, Some("t")),
+    rowError(withProperty("TAGS"), propertySchema, Some("t")),
+    rowError(withProperty("a\u0001"), propertySchema, Some("t")),
+    RocketMQErrors.topicNotFound("t", "h:1"),
+    raised(RocketMQSourceOffset.parse("x")),
+    raised(RocketMQSourceOffset.parse("[]")),
+    raised(RocketMQSourceOffset.parse("{}")),
+    raised(RocketMQSourceOffset.parse("""{"version":9}""")),
+    raised(RocketMQSourceOffset.parse("""{"version":1}""")),
+    raised(RocketMQSourceOffset.parse("""{"version":1,"offsets":{"t":1}}""")),
+    raised(RocketMQSourceOffset.parse("""{"version":1,"offsets":{"t":{"b":1}}}""")),
+    raised(RocketMQSourceOffset.parse("""{"version":1,"offsets":{"t":{"b":{"x":1}}}}""")),
+    raised(RocketMQSourceOffset.parse("""{"version":1,"offsets":{"t":{"b":{"0":[]}}}}""")),
+    RocketMQErrors.nameServerUnreachable("h:1", "t", 3, 1000, cause),
+    RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.TopicStats("t")),
+    RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.SearchOffset(q, 17)),
+    RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.CommitOffset("g", q, 5)),
+    RocketMQErrors.queueGone(q, 5),
+    RocketMQErrors.pullFailed(q, 5, cause),
+    RocketMQErrors.sendFailed("t", cause),
+    RocketMQErrors.sendNotAcknowledged(3, 1000)
+  ) ++ Seq(DataLossReason.Expired(7), DataLossReason.BeingRemoved, DataLossReason.ConsumeQueueGone,
+    DataLossReason.Truncated(3), DataLossReason.TopicRecreated(3), DataLossReason.OffsetsWentBack,
+    DataLossReason.SkippedByBroker).map(RocketMQErrors.dataLoss(q, 1, 5, _))
+
+  test("every condition is raised once, every placeholder filled, no parameter unused") {
+    val all = errors
+    val conditions = all.map {
+      case e: SparkThrowable => e.getCondition
+      case other => fail(s"not a SparkThrowable: $other")
+    }
+    assert(conditions.diff(conditions.distinct).isEmpty, "raised twice")
+    assert(conditions.sorted === RocketMQErrors.allConditions, "conditions never raised, or unknown")
+    for (e <- all) {
+      val t = e.asInstanceOf[SparkThrowable]
+      val template = RocketMQErrors.template(t.getCondition)
+      val placeholders = "<([a-zA-Z0-9_-]+)>".r.findAllMatchIn(template).map(_.group(1)).toSet
+      assert(t.getMessageParameters.keySet.asScala.toSet === placeholders, t.getCondition)
+      assert(e.getMessage.startsWith(s"[${t.getCondition}] ") && !e.getMessage.contains("<"), e.getMessage)
+      assert(t.getSqlState != null && t.getSqlState.length == 5, t.getCondition)
+    }
+  }
+
+  test("one exception type per kind of failure") {
+    val byType = errors.groupBy(_.getClass.getSimpleName).map { case (k, v) =>
+      k -> v.map(_.asInstanceOf[SparkThrowable].getCondition.takeWhile(_ != '.')).distinct.sorted
+    }
+    assert(byType.keySet === Set("RocketMQInvalidInputException", "RocketMQDataLossException",
+      "RocketMQRequestException"))
+    assert(byType("RocketMQDataLossException") === Seq("ROCKETMQ_DATA_LOSS", "ROCKETMQ_DATA_LOSS_QUEUE_GONE"))
+    assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_BROKER_REQUEST_FAILED",
+      "ROCKETMQ_NAME_SERVER_UNREACHABLE", "ROCKETMQ_PULL_FAILED", "ROCKETMQ_SEND_FAILED",
+      "ROCKETMQ_SEND_NOT_ACKNOWLEDGED"))
+    assert(errors.filter(_.isInstanceOf[RocketMQInvalidInputException]).forall(_.isInstanceOf[IllegalArgumentException]))
+  }
+
+  test("a request error carries its cause and the cause's text") {
+    val e = RocketMQErrors.pullFailed(q, 5, new RuntimeException("outer", cause))
+    assert(e.getCause.getCause eq cause)
+    assert(e.getMessage.endsWith("outer <- caused by: the broker said no"), e.getMessage)
+    assert(new String(e.getMessage.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8) === e.getMessage)
+  }
+}
