@@ -21,7 +21,7 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
 
   private val converter = new RocketMQMessageToRow(partition.queue, partition.settings.includeExtraColumns)
   private val puller =
-    new RocketMQQueuePuller(partition.queue, partition.fromOffset, partition.untilOffset, partition.settings)
+    RocketMQQueuePuller(partition.queue, partition.fromOffset, partition.untilOffset, partition.settings)
   private var current: InternalRow = _
 
   override def next(): Boolean = {

@@ -12,37 +12,27 @@ import org.slf4j.LoggerFactory
 import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQQueue}
 import org.apache.spark.sql.rocketmq.RocketMQErrors.DataLossReason
 import org.apache.spark.sql.rocketmq.RocketMQErrors.DataLossReason._
+import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
 
 /**
- * Pulls exactly `[from, until)` of one queue with stateless pulls through a consumer borrowed from
- * the executor's [[RocketMQConsumerPool]], never asking for a message at or past `until`; memory is
- * one pull batch. Every offset in the range is either returned, skipped by the filter (normal), or
- * reported as lost: expired before it was read, or gone with a truncated or recreated queue. Lost
- * offsets fail the read, or with `failOnDataLoss=false` are logged, counted and skipped.
+ * Pulls exactly `[from, until)` of one queue with stateless pulls, never asking for a message at or
+ * past `until`; memory is one pull batch. Every offset in the range is either returned, skipped by
+ * the filter (normal), or reported as lost: expired before it was read, or gone with a truncated or
+ * recreated queue, or skipped by the broker (a later message returned than asked for, up to the end
+ * of the range). Lost offsets fail the read, or with `failOnDataLoss=false` are logged, counted and
+ * skipped. `pull(offset, maxMessages)` is one pull request; [[RocketMQQueuePuller.apply]] makes it
+ * with a consumer from the executor's [[RocketMQConsumerPool]].
  */
 private[rocketmq] final class RocketMQQueuePuller(
     queue: RocketMQQueue,
     from: Long,
     until: Long,
-    settings: RocketMQReadSettings)
+    settings: RocketMQReadSettings,
+    pull: (Long, Int) => PullResult,
+    onClose: () => Unit)
   extends Closeable {
 
   private val log = LoggerFactory.getLogger(getClass)
-  private val messageQueue = queue.toMessageQueue
-  private val selector = settings.selector
-
-  private val lease = RocketMQConsumerPool.borrow(settings)
-  @nowarn("cat=deprecation") // see RocketMQConsumerPool
-  private val consumer: DefaultMQPullConsumer = lease.client
-  if (settings.sqlFilter.isDefined) {
-    try lease.once(s"sql:${queue.topic}")(RocketMQConsumerPool.prepareForSqlFilter(consumer, queue.topic))
-    catch {
-      case NonFatal(e) =>
-        lease.markBroken()
-        lease.release()
-        throw RocketMQErrors.pullFailed(queue, from, e)
-    }
-  }
 
   /** The next offset to ask the broker for. */
   private var pullOffset = from
@@ -50,6 +40,8 @@ private[rocketmq] final class RocketMQQueuePuller(
   private var expectedOffset = from
   private var messages: java.util.Iterator[MessageExt] = java.util.Collections.emptyIterator()
   private var lost = 0L
+  /** Answers in a row that asked to pull the same offset again (a replica broker's "retry"). */
+  private var retriesInARow = 0
 
   /** Offsets skipped as lost so far (only with failOnDataLoss=false). */
   def lostOffsets: Long = lost
@@ -63,7 +55,7 @@ private[rocketmq] final class RocketMQQueuePuller(
         if (offset >= until) {
           messages = java.util.Collections.emptyIterator()
           pullOffset = until
-          return null
+          return finish()
         }
         if (offset >= expectedOffset) {
           if (offset > expectedOffset && !settings.filtered) dataLoss(expectedOffset, offset, SkippedByBroker)
@@ -71,21 +63,21 @@ private[rocketmq] final class RocketMQQueuePuller(
           return message
         }
       }
-      if (pullOffset >= until) return null
-      pull()
+      if (pullOffset >= until) return finish()
+      pullNext()
     }
     null
   }
 
-  private def pull(): Unit = {
-    val maxMessages = math.min(settings.pullBatchSize.toLong, until - pullOffset).toInt
-    val result: PullResult =
-      try consumer.pull(messageQueue, selector, pullOffset, maxMessages, settings.pullTimeoutMs)
-      catch {
-        case NonFatal(e) =>
-          lease.markBroken()
-          throw RocketMQErrors.pullFailed(queue, pullOffset, e)
-      }
+  /** The end of the range: without a filter, offsets up to `until` that never came are lost too. */
+  private def finish(): MessageExt = {
+    if (expectedOffset < until && !settings.filtered) dataLoss(expectedOffset, until, SkippedByBroker)
+    expectedOffset = until
+    null
+  }
+
+  private def pullNext(): Unit = {
+    val result = pull(pullOffset, math.min(settings.pullBatchSize.toLong, until - pullOffset).toInt)
     val next = result.getNextBeginOffset
     val before = pullOffset
     result.getPullStatus match {
@@ -93,6 +85,9 @@ private[rocketmq] final class RocketMQQueuePuller(
         // Returned messages are checked one by one against expectedOffset in next().
         messages = result.getMsgFoundList.iterator()
         pullOffset = math.min(math.max(next, pullOffset), until)
+      case PullStatus.NO_MATCHED_MSG if next == pullOffset =>
+        // A replica broker answers "pull again" this way when the message is not there yet: no offset
+        // was scanned, so nothing was filtered or lost. Retried below, a bounded number of times.
       case PullStatus.NO_MATCHED_MSG if settings.filtered =>
         // The filter skipped the whole window the broker scanned: nothing lost. (The broker gives
         // the same answer for messages being removed; with a filter the two cannot be told apart.)
@@ -115,10 +110,16 @@ private[rocketmq] final class RocketMQQueuePuller(
         skipTo(until)
     }
     if (pullOffset == before && !messages.hasNext) {
-      // Every status above moves forward; a broker answer that does not would loop forever.
-      throw RocketMQErrors.pullFailed(queue, before, new IllegalStateException(
-        s"the broker answered ${result.getPullStatus} with next offset $next and no messages"))
-    }
+      // Only the "pull again" answer leaves the offset where it was; any other such answer, or such
+      // answers for longer than a pull may take, would loop forever.
+      retriesInARow += 1
+      if (result.getPullStatus != PullStatus.NO_MATCHED_MSG || retriesInARow * RetryPauseMs > settings.pullTimeoutMs) {
+        throw RocketMQErrors.pullFailed(queue, before, new IllegalStateException(
+          s"the broker answered ${result.getPullStatus} with next offset $next and no messages " +
+            s"($retriesInARow time(s) in a row)"))
+      }
+      Thread.sleep(RetryPauseMs)
+    } else retriesInARow = 0
   }
 
   /** Moves past offsets already accounted for (filtered out or reported lost). */
@@ -135,5 +136,37 @@ private[rocketmq] final class RocketMQQueuePuller(
     expectedOffset = math.max(expectedOffset, lostUntil)
   }
 
-  override def close(): Unit = lease.release()
+  override def close(): Unit = onClose()
+}
+
+private[rocketmq] object RocketMQQueuePuller {
+
+  /** The pause before pulling again after a "pull again" answer; such answers stop after `pullTimeoutMs`. */
+  private val RetryPauseMs = 20L
+
+  /** A puller whose pulls go through a consumer borrowed from the executor's pool, returned on close. */
+  @nowarn("cat=deprecation") // see RocketMQConsumerPool
+  def apply(queue: RocketMQQueue, from: Long, until: Long, settings: RocketMQReadSettings): RocketMQQueuePuller = {
+    val lease = RocketMQConsumerPool.borrow(settings)
+    val consumer: DefaultMQPullConsumer = lease.client
+    if (settings.sqlFilter.isDefined) {
+      try lease.once(s"sql:${queue.topic}")(RocketMQConsumerPool.prepareForSqlFilter(consumer, queue.topic))
+      catch {
+        case NonFatal(e) =>
+          lease.markBroken()
+          lease.release()
+          throw RocketMQErrors.pullFailed(queue, from, e)
+      }
+    }
+    val messageQueue = queue.toMessageQueue
+    val selector = settings.selector
+    def pull(offset: Long, maxMessages: Int): PullResult =
+      try consumer.pull(messageQueue, selector, offset, maxMessages, settings.pullTimeoutMs)
+      catch {
+        case NonFatal(e) =>
+          lease.markBroken()
+          throw RocketMQErrors.pullFailed(queue, offset, e)
+      }
+    new RocketMQQueuePuller(queue, from, until, settings, pull, () => lease.release())
+  }
 }

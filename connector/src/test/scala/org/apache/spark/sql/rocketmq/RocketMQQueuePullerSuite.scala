@@ -1,0 +1,121 @@
+package org.apache.spark.sql.rocketmq
+
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+
+import org.apache.rocketmq.client.consumer.{PullResult, PullStatus}
+import org.apache.rocketmq.common.message.MessageExt
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.sql.rocketmq.consumer.{RocketMQQueuePuller, RocketMQReadSettings}
+
+/**
+ * The pull loop against scripted broker answers: every `PullStatus`, and the answers a real broker
+ * gives only in rare timings (messages removed under a read, a replica asking to pull again).
+ */
+class RocketMQQueuePullerSuite extends AnyFunSuite {
+
+  private val queue = RocketMQQueue("t", "b", 0)
+
+  private def settings(failOnDataLoss: Boolean, filter: String = "*"): RocketMQReadSettings = RocketMQReadSettings(
+    new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t", "subExpression" -> filter,
+      "pullTimeoutMs" -> "200")), failOnDataLoss)
+
+  private def message(offset: Long): MessageExt = {
+    val m = new MessageExt()
+    m.setQueueOffset(offset)
+    m
+  }
+
+  private def found(next: Long, offsets: Long*): PullResult =
+    new PullResult(PullStatus.FOUND, next, 0, 100, offsets.map(message).asJava)
+
+  private def answer(status: PullStatus, next: Long, min: Long = 0, max: Long = 100): PullResult =
+    new PullResult(status, next, min, max, null)
+
+  /** Reads `[from, until)` against `answers` (one per pull, in order); the offsets returned and lost. */
+  private def read(from: Long, until: Long, answers: PullResult*)(implicit s: RocketMQReadSettings)
+    : (Seq[Long], Long, Seq[(Long, Int)]) = {
+    val script = mutable.Queue(answers: _*)
+    val asked = mutable.Buffer.empty[(Long, Int)]
+    val puller = new RocketMQQueuePuller(queue, from, until, s, (offset, max) => {
+      asked += offset -> max
+      if (script.isEmpty) fail(s"an unexpected pull at $offset") else script.dequeue()
+    }, () => ())
+    val got = Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList
+    assert(script.isEmpty, "answers left unused")
+    (got, puller.lostOffsets, asked.toSeq)
+  }
+
+  private def lossOf(from: Long, until: Long, answers: PullResult*): RocketMQDataLossException = {
+    implicit val s: RocketMQReadSettings = settings(failOnDataLoss = true)
+    intercept[RocketMQDataLossException](read(from, until, answers: _*))
+  }
+
+  test("FOUND: an exact range, never asking past its end") {
+    implicit val s: RocketMQReadSettings = settings(failOnDataLoss = true)
+    val (got, lost, asked) = read(10, 15, found(13, 10, 11, 12), found(16, 13, 14, 15))
+    assert(got === Seq(10, 11, 12, 13, 14) && lost === 0)
+    assert(asked === Seq(10L -> 5, 13L -> 2))
+  }
+
+  test("FOUND with a gap inside the range, or short of its end, is data loss unless a filter explains it") {
+    val gap = lossOf(0, 5, found(5, 0, 1, 3, 4))
+    assert(gap.getCondition === "ROCKETMQ_DATA_LOSS.SKIPPED_BY_BROKER" && gap.getMessage.contains("[2, 3)"))
+    // The broker moves past the end of the range without the tail: the tail is lost.
+    val tail = lossOf(0, 5, found(7, 0, 1, 6))
+    assert(tail.getCondition === "ROCKETMQ_DATA_LOSS.SKIPPED_BY_BROKER" && tail.getMessage.contains("[2, 5)"))
+    val tailOnly = lossOf(0, 5, found(9, 0, 1, 2))
+    assert(tailOnly.getMessage.contains("[3, 5)"), tailOnly.getMessage)
+
+    implicit val lenient: RocketMQReadSettings = settings(failOnDataLoss = false)
+    assert(read(0, 5, found(7, 0, 1, 6))._1 === Seq(0, 1) && read(0, 5, found(7, 0, 1, 6))._2 === 3)
+    val filtered = settings(failOnDataLoss = true, filter = "tagA")
+    assert(read(0, 5, found(7, 0, 3, 6))(filtered) === ((Seq(0L, 3L), 0L, Seq(0L -> 5))))
+  }
+
+  test("NO_MATCHED_MSG: filtered away with a filter, removed (loss) without one") {
+    assert(read(0, 10, answer(PullStatus.NO_MATCHED_MSG, 6), found(11, 6, 7, 8, 9))(settings(true, "tagA"))._1 ===
+      Seq(6, 7, 8, 9))
+    val removed = lossOf(0, 10, answer(PullStatus.NO_MATCHED_MSG, 6))
+    assert(removed.getCondition === "ROCKETMQ_DATA_LOSS.BEING_REMOVED" && removed.getMessage.contains("[0, 6)"))
+  }
+
+  test("NO_MATCHED_MSG that asks to pull the same offset again (a replica) is retried, not loss") {
+    for (s <- Seq(settings(failOnDataLoss = true), settings(failOnDataLoss = true, filter = "tagA"))) {
+      val again = answer(PullStatus.NO_MATCHED_MSG, 4)
+      val (got, lost, asked) = read(4, 6, again, again, found(6, 4, 5))(s)
+      assert(got === Seq(4, 5) && lost === 0 && asked.map(_._1) === Seq(4, 4, 4))
+    }
+    // Asked to pull again for longer than a pull may take (pullTimeoutMs=200): a clear failure.
+    val forever = Seq.fill(50)(answer(PullStatus.NO_MATCHED_MSG, 4))
+    val e = intercept[RocketMQRequestException](read(4, 6, forever: _*)(settings(failOnDataLoss = true)))
+    assert(e.getCondition === "ROCKETMQ_PULL_FAILED" && e.getMessage.contains("NO_MATCHED_MSG with next offset 4"))
+  }
+
+  test("NO_NEW_MSG: a consume queue gone, or a truncated queue") {
+    val gone = lossOf(0, 10, answer(PullStatus.NO_NEW_MSG, 4))
+    assert(gone.getCondition === "ROCKETMQ_DATA_LOSS.CONSUME_QUEUE_GONE" && gone.getMessage.contains("[0, 4)"))
+    val truncated = lossOf(5, 10, answer(PullStatus.NO_NEW_MSG, 5, max = 5))
+    assert(truncated.getCondition === "ROCKETMQ_DATA_LOSS.TRUNCATED" && truncated.getMessage.contains("[5, 10)"))
+    assert(truncated.getMessageParameters.get("maxOffset") === "5")
+    implicit val lenient: RocketMQReadSettings = settings(failOnDataLoss = false)
+    assert(read(5, 10, answer(PullStatus.NO_NEW_MSG, 5, max = 5))._2 === 5)
+  }
+
+  test("OFFSET_ILLEGAL: expired below the minimum, or a recreated topic above the maximum") {
+    val expired = lossOf(0, 10, answer(PullStatus.OFFSET_ILLEGAL, 0, min = 7))
+    assert(expired.getCondition === "ROCKETMQ_DATA_LOSS.EXPIRED" && expired.getMessage.contains("[0, 7)"))
+    implicit val lenient: RocketMQReadSettings = settings(failOnDataLoss = false)
+    val (got, lost, _) = read(0, 10, answer(PullStatus.OFFSET_ILLEGAL, 0, min = 7), found(10, 7, 8, 9))
+    assert(got === Seq(7, 8, 9) && lost === 7)
+    val recreated = lossOf(20, 30, answer(PullStatus.OFFSET_ILLEGAL, 0, min = 0, max = 3))
+    assert(recreated.getCondition === "ROCKETMQ_DATA_LOSS.TOPIC_RECREATED")
+  }
+
+  test("an answer that never moves forward fails instead of looping") {
+    val e = intercept[RocketMQRequestException](
+      read(3, 6, found(3))(settings(failOnDataLoss = false)))
+    assert(e.getCondition === "ROCKETMQ_PULL_FAILED" && e.getMessage.contains("FOUND with next offset 3"), e.getMessage)
+  }
+}
