@@ -116,3 +116,15 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
   /** Clients held now. */
   def size: Int = synchronized(entries.size)
 }
+
+private[rocketmq] object RocketMQClientCache {
+  private val created = new java.util.concurrent.atomic.AtomicLong()
+  private val pid = ProcessHandle.current().pid()
+
+  /**
+   * A RocketMQ instance name no other client of any JVM on this host has: RocketMQ shares one client
+   * instance per `ip@instanceName`, and that instance accepts one registration per group, so a
+   * client built to replace a broken one that tasks still hold must not reuse the broken one's name.
+   */
+  def uniqueInstanceName(prefix: String): String = s"$prefix-$pid-${created.incrementAndGet()}"
+}

@@ -198,7 +198,7 @@ private[rocketmq] object RocketMQOffsetReader {
   private def newClient(nameServer: String): MQClientInstance = {
     val config = new ClientConfig()
     config.setNamesrvAddr(nameServer)
-    config.setInstanceName(s"spark-rocketmq-driver-${Integer.toHexString(nameServer.hashCode)}")
+    config.setInstanceName(RocketMQClientCache.uniqueInstanceName("spark-rocketmq-driver"))
     config.setVipChannelEnabled(false)
     val instance = MQClientManager.getInstance().getOrCreateMQClientInstance(config)
     instance.start()

@@ -2,8 +2,13 @@ package org.apache.spark.sql.rocketmq
 
 import java.nio.file.Files
 
+import java.nio.charset.StandardCharsets
+
+import org.apache.rocketmq.common.message.Message
+
 import org.apache.spark.sql.connector.read.streaming.ReadLimit
-import org.apache.spark.sql.rocketmq.consumer.RocketMQConsumerPool
+import org.apache.spark.sql.rocketmq.consumer.{RocketMQConsumerPool, RocketMQQueuePuller, RocketMQReadSettings}
+import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQProducerPool, RocketMQWriteSettings}
 import org.apache.spark.sql.streaming.Trigger
 
 /** Executors reuse one consumer per connection settings; planning costs requests per broker. */
@@ -58,5 +63,36 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
       assert(RocketMQSourceOffset(end).queueOffsets.values.sum === 50)
       assert(stream.planInputPartitions(start, end).length === 256.min(50))
     } finally stream.stop()
+  }
+
+  test("a client built to replace a broken one that a task still holds starts and works") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    val options = new RocketMQOptions(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic))
+    // A task's send failed: its producer is marked broken, and the task still holds it.
+    val writeSettings = RocketMQWriteSettings(options)
+    val heldProducer = RocketMQProducerPool.borrow(writeSettings)
+    heldProducer.markBroken()
+    try {
+      // The next task gets a new producer of the same group while the broken one is still started.
+      val sender = new RocketMQMessageSender(writeSettings)
+      try {
+        Seq("a", "b").foreach(b => sender.send(new Message(topic, b.getBytes(StandardCharsets.UTF_8)), null))
+        sender.flush()
+      } finally sender.close()
+    } finally heldProducer.release()
+
+    val readSettings = RocketMQReadSettings(options, failOnDataLoss = true)
+    val heldConsumer = RocketMQConsumerPool.borrow(readSettings)
+    heldConsumer.markBroken()
+    try {
+      val queue = rocketmq.latestOffsets(topic).keys.head
+      val puller = RocketMQQueuePuller(queue, 0, 2, readSettings)
+      try {
+        val bodies = Iterator.continually(puller.next()).takeWhile(_ != null)
+          .map(m => new String(m.getBody, StandardCharsets.UTF_8)).toList
+        assert(bodies === Seq("a", "b"))
+      } finally puller.close()
+    } finally heldConsumer.release()
   }
 }

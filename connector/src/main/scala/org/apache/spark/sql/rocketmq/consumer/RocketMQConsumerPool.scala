@@ -23,10 +23,7 @@ private[rocketmq] object RocketMQConsumerPool {
   val ReaderGroup = "spark-rocketmq-reader"
 
   /** What makes two reads able to share a consumer. */
-  final case class Key(nameServer: String, group: String) {
-    /** Stable per key, so that a replaced consumer reuses the instance name. */
-    def instanceName: String = s"spark-rocketmq-reader-${Integer.toHexString(hashCode)}"
-  }
+  final case class Key(nameServer: String, group: String)
 
   val cache = new RocketMQClientCache[Key, DefaultMQPullConsumer]("consumer", newConsumer, _.shutdown())
 
@@ -38,7 +35,7 @@ private[rocketmq] object RocketMQConsumerPool {
   private def newConsumer(key: Key): DefaultMQPullConsumer = {
     val consumer = new DefaultMQPullConsumer(key.group)
     consumer.setNamesrvAddr(key.nameServer)
-    consumer.setInstanceName(key.instanceName)
+    consumer.setInstanceName(RocketMQClientCache.uniqueInstanceName("spark-rocketmq-reader"))
     consumer.setVipChannelEnabled(false)
     // Stateless pulls of assigned ranges: no rebalancing, no offset bookkeeping in the client.
     consumer.setEnableRebalance(false)

@@ -11,9 +11,8 @@ import org.apache.spark.sql.rocketmq.RocketMQClientCache
  */
 private[rocketmq] object RocketMQProducerPool {
 
-  final case class Key(nameServer: String, group: String, compressionThreshold: Int) {
-    def instanceName: String = s"spark-rocketmq-writer-${Integer.toHexString(hashCode)}"
-  }
+  /** What makes two writes able to share a producer. */
+  final case class Key(nameServer: String, group: String, compressionThreshold: Int)
 
   val cache = new RocketMQClientCache[Key, DefaultMQProducer]("producer", newProducer, _.shutdown())
 
@@ -27,7 +26,7 @@ private[rocketmq] object RocketMQProducerPool {
   private def newProducer(key: Key): DefaultMQProducer = {
     val producer = new DefaultMQProducer(key.group)
     producer.setNamesrvAddr(key.nameServer)
-    producer.setInstanceName(key.instanceName)
+    producer.setInstanceName(RocketMQClientCache.uniqueInstanceName("spark-rocketmq-writer"))
     producer.setVipChannelEnabled(false)
     producer.setCompressMsgBodyOverHowmuch(key.compressionThreshold)
     producer.setRetryTimesWhenSendFailed(0)
