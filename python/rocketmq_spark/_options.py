@@ -141,6 +141,7 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "metadata_retry_interval_ms": ("metadataRetryIntervalMs", "non-negative long"),
     "send_timeout_ms": ("sendTimeoutMs", "positive long"),
     "max_in_flight_messages": ("maxInFlightMessages", "positive int"),
+    "max_in_flight_bytes": ("maxInFlightBytes", "positive long"),
     "starting_timestamp": ("startingTimestamp", "epoch millis"),
     "starting_offsets_by_timestamp": ("startingOffsetsByTimestamp", "per-queue timestamps"),
     "ending_timestamp": ("endingTimestamp", "epoch millis"),

@@ -236,6 +236,11 @@ private[rocketmq] object RocketMQOptions {
   val MaxInFlightMessages: Defaulted[Int] = defaulted("maxInFlightMessages", PositiveInt, 1000, SinkOnly,
     "Most messages a write task has sent but not yet seen acknowledged (a count of messages, not of bytes).")
 
+  /** Bound on unacknowledged bytes per task. */
+  val MaxInFlightBytes: Defaulted[Long] = defaulted("maxInFlightBytes", PositiveLong, 32L * 1024 * 1024, SinkOnly,
+    "Most message body bytes a write task has sent but not yet seen acknowledged; a larger message is sent alone.",
+    value = "positive integer (bytes)")
+
   /** Start of a read by time. */
   val StartingTimestamp: Unset[Long] = unset("startingTimestamp", EpochMillis, SourceBoth,
     "Start every queue at its first message stored at or after this time (latest if none). Excludes the other " +

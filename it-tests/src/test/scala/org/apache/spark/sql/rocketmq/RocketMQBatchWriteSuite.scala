@@ -2,6 +2,10 @@ package org.apache.spark.sql.rocketmq
 
 import java.nio.charset.StandardCharsets
 
+import org.apache.rocketmq.common.message.Message
+
+import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQWriteSettings}
+
 class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
   import testImplicits._
 
@@ -74,5 +78,24 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     EmbeddedRocketMQ.awaitCondition("the two rows sent before the null", 10000) {
       storedBodies(topic).toSet == Set("ok-1", "ok-2")
     }
+  }
+
+  test("bytes in flight stay within maxInFlightBytes, whatever maxInFlightMessages allows") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    val body = Array.fill[Byte](1024)(7)
+    def peakWith(options: (String, String)*): Long = {
+      val sender = new RocketMQMessageSender(RocketMQWriteSettings(new RocketMQOptions(
+        Map("nameServer" -> rocketmq.nameServer, "topic" -> topic, "maxInFlightMessages" -> "1000") ++ options)))
+      try {
+        (0 until 300).foreach(_ => sender.send(new Message(topic, body), null))
+        sender.flush()
+        sender.peakInFlightBytes
+      } finally sender.close()
+    }
+    assert(peakWith("maxInFlightBytes" -> "4096") <= 4096)
+    // A message larger than the budget goes alone rather than never.
+    assert(peakWith("maxInFlightBytes" -> "100") <= 100)
+    assert(rocketmq.latestOffsets(topic).values.sum === 600)
   }
 }

@@ -11,8 +11,9 @@ import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQRetry}
 
 /**
  * Sends the messages of one write task through a producer borrowed from the executor's
- * [[RocketMQProducerPool]], asynchronously, with at most `maxInFlightMessages` unacknowledged at a
- * time (a count of messages, not of bytes). Retryable failures are resent up to `sendRetries` times,
+ * [[RocketMQProducerPool]], asynchronously, with at most `maxInFlightMessages` messages and
+ * `maxInFlightBytes` body bytes unacknowledged at a time (a message larger than that waits until it
+ * can be the only one in flight). Retryable failures are resent up to `sendRetries` times,
  * each attempt with a timeout of its own, except messages with a sharding key, which a resend could
  * reorder. The first failure is kept and thrown by the next `send` or by `flush`.
  */
@@ -21,6 +22,9 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
   private val lease = RocketMQProducerPool.borrow(settings)
   private val producer = lease.client
   private val inFlight = new Semaphore(settings.maxInFlightMessages)
+  private val byteBudget = math.min(settings.maxInFlightBytes, Int.MaxValue.toLong).toInt
+  private val inFlightBytes = new Semaphore(byteBudget)
+  private val peakBytes = new AtomicLong()
   private val firstFailure = new AtomicReference[Throwable]()
   private val sentCount = new AtomicLong()
   private val bytesSentCount = new AtomicLong()
@@ -33,8 +37,11 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
   def retries: Long = retryCount.get()
   def failedSends: Long = failedCount.get()
 
+  /** The most body bytes that were ever in flight at once (tests check the bound). */
+  private[rocketmq] def peakInFlightBytes: Long = peakBytes.get()
+
   /** One message on its way; resolves its slot exactly once. */
-  private final class Send(message: Message, shardingKey: String) extends SendCallback {
+  private final class Send(message: Message, shardingKey: String, bytes: Int) extends SendCallback {
     private var attempt = 0
 
     /**
@@ -50,7 +57,13 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
     override def onSuccess(result: SendResult): Unit =
       if (result.getSendStatus != SendStatus.SEND_OK) {
         fail(new IllegalStateException(s"the broker answered ${result.getSendStatus}"))
-      } else inFlight.release()
+      } else resolved()
+
+    /** Frees the message's slots: its bytes first, so that all slots free means all bytes free. */
+    private def resolved(): Unit = {
+      inFlightBytes.release(bytes)
+      inFlight.release()
+    }
 
     override def onException(e: Throwable): Unit =
       if (shardingKey == null && attempt < settings.sendRetries && RocketMQRetry.isRetryable(e)) {
@@ -63,15 +76,18 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
       failedCount.incrementAndGet()
       lease.markBroken() // the next task gets a fresh producer, with fresh routes
       firstFailure.compareAndSet(null, RocketMQErrors.sendFailed(message.getTopic, e))
-      inFlight.release()
+      resolved()
     }
   }
 
   /** Sends `message` once a slot is free; `shardingKey` (or null) pins its queue and order. */
   def send(message: Message, shardingKey: String): Unit = {
     throwIfFailed()
-    val send = new Send(message, shardingKey)
+    val bytes = math.min(message.getBody.length, byteBudget)
+    val send = new Send(message, shardingKey, bytes)
     inFlight.acquire()
+    inFlightBytes.acquire(bytes)
+    peakBytes.accumulateAndGet(byteBudget - inFlightBytes.availablePermits(), (a, b) => math.max(a, b))
     sentCount.incrementAndGet()
     bytesSentCount.addAndGet(message.getBody.length)
     send.start()

@@ -15,6 +15,7 @@ private[rocketmq] final case class RocketMQWriteSettings(
     sendTimeoutMs: Long,
     sendRetries: Int,
     maxInFlightMessages: Int,
+    maxInFlightBytes: Long,
     compressionThreshold: Int,
     deliveryDelayMs: Option[Long])
 
@@ -26,6 +27,7 @@ private[rocketmq] object RocketMQWriteSettings {
     sendTimeoutMs = options(SendTimeoutMs),
     sendRetries = options(SendRetries),
     maxInFlightMessages = options(MaxInFlightMessages),
+    maxInFlightBytes = options(MaxInFlightBytes),
     compressionThreshold = options(CompressionThreshold),
     deliveryDelayMs = options(DeliveryDelayMs))
 }
