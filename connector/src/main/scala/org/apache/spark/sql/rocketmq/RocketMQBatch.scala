@@ -17,7 +17,7 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions) extends Batch {
       (RocketMQOffsetResolver.resolve(options.batchStartingOffsets, ranges, isStart = true, reader),
         RocketMQOffsetResolver.resolve(options.batchEndingOffsets, ranges, isStart = false, reader))
     } finally reader.close()
-    val settings = RocketMQReadSettings(options, failOnDataLoss = true)
+    val settings = RocketMQReadSettings(options)
     val ranges = start.keys.toSeq.sorted.map { queue =>
       val (from, until) = (start(queue), end(queue))
       if (from > until) throw RocketMQErrors.startAfterEnd(queue, from, until)

@@ -34,8 +34,7 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
 
   private val log = LoggerFactory.getLogger(getClass)
   private val topics = options.topicsToRead
-  private val failOnDataLoss = options(RocketMQOptions.FailOnDataLoss)
-  private val settings = RocketMQReadSettings(options, failOnDataLoss)
+  private val settings = RocketMQReadSettings(options)
   private[rocketmq] val reader = new RocketMQOffsetReader(options)
 
   /** Queue ranges of the latest trigger: the "latest" that metrics measure against. */
@@ -148,7 +147,7 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
   }
 
   private def reportDataLoss(error: Throwable): Unit = {
-    if (failOnDataLoss) throw error
+    if (settings.failOnDataLoss) throw error
     log.warn(s"Skipping lost data (failOnDataLoss=false): ${error.getMessage}")
   }
 

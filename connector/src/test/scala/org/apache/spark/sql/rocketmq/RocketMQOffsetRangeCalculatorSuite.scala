@@ -23,7 +23,7 @@ class RocketMQOffsetRangeCalculatorSuite extends AnyFunSuite {
   }
 
   test("minPartitions splits large ranges; unsplit queues keep a stable preferred executor") {
-    val settings = RocketMQReadSettings(new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t")), true)
+    val settings = RocketMQReadSettings(new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t")))
     val ranges = Seq(RocketMQOffsetRange(q0, 0, 900), RocketMQOffsetRange(q1, 0, 100))
     val parts = RocketMQOffsetRangeCalculator.partitions(ranges, Some(10), settings, Seq("executor_h_1", "executor_h_2"))
     assert(parts.map(p => p.untilOffset - p.fromOffset).sum === 1000)

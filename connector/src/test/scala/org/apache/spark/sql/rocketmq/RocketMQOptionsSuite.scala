@@ -53,7 +53,7 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     }: _*)
     val explicit = withDefaults(_ => true)
     val unset = options(minimal: _*)
-    assert(RocketMQReadSettings(explicit, true) === RocketMQReadSettings(unset, true))
+    assert(RocketMQReadSettings(explicit) === RocketMQReadSettings(unset))
     assert(RocketMQWriteSettings(explicit) === RocketMQWriteSettings(unset))
     val batch = withDefaults(_.batchRead)
     batch.validateForBatchRead()

@@ -19,7 +19,7 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
 
   private def settings(failOnDataLoss: Boolean, filter: String = "*"): RocketMQReadSettings = RocketMQReadSettings(
     new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t", "subExpression" -> filter,
-      "pullTimeoutMs" -> "200")), failOnDataLoss)
+      "pullTimeoutMs" -> "200", "failOnDataLoss" -> failOnDataLoss.toString)))
 
   private def message(offset: Long): MessageExt = {
     val m = new MessageExt()

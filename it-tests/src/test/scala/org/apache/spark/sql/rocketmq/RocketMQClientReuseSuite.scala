@@ -82,7 +82,7 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
       } finally sender.close()
     } finally heldProducer.release()
 
-    val readSettings = RocketMQReadSettings(options, failOnDataLoss = true)
+    val readSettings = RocketMQReadSettings(options)
     val heldConsumer = RocketMQConsumerPool.borrow(readSettings)
     heldConsumer.markBroken()
     try {

@@ -28,14 +28,13 @@ private[rocketmq] final case class RocketMQReadSettings(
 
 private[rocketmq] object RocketMQReadSettings {
 
-  /** `failOnDataLoss` is the option's value in streaming queries; batch queries always fail on loss. */
-  def apply(options: RocketMQOptions, failOnDataLoss: Boolean): RocketMQReadSettings = RocketMQReadSettings(
+  def apply(options: RocketMQOptions): RocketMQReadSettings = RocketMQReadSettings(
     nameServer = options(NameServer),
     subExpression = options(SubExpression),
     sqlFilter = options(SqlFilter),
     pullTimeoutMs = options(PullTimeoutMs),
     pullBatchSize = options(PullBatchSize),
-    failOnDataLoss = failOnDataLoss,
+    failOnDataLoss = options(FailOnDataLoss),
     group = options(ConsumerGroup).getOrElse(RocketMQConsumerPool.ReaderGroup),
     includeExtraColumns = options(IncludeExtraColumns))
 }
