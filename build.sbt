@@ -91,7 +91,23 @@ lazy val connector = (project in file("connector"))
     assembly / assemblyOption ~= (_.withIncludeScala(false)),
     assembly / test := {},
     assembly / assemblyShadeRules := ShadedDependencies.rules,
-    assembly / assemblyMergeStrategy := ShadedDependencies.mergeStrategy((assembly / assemblyMergeStrategy).value)
+    assembly / assemblyMergeStrategy := ShadedDependencies.mergeStrategy((assembly / assemblyMergeStrategy).value),
+    // LICENSE and NOTICE as META-INF/LICENSE and META-INF/NOTICE: the thin jar's are the top-level files; the
+    // assembly's come from a directory of their own, its NOTICE naming what it bundles (docs/build-notes.md).
+    Compile / packageBin / mappings ++=
+      Seq("LICENSE", "NOTICE").map(f => (ThisBuild / baseDirectory).value / f -> s"META-INF/$f"),
+    assembly / fullClasspath := {
+      val classpath = (assembly / fullClasspath).value
+      val options = (assembly / assemblyOption).value
+      val excluded = options.excludedJars.map(_.data).toSet
+      val bundled = for {
+        entry <- classpath if entry.data.isFile && !excluded(entry.data)
+        module <- entry.get(moduleID.key) if options.includeScala || module.organization != "org.scala-lang"
+      } yield module -> entry.data
+      val dir = ShadedDependencies.assemblyLegalFiles(target.value / "assembly-legal",
+        (ThisBuild / baseDirectory).value, (assembly / assemblyJarName).value, bundled, update.value)
+      classpath :+ Attributed.blank(dir)
+    }
   )
 
 lazy val exportHarnessClasspath = taskKey[File]("Writes the java command line of the embedded RocketMQ harness")
