@@ -31,17 +31,7 @@ val clientExclusions: Seq[ExclusionRule] = Seq(
   ExclusionRule("com.fasterxml.jackson.core") // only the OTLP log exporter wants it; Spark has its own
 )
 
-// Kept out of the published POM only (what `spark-submit --packages` resolves), not out of the
-// compile classpath or the assembly, which relocates its own copy. Spark ships netty itself and loads
-// it parent-first, so with --packages the RocketMQ client already runs on Spark's netty (checked:
-// io.netty.channel.Channel came from pyspark/jars/netty-transport-4.2.13.Final.jar), and the sbt
-// test classpath evicts rocketmq-client's netty 4.1.130 to Spark's 4.2.13, so every suite runs on it
-// too. Left in the POM, Ivy downloaded 35 netty 4.1.130 jars (of 98) that were never loaded, and with
-// spark.{driver,executor}.userClassPathFirst=true the client switched to netty-transport-4.1.130
-// while Spark kept 4.2.13: two nettys in one JVM, the client's tested nowhere (that read and write
-// still passed; excluded, both modes load Spark's). Of the netty classes that the rocketmq-client,
-// -remoting and -common class files name, Spark 4.2 lacks only codec.haproxy, used only by
-// NettyRemotingServer (broker side, never loaded by a client).
+// Out of the published POM only: with --packages the client runs on Spark's own netty (docs/build-notes.md).
 val pomOnlyClientExclusions: Seq[(String, String)] = Seq("io.netty" -> "*")
 
 /** Adds `pomOnlyClientExclusions` to the rocketmq-client dependency of a generated POM. */
@@ -101,7 +91,23 @@ lazy val connector = (project in file("connector"))
     assembly / assemblyOption ~= (_.withIncludeScala(false)),
     assembly / test := {},
     assembly / assemblyShadeRules := ShadedDependencies.rules,
-    assembly / assemblyMergeStrategy := ShadedDependencies.mergeStrategy((assembly / assemblyMergeStrategy).value)
+    assembly / assemblyMergeStrategy := ShadedDependencies.mergeStrategy((assembly / assemblyMergeStrategy).value),
+    // LICENSE and NOTICE as META-INF/LICENSE and META-INF/NOTICE: the thin jar's are the top-level files; the
+    // assembly's come from a directory of their own, its NOTICE naming what it bundles (docs/build-notes.md).
+    Compile / packageBin / mappings ++=
+      Seq("LICENSE", "NOTICE").map(f => (ThisBuild / baseDirectory).value / f -> s"META-INF/$f"),
+    assembly / fullClasspath := {
+      val classpath = (assembly / fullClasspath).value
+      val options = (assembly / assemblyOption).value
+      val excluded = options.excludedJars.map(_.data).toSet
+      val bundled = for {
+        entry <- classpath if entry.data.isFile && !excluded(entry.data)
+        module <- entry.get(moduleID.key) if options.includeScala || module.organization != "org.scala-lang"
+      } yield module -> entry.data
+      val dir = ShadedDependencies.assemblyLegalFiles(target.value / "assembly-legal",
+        (ThisBuild / baseDirectory).value, (assembly / assemblyJarName).value, bundled, update.value)
+      classpath :+ Attributed.blank(dir)
+    }
   )
 
 lazy val exportHarnessClasspath = taskKey[File]("Writes the java command line of the embedded RocketMQ harness")
