@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 import java.nio.charset.StandardCharsets
 import java.util.zip.ZipFile
 
@@ -26,7 +42,8 @@ object ShadedDependencies {
   def mergeStrategy(fallback: String => MergeStrategy): String => MergeStrategy = {
     // Service registrations for frameworks we do not ship (Spark's own jersey would find them).
     // (RocketMQ's own shaded slf4j finds its logback through one of the kept ones.)
-    case PathList("META-INF", "services", name) if !name.startsWith("org.apache.spark.sql.rocketmq") &&
+    case PathList("META-INF", "services", name)
+        if !name.startsWith("org.apache.spark.sql.rocketmq") &&
           !name.startsWith("org.apache.rocketmq") && name != "org.apache.spark.sql.sources.DataSourceRegister" =>
       MergeStrategy.discard
     case PathList("META-INF", "services", _*) => MergeStrategy.filterDistinctLines
@@ -34,7 +51,8 @@ object ShadedDependencies {
     case PathList("META-INF", "native-image", _*) => MergeStrategy.discard
     case PathList("META-INF", "versions", _*) => MergeStrategy.discard
     case PathList("META-INF", xs @ _*) if xs.lastOption.exists { f =>
-          val n = f.toLowerCase; n.endsWith(".sf") || n.endsWith(".dsa") || n.endsWith(".rsa") ||
+          val n = f.toLowerCase;
+          n.endsWith(".sf") || n.endsWith(".dsa") || n.endsWith(".rsa") ||
           n == "manifest.mf" || n == "index.list" || n == "dependencies"
         } => MergeStrategy.discard
     // Our LICENSE and NOTICE stay META-INF/LICENSE and META-INF/NOTICE; a bundled library's go, unchanged,

@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """AvailableNow backfill into Parquet: copy everything a topic holds into a date-partitioned table.
 
     python backfill_to_parquet.py --name-server 127.0.0.1:9876 --topic orders \
@@ -30,17 +44,27 @@ def main() -> None:
 
     spark = configure_spark_with_rocketmq(SparkSession.builder.appName("rocketmq-backfill")).getOrCreate()
 
-    messages = read_rocketmq_stream(spark, args.name_server, args.topic, starting_offsets=EARLIEST,
-                                    max_offsets_per_trigger=args.batch_size)
+    messages = read_rocketmq_stream(
+        spark, args.name_server, args.topic, starting_offsets=EARLIEST, max_offsets_per_trigger=args.batch_size
+    )
     rows = messages.select(
-        "topic", "brokerName", "queueId", "queueOffset", "storeTimestamp",
+        "topic",
+        "brokerName",
+        "queueId",
+        "queueOffset",
+        "storeTimestamp",
         F.col("body").cast("string").alias("body"),
         decode_properties().getItem("TAGS").alias("tag"),
         F.to_date("storeTimestamp").alias("date"),
     )
-    query = (rows.writeStream.format("parquet").partitionBy("date")
-             .option("path", args.output).option("checkpointLocation", args.checkpoint)
-             .trigger(availableNow=True).start())
+    query = (
+        rows.writeStream.format("parquet")
+        .partitionBy("date")
+        .option("path", args.output)
+        .option("checkpointLocation", args.checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
     query.awaitTermination()
     batches = [p.numInputRows for p in query.recentProgress if p.numInputRows > 0]
     print(json.dumps({"batches": len(batches), "rows": sum(batches)}))

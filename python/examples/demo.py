@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Demo: a real embedded RocketMQ, written to with write_rocketmq and read back with read_rocketmq.
 
 Run it with dev/demo, which builds the connector, installs this package and starts nothing else.
@@ -25,8 +39,10 @@ def main() -> None:
         broker.create_topic(topic, queues=4)
 
         spark = configure_spark_with_rocketmq(
-            SparkSession.builder.master("local[2]").appName("rocketmq-spark-demo")
-            .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+            SparkSession.builder.master("local[2]")
+            .appName("rocketmq-spark-demo")
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.host", "127.0.0.1")
             .config("spark.driver.bindAddress", "127.0.0.1")
             .config("spark.driver.extraJavaOptions", "-Drocketmq.log.root=it-tests/target/client-logs")
         ).getOrCreate()
@@ -41,8 +57,9 @@ def main() -> None:
 
         print("Reading them back with read_rocketmq:")
         df = read_rocketmq(spark, name_server=broker.name_server, topic=topic)
-        df.selectExpr("queueId", "queueOffset", "CAST(body AS STRING) AS body", "properties") \
-            .orderBy("queueId", "queueOffset").show(truncate=False)
+        df.selectExpr("queueId", "queueOffset", "CAST(body AS STRING) AS body", "properties").orderBy(
+            "queueId", "queueOffset"
+        ).show(truncate=False)
         refunded = read_rocketmq(spark, name_server=broker.name_server, topic=topic, sub_expression="refunded")
         print(f"Messages tagged 'refunded' (tag filter on the broker): {refunded.count()}")
         spark.stop()

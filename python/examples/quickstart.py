@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Quick start: write a few messages to a RocketMQ topic and read them back, in a plain Python script.
 
     pip install rocketmq_spark-0.1.0-py3-none-any.whl
@@ -26,13 +40,18 @@ def main() -> None:
     # The package ships the connector jar; this adds it to the session's spark.jars.
     spark = configure_spark_with_rocketmq(SparkSession.builder.appName("rocketmq-quickstart")).getOrCreate()
 
-    greetings = spark.createDataFrame([(f"hello {i}", "greeting") for i in range(args.count)], "body STRING, tags STRING")
+    greetings = spark.createDataFrame(
+        [(f"hello {i}", "greeting") for i in range(args.count)], "body STRING, tags STRING"
+    )
     write_rocketmq(greetings, args.name_server, args.topic)
 
     messages = read_rocketmq(spark, args.name_server, args.topic, sub_expression="greeting")
     bodies = sorted(r.body for r in messages.selectExpr("CAST(body AS STRING) AS body").collect())
-    print(json.dumps({"spark": spark.version, "written": args.count, "read": len(bodies),
-                      "first": bodies[0] if bodies else None}))
+    print(
+        json.dumps(
+            {"spark": spark.version, "written": args.count, "read": len(bodies), "first": bodies[0] if bodies else None}
+        )
+    )
     spark.stop()
 
 

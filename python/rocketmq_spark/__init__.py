@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Read from and write to Apache RocketMQ with PySpark, batch and streaming.
 
 The functions build ordinary ``spark.read`` / ``spark.readStream`` / ``df.write`` / ``df.writeStream``
@@ -11,8 +25,8 @@ Attach the connector jar first: ``configure_spark_with_rocketmq(builder)`` for a
 
 from __future__ import annotations
 
-from rocketmq_spark._columns import decode_properties
 from rocketmq_spark._api import FORMAT, read_rocketmq, read_rocketmq_stream, write_rocketmq
+from rocketmq_spark._columns import decode_properties
 from rocketmq_spark._jar import add_rocketmq_jar, configure_spark_with_rocketmq, jar_path
 from rocketmq_spark._options import OPTION_KEYS
 from rocketmq_spark._positions import (

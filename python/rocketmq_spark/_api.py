@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """``read_rocketmq``, ``read_rocketmq_stream`` and ``write_rocketmq``: typed keywords in, a plain
 ``spark.read`` / ``spark.readStream`` / ``df.write`` / ``df.writeStream`` call on the connector out.
 
@@ -30,12 +44,16 @@ _OUTPUT_MODES = ("append", "update", "complete")
 def _read_options(values: Dict[str, object]) -> Dict[str, str]:
     required("name_server", values["name_server"])
     required("topic", values["topic"])
-    starts = [k for k in ("starting_offsets", "starting_timestamp", "starting_offsets_by_timestamp")
-              if values.get(k) is not None]
+    starts = [
+        k
+        for k in ("starting_offsets", "starting_timestamp", "starting_offsets_by_timestamp")
+        if values.get(k) is not None
+    ]
     if len(starts) > 1:
         raise ValueError(f"{' and '.join(starts)} each say where to start: pass only one of them")
-    ends = [k for k in ("ending_offsets", "ending_timestamp", "ending_offsets_by_timestamp")
-            if values.get(k) is not None]
+    ends = [
+        k for k in ("ending_offsets", "ending_timestamp", "ending_offsets_by_timestamp") if values.get(k) is not None
+    ]
     if len(ends) > 1:
         raise ValueError(f"{' and '.join(ends)} each say where to end: pass only one of them")
     return connector_options(values)
@@ -84,8 +102,10 @@ def read_rocketmq(
     values = dict(locals())
     del values["spark"]
     if isinstance(starting_offsets, str) and starting_offsets.strip().lower() == LATEST:
-        raise ValueError("starting_offsets=LATEST reads nothing in a batch query: use EARLIEST, per-queue offsets, "
-                         "or read_rocketmq_stream to read what arrives from now on")
+        raise ValueError(
+            "starting_offsets=LATEST reads nothing in a batch query: use EARLIEST, per-queue offsets, "
+            "or read_rocketmq_stream to read what arrives from now on"
+        )
     if isinstance(ending_offsets, str) and ending_offsets.strip().lower() == EARLIEST:
         raise ValueError("ending_offsets=EARLIEST reads nothing: use LATEST (the default) or per-queue offsets")
     options = _read_options(values)
@@ -176,13 +196,17 @@ def write_rocketmq(
         >>> query.awaitTermination()  # doctest: +SKIP
     """
     values = dict(locals())
-    stream_values = {k: values.pop(k) for k in
-                     ("checkpoint_location", "output_mode", "processing_time", "available_now", "query_name")}
+    stream_values = {
+        k: values.pop(k)
+        for k in ("checkpoint_location", "output_mode", "processing_time", "available_now", "query_name")
+    }
     del values["df"]
     required("name_server", name_server)
     if topic is not None and (not isinstance(topic, str) or "," in topic):
-        raise TypeError(f"topic must be one topic name (a str) when writing, not {topic!r}: rows go to one "
-                        "topic, or to each row's topic column")
+        raise TypeError(
+            f"topic must be one topic name (a str) when writing, not {topic!r}: rows go to one "
+            "topic, or to each row's topic column"
+        )
     options = connector_options(values)
     if output_mode is not None and output_mode not in _OUTPUT_MODES:
         raise ValueError(f"output_mode must be one of {', '.join(_OUTPUT_MODES)}, not {output_mode!r}")

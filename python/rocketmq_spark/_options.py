@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Keyword arguments to connector options: one converter per option, checked before the JVM is reached.
 
 Every keyword is the option key in snake_case (``pullBatchSize`` is ``pull_batch_size``). The checks here
@@ -75,8 +89,10 @@ def _offsets(name: str, value: object) -> str:
         return offsets_json(value, name)
     if isinstance(value, str) and (value.strip().lower() in (EARLIEST, LATEST) or value.lstrip().startswith("{")):
         return value.strip()
-    raise ValueError(f"{name} must be EARLIEST, LATEST, a dict like {{'topic': {{'broker-a': {{0: 23}}}}}} "
-                     f"or its JSON, not {value!r}")
+    raise ValueError(
+        f"{name} must be EARLIEST, LATEST, a dict like {{'topic': {{'broker-a': {{0: 23}}}}}} "
+        f"or its JSON, not {value!r}"
+    )
 
 
 def _timestamp(name: str, value: object) -> str:
@@ -88,8 +104,9 @@ def _timestamps(name: str, value: object) -> str:
         return timestamps_json(value, name)
     if isinstance(value, str) and value.lstrip().startswith("{"):
         return value.strip()
-    raise TypeError(f"{name} must be a dict like {{'topic': {{'broker-a': {{0: datetime(...)}}}}}} or its JSON, "
-                    f"not {value!r}")
+    raise TypeError(
+        f"{name} must be a dict like {{'topic': {{'broker-a': {{0: datetime(...)}}}}}} or its JSON, not {value!r}"
+    )
 
 
 _DURATION = re.compile(r"^\d+\s*(ms|s|m|min|h|d)?$")
@@ -103,8 +120,9 @@ def _duration(name: str, value: object) -> str:
         return f"{millis}ms"
     if isinstance(value, str) and _DURATION.match(value.strip().lower()):
         return value.strip()
-    raise ValueError(f"{name} must be a timedelta or a duration string such as '30s', '15m', '1h' or '500ms', "
-                     f"not {value!r}")
+    raise ValueError(
+        f"{name} must be a timedelta or a duration string such as '30s', '15m', '1h' or '500ms', not {value!r}"
+    )
 
 
 #: Converter of each kind of value, by the kind's name in the connector's option declarations.

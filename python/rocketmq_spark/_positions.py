@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Where a read starts or ends: the earliest/latest sentinels, per-queue offset JSON and timestamps."""
 
 from __future__ import annotations
@@ -64,13 +78,15 @@ def _nested(name: str, value: object, leaf: str) -> Dict[str, Dict[str, Mapping[
     out: Dict[str, Dict[str, Mapping[object, object]]] = {}
     for topic, brokers in value.items():
         if not isinstance(topic, str) or not topic or not isinstance(brokers, Mapping) or not brokers:
-            raise TypeError(f"{name}: {topic!r} must map a topic name to {{broker name: {{queue id: ...}}}}, "
-                            f"like {example}")
+            raise TypeError(
+                f"{name}: {topic!r} must map a topic name to {{broker name: {{queue id: ...}}}}, like {example}"
+            )
         out[topic] = {}
         for broker, queues in brokers.items():
             if not isinstance(broker, str) or not broker or not isinstance(queues, Mapping) or not queues:
-                raise TypeError(f"{name}: {topic}/{broker!r} must map a broker name to {{queue id: ...}}, "
-                                f"like {example}")
+                raise TypeError(
+                    f"{name}: {topic}/{broker!r} must map a broker name to {{queue id: ...}}, like {example}"
+                )
             out[topic][broker] = queues
     return out
 
@@ -96,6 +112,7 @@ def offsets_json(offsets: QueueOffsets, name: str = "offsets") -> str:
         >>> offsets_json({"orders": {"broker-a": {0: 23, 1: EARLIEST}}})
         '{"orders":{"broker-a":{"0":23,"1":-2}}}'
     """
+
     def offset(where: str, value: object) -> int:
         if isinstance(value, str) and value.lower() in _SENTINELS:
             return _SENTINELS[value.lower()]
@@ -117,6 +134,7 @@ def timestamps_json(timestamps: QueueTimestamps, name: str = "timestamps") -> st
         >>> timestamps_json({"orders": {"broker-a": {0: datetime(2024, 1, 1, tzinfo=timezone.utc)}}})
         '{"orders":{"broker-a":{"0":1704067200000}}}'
     """
+
     def millis(where: str, value: object) -> int:
         return epoch_millis(value, f"{name}: time of {where}")  # type: ignore[arg-type]
 
@@ -124,6 +142,13 @@ def timestamps_json(timestamps: QueueTimestamps, name: str = "timestamps") -> st
 
 
 __all__ = [
-    "EARLIEST", "EARLIEST_OFFSET", "LATEST", "LATEST_OFFSET", "QueueOffsets", "QueueTimestamps",
-    "epoch_millis", "offsets_json", "timestamps_json",
+    "EARLIEST",
+    "EARLIEST_OFFSET",
+    "LATEST",
+    "LATEST_OFFSET",
+    "QueueOffsets",
+    "QueueTimestamps",
+    "epoch_millis",
+    "offsets_json",
+    "timestamps_json",
 ]

@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """A Spark Connect server in its own JVM (spark-submit ... SparkConnectServer), started without the
 connector: the tests attach the jar from the client with add_rocketmq_jar, as a Connect user would."""
 
@@ -40,27 +54,42 @@ class SparkConnectServerProcess:
     def start(self, timeout_s: float = 180.0) -> "SparkConnectServerProcess":
         self.port = _free_port()
         command = [
-            spark_submit(), "--master", "local[2]",
-            "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
-            "--conf", f"spark.connect.grpc.binding.port={self.port}",
-            "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
-            "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
-            "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
-            "--conf", f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
+            spark_submit(),
+            "--master",
+            "local[2]",
+            "--class",
+            "org.apache.spark.sql.connect.service.SparkConnectServer",
+            "--conf",
+            f"spark.connect.grpc.binding.port={self.port}",
+            "--conf",
+            "spark.connect.grpc.binding.address=127.0.0.1",
+            "--conf",
+            "spark.driver.host=127.0.0.1",
+            "--conf",
+            "spark.driver.bindAddress=127.0.0.1",
+            "--conf",
+            "spark.ui.enabled=false",
+            "--conf",
+            "spark.sql.shuffle.partitions=2",
+            "--conf",
+            f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
         ]
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self._log_path, "wb") as log:
-            self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                          env=spark_env())
+            self._proc = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=spark_env()
+            )
         deadline = time.monotonic() + timeout_s
         while not _accepts(self.port):
             if self._proc.poll() is not None:
-                raise RuntimeError(f"the Spark Connect server exited with {self._proc.returncode} "
-                                   f"(see {self._log_path})")
+                raise RuntimeError(
+                    f"the Spark Connect server exited with {self._proc.returncode} (see {self._log_path})"
+                )
             if time.monotonic() > deadline:
                 self.stop()
-                raise TimeoutError(f"the Spark Connect server did not listen within {timeout_s} s "
-                                   f"(see {self._log_path})")
+                raise TimeoutError(
+                    f"the Spark Connect server did not listen within {timeout_s} s (see {self._log_path})"
+                )
             time.sleep(0.2)  # polling the port, bounded by the deadline
         return self
 

@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Drives the embedded RocketMQ harness (it-tests' EmbeddedRocketMQ.main) as a separate process.
 
 The process prints ``NAMESRV host:port`` once the name server and broker are up, then answers one
@@ -37,8 +51,13 @@ class EmbeddedRocketMQProcess:
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self._log_path, "w", encoding="utf-8")
         self._proc = subprocess.Popen(
-            [str(HARNESS_SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-            text=True, encoding="utf-8", bufsize=1,
+            [str(HARNESS_SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            encoding="utf-8",
+            bufsize=1,
         )
         threading.Thread(target=self._pump, daemon=True).start()
         line = self._next_line(timeout_s)
@@ -56,8 +75,8 @@ class EmbeddedRocketMQProcess:
     def _next_line(self, timeout_s: float) -> str:
         try:
             line = self._lines.get(timeout=timeout_s)
-        except queue.Empty:
-            raise TimeoutError(f"no answer from the harness within {timeout_s} s (see {self._log_path})")
+        except queue.Empty as empty:
+            raise TimeoutError(f"no answer from the harness within {timeout_s} s (see {self._log_path})") from empty
         if line is None:
             raise RuntimeError(f"the harness process exited (see {self._log_path})")
         return line

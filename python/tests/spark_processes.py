@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """What the tests need to start Spark in a child process: the pip-installed spark-submit, its
 environment, and the settings that keep it on loopback and its RocketMQ client log in the build tree."""
 
@@ -31,5 +45,10 @@ def spark_env(**extra: str) -> Dict[str, str]:
     workers run on this interpreter."""
     import pyspark
 
-    return dict(os.environ, SPARK_HOME=str(Path(pyspark.__file__).parent),
-                PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable, **extra)
+    return dict(
+        os.environ,
+        SPARK_HOME=str(Path(pyspark.__file__).parent),
+        PYSPARK_PYTHON=sys.executable,
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+        **extra,
+    )

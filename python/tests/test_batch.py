@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """End to end through the installed wheel: its bundled jar in a plain pip-installed PySpark."""
 
 from __future__ import annotations
@@ -14,9 +28,15 @@ from embedded_rocketmq import unique_topic
 from rocketmq_spark import EARLIEST, LATEST_OFFSET, decode_properties, jar_path, read_rocketmq, write_rocketmq
 
 SCHEMA = [
-    ("topic", "string"), ("flag", "int"), ("body", "binary"), ("properties", "string"),
-    ("brokerName", "string"), ("queueId", "int"), ("queueOffset", "bigint"),
-    ("bornTimestamp", "timestamp"), ("storeTimestamp", "timestamp"),
+    ("topic", "string"),
+    ("flag", "int"),
+    ("body", "binary"),
+    ("properties", "string"),
+    ("brokerName", "string"),
+    ("queueId", "int"),
+    ("queueOffset", "bigint"),
+    ("bornTimestamp", "timestamp"),
+    ("storeTimestamp", "timestamp"),
 ]
 
 
@@ -30,8 +50,11 @@ def test_the_installed_wheel_carries_the_shaded_jar() -> None:
     assert any(n.startswith("org/apache/spark/sql/rocketmq/RocketMQSourceProvider") for n in classes)
     assert any(n.startswith("org/apache/rocketmq/client/") for n in classes)
     # Everything third-party is relocated: nothing can clash with Spark's netty, guava or jackson.
-    foreign = [n for n in classes if not n.startswith(("org/apache/spark/sql/rocketmq/", "org/apache/rocketmq/",
-                                                        "io/github/aliyunmq/"))]
+    foreign = [
+        n
+        for n in classes
+        if not n.startswith(("org/apache/spark/sql/rocketmq/", "org/apache/rocketmq/", "io/github/aliyunmq/"))
+    ]
     assert foreign == [], foreign[:20]
     assert any(n.startswith("org/apache/spark/sql/rocketmq/shaded/io/netty/") for n in classes)
 
@@ -45,8 +68,9 @@ def test_write_then_read_back(spark, rocketmq) -> None:
     topic = unique_topic()
     rocketmq.create_topic(topic, queues=4)
     rows = [(f"order-{i}", "even" if i % 2 == 0 else "odd") for i in range(100)]
-    write_rocketmq(spark.createDataFrame(rows, "body STRING, tags STRING"),
-                   name_server=rocketmq.name_server, topic=topic)
+    write_rocketmq(
+        spark.createDataFrame(rows, "body STRING, tags STRING"), name_server=rocketmq.name_server, topic=topic
+    )
 
     assert sorted(rocketmq.bodies(topic)) == sorted(b for b, _ in rows)
 
@@ -69,9 +93,14 @@ def test_read_what_a_plain_client_sent_with_offsets(spark, rocketmq) -> None:
     rocketmq.send(topic, 20, "plain-")
     latest = rocketmq.latest_offsets(topic)
     assert latest == {topic: {"broker-a": {"0": 20}}}
-    df = read_rocketmq(spark, name_server=rocketmq.name_server, topic=topic,
-                       starting_offsets=json.dumps({topic: {"broker-a": {"0": 5}}}),
-                       ending_offsets=json.dumps({topic: {"broker-a": {"0": 15}}}), pull_batch_size=4)
+    df = read_rocketmq(
+        spark,
+        name_server=rocketmq.name_server,
+        topic=topic,
+        starting_offsets=json.dumps({topic: {"broker-a": {"0": 5}}}),
+        ending_offsets=json.dumps({topic: {"broker-a": {"0": 15}}}),
+        pull_batch_size=4,
+    )
     got = [(r.queueOffset, bytes(r.body).decode()) for r in df.orderBy("queueOffset").collect()]
     assert got == [(i, f"plain-{i}") for i in range(5, 15)]
 
@@ -80,8 +109,9 @@ def test_read_what_a_plain_client_sent_with_offsets(spark, rocketmq) -> None:
 def test_jvm_errors_name_the_option(spark, rocketmq) -> None:
     # JSON strings pass through Python unparsed: the connector checks them and names the option.
     with pytest.raises(Exception, match=r"ROCKETMQ_INVALID_OPTION_VALUE.*'startingOffsets'"):
-        read_rocketmq(spark, name_server=rocketmq.name_server, topic="any",
-                      starting_offsets='{"any": {"broker-a": {"0": -1}}}').collect()
+        read_rocketmq(
+            spark, name_server=rocketmq.name_server, topic="any", starting_offsets='{"any": {"broker-a": {"0": -1}}}'
+        ).collect()
     with pytest.raises(Exception, match=r"ROCKETMQ_TOPIC_NOT_FOUND.*'no-such-topic'"):
         read_rocketmq(spark, name_server=rocketmq.name_server, topic="no-such-topic").collect()
 
@@ -91,27 +121,46 @@ def test_helpers_offsets_from_dicts_timestamps_from_datetime_and_decoded_propert
     first, second = unique_topic("h1"), unique_topic("h2")
     for t in (first, second):
         rocketmq.create_topic(t, queues=2)
-    write_rocketmq(spark.createDataFrame([(f"a{i}", "x") for i in range(10)], "body STRING, tags STRING"),
-                   rocketmq.name_server, first)
-    write_rocketmq(spark.createDataFrame([(f"b{i}", second) for i in range(6)], "body STRING, topic STRING"),
-                   rocketmq.name_server, max_in_flight_messages=2, send_retries=0)
+    write_rocketmq(
+        spark.createDataFrame([(f"a{i}", "x") for i in range(10)], "body STRING, tags STRING"),
+        rocketmq.name_server,
+        first,
+    )
+    write_rocketmq(
+        spark.createDataFrame([(f"b{i}", second) for i in range(6)], "body STRING, topic STRING"),
+        rocketmq.name_server,
+        max_in_flight_messages=2,
+        send_retries=0,
+    )
 
-    both = read_rocketmq(spark, rocketmq.name_server, [first, second], include_extra_columns=True,
-                         min_partitions=4, pull_batch_size=3)
+    both = read_rocketmq(
+        spark, rocketmq.name_server, [first, second], include_extra_columns=True, min_partitions=4, pull_batch_size=3
+    )
     rows = both.select("topic", "tags", decode_properties().alias("props")).collect()
     assert sorted((r.topic, r.tags) for r in rows) == sorted([(first, "x")] * 10 + [(second, None)] * 6)
     assert all(r.props["TAGS"] == "x" for r in rows if r.topic == first)
 
     # From a dict: queue 0 of the first topic from offset 2, every other queue from its start.
     latest = rocketmq.latest_offsets(first)[first]["broker-a"]
-    skipped = read_rocketmq(spark, rocketmq.name_server, first,
-                            starting_offsets={first: {"broker-a": {0: 2, 1: EARLIEST}}},
-                            ending_offsets={first: {"broker-a": {0: LATEST_OFFSET}}})
+    skipped = read_rocketmq(
+        spark,
+        rocketmq.name_server,
+        first,
+        starting_offsets={first: {"broker-a": {0: 2, 1: EARLIEST}}},
+        ending_offsets={first: {"broker-a": {0: LATEST_OFFSET}}},
+    )
     assert skipped.count() == sum(latest.values()) - 2
 
     # Store times are in the past: a start time in the future reads nothing, one in the past everything.
     now = datetime.now(timezone.utc)
     assert read_rocketmq(spark, rocketmq.name_server, first, starting_timestamp=now + timedelta(hours=1)).count() == 0
-    assert read_rocketmq(spark, rocketmq.name_server, first, starting_timestamp=now - timedelta(hours=1),
-                         ending_offsets_by_timestamp={first: {"broker-a": {0: now + timedelta(hours=1)}}}
-                         ).count() == 10
+    assert (
+        read_rocketmq(
+            spark,
+            rocketmq.name_server,
+            first,
+            starting_timestamp=now - timedelta(hours=1),
+            ending_offsets_by_timestamp={first: {"broker-a": {0: now + timedelta(hours=1)}}},
+        ).count()
+        == 10
+    )

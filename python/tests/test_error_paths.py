@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """The connector's errors reach Python with their message, raised on the driver or in a task.
 
 Plain ``spark.read.format("rocketmq")`` / ``df.write.format("rocketmq")`` on purpose: the package checks
@@ -21,8 +35,10 @@ from embedded_rocketmq import unique_topic
 #: What a user sees when the JVM exception cannot even be rendered (NoClassDefFoundError of
 #: org/apache/spark/BreakingChangeInfo on Spark 4.0): Py4J's empty answer instead of our message. (A bare
 #: "An error occurred while calling oNN.save." is fine: it heads every Java exception pyspark does not convert.)
-BROKEN = re.compile(r"NoClassDefFoundError|BreakingChangeInfo|Answer from Java side is empty"
-                    r"|An error occurred while calling o\d+\.get\w+")
+BROKEN = re.compile(
+    r"NoClassDefFoundError|BreakingChangeInfo|Answer from Java side is empty"
+    r"|An error occurred while calling o\d+\.get\w+"
+)
 
 ANY_ADDRESS = "127.0.0.1:9876"  # options are checked before the name server is contacted
 
@@ -52,8 +68,10 @@ def failure_of(spark: Any, action: Callable[[], Any], timeout_s: float = 120.0) 
     if worker.is_alive():
         spark.sparkContext.cancelAllJobs()
         worker.join(60)
-        pytest.fail(f"the action did not end within {timeout_s:.0f} s: the error raised in its task never "
-                    f"reached the driver (then: {outcome[0] if outcome else 'still running'!s:.300})")
+        pytest.fail(
+            f"the action did not end within {timeout_s:.0f} s: the error raised in its task never "
+            f"reached the driver (then: {outcome[0] if outcome else 'still running'!s:.300})"
+        )
     error: Optional[BaseException] = outcome[0]
     assert error is not None, "the action was expected to fail"
     return error
@@ -88,8 +106,13 @@ def test_a_missing_required_option_is_named(spark) -> None:
 def test_writing_without_a_body_column_names_the_column(spark, rocketmq) -> None:
     df = spark.createDataFrame([("k", "t")], "keys STRING, tags STRING")
     with pytest.raises(IllegalArgumentException) as caught:
-        (df.write.format("rocketmq").option("nameServer", rocketmq.name_server)
-         .option("topic", unique_topic("nobody")).mode("append").save())
+        (
+            df.write.format("rocketmq")
+            .option("nameServer", rocketmq.name_server)
+            .option("topic", unique_topic("nobody"))
+            .mode("append")
+            .save()
+        )
     text = message_of(caught.value)
     assert "'body'" in text or "`body`" in text or '"body"' in text, text[:2000]
     assert (caught.value.getCondition() or "").startswith("ROCKETMQ_")
@@ -109,19 +132,36 @@ def test_an_error_in_a_task_fails_the_job_with_its_condition_and_column(spark, r
     rocketmq.create_topic(topic, queues=1)
     df = spark.createDataFrame([("fine",), (None,)], "body STRING").coalesce(1)
     # Raised by the data writer on an executor; the job fails with the task's exception as its cause.
-    error = failure_of(spark, lambda: df.write.format("rocketmq").option("nameServer", rocketmq.name_server)
-                       .option("topic", topic).mode("append").save())
+    error = failure_of(
+        spark,
+        lambda: (
+            df.write.format("rocketmq")
+            .option("nameServer", rocketmq.name_server)
+            .option("topic", topic)
+            .mode("append")
+            .save()
+        ),
+    )
     text = message_of(error)
     assert "NULL_COLUMN" in text and "body" in text, text[:3000]
 
 
 def test_an_invalid_option_of_a_stream_stops_the_query_with_the_option_named(spark, tmp_path) -> None:
-    stream = (spark.readStream.format("rocketmq").option("nameServer", ANY_ADDRESS).option("topic", "any")
-              .option("maxOffsetsPerTrigger", "many").load())
+    stream = (
+        spark.readStream.format("rocketmq")
+        .option("nameServer", ANY_ADDRESS)
+        .option("topic", "any")
+        .option("maxOffsetsPerTrigger", "many")
+        .load()
+    )
     query = None
     with pytest.raises(Exception) as caught:
-        query = (stream.writeStream.format("noop").option("checkpointLocation", str(tmp_path / "cp"))
-                 .trigger(availableNow=True).start())
+        query = (
+            stream.writeStream.format("noop")
+            .option("checkpointLocation", str(tmp_path / "cp"))
+            .trigger(availableNow=True)
+            .start()
+        )
         query.awaitTermination(120)
     if query is not None:
         query.stop()

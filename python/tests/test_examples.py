@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Every script under python/examples runs, as its docstring shows, against the real broker."""
 
 from __future__ import annotations
@@ -20,8 +34,9 @@ EXAMPLES = REPO_ROOT / "python" / "examples"
 
 def run_example(name: str, *args: str) -> str:
     env = spark_env(PYSPARK_SUBMIT_ARGS=LOCAL_SUBMIT_ARGS)
-    done = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True,
-                          timeout=600, env=env)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True, timeout=600, env=env
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     return done.stdout
 
@@ -32,8 +47,14 @@ def test_every_example_is_tested() -> None:
 
 
 def test_demo_starts_its_own_broker_writes_and_reads_back() -> None:
-    done = subprocess.run([sys.executable, str(EXAMPLES / "demo.py")], capture_output=True, text=True,
-                          timeout=600, cwd=REPO_ROOT, env=spark_env())
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "demo.py")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO_ROOT,
+        env=spark_env(),
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     assert "Writing 12 messages to topic 'demo-orders'" in done.stdout
     assert done.stdout.count('{"order": ') == 12
@@ -45,17 +66,30 @@ def test_batch_etl(spark: Any, rocketmq: Any) -> None:
     source, target = unique_topic("raw"), unique_topic("paid")
     rocketmq.create_topic(source, queues=2)
     rocketmq.create_topic(target, queues=2)
-    orders = [json.dumps({"order_id": f"o{i}", "amount": 1.5 * i, "currency": "eur" if i % 2 else "usd",
-                          "status": "paid" if i % 3 else "refunded"}) for i in range(30)]
+    orders = [
+        json.dumps(
+            {
+                "order_id": f"o{i}",
+                "amount": 1.5 * i,
+                "currency": "eur" if i % 2 else "usd",
+                "status": "paid" if i % 3 else "refunded",
+            }
+        )
+        for i in range(30)
+    ]
     write_rocketmq(spark.createDataFrame([(o,) for o in orders], "body STRING"), rocketmq.name_server, source)
 
-    out = run_example("batch_etl.py", "--name-server", rocketmq.name_server,
-                      "--source-topic", source, "--target-topic", target)
+    out = run_example(
+        "batch_etl.py", "--name-server", rocketmq.name_server, "--source-topic", source, "--target-topic", target
+    )
 
     assert json.loads(out.strip().splitlines()[-1]) == {"read": 30, "written": 20}
     got = sorted((json.loads(b) for b in rocketmq.bodies(target)), key=lambda o: int(o["order_id"][1:]))
-    assert got == [{"order_id": f"o{i}", "amount_cents": round(150 * i), "currency": "EUR" if i % 2 else "USD"}
-                   for i in range(30) if i % 3]
+    assert got == [
+        {"order_id": f"o{i}", "amount_cents": round(150 * i), "currency": "EUR" if i % 2 else "USD"}
+        for i in range(30)
+        if i % 3
+    ]
 
 
 def test_streaming_word_count(spark: Any, rocketmq: Any, tmp_path: Path) -> None:
@@ -64,12 +98,22 @@ def test_streaming_word_count(spark: Any, rocketmq: Any, tmp_path: Path) -> None
     rocketmq.create_topic(counts_topic, queues=2)
     lines = ["the quick brown fox", "The lazy dog", "the end, the END"]
     write_rocketmq(spark.createDataFrame([(t,) for t in lines], "body STRING"), rocketmq.name_server, lines_topic)
-    args = ["--name-server", rocketmq.name_server, "--lines-topic", lines_topic, "--counts-topic", counts_topic,
-            "--checkpoint", str(tmp_path / "cp"), "--available-now"]
+    args = [
+        "--name-server",
+        rocketmq.name_server,
+        "--lines-topic",
+        lines_topic,
+        "--counts-topic",
+        counts_topic,
+        "--checkpoint",
+        str(tmp_path / "cp"),
+        "--available-now",
+    ]
 
     run_example("streaming_word_count.py", *args)
-    assert latest_counts(rocketmq.bodies(counts_topic)) == dict(Counter(" ".join(lines).lower().replace(",", "")
-                                                                        .split()))
+    assert latest_counts(rocketmq.bodies(counts_topic)) == dict(
+        Counter(" ".join(lines).lower().replace(",", "").split())
+    )
 
     # A second run resumes from the checkpoint: only the words of the new line are published again.
     write_rocketmq(spark.createDataFrame([("fox and dog",)], "body STRING"), rocketmq.name_server, lines_topic)
@@ -93,8 +137,18 @@ def test_backfill_to_parquet(spark: Any, rocketmq: Any, tmp_path: Path) -> None:
     topic = unique_topic("backfill")
     rocketmq.create_topic(topic, queues=4)
     rocketmq.send(topic, 250, "b-", tag="old")
-    args = ["--name-server", rocketmq.name_server, "--topic", topic, "--output", str(tmp_path / "table"),
-            "--checkpoint", str(tmp_path / "cp"), "--batch-size", "100"]
+    args = [
+        "--name-server",
+        rocketmq.name_server,
+        "--topic",
+        topic,
+        "--output",
+        str(tmp_path / "table"),
+        "--checkpoint",
+        str(tmp_path / "cp"),
+        "--batch-size",
+        "100",
+    ]
 
     first = json.loads(run_example("backfill_to_parquet.py", *args).strip().splitlines()[-1])
     assert first == {"batches": 3, "rows": 250}

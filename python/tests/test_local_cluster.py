@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """A Databricks-style cluster library: the shaded jar alone (--jars) on local-cluster with two
 executor JVMs, writing to and reading from a 16-queue topic."""
 
@@ -23,14 +37,31 @@ def test_the_assembly_alone_on_two_executors_writes_and_reads_a_16_queue_topic(r
     script = Path(__file__).parent / "scripts" / "local_cluster_stream.py"
     command = [
         spark_submit(),
-        "--master", "local-cluster[2,1,1024]", "--jars", jar_path(),
-        "--conf", "spark.executor.memory=768m", "--conf", "spark.ui.enabled=false",
-        "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
+        "--master",
+        "local-cluster[2,1,1024]",
+        "--jars",
+        jar_path(),
+        "--conf",
+        "spark.executor.memory=768m",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.driver.host=127.0.0.1",
+        "--conf",
+        "spark.driver.bindAddress=127.0.0.1",
         # A queue's preferred executor is a locality hint: let the scheduler wait for it on a busy machine.
-        "--conf", "spark.locality.wait=10s",
-        "--conf", f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
-        "--conf", f"spark.executor.extraJavaOptions={CLIENT_LOG_OPTION}",
-        str(script), rocketmq.name_server, topic, str(tmp_path / "out"), str(tmp_path / "cp"), str(ROWS),
+        "--conf",
+        "spark.locality.wait=10s",
+        "--conf",
+        f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
+        "--conf",
+        f"spark.executor.extraJavaOptions={CLIENT_LOG_OPTION}",
+        str(script),
+        rocketmq.name_server,
+        topic,
+        str(tmp_path / "out"),
+        str(tmp_path / "cp"),
+        str(ROWS),
     ]
     work = Path(pyspark.__file__).parent / "work"  # local-cluster workers write here
     try:

@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """The Python keywords and the connector's options must not drift apart.
 
 The connector's option declarations (RocketMQOptions.registry, in the jar this package ships) are read
@@ -29,9 +43,18 @@ READS = {"read_rocketmq", "read_rocketmq_stream"}
 NOT_OPTIONS = {"spark", "df", "checkpoint_location", "output_mode", "processing_time", "available_now", "query_name"}
 # The type hint each kind of value gets (an option the connector does not require is Optional, None = unset).
 HINTS = {
-    "text": "str", "name server": "str", "group name": "str", "topics": "Topics",
-    "positive int": "int", "non-negative int": "int", "positive long": "int", "non-negative long": "int",
-    "boolean": "bool", "duration": "Duration", "epoch millis": "Timestamp", "offsets": "Offsets",
+    "text": "str",
+    "name server": "str",
+    "group name": "str",
+    "topics": "Topics",
+    "positive int": "int",
+    "non-negative int": "int",
+    "positive long": "int",
+    "non-negative long": "int",
+    "boolean": "bool",
+    "duration": "Duration",
+    "epoch millis": "Timestamp",
+    "offsets": "Offsets",
     "per-queue timestamps": "Timestamps",
 }
 
@@ -70,7 +93,8 @@ def test_every_connector_option_is_a_keyword_of_the_right_functions(spark) -> No
         keywords = set(inspect.signature(function).parameters) - NOT_OPTIONS
         assert keywords == expected[name], (
             f"{name}: keywords without a connector option: {sorted(keywords - expected[name])}; "
-            f"connector options without a keyword: {sorted(expected[name] - keywords)}")
+            f"connector options without a keyword: {sorted(expected[name] - keywords)}"
+        )
 
 
 def test_keyword_types_and_defaults_follow_the_declarations(spark) -> None:
@@ -89,12 +113,17 @@ def test_keyword_types_and_defaults_follow_the_declarations(spark) -> None:
             else:
                 assert parameter.default is None, f"{name}({kw}) must default to None (the connector's default)"
                 assert parameter.annotation == f"Optional[{hint}]", (
-                    f"{name}({kw}): {parameter.annotation} is not Optional[{hint}]")
+                    f"{name}({kw}): {parameter.annotation} is not Optional[{hint}]"
+                )
 
 
 def test_int_kinds_are_bounded_as_the_connector_bounds_them() -> None:
-    for kind, (low, high) in {"positive int": (1, 2**31 - 1), "non-negative int": (0, 2**31 - 1),
-                              "positive long": (1, 2**63 - 1), "non-negative long": (0, 2**63 - 1)}.items():
+    for kind, (low, high) in {
+        "positive int": (1, 2**31 - 1),
+        "non-negative int": (0, 2**31 - 1),
+        "positive long": (1, 2**63 - 1),
+        "non-negative long": (0, 2**63 - 1),
+    }.items():
         convert = _CONVERTERS[kind]
         assert convert("k", low) == str(low) and convert("k", high) == str(high)
         for bad in (low - 1, high + 1):

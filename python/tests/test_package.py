@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """The Python package on its own: argument checks before any Spark call, helpers, typing, docs."""
 
 from __future__ import annotations
@@ -46,53 +60,113 @@ class _NoSpark:
 NO_SPARK: Any = _NoSpark()
 
 
-@pytest.mark.parametrize("call, error, message", [
-    (lambda: read_rocketmq(NO_SPARK, 1234, "t"), TypeError, "name_server must be a str, not int"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", None), ValueError, "topic is required"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "  "), ValueError, "topic must not be empty or blank"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", ["a", 3]), TypeError, "topic must be a topic name or a list"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", ["a", "b,c"]), ValueError, "'b,c' is not a topic name"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "t", pull_batch_size=0), ValueError,
-     "pull_batch_size must be a positive int, not 0"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "t", pull_batch_size=2**31), ValueError,
-     "pull_batch_size must be at most 2147483647"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "t", pull_timeout_ms="3000"), TypeError,
-     r"pull_timeout_ms must be an int, not str: pass e.g. pull_timeout_ms=1000"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "t", fail_on_data_loss="false"), TypeError,
-     "fail_on_data_loss must be a bool: pass fail_on_data_loss=True or fail_on_data_loss=False"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets=LATEST), ValueError,
-     "starting_offsets=LATEST reads nothing in a batch query"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "t", ending_offsets="earliest"), ValueError,
-     "ending_offsets=EARLIEST reads nothing"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets="first"), ValueError,
-     "starting_offsets must be EARLIEST, LATEST, a dict"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets={"t": {"b": {0: -3}}}), ValueError,
-     "starting_offsets: offset -3 of t/b/0 must be an int >= 0, EARLIEST"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets={"t": {"b": {"q": 1}}}), TypeError,
-     "queue id 'q' of t/b must be an int >= 0"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets={"t": [0]}), TypeError,
-     "must map a topic name to"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets=EARLIEST, starting_timestamp=0), ValueError,
-     "starting_offsets and starting_timestamp each say where to start: pass only one of them"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "t", ending_timestamp=datetime(2024, 1, 1)), ValueError,
-     "ending_timestamp is a naive datetime"),
-    (lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_timestamp=-1), ValueError,
-     "starting_timestamp must be epoch milliseconds >= 0, not -1"),
-    (lambda: read_rocketmq_stream(NO_SPARK, "h:1", "t", max_trigger_delay="soon"), ValueError,
-     "max_trigger_delay must be a timedelta or a duration string such as '30s'"),
-    (lambda: read_rocketmq_stream(NO_SPARK, "h:1", "t", metadata_retry_interval_ms=-1), ValueError,
-     "metadata_retry_interval_ms must be an int >= 0, not -1"),
-    (lambda: write_rocketmq(NO_SPARK, "h:1", ["a", "b"]), TypeError, "topic must be one topic name"),
-    (lambda: write_rocketmq(NO_SPARK, "h:1", "t", send_retries=-1), ValueError,
-     "send_retries must be an int >= 0, not -1"),
-    (lambda: write_rocketmq(NO_SPARK, None, "t"), ValueError, "name_server is required"),
-    (lambda: write_rocketmq(NO_SPARK, "h:1", "t", checkpoint_location="/tmp/x"), ValueError,
-     "checkpoint_location only apply to streaming DataFrames"),
-    (lambda: write_rocketmq(NO_SPARK, "h:1", "t", output_mode="overwrite"), ValueError,
-     "output_mode must be one of append, update, complete, not 'overwrite'"),
-    (lambda: write_rocketmq(NO_SPARK, "h:1", "t", processing_time="1 second", available_now=True), ValueError,
-     "processing_time and available_now are two triggers"),
-])
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: read_rocketmq(NO_SPARK, 1234, "t"), TypeError, "name_server must be a str, not int"),
+        (lambda: read_rocketmq(NO_SPARK, "h:1", None), ValueError, "topic is required"),
+        (lambda: read_rocketmq(NO_SPARK, "h:1", "  "), ValueError, "topic must not be empty or blank"),
+        (lambda: read_rocketmq(NO_SPARK, "h:1", ["a", 3]), TypeError, "topic must be a topic name or a list"),
+        (lambda: read_rocketmq(NO_SPARK, "h:1", ["a", "b,c"]), ValueError, "'b,c' is not a topic name"),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", pull_batch_size=0),
+            ValueError,
+            "pull_batch_size must be a positive int, not 0",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", pull_batch_size=2**31),
+            ValueError,
+            "pull_batch_size must be at most 2147483647",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", pull_timeout_ms="3000"),
+            TypeError,
+            r"pull_timeout_ms must be an int, not str: pass e.g. pull_timeout_ms=1000",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", fail_on_data_loss="false"),
+            TypeError,
+            "fail_on_data_loss must be a bool: pass fail_on_data_loss=True or fail_on_data_loss=False",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets=LATEST),
+            ValueError,
+            "starting_offsets=LATEST reads nothing in a batch query",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", ending_offsets="earliest"),
+            ValueError,
+            "ending_offsets=EARLIEST reads nothing",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets="first"),
+            ValueError,
+            "starting_offsets must be EARLIEST, LATEST, a dict",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets={"t": {"b": {0: -3}}}),
+            ValueError,
+            "starting_offsets: offset -3 of t/b/0 must be an int >= 0, EARLIEST",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets={"t": {"b": {"q": 1}}}),
+            TypeError,
+            "queue id 'q' of t/b must be an int >= 0",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets={"t": [0]}),
+            TypeError,
+            "must map a topic name to",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets=EARLIEST, starting_timestamp=0),
+            ValueError,
+            "starting_offsets and starting_timestamp each say where to start: pass only one of them",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", ending_timestamp=datetime(2024, 1, 1)),
+            ValueError,
+            "ending_timestamp is a naive datetime",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_timestamp=-1),
+            ValueError,
+            "starting_timestamp must be epoch milliseconds >= 0, not -1",
+        ),
+        (
+            lambda: read_rocketmq_stream(NO_SPARK, "h:1", "t", max_trigger_delay="soon"),
+            ValueError,
+            "max_trigger_delay must be a timedelta or a duration string such as '30s'",
+        ),
+        (
+            lambda: read_rocketmq_stream(NO_SPARK, "h:1", "t", metadata_retry_interval_ms=-1),
+            ValueError,
+            "metadata_retry_interval_ms must be an int >= 0, not -1",
+        ),
+        (lambda: write_rocketmq(NO_SPARK, "h:1", ["a", "b"]), TypeError, "topic must be one topic name"),
+        (
+            lambda: write_rocketmq(NO_SPARK, "h:1", "t", send_retries=-1),
+            ValueError,
+            "send_retries must be an int >= 0, not -1",
+        ),
+        (lambda: write_rocketmq(NO_SPARK, None, "t"), ValueError, "name_server is required"),
+        (
+            lambda: write_rocketmq(NO_SPARK, "h:1", "t", checkpoint_location="/tmp/x"),
+            ValueError,
+            "checkpoint_location only apply to streaming DataFrames",
+        ),
+        (
+            lambda: write_rocketmq(NO_SPARK, "h:1", "t", output_mode="overwrite"),
+            ValueError,
+            "output_mode must be one of append, update, complete, not 'overwrite'",
+        ),
+        (
+            lambda: write_rocketmq(NO_SPARK, "h:1", "t", processing_time="1 second", available_now=True),
+            ValueError,
+            "processing_time and available_now are two triggers",
+        ),
+    ],
+)
 def test_arguments_are_checked_before_spark_is_reached(call: Callable[[], Any], error: type, message: str) -> None:
     with pytest.raises(error, match=message):
         call()
@@ -108,8 +182,10 @@ def test_unknown_keywords_are_an_error() -> None:
 
 
 def test_offset_and_timestamp_helpers() -> None:
-    assert offsets_json({"a": {"broker-a": {0: 5, "1": EARLIEST, 2: LATEST, 3: LATEST_OFFSET}}}) == \
-        '{"a":{"broker-a":{"0":5,"1":-2,"2":-1,"3":-1}}}'
+    assert (
+        offsets_json({"a": {"broker-a": {0: 5, "1": EARLIEST, 2: LATEST, 3: LATEST_OFFSET}}})
+        == '{"a":{"broker-a":{"0":5,"1":-2,"2":-1,"3":-1}}}'
+    )
     noon_cet = datetime(2024, 6, 1, 12, 0, tzinfo=timezone(timedelta(hours=2)))
     assert epoch_millis(noon_cet) == 1717236000000
     assert epoch_millis(1717236000000) == 1717236000000
@@ -136,16 +212,24 @@ def test_modules_doctests_pass_and_every_public_function_has_an_example() -> Non
 def test_mypy_strict_is_clean() -> None:
     installed = Path(rocketmq_spark.__file__).parent
     assert (installed / "py.typed").is_file(), "the wheel must ship py.typed"
-    done = subprocess.run([sys.executable, "-m", "mypy", "--strict", str(PACKAGE_SOURCE)],
-                          capture_output=True, text=True, cwd=REPO_ROOT / "python")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", str(PACKAGE_SOURCE)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT / "python",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_the_package_never_touches_the_jvm() -> None:
     # Spark Connect sessions have no JVM: these would fail there (the e2e tests also run under Connect).
     forbidden = re.compile(r"_jvm|_jsc|_jdf|sparkContext|SparkContext|py4j|pyspark\.core")
-    hits = [f"{p.name}:{n}: {line.strip()}" for p in PACKAGE_SOURCE.glob("*.py")
-            for n, line in enumerate(p.read_text().splitlines(), 1) if forbidden.search(line)]
+    hits = [
+        f"{p.name}:{n}: {line.strip()}"
+        for p in PACKAGE_SOURCE.glob("*.py")
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if forbidden.search(line)
+    ]
     assert hits == []
 
 

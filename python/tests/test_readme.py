@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """The README's quick start shows the commands the distribution tests run, for this version."""
 
 from __future__ import annotations
@@ -25,6 +39,9 @@ def test_quick_start_commands_match_the_tests() -> None:
 
 
 def test_every_public_name_of_the_package_is_in_the_readme() -> None:
-    missing = [n for n in rocketmq_spark.__all__ if not n.startswith("_") and n not in ("FORMAT", "OPTION_KEYS")
-               and f"`{n}" not in README]
+    missing = [
+        n
+        for n in rocketmq_spark.__all__
+        if not n.startswith("_") and n not in ("FORMAT", "OPTION_KEYS") and f"`{n}" not in README
+    ]
     assert missing == []

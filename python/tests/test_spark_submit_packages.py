@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """The connector as a Maven artifact: ``spark-submit --packages`` resolves it (and rocketmq-client) and
 a plain PySpark script, with no rocketmq_spark import, writes and reads a topic through it.
 
@@ -33,8 +47,9 @@ def rocketmq_client_version() -> str:
 
 def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> None:
     version = rocketmq_spark.__version__
-    published = (Path.home() / ".m2" / "repository" / Path(*GROUP.split(".")) / ARTIFACT / version
-                 / f"{ARTIFACT}-{version}.pom")
+    published = (
+        Path.home() / ".m2" / "repository" / Path(*GROUP.split(".")) / ARTIFACT / version / f"{ARTIFACT}-{version}.pom"
+    )
     if not published.is_file():
         pytest.fail(f"{published} is missing: run build/sbt connector/publishM2 (dev/test does it)")
     client_version = rocketmq_client_version()
@@ -45,22 +60,31 @@ def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> Non
     ivy = tmp_path / "ivy"  # fresh every run: a republished artifact of the same version is never stale
     command = [
         spark_submit(),
-        "--master", "local[2]",
-        "--packages", f"{GROUP}:{ARTIFACT}:{version}",
+        "--master",
+        "local[2]",
+        "--packages",
+        f"{GROUP}:{ARTIFACT}:{version}",
         # Test-only: Ivy's cache, and the RocketMQ client log under the build tree (not ~/logs).
-        "--conf", f"spark.jars.ivy={ivy}",
-        "--conf", f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
-        str(script), rocketmq.name_server, topic, str(ROWS),
+        "--conf",
+        f"spark.jars.ivy={ivy}",
+        "--conf",
+        f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
+        str(script),
+        rocketmq.name_server,
+        topic,
+        str(ROWS),
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=spark_env(), cwd=tmp_path)
     exited_at = time.time()
     assert done.returncode == 0, done.stderr[-6000:]
 
     # Ivy: our artifact from the local Maven repository, the RocketMQ client with it, no netty (Spark's).
-    assert re.search(rf"found {re.escape(GROUP)}#{ARTIFACT};{re.escape(version)} in local-m2-cache",
-                     done.stderr), done.stderr[-6000:]
-    assert re.search(rf"found org\.apache\.rocketmq#rocketmq-client;{re.escape(client_version)} in \S+",
-                     done.stderr), done.stderr[-6000:]
+    assert re.search(rf"found {re.escape(GROUP)}#{ARTIFACT};{re.escape(version)} in local-m2-cache", done.stderr), (
+        done.stderr[-6000:]
+    )
+    assert re.search(rf"found org\.apache\.rocketmq#rocketmq-client;{re.escape(client_version)} in \S+", done.stderr), (
+        done.stderr[-6000:]
+    )
     assert "found io.netty#" not in done.stderr
 
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -70,8 +94,17 @@ def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> Non
     assert result["distinct_bodies"] == ROWS
     assert result["tags"] == expected
     assert result["queues"] == [0, 1, 2, 3]
-    assert result["columns"] == ["topic", "flag", "body", "properties", "brokerName", "queueId",
-                                 "queueOffset", "bornTimestamp", "storeTimestamp"]
+    assert result["columns"] == [
+        "topic",
+        "flag",
+        "body",
+        "properties",
+        "brokerName",
+        "queueId",
+        "queueOffset",
+        "bornTimestamp",
+        "storeTimestamp",
+    ]
 
     # The JVM loaded the connector and the client from the jars Ivy retrieved, and netty from Spark.
     retrieved = str((ivy / "jars").resolve())

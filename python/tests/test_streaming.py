@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Streaming through the package: read_rocketmq_stream into write_rocketmq, in classic and Connect mode."""
 
 from __future__ import annotations
@@ -17,12 +31,19 @@ def test_stream_from_one_topic_into_another_in_rate_limited_batches(spark, rocke
     rocketmq.create_topic(sink, queues=2)
     rocketmq.send(source, 90, "e-")
 
-    stream = read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST,
-                                  max_offsets_per_trigger=40)
+    stream = read_rocketmq_stream(
+        spark, rocketmq.name_server, source, starting_offsets=EARLIEST, max_offsets_per_trigger=40
+    )
     assert stream.isStreaming
     upper = stream.selectExpr("upper(CAST(body AS STRING)) AS body", "CAST(queueId AS STRING) AS tags")
-    query = write_rocketmq(upper, rocketmq.name_server, sink, checkpoint_location=str(tmp_path / "cp"),
-                           available_now=True, query_name="upper_copy")
+    query = write_rocketmq(
+        upper,
+        rocketmq.name_server,
+        sink,
+        checkpoint_location=str(tmp_path / "cp"),
+        available_now=True,
+        query_name="upper_copy",
+    )
     assert query is not None
     query.awaitTermination(180)
     assert not query.isActive and query.exception() is None
@@ -39,12 +60,21 @@ def test_streaming_aggregation_in_update_mode(spark, rocketmq, tmp_path: Path) -
     rocketmq.create_topic(sink, queues=1)
     rocketmq.send(source, 30, "w", tag="t")  # bodies w0..w29
 
-    counts = (read_rocketmq_stream(spark, rocketmq.name_server, source, sub_expression="t",
-                                   starting_offsets=EARLIEST)
-              .selectExpr("substr(CAST(body AS STRING), -1) AS digit").groupBy("digit").count()
-              .selectExpr("concat(digit, '=', CAST(count AS STRING)) AS body"))
-    query = write_rocketmq(counts, rocketmq.name_server, sink, output_mode="update",
-                           checkpoint_location=str(tmp_path / "cp"), available_now=True)
+    counts = (
+        read_rocketmq_stream(spark, rocketmq.name_server, source, sub_expression="t", starting_offsets=EARLIEST)
+        .selectExpr("substr(CAST(body AS STRING), -1) AS digit")
+        .groupBy("digit")
+        .count()
+        .selectExpr("concat(digit, '=', CAST(count AS STRING)) AS body")
+    )
+    query = write_rocketmq(
+        counts,
+        rocketmq.name_server,
+        sink,
+        output_mode="update",
+        checkpoint_location=str(tmp_path / "cp"),
+        available_now=True,
+    )
     assert query is not None
     query.awaitTermination(180)
     assert query.exception() is None

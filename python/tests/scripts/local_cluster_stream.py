@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Run by test_local_cluster.py with spark-submit --master local-cluster[2,1,1024] --jars <assembly>:
 the shaded jar alone, as a Databricks cluster library provides it. No rocketmq_spark import here.
 
@@ -31,33 +45,51 @@ def main() -> None:
     executor_process = udf(lambda: os.getppid(), "int")
 
     # Write: 8 partitions over both executors, each message saying which executor process sent it.
-    (spark.range(int(rows), numPartitions=8)
-     .select(executor_process().alias("writer"), "id")
-     .selectExpr("concat(CAST(id AS STRING), ':', CAST(writer AS STRING)) AS body")
-     .write.format("rocketmq").option("nameServer", name_server).option("topic", topic).save())
+    (
+        spark.range(int(rows), numPartitions=8)
+        .select(executor_process().alias("writer"), "id")
+        .selectExpr("concat(CAST(id AS STRING), ':', CAST(writer AS STRING)) AS body")
+        .write.format("rocketmq")
+        .option("nameServer", name_server)
+        .option("topic", topic)
+        .save()
+    )
 
     query = (
-        spark.readStream.format("rocketmq").option("nameServer", name_server).option("topic", topic)
-        .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", str(int(rows) // 3)).load()
+        spark.readStream.format("rocketmq")
+        .option("nameServer", name_server)
+        .option("topic", topic)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", str(int(rows) // 3))
+        .load()
         .select(executor_process().alias("executor"), "queueId", "queueOffset", col("body").cast("string"))
-        .writeStream.format("parquet").option("path", output).option("checkpointLocation", checkpoint)
-        .trigger(availableNow=True).start()
+        .writeStream.format("parquet")
+        .option("path", output)
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
     )
     query.awaitTermination(300)
     read = spark.read.parquet(output)
-    print(json.dumps({
-        "executors": executors,
-        "rows": read.count(),
-        "distinct_ids": read.selectExpr("split(body, ':')[0] AS id").distinct().count(),
-        "writer_processes": read.selectExpr("split(body, ':')[1] AS w").distinct().count(),
-        "distinct_positions": read.select("queueId", "queueOffset").distinct().count(),
-        "queues": read.select("queueId").distinct().count(),
-        "reader_processes": read.select("executor").distinct().count(),
-        # A queue read whole prefers the same executor in every batch.
-        "queues_on_one_executor": read.groupBy("queueId").agg(countDistinct("executor").alias("n"))
-        .where("n = 1").count(),
-        "batches": len([p for p in query.recentProgress if p.numInputRows > 0]),
-    }))
+    print(
+        json.dumps(
+            {
+                "executors": executors,
+                "rows": read.count(),
+                "distinct_ids": read.selectExpr("split(body, ':')[0] AS id").distinct().count(),
+                "writer_processes": read.selectExpr("split(body, ':')[1] AS w").distinct().count(),
+                "distinct_positions": read.select("queueId", "queueOffset").distinct().count(),
+                "queues": read.select("queueId").distinct().count(),
+                "reader_processes": read.select("executor").distinct().count(),
+                # A queue read whole prefers the same executor in every batch.
+                "queues_on_one_executor": read.groupBy("queueId")
+                .agg(countDistinct("executor").alias("n"))
+                .where("n = 1")
+                .count(),
+                "batches": len([p for p in query.recentProgress if p.numInputRows > 0]),
+            }
+        )
+    )
     spark.stop()
 
 

@@ -1,3 +1,17 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Run by test_spark_submit_packages.py through ``spark-submit --packages``: plain PySpark, no rocketmq_spark.
 
 Usage: packages_read_write.py <name_server> <topic> <rows>
@@ -41,8 +55,13 @@ def main() -> None:
     spark.sparkContext.setLogLevel("WARN")
 
     rows = [(f"pkg-{i}", "even" if i % 2 == 0 else "odd") for i in range(count)]
-    (spark.createDataFrame(rows, "body STRING, tags STRING")
-     .write.format("rocketmq").option("nameServer", name_server).option("topic", topic).save())
+    (
+        spark.createDataFrame(rows, "body STRING, tags STRING")
+        .write.format("rocketmq")
+        .option("nameServer", name_server)
+        .option("topic", topic)
+        .save()
+    )
 
     df = spark.read.format("rocketmq").option("nameServer", name_server).option("topic", topic).load()
     got = df.selectExpr("CAST(body AS STRING) AS body", "properties", "queueId").collect()

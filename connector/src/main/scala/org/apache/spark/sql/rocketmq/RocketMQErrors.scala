@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import java.util.Locale
@@ -47,7 +63,7 @@ private[rocketmq] object RocketMQErrors {
 
   /** With a `cause`, its description fills the message's `<cause>`. */
   private def requestFailed(condition: String, cause: Throwable, parameters: (String, String)*)
-    : RocketMQRequestException = {
+      : RocketMQRequestException = {
     val params = parameters.toMap ++ Option(cause).map(c => "cause" -> describe(c))
     new RocketMQRequestException(condition, sqlState(condition), params.asJava, message(condition, params), cause)
   }
@@ -131,8 +147,9 @@ private[rocketmq] object RocketMQErrors {
   // ---- data loss ----
 
   def dataLoss(queue: RocketMQQueue, from: Long, until: Long, reason: DataLossReason): RocketMQDataLossException =
-    dataLossError(s"ROCKETMQ_DATA_LOSS.${reason.condition}", queueParameters(queue) ++ Seq(
-      "fromOffset" -> from.toString, "untilOffset" -> until.toString) ++ reason.details: _*)
+    dataLossError(s"ROCKETMQ_DATA_LOSS.${reason.condition}",
+      queueParameters(queue) ++ Seq(
+        "fromOffset" -> from.toString, "untilOffset" -> until.toString) ++ reason.details: _*)
 
   def queueGone(queue: RocketMQQueue, from: Long): RocketMQDataLossException =
     dataLossError("ROCKETMQ_DATA_LOSS_QUEUE_GONE", queueParameters(queue) :+ ("fromOffset" -> from.toString): _*)
@@ -140,7 +157,7 @@ private[rocketmq] object RocketMQErrors {
   // ---- requests ----
 
   def nameServerUnreachable(nameServer: String, topic: String, attempts: Int, timeoutMs: Long, cause: Throwable)
-    : Throwable =
+      : Throwable =
     requestFailed(
       "ROCKETMQ_NAME_SERVER_UNREACHABLE",
       cause,

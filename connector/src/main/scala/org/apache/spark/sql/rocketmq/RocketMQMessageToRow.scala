@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import org.apache.rocketmq.common.message.{MessageConst, MessageExt}
@@ -104,7 +120,8 @@ private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue, include
         case _ if c < 0x800 => put(0xc0 | (c >> 6)); put(0x80 | (c & 0x3f))
         case _ if Character.isHighSurrogate(c) && i + 1 < s.length && Character.isLowSurrogate(s.charAt(i + 1)) =>
           val cp = Character.toCodePoint(c, s.charAt(i + 1))
-          put(0xf0 | (cp >> 18)); put(0x80 | ((cp >> 12) & 0x3f)); put(0x80 | ((cp >> 6) & 0x3f)); put(0x80 | (cp & 0x3f))
+          put(0xf0 | (cp >> 18)); put(0x80 | ((cp >> 12) & 0x3f)); put(0x80 | ((cp >> 6) & 0x3f));
+          put(0x80 | (cp & 0x3f))
           i += 1
         case _ if Character.isSurrogate(c) => put('?') // a lone surrogate has no UTF-8 form
         case _ => put(0xe0 | (c >> 12)); put(0x80 | ((c >> 6) & 0x3f)); put(0x80 | (c & 0x3f))

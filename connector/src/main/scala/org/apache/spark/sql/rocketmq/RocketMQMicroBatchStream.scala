@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import java.util.Optional
@@ -62,7 +78,8 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
   override def getDefaultReadLimit: ReadLimit = {
     val delay = options(RocketMQOptions.MaxTriggerDelay)
     (options(RocketMQOptions.MinOffsetsPerTrigger), options(RocketMQOptions.MaxOffsetsPerTrigger)) match {
-      case (Some(min), Some(max)) => ReadLimit.compositeLimit(Array(ReadLimit.minRows(min, delay), ReadLimit.maxRows(max)))
+      case (Some(min), Some(max)) =>
+        ReadLimit.compositeLimit(Array(ReadLimit.minRows(min, delay), ReadLimit.maxRows(max)))
       case (Some(min), None) => ReadLimit.minRows(min, delay)
       case (None, Some(max)) => ReadLimit.maxRows(max)
       case _ => ReadLimit.allAvailable()
@@ -103,7 +120,7 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
 
   /** The batch's ends under `limit`; None when the batch should wait for more data. */
   private def limitBatch(from: Map[RocketMQQueue, Long], until: Map[RocketMQQueue, Long], limit: ReadLimit)
-    : Option[Map[RocketMQQueue, Long]] = {
+      : Option[Map[RocketMQQueue, Long]] = {
     val limits = limit match {
       case c: CompositeReadLimit => c.getReadLimits.toSeq
       case one => Seq(one)
@@ -138,7 +155,8 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
       if (u < f) {
         reportDataLoss(RocketMQErrors.dataLoss(q, u, f, RocketMQErrors.DataLossReason.OffsetsWentBack))
         // Going on: read the recreated queue from its first offset.
-        val first = latestRanges.get(q).orElse(reader.fetchQueueRanges(Seq(q.topic), allowMissing = true).get(q)).map(_.min).getOrElse(u)
+        val first = latestRanges.get(q).orElse(reader.fetchQueueRanges(Seq(q.topic), allowMissing = true).get(q)).map(
+          _.min).getOrElse(u)
         RocketMQOffsetRange(q, math.min(first, u), u)
       } else RocketMQOffsetRange(q, f, u)
     }
@@ -156,7 +174,8 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
   override def commit(end: Offset): Unit = commitProgress(RocketMQSourceOffset(end).queueOffsets)
 
   /** With option consumerGroup: writes processed offsets to the brokers (unchanged ones are skipped). */
-  private def commitProgress(offsets: Map[RocketMQQueue, Long]): Unit = options(RocketMQOptions.ConsumerGroup).foreach { group =>
+  private def commitProgress(
+      offsets: Map[RocketMQQueue, Long]): Unit = options(RocketMQOptions.ConsumerGroup).foreach { group =>
     try reader.commitGroupOffsets(group, offsets)
     catch {
       // Progress in the brokers is for monitoring; the checkpoint is the source of truth.
@@ -166,7 +185,7 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
     val consumed = if (latestConsumedOffset.isPresent) RocketMQSourceOffset(latestConsumedOffset.get).queueOffsets
-      else Map.empty[RocketMQQueue, Long]
+    else Map.empty[RocketMQQueue, Long]
     val behind = consumed.toSeq.flatMap { case (q, o) => latestRanges.get(q).map(r => math.max(0L, r.max - o)) }
     if (behind.isEmpty) java.util.Collections.emptyMap()
     else Map(

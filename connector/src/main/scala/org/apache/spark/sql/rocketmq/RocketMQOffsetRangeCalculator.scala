@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.SparkEnv
@@ -48,7 +64,7 @@ private[rocketmq] object RocketMQOffsetRangeCalculator {
    * `min(limit, total backlog)`.
    */
   def rateLimit(from: Map[RocketMQQueue, Long], until: Map[RocketMQQueue, Long], limit: Long)
-    : Map[RocketMQQueue, Long] = {
+      : Map[RocketMQQueue, Long] = {
     val backlog = until.map { case (q, u) => q -> math.max(0L, u - from.getOrElse(q, u)) }
     val total = backlog.values.sum
     if (total <= limit) return until

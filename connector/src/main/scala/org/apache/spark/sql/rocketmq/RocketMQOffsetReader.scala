@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import java.io.Closeable
@@ -100,9 +116,9 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
    */
   private def topicStats(broker: String, address: String, topic: String): Option[TopicStatsTable] =
     try Some(request(broker, TopicStats(topic)) {
-      requestCount += 1
-      api.getTopicStatsInfo(address, topic, timeoutMs)
-    })
+        requestCount += 1
+        api.getTopicStatsInfo(address, topic, timeoutMs)
+      })
     catch {
       case e: RocketMQRequestException if deniesTopic(e.getCause) => None
     }
@@ -150,9 +166,9 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   private var lastCommitted: Map[RocketMQQueue, Long] = Map.empty
 
   private def addressOf(queue: RocketMQQueue): String = brokerAddresses.getOrElse(queue.brokerName, {
-    fetchQueueRanges(Seq(queue.topic))
-    brokerAddresses.getOrElse(queue.brokerName, throw RocketMQErrors.topicNotFound(queue.topic, nameServer))
-  })
+      fetchQueueRanges(Seq(queue.topic))
+      brokerAddresses.getOrElse(queue.brokerName, throw RocketMQErrors.topicNotFound(queue.topic, nameServer))
+    })
 
   private[rocketmq] def fetchRoute(topic: String): TopicRouteData = {
     try {
@@ -185,7 +201,8 @@ private[rocketmq] object RocketMQOffsetReader {
   /** Fails fast, on the driver, when `topic` does not exist (one route lookup). */
   def requireTopic(options: RocketMQOptions, topic: String): Unit = {
     val reader = new RocketMQOffsetReader(options)
-    try reader.fetchRoute(topic) finally reader.close()
+    try reader.fetchRoute(topic)
+    finally reader.close()
   }
 
   /**

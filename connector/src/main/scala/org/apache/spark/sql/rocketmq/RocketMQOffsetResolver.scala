@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 /**
@@ -24,15 +40,17 @@ private[rocketmq] object RocketMQOffsetResolver {
       case Earliest => ranges.map { case (q, r) => q -> r.min }
       case Latest => ranges.map { case (q, r) => q -> r.max }
       case Specific(offsets) =>
-        checkKnown(offsets.keys, if (isStart) RocketMQOptions.StartingOffsets.key else RocketMQOptions.EndingOffsets.key)
+        checkKnown(offsets.keys,
+          if (isStart) RocketMQOptions.StartingOffsets.key else RocketMQOptions.EndingOffsets.key)
         val fallback = default
         ranges.map { case (q, r) =>
-          q -> (offsets.get(q) match {
-            case Some(EarliestOffset) => r.min
-            case Some(LatestOffset) => r.max
-            case Some(offset) => offset
-            case None => fallback(q)
-          })
+          q ->
+            (offsets.get(q) match {
+              case Some(EarliestOffset) => r.min
+              case Some(LatestOffset) => r.max
+              case Some(offset) => offset
+              case None => fallback(q)
+            })
         }
       case Timestamp(ts) =>
         reader.offsetsForTimestamp(ranges.keys, ts).map { case (q, o) => q -> clamp(q, o) }

@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import scala.collection.mutable
@@ -42,7 +58,7 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
   /** Where a batch read starts: `earliest` (default), JSON or a timestamp; never `latest`. */
   def batchStartingOffsets: RocketMQOffsetRangeLimit = startLimit(StartingOffsets.batchDefault) match {
     case Latest => throw RocketMQErrors.invalidOption(StartingOffsets.key, rawValue(StartingOffsets).get,
-      "LATEST_BATCH_START")
+        "LATEST_BATCH_START")
     case limit => refuseSentinel(limit, StartingOffsets, LatestOffset, "LATEST_OFFSET_BATCH_START")
   }
 
@@ -53,9 +69,10 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
       case Some(EndingOffsetsByTimestamp) =>
         RocketMQOffsetRangeLimit.TimestampPerQueue(this(EndingOffsetsByTimestamp).get)
       case _ => this(EndingOffsets) match {
-        case Earliest => throw RocketMQErrors.invalidOption(EndingOffsets.key, rawValue(EndingOffsets).get, "EARLIEST_END")
-        case limit => refuseSentinel(limit, EndingOffsets, EarliestOffset, "EARLIEST_OFFSET_END")
-      }
+          case Earliest =>
+            throw RocketMQErrors.invalidOption(EndingOffsets.key, rawValue(EndingOffsets).get, "EARLIEST_END")
+          case limit => refuseSentinel(limit, EndingOffsets, EarliestOffset, "EARLIEST_OFFSET_END")
+        }
     }
 
   /** Where a new streaming query starts: `latest` (default), `earliest`, JSON or a timestamp. */
@@ -71,7 +88,7 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
     }
 
   private def refuseSentinel(limit: RocketMQOffsetRangeLimit, option: RocketMQOption[_], sentinel: Long, sub: String)
-    : RocketMQOffsetRangeLimit = limit match {
+      : RocketMQOffsetRangeLimit = limit match {
     case RocketMQOffsetRangeLimit.Specific(offsets) if offsets.values.exists(_ == sentinel) =>
       throw RocketMQErrors.invalidOption(option.key, rawValue(option).get, sub)
     case other => other
@@ -133,7 +150,7 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
 
   /** Per-queue JSON may only name subscribed topics; errors name the option the JSON came from. */
   private def checkTopicsNamed(limit: RocketMQOffsetRangeLimit, offsets: RocketMQOption[_], times: RocketMQOption[_])
-    : Unit = limit match {
+      : Unit = limit match {
     case RocketMQOffsetRangeLimit.Specific(values) => checkTopicsNamed(offsets, values.keys)
     case RocketMQOffsetRangeLimit.TimestampPerQueue(values) => checkTopicsNamed(times, values.keys)
     case _ =>

@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import java.nio.charset.StandardCharsets
@@ -23,7 +39,8 @@ import org.apache.spark.unsafe.types.UTF8String
  */
 class RocketMQErrorsSuite extends AnyFunSuite {
 
-  private def options(kv: (String, String)*) = new RocketMQOptions((Seq("nameServer" -> "h:1", "topic" -> "t") ++ kv).toMap)
+  private def options(kv: (String, String)*) =
+    new RocketMQOptions((Seq("nameServer" -> "h:1", "topic" -> "t") ++ kv).toMap)
 
   private def raised(body: => Any): Throwable = Try(body).failed.getOrElse(fail("no error was raised"))
 
@@ -40,7 +57,8 @@ class RocketMQErrorsSuite extends AnyFunSuite {
   private def withProperty(name: String): InternalRow =
     InternalRow(s("x"), ArrayBasedMapData(Array[Any](s(name)), Array[Any](s("v"))))
 
-  private val propertySchema = new StructType().add("body", StringType).add("properties", MapType(StringType, StringType))
+  private val propertySchema =
+    new StructType().add("body", StringType).add("properties", MapType(StringType, StringType))
 
   private def errors: Seq[Throwable] = Seq(
     raised(new RocketMQOptions(Map.empty)(RocketMQOptions.NameServer)),
@@ -133,7 +151,8 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_BROKER_REQUEST_FAILED",
       "ROCKETMQ_NAME_SERVER_UNREACHABLE", "ROCKETMQ_PULL_FAILED", "ROCKETMQ_SEND_FAILED",
       "ROCKETMQ_SEND_NOT_ACKNOWLEDGED"))
-    assert(errors.filter(_.isInstanceOf[RocketMQInvalidInputException]).forall(_.isInstanceOf[IllegalArgumentException]))
+    assert(
+      errors.filter(_.isInstanceOf[RocketMQInvalidInputException]).forall(_.isInstanceOf[IllegalArgumentException]))
   }
 
   test("a request error carries its cause and the cause's text") {

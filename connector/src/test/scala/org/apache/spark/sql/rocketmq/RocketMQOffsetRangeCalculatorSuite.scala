@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import org.scalatest.funsuite.AnyFunSuite
@@ -25,7 +41,8 @@ class RocketMQOffsetRangeCalculatorSuite extends AnyFunSuite {
   test("minPartitions splits large ranges; unsplit queues keep a stable preferred executor") {
     val settings = RocketMQReadSettings(new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t")))
     val ranges = Seq(RocketMQOffsetRange(q0, 0, 900), RocketMQOffsetRange(q1, 0, 100))
-    val parts = RocketMQOffsetRangeCalculator.partitions(ranges, Some(10), settings, Seq("executor_h_1", "executor_h_2"))
+    val parts =
+      RocketMQOffsetRangeCalculator.partitions(ranges, Some(10), settings, Seq("executor_h_1", "executor_h_2"))
     assert(parts.map(p => p.untilOffset - p.fromOffset).sum === 1000)
     assert(parts.count(_.queue == q0) === 9 && parts.count(_.queue == q1) === 1)
     assert(parts.filter(_.queue == q0).forall(_.preferredLocation.isEmpty))

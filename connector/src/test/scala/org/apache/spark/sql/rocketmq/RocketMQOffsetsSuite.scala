@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import org.scalatest.funsuite.AnyFunSuite
@@ -28,7 +44,7 @@ class RocketMQOffsetsSuite extends AnyFunSuite {
       val e = errorOf(RocketMQOffsetsJson.parseOption("startingOffsets", bad))
       assert(e.getCondition === s"ROCKETMQ_INVALID_OFFSETS_JSON.$sub")
       assert(e.getMessage.contains(detail) && e.getMessage.contains("'startingOffsets'") &&
-        e.getMessage.contains(s"'$bad'"), e.getMessage)
+          e.getMessage.contains(s"'$bad'"), e.getMessage)
     }
   }
 
@@ -55,9 +71,11 @@ class RocketMQOffsetsSuite extends AnyFunSuite {
     assert(resolve(Latest, isStart = false) === Map(q0 -> 20L, q1 -> 5L))
     assert(resolve(Specific(Map(q0 -> 12L)), isStart = true) === Map(q0 -> 12L, q1 -> 0L))
     assert(resolve(Specific(Map(q0 -> 12L)), isStart = false) === Map(q0 -> 12L, q1 -> 5L))
-    assert(resolve(Specific(Map(q1 -> LatestOffset, q0 -> EarliestOffset)), isStart = false) === Map(q0 -> 10L, q1 -> 5L))
+    assert(resolve(Specific(Map(q1 -> LatestOffset, q0 -> EarliestOffset)), isStart = false) ===
+      Map(q0 -> 10L, q1 -> 5L))
     val e = errorOf(resolve(Specific(Map(RocketMQQueue("t", "b", 9) -> 0L)), isStart = true))
     assert(e.getCondition === "ROCKETMQ_UNKNOWN_QUEUE")
-    assert(e.getMessage.contains("t/b/9") && e.getMessage.contains("b/0, b/1") && e.getMessage.contains("'startingOffsets'"))
+    assert(
+      e.getMessage.contains("t/b/9") && e.getMessage.contains("b/0, b/1") && e.getMessage.contains("'startingOffsets'"))
   }
 }

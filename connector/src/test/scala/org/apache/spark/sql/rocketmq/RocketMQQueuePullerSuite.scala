@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import scala.collection.mutable
@@ -35,13 +51,14 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
 
   /** Reads `[from, until)` against `answers` (one per pull, in order); the offsets returned and lost. */
   private def read(from: Long, until: Long, answers: PullResult*)(implicit s: RocketMQReadSettings)
-    : (Seq[Long], Long, Seq[(Long, Int)]) = {
+      : (Seq[Long], Long, Seq[(Long, Int)]) = {
     val script = mutable.Queue(answers: _*)
     val asked = mutable.Buffer.empty[(Long, Int)]
-    val puller = new RocketMQQueuePuller(queue, from, until, s, (offset, max) => {
-      asked += offset -> max
-      if (script.isEmpty) fail(s"an unexpected pull at $offset") else script.dequeue()
-    }, () => ())
+    val puller = new RocketMQQueuePuller(queue, from, until, s,
+      (offset, max) => {
+        asked += offset -> max
+        if (script.isEmpty) fail(s"an unexpected pull at $offset") else script.dequeue()
+      }, () => ())
     val got = Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList
     assert(script.isEmpty, "answers left unused")
     (got, puller.lostOffsets, asked.toSeq)

@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import java.nio.charset.StandardCharsets
@@ -24,10 +40,10 @@ class RocketMQRowToMessageSuite extends AnyFunSuite {
 
   private def row(properties: Map[String, String] = Map("a" -> "1"), keys: Seq[String] = Seq("k1", null, "k2"),
       deliverMicros: java.lang.Long = 1700000000123456L, body: Array[Byte] = "b".getBytes(StandardCharsets.UTF_8))
-    : InternalRow = InternalRow(body, s("t"), s("tag"),
-      new GenericArrayData(keys.map(s).toArray[Any]),
-      ArrayBasedMapData(properties.keys.map(s).toArray[Any], properties.values.map(s).toArray[Any]),
-      s("shard-1"), deliverMicros)
+      : InternalRow = InternalRow(body, s("t"), s("tag"),
+    new GenericArrayData(keys.map(s).toArray[Any]),
+    ArrayBasedMapData(properties.keys.map(s).toArray[Any], properties.values.map(s).toArray[Any]),
+    s("shard-1"), deliverMicros)
 
   test("every column reaches the message") {
     val m = converter.toMessage(row(), 0)
@@ -44,14 +60,15 @@ class RocketMQRowToMessageSuite extends AnyFunSuite {
       val e = intercept[RocketMQInvalidInputException](converter.toMessage(row(properties = Map(name -> "v")), 7))
       assert(e.getCondition === s"ROCKETMQ_INVALID_PROPERTY_NAME.$problem")
       assert(e.getMessage.contains("Row 7") && e.getMessage.contains("'properties'") &&
-        e.getMessage.contains(s"'$name'"), e.getMessage)
+          e.getMessage.contains(s"'$name'"), e.getMessage)
     }
   }
 
   test("nulls: a null body fails naming the column; optional columns may be null") {
     val e = intercept[RocketMQInvalidInputException](converter.toMessage(row(body = null), 3))
     assert(e.getCondition === "ROCKETMQ_NULL_COLUMN_VALUE.BODY" && e.getMessage.contains("'body'"))
-    val m = converter.toMessage(InternalRow("x".getBytes(StandardCharsets.UTF_8), s("t"), null, null, null, null, null), 0)
+    val m =
+      converter.toMessage(InternalRow("x".getBytes(StandardCharsets.UTF_8), s("t"), null, null, null, null, null), 0)
     assert(m.getTags === null && m.getKeys === null && m.getDeliverTimeMs === 0L)
   }
 

@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import java.io.{BufferedReader, File, InputStreamReader}
@@ -156,7 +172,7 @@ final class EmbeddedRocketMQ(
     namesrv.getRouteInfoManager.deleteTopic(topic)
     awaitCondition(s"topic $topic to be gone", 30000) {
       namesrv.getRouteInfoManager.pickupTopicRouteData(topic) == null &&
-        broker.getMessageStore.getMaxOffsetInQueue(topic, 0) == 0
+      broker.getMessageStore.getMaxOffsetInQueue(topic, 0) == 0
     }
   }
 
@@ -307,7 +323,8 @@ object EmbeddedRocketMQ {
     Runtime.getRuntime.addShutdownHook(new Thread(() => mq.discard()))
     val rt = Runtime.getRuntime
     System.err.println(f"embedded RocketMQ started in $startSeconds%.2f s (JVM up ${
-      java.lang.management.ManagementFactory.getRuntimeMXBean.getUptime / 1000.0}%.2f s), " +
+        java.lang.management.ManagementFactory.getRuntimeMXBean.getUptime / 1000.0
+      }%.2f s), " +
       f"heap used ${(rt.totalMemory() - rt.freeMemory()) / 1048576.0}%.0f MiB")
     println(s"NAMESRV ${mq.nameServer}")
     System.out.flush()
@@ -328,7 +345,8 @@ object EmbeddedRocketMQ {
               "OK " + RocketMQOffsetsJson.format(mq.latestOffsets(topic))
             case "storeDir" :: Nil => s"OK ${mq.storeDirectory}"
             case "bodies" :: topic :: Nil =>
-              "OK " + json.writeValueAsString(mq.readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8)).asJava)
+              "OK " + json.writeValueAsString(
+                mq.readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8)).asJava)
             case _ => s"ERROR unknown command: $line"
           }
         } catch {

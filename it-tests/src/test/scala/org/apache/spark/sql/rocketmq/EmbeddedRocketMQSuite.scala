@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import java.net.{InetSocketAddress, Socket}
@@ -30,7 +46,8 @@ class EmbeddedRocketMQSuite extends AnyFunSuite {
 
       mq.createTopic("harness-topic", queues = 3)
       val results = mq.sendMessages("harness-topic",
-        Seq(TestMessage("a", tags = "x", keys = "k", properties = Map("p" -> "1")), TestMessage("b")), queueId = Some(2))
+        Seq(TestMessage("a", tags = "x", keys = "k", properties = Map("p" -> "1")), TestMessage("b")),
+        queueId = Some(2))
       assert(results.map(_.getQueueOffset) === Seq(0L, 1L))
       assert(mq.latestOffsets("harness-topic") === Map(
         RocketMQQueue("harness-topic", mq.brokerName, 0) -> 0L,

@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 /** Each kind of bad input fails fast with an error naming the option or column, the value and what is allowed. */
@@ -27,7 +43,8 @@ class RocketMQBadInputSuite extends RocketMQSparkSuiteBase {
     assertContainsAll(m, "'startingOffsets'", """'{"x":'""", "not valid JSON", "topic -> broker -> queue id")
     val m2 = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic,
       "startingOffsets" -> s"""{"$topic":{"broker-a":{"0":"abc"}}}""")
-    assertContainsAll(m2, "ROCKETMQ_INVALID_OFFSETS_JSON.VALUE_NOT_AN_INTEGER", "'startingOffsets'", "\"abc\", not an integer")
+    assertContainsAll(m2, "ROCKETMQ_INVALID_OFFSETS_JSON.VALUE_NOT_AN_INTEGER", "'startingOffsets'",
+      "\"abc\", not an integer")
     val m3 = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic, "startingOffsets" -> "beginning")
     assertContainsAll(m3, "'beginning'", "'startingOffsets'", "'earliest', 'latest' or a JSON object")
   }
@@ -65,7 +82,8 @@ class RocketMQBadInputSuite extends RocketMQSparkSuiteBase {
   }
 
   test("a malformed name server address or topic name") {
-    assertContainsAll(readError("nameServer" -> "localhost", "topic" -> topic), "'localhost'", "'nameServer'", "host:port")
+    assertContainsAll(readError("nameServer" -> "localhost", "topic" -> topic), "'localhost'", "'nameServer'",
+      "host:port")
     assertContainsAll(readError("nameServer" -> rocketmq.nameServer, "topic" -> "bad topic!"),
       "'topic'", "'bad topic!'", "not a valid RocketMQ topic name")
   }
@@ -120,7 +138,8 @@ class RocketMQBadInputSuite extends RocketMQSparkSuiteBase {
   private def streamError(options: (String, String)*): String = errorMessage {
     val q = spark.readStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
       .options(options.toMap).load().writeStream.format("memory").queryName(s"bad_${System.nanoTime()}").start()
-    try q.processAllAvailable() finally q.stop()
+    try q.processAllAvailable()
+    finally q.stop()
   }
 
   test("streaming: end options are refused, and conflicting start options are named together") {

@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import java.nio.charset.StandardCharsets
@@ -25,11 +41,13 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
   test("binary bodies, tags column, append mode; the topic option overrides a topic column") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
-    val data = (0 until 20).map(i => (s"b$i".getBytes(StandardCharsets.UTF_8), "no-such-topic", if (i % 2 == 0) "even" else "odd"))
+    val data = (0 until 20).map(i =>
+      (s"b$i".getBytes(StandardCharsets.UTF_8), "no-such-topic", if (i % 2 == 0) "even" else "odd"))
     data.toDF("body", "topic", "tags").write.format("org.apache.spark.sql.rocketmq.RocketMQSourceProvider")
       .mode("append").option("nameServer", rocketmq.nameServer).option("topic", topic).save()
     val stored = rocketmq.readAll(topic)
-    assert(stored.map(m => new String(m.getBody, StandardCharsets.UTF_8)).sorted === (0 until 20).map(i => s"b$i").sorted)
+    assert(
+      stored.map(m => new String(m.getBody, StandardCharsets.UTF_8)).sorted === (0 until 20).map(i => s"b$i").sorted)
     stored.foreach { m =>
       val i = new String(m.getBody, StandardCharsets.UTF_8).drop(1).toInt
       assert(m.getTags === (if (i % 2 == 0) "even" else "odd"))

@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import java.nio.file.Files
@@ -74,8 +90,9 @@ class RocketMQDataLossSuite extends RocketMQSparkSuiteBase {
     assert(message.contains("ROCKETMQ_DATA_LOSS.EXPIRED") && lostUntil.exists(_ >= min), message)
     assert(message.contains("failOnDataLoss=false"), message)
 
-    val offsets = readTopic(topic, fromZero, "failOnDataLoss" -> "false", "endingOffsets" ->
-      s"""{"$topic":{"${rocketmq.brokerName}":{"0":$max}}}""").select("queueOffset").collect().map(_.getLong(0)).toSeq
+    val offsets = readTopic(topic, fromZero, "failOnDataLoss" -> "false",
+      "endingOffsets" ->
+        s"""{"$topic":{"${rocketmq.brokerName}":{"0":$max}}}""").select("queueOffset").collect().map(_.getLong(0)).toSeq
     assert(offsets.distinct.size === offsets.size, "an offset was read twice")
     assert(offsets.nonEmpty && offsets.min >= min && offsets.max === max - 1, s"read ${offsets.size} offsets")
     assert(offsets.sorted === (offsets.min until max), "offsets after the first one left are all read")

@@ -1,8 +1,23 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
-
 
 import org.apache.rocketmq.common.message.MessageExt
 
@@ -31,7 +46,8 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
   test("every column reaches the message: tags, keys as string or array, properties") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 4)
-    val rows = (0 until 200).map(i => (s"b$i", s"t${i % 3}", Seq(s"k$i", s"extra$i"), Map("n" -> i.toString, "p" -> "q")))
+    val rows = (0 until 200).map(i =>
+      (s"b$i", s"t${i % 3}", Seq(s"k$i", s"extra$i"), Map("n" -> i.toString, "p" -> "q")))
     rows.toDF("body", "tags", "keys", "properties").repartition(4).write.format("rocketmq")
       .option("nameServer", rocketmq.nameServer).option("topic", topic).save()
     val stored = rocketmq.readAll(topic)
@@ -70,7 +86,7 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(out, queues = 2)
     rocketmq.sendBodies(in, (0 until 500).map(i => s"m$i"))
     val q = toTopic(source(in, "maxOffsetsPerTrigger" -> "200")
-      .selectExpr("concat('out-', CAST(body AS STRING)) AS body", "'copied' AS tags",
+        .selectExpr("concat('out-', CAST(body AS STRING)) AS body", "'copied' AS tags",
         "array(concat('k-', CAST(queueOffset AS STRING)), 'all') AS keys",
         "map('from', CAST(queueId AS STRING)) AS properties"), out)
     assert(q.awaitTermination(120000))
@@ -128,7 +144,7 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     assert(huge.contains("ROCKETMQ_SEND_FAILED") && huge.toLowerCase.contains("size"), huge)
     val reserved = write(Seq(("x", Map("TAGS" -> "sneaky"))).toDF("body", "properties"))
     assert(reserved.contains("ROCKETMQ_INVALID_PROPERTY_NAME") && reserved.contains("'TAGS'") &&
-      reserved.contains("'properties'") && reserved.contains("reserves"), reserved)
+        reserved.contains("'properties'") && reserved.contains("reserves"), reserved)
     val typed = write(Seq(("x", 5)).toDF("body", "shardingKey"))
     assert(typed.contains("ROCKETMQ_INVALID_COLUMN_TYPE") && typed.contains("'shardingKey'"), typed)
     val missing = errorMessage {

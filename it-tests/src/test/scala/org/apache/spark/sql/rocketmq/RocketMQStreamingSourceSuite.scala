@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq
 
 import java.nio.file.Files
@@ -14,7 +30,7 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
 
   /** Starts `df` into an in-memory table named `name`, checkpointing at `checkpoint`. */
   private def toMemory(df: DataFrame, name: String, checkpoint: String, trigger: Trigger = Trigger.ProcessingTime(0))
-    : StreamingQuery =
+      : StreamingQuery =
     df.selectExpr("CAST(body AS STRING) AS body", "brokerName", "queueId", "queueOffset")
       .writeStream.format("memory").queryName(name)
       .option("checkpointLocation", checkpoint).trigger(trigger).start()
@@ -23,7 +39,8 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     spark.table(name).collect().map(_.getString(0)).toSeq
 
   private def withQuery[T](query: StreamingQuery)(body: StreamingQuery => T): T =
-    try body(query) finally query.stop()
+    try body(query)
+    finally query.stop()
 
   private var tableCount = 0
   private def tableName(): String = { tableCount += 1; s"rocketmq_out_$tableCount" }
@@ -46,7 +63,8 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
   private def runToFiles(df: DataFrame, output: String, checkpoint: String): Unit = {
     val q = df.selectExpr("CAST(body AS STRING) AS body", "brokerName", "queueId", "queueOffset")
       .writeStream.format("json").option("path", output).option("checkpointLocation", checkpoint).start()
-    try q.processAllAvailable() finally q.stop()
+    try q.processAllAvailable()
+    finally q.stop()
   }
 
   private def fileRows(output: String): Seq[Row] =
@@ -93,8 +111,9 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(topic, queues = 4)
     rocketmq.sendBodies(topic, (0 until 100).map(i => s"m$i"))
     val name = tableName()
-    val q = toMemory(streamTopic(topic, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "30"), name, newDir(),
-      Trigger.AvailableNow())
+    val q =
+      toMemory(streamTopic(topic, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "30"), name, newDir(),
+        Trigger.AvailableNow())
     assert(q.awaitTermination(120000), "AvailableNow did not stop")
     assert(memoryBodies(name).sorted === (0 until 100).map(i => s"m$i").sorted)
     val sizes = q.recentProgress.map(_.numInputRows).filter(_ > 0).toSeq
@@ -106,7 +125,7 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(topic, queues = 1)
     val name = tableName()
     withQuery(toMemory(streamTopic(topic, "minOffsetsPerTrigger" -> "20", "maxTriggerDelay" -> "3s"), name, newDir(),
-        Trigger.ProcessingTime(100))) { q =>
+      Trigger.ProcessingTime(100))) { q =>
       q.processAllAvailable()
       rocketmq.sendBodies(topic, (0 until 5).map(i => s"few$i"))
       q.processAllAvailable()
@@ -157,10 +176,11 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
   test("tag and SQL92 filters, and the extra columns") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
-    rocketmq.sendMessages(topic, (0 until 30).map { i =>
-      TestMessage(s"m$i", tags = if (i % 2 == 0) "even" else "odd", keys = s"k$i extra$i",
-        properties = Map("n" -> i.toString))
-    })
+    rocketmq.sendMessages(topic,
+      (0 until 30).map { i =>
+        TestMessage(s"m$i", tags = if (i % 2 == 0) "even" else "odd", keys = s"k$i extra$i",
+          properties = Map("n" -> i.toString))
+      })
     def read(options: (String, String)*): Seq[Row] = {
       val name = tableName()
       val q = streamTopic(topic, ("startingOffsets" -> "earliest") +: options: _*)
@@ -210,16 +230,19 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendBodies(topic, (0 until 20).map(i => s"m$i"))
     val group = s"spark-it-group-${topic.takeRight(8)}"
-    val q = toMemory(streamTopic(topic, "startingOffsets" -> "earliest", "consumerGroup" -> group), tableName(), newDir(),
-      Trigger.AvailableNow())
+    val q =
+      toMemory(streamTopic(topic, "startingOffsets" -> "earliest", "consumerGroup" -> group), tableName(), newDir(),
+        Trigger.AvailableNow())
     assert(q.awaitTermination(120000))
     val latest = rocketmq.latestOffsets(topic)
     EmbeddedRocketMQ.awaitCondition("the group's committed offsets", 30000) {
       latest.forall { case (queue, max) => rocketmq.committedOffset(group, queue) == max }
     }
-    val q2 = toMemory(streamTopic(topic, "startingOffsets" -> "earliest"), tableName(), newDir(), Trigger.AvailableNow())
+    val q2 =
+      toMemory(streamTopic(topic, "startingOffsets" -> "earliest"), tableName(), newDir(), Trigger.AvailableNow())
     assert(q2.awaitTermination(120000))
-    latest.keys.foreach(queue => assert(rocketmq.committedOffset(consumer.RocketMQConsumerPool.ReaderGroup, queue) === -1L))
+    latest.keys.foreach(queue =>
+      assert(rocketmq.committedOffset(consumer.RocketMQConsumerPool.ReaderGroup, queue) === -1L))
   }
 
   test("a checkpoint written by this version (fixture in test resources) restarts where it stopped") {
@@ -237,7 +260,8 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
       .trigger(Trigger.AvailableNow()).start()
     assert(q.awaitTermination(120000))
     // (by glob: the sink log of this fresh output directory starts at the resumed batch 1)
-    val offsets = spark.read.schema("body STRING, queueOffset BIGINT").json(s"$output/part-*").collect().map(_.getLong(1))
+    val offsets =
+      spark.read.schema("body STRING, queueOffset BIGINT").json(s"$output/part-*").collect().map(_.getLong(1))
     assert(offsets.sorted.toSeq === Seq(5L, 6L, 7L))
   }
 
@@ -263,7 +287,7 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
           val m = e.getMessage
           assert(m.contains("failOnDataLoss=false"), m)
           assert(m.contains("[ROCKETMQ_DATA_LOSS_QUEUE_GONE]") ||
-            "\\[ROCKETMQ_DATA_LOSS.OFFSETS_WENT_BACK\\].*offsets \\[[0-3], 10\\)".r.findFirstIn(m).isDefined, m)
+              "\\[ROCKETMQ_DATA_LOSS.OFFSETS_WENT_BACK\\].*offsets \\[[0-3], 10\\)".r.findFirstIn(m).isDefined, m)
         } else {
           q.processAllAvailable()
           val got = spark.read.schema("body STRING").json(output).collect().map(_.getString(0)).sorted.toSeq

@@ -1,3 +1,19 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
 package org.apache.spark.sql.rocketmq.consumer
 
 import java.io.Closeable
@@ -85,9 +101,9 @@ private[rocketmq] final class RocketMQQueuePuller(
         // Returned messages are checked one by one against expectedOffset in next().
         messages = result.getMsgFoundList.iterator()
         pullOffset = math.min(math.max(next, pullOffset), until)
-      case PullStatus.NO_MATCHED_MSG if next == pullOffset =>
-        // A replica broker answers "pull again" this way when the message is not there yet: no offset
-        // was scanned, so nothing was filtered or lost. Retried below, a bounded number of times.
+      // A replica broker answers "pull again" this way when the message is not there yet: no offset
+      // was scanned, so nothing was filtered or lost. Pulled again below, for at most pullTimeoutMs.
+      case PullStatus.NO_MATCHED_MSG if next == pullOffset => ()
       case PullStatus.NO_MATCHED_MSG if settings.filtered =>
         // The filter skipped the whole window the broker scanned: nothing lost. (The broker gives
         // the same answer for messages being removed; with a filter the two cannot be told apart.)
@@ -114,9 +130,10 @@ private[rocketmq] final class RocketMQQueuePuller(
       // answers for longer than a pull may take, would loop forever.
       retriesInARow += 1
       if (result.getPullStatus != PullStatus.NO_MATCHED_MSG || retriesInARow * RetryPauseMs > settings.pullTimeoutMs) {
-        throw RocketMQErrors.pullFailed(queue, before, new IllegalStateException(
-          s"the broker answered ${result.getPullStatus} with next offset $next and no messages " +
-            s"($retriesInARow time(s) in a row)"))
+        throw RocketMQErrors.pullFailed(queue, before,
+          new IllegalStateException(
+            s"the broker answered ${result.getPullStatus} with next offset $next and no messages " +
+              s"($retriesInARow time(s) in a row)"))
       }
       Thread.sleep(RetryPauseMs)
     } else retriesInARow = 0
