@@ -98,8 +98,13 @@ lazy val connector = (project in file("connector"))
   .settings(commonSettings)
   .settings(
     name := "rocketmq-spark-connector",
-    libraryDependencies += ("org.apache.rocketmq" % "rocketmq-client" % rocketmqVersion)
-      .excludeAll(clientExclusions: _*),
+    libraryDependencies ++= Seq(
+      ("org.apache.rocketmq" % "rocketmq-client" % rocketmqVersion).excludeAll(clientExclusions: _*),
+      // RocketMQ's own SQL92 compiler, to refuse at planning a filter the broker would ignore; its
+      // server utilities are never loaded by the compiler.
+      ("org.apache.rocketmq" % "rocketmq-filter" % rocketmqVersion)
+        .excludeAll(clientExclusions :+ ExclusionRule("org.apache.rocketmq", "rocketmq-srvutil"): _*)
+    ),
     pomPostProcess := excludeFromClientInPom,
     // dev/test republishes the same version to ~/.m2 on every run (for the spark-submit --packages
     // test); without this the second `connector/publishM2` fails because the POM already exists.

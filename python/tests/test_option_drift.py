@@ -46,6 +46,7 @@ HINTS = {
     "text": "str",
     "name server": "str",
     "group name": "str",
+    "sql92": "str",
     "topics": "Topics",
     "positive int": "int",
     "non-negative int": "int",

@@ -16,7 +16,7 @@
 
 package org.apache.spark.sql.rocketmq
 
-import java.util.concurrent.{ConcurrentHashMap, Executors, ThreadFactory, TimeUnit}
+import java.util.concurrent.{Executors, ThreadFactory, TimeUnit}
 
 import scala.collection.mutable
 
@@ -44,7 +44,7 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
     var idleSinceMs: Long = System.currentTimeMillis()
     var broken = false
     /** Set-up steps already done on this client (see `Lease.once`). */
-    val done: java.util.Set[String] = ConcurrentHashMap.newKeySet[String]()
+    val done: mutable.Set[String] = mutable.Set.empty[String]
   }
 
   /** A client borrowed by one task; `release()` it exactly once. */
@@ -53,10 +53,16 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
 
     def client: C = entry.client
 
-    /** Runs `setUp` the first time `step` is asked for on this client. */
-    def once(step: String)(setUp: => Unit): Unit = if (entry.done.add(step)) {
-      try setUp
-      catch { case e: Throwable => entry.done.remove(step); throw e }
+    /**
+     * Runs `setUp` the first time `step` is asked for on this client, and returns only once it has
+     * succeeded: a task sharing the client that asks for the same step meanwhile waits for it (it
+     * must not go on before the set-up is done), and one that failed is tried again by the next.
+     */
+    def once(step: String)(setUp: => Unit): Unit = entry.done.synchronized {
+      if (!entry.done.contains(step)) {
+        setUp
+        entry.done.add(step)
+      }
     }
 
     /** After a failed request: the client is replaced once no task holds it. */

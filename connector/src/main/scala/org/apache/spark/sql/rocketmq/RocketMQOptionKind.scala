@@ -18,6 +18,11 @@ package org.apache.spark.sql.rocketmq
 
 import java.util.Locale
 
+import scala.util.control.NonFatal
+
+import org.apache.rocketmq.common.filter.ExpressionType
+import org.apache.rocketmq.filter.FilterFactory
+
 /**
  * The kind of value an option takes: how its text is parsed and checked, how the README describes
  * it, and how a default is written there (`render` gives text that parses back to the same value).
@@ -43,6 +48,26 @@ private[rocketmq] object RocketMQOptionKind {
   case object Text extends RocketMQOptionKind[String]("text", "text") {
     override def parse(key: String, value: String): String = value
     override def render(value: String): String = s""""$value""""
+    override def emptyIsUnset: Boolean = true
+  }
+
+  /**
+   * An SQL92 expression over message properties, compiled here with RocketMQ's own compiler: a broker
+   * that cannot compile one does not fail the pull, it matches every message (checked in RocketMQ 5.5:
+   * its filter data is then null, and a null filter matches), so a typo would return unfiltered data.
+   */
+  case object Sql92 extends RocketMQOptionKind[String]("sql92", "SQL92 expression") {
+    override def parse(key: String, value: String): String = {
+      try FilterFactory.INSTANCE.get(ExpressionType.SQL92).compile(value)
+      catch {
+        case NonFatal(e) =>
+          // The compiler's own first line (e.g. where it stopped), without what it expected instead.
+          val innermost = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).toSeq.last
+          val reason = Option(innermost.getMessage).flatMap(_.linesIterator.map(_.trim).find(_.nonEmpty))
+          invalid(key, value, "SQL92", "parseError" -> reason.getOrElse(innermost.getClass.getSimpleName))
+      }
+      value
+    }
     override def emptyIsUnset: Boolean = true
   }
 

@@ -294,7 +294,7 @@ private[rocketmq] object RocketMQOptions {
     "Fewest Spark partitions to read with: large queue ranges are split to reach it.", default = "(one per queue)")
 
   /** SQL92 property filter. */
-  val SqlFilter: Unset[String] = unset("sqlFilter", Text, SourceBoth,
+  val SqlFilter: Unset[String] = unset("sqlFilter", Sql92, SourceBoth,
     "Reads only messages the broker's SQL92 filter matches (needs enablePropertyFilter=true on brokers). " +
       "Excludes a subExpression other than *.",
     value = "SQL92 expression over message properties, e.g. \"a > 5\"")

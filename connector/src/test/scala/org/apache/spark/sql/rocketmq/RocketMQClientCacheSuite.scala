@@ -16,7 +16,10 @@
 
 package org.apache.spark.sql.rocketmq
 
+import java.util.concurrent.{ConcurrentLinkedQueue, CountDownLatch, TimeUnit}
+
 import scala.collection.mutable
+import scala.jdk.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -75,6 +78,28 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
     lease.once("prepare")(runs += 1)
     assert(runs === 2)
     lease.release()
+  }
+
+  test("a task asking for a set-up step another task is running waits until it is done") {
+    val f = new Fixture
+    val (first, second) = (f.cache.borrow("x"), f.cache.borrow("x"))
+    val inSetUp = new CountDownLatch(1)
+    val finishSetUp = new CountDownLatch(1)
+    val events = new ConcurrentLinkedQueue[String]()
+    val a = new Thread(() => first.once("prepare") { inSetUp.countDown(); finishSetUp.await(); events.add("set up") })
+    val b = new Thread(() => { second.once("prepare")(events.add("set up twice")); events.add("second went on") })
+    a.start()
+    assert(inSetUp.await(30, TimeUnit.SECONDS))
+    b.start()
+    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
+    while (b.getState != Thread.State.BLOCKED && System.nanoTime() < deadline) Thread.onSpinWait()
+    assert(b.getState === Thread.State.BLOCKED, "the second task should wait for the set-up")
+    finishSetUp.countDown()
+    a.join(30000)
+    b.join(30000)
+    assert(events.asScala.toSeq === Seq("set up", "second went on"))
+    first.release()
+    second.release()
   }
 
   test("closeAll closes every client") {

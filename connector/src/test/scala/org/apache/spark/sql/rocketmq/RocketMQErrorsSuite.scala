@@ -71,6 +71,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(options("nameServer" -> "x")(RocketMQOptions.NameServer)),
     raised(options("topic" -> "a b").topicsToRead),
     raised(options("consumerGroup" -> "a b")(RocketMQOptions.ConsumerGroup)),
+    raised(options("sqlFilter" -> "a >>> 5")(RocketMQOptions.SqlFilter)),
     raised(options("startingOffsets" -> "x").validateForStream()),
     raised(options("startingOffsets" -> """{"t":{"b":{"0":-3}}}""").validateForStream()),
     raised(options("startingOffsetsByTimestamp" -> """{"t":{"b":{"0":-3}}}""").validateForStream()),
@@ -136,7 +137,8 @@ class RocketMQErrorsSuite extends AnyFunSuite {
       val template = RocketMQErrors.template(t.getCondition)
       val placeholders = "<([a-zA-Z0-9_-]+)>".r.findAllMatchIn(template).map(_.group(1)).toSet
       assert(t.getMessageParameters.keySet.asScala.toSet === placeholders, t.getCondition)
-      assert(e.getMessage.startsWith(s"[${t.getCondition}] ") && !e.getMessage.contains("<"), e.getMessage)
+      assert(e.getMessage.startsWith(s"[${t.getCondition}] "), e.getMessage)
+      assert(placeholders.forall(p => !e.getMessage.contains(s"<$p>")), e.getMessage)
       assert(t.getSqlState != null && t.getSqlState.length == 5, t.getCondition)
     }
   }

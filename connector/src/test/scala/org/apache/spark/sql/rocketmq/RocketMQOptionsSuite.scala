@@ -126,6 +126,16 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     assert(errorOf(options().topicsToRead).getCondition === "ROCKETMQ_MISSING_OPTION.TOPIC")
   }
 
+  test("an SQL92 filter RocketMQ cannot compile is refused, naming the option and the compiler's reason") {
+    assert(options("sqlFilter" -> "seq >= 60 AND TAGS = 'a'")(SqlFilter) === Some("seq >= 60 AND TAGS = 'a'"))
+    for (bad <- Seq("seq >>> 5", "seq >= 'x'", "seq >=")) {
+      val e = errorOf(options(minimal :+ ("sqlFilter" -> bad): _*).validateForBatchRead())
+      assert(e.getCondition === "ROCKETMQ_INVALID_OPTION_VALUE.SQL92", bad)
+      assert(e.getMessage.contains(s"'$bad'") && e.getMessage.contains("'sqlFilter'"), e.getMessage)
+      assert(e.getMessageParameters.get("parseError").nonEmpty, bad)
+    }
+  }
+
   test("offset limits: keywords in any case, JSON with sentinels, batch limits refused") {
     assert(options("startingOffsets" -> "EARLIEST").batchStartingOffsets === Earliest)
     assert(options("endingOffsets" -> "Latest").batchEndingOffsets === Latest)

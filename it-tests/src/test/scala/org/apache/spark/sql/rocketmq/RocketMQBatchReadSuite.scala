@@ -129,4 +129,17 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(topic, queues = 2)
     assert(readTopic(topic).count() === 0)
   }
+
+  test("an SQL92 filter selects by property; one RocketMQ cannot compile is refused, not ignored") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.sendMessages(topic, (0 until 100).map(i => TestMessage(s"m$i", properties = Map("seq" -> i.toString))))
+    assert(bodies(readTopic(topic, "sqlFilter" -> "seq >= 60")).sorted === (60 until 100).map(i => s"m$i").sorted)
+    // The broker itself answers such a filter with every message (it cannot compile it, and a filter it
+    // has not compiled matches all): the connector refuses it before any pull.
+    for (bad <- Seq("seq >>> 5", "seq >= 'x'")) {
+      val m = errorMessage(readTopic(topic, "sqlFilter" -> bad).collect())
+      assert(m.contains("ROCKETMQ_INVALID_OPTION_VALUE.SQL92") && m.contains("'sqlFilter'") && m.contains(s"'$bad'"), m)
+    }
+  }
 }
