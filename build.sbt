@@ -50,7 +50,7 @@ val clientExclusions: Seq[ExclusionRule] = Seq(
 // Out of the published POM only: with --packages the client runs on Spark's own netty (docs/build-notes.md).
 val pomOnlyClientExclusions: Seq[(String, String)] = Seq("io.netty" -> "*")
 
-/** Adds `pomOnlyClientExclusions` to the rocketmq-client dependency of a generated POM. */
+/** Adds `pomOnlyClientExclusions` to the RocketMQ dependencies (client, filter) of a generated POM. */
 def excludeFromClientInPom(pom: scala.xml.Node): scala.xml.Node = {
   import scala.xml._
   import scala.xml.transform.{RewriteRule, RuleTransformer}
@@ -61,7 +61,7 @@ def excludeFromClientInPom(pom: scala.xml.Node): scala.xml.Node = {
     override def transform(n: Node): Seq[Node] = n match {
       case dep: Elem
           if dep.label == "dependency" && (dep \ "groupId").text == "org.apache.rocketmq" &&
-            (dep \ "artifactId").text == "rocketmq-client" =>
+            Set("rocketmq-client", "rocketmq-filter").contains((dep \ "artifactId").text) =>
         val (exclusions, rest) = dep.child.partition(_.label == "exclusions")
         val kept = exclusions.flatMap(_.child).filter(_.isInstanceOf[Elem])
         dep.copy(child = rest :+ <exclusions>{kept ++ added}</exclusions>)
@@ -69,8 +69,8 @@ def excludeFromClientInPom(pom: scala.xml.Node): scala.xml.Node = {
     }
   }
   val out = new RuleTransformer(rule).transform(pom).head
-  require((out \\ "exclusion").exists(e => (e \ "groupId").text == "io.netty"),
-    "rocketmq-client is no longer a POM dependency: update excludeFromClientInPom")
+  require((out \\ "exclusion").count(e => (e \ "groupId").text == "io.netty") == 2,
+    "rocketmq-client or rocketmq-filter is no longer a POM dependency: update excludeFromClientInPom")
   out
 }
 
