@@ -46,7 +46,7 @@ final case class TestMessage(
 /**
  * A real RocketMQ name server and broker running in this JVM, for tests, the demo and benchmarks:
  * every port ephemeral, the store in a fresh temporary directory (removed by `stop()`), small
- * commitlog files, SQL92 property filtering on, pull transfer limits raised, topics created only
+ * commitlog files, SQL92 property filtering on, RocketMQ's default pull limits, topics created only
  * explicitly. Its own logs go to a file under the temporary directory, never to the console or
  * the home directory (see rmq.logback-test.xml).
  */
@@ -115,10 +115,8 @@ final class EmbeddedRocketMQ(
     store.setHaListenPort(0)
     store.setMaxIndexNum(10000)
     store.setMaxHashSlotNum(4000)
-    store.setMaxTransferCountOnMessageInMemory(1024)
-    store.setMaxTransferBytesOnMessageInMemory(4 * 1024 * 1024)
-    store.setMaxTransferCountOnMessageInDisk(1024)
-    store.setMaxTransferBytesOnMessageInDisk(4 * 1024 * 1024)
+    // Pull limits stay RocketMQ's defaults (32 messages / 256 KiB per pull from memory, 8 / 64 KiB from
+    // disk), as production brokers keep them: every read suite sees what those brokers return.
     store.setDiskMaxUsedSpaceRatio(98)
     store.setOsPageCacheBusyTimeOutMills(5000)
     store.setEnableRocksDBLog(false) // RocksDB would otherwise log into ~/logs/rocketmqlogs
