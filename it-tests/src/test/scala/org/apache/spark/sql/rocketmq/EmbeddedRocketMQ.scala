@@ -216,8 +216,17 @@ final class EmbeddedRocketMQ(
   def committedOffset(group: String, queue: RocketMQQueue): Long =
     broker.getConsumerOffsetManager.queryOffset(group, queue.topic, queue.queueId)
 
-  /** The next offset to be written, per queue of `topic`. */
+  /**
+   * Waits until the broker has indexed every message it stored into its queues. It acknowledges a
+   * send once the message is in its commit log and indexes it a moment later, so a test that checks
+   * what a write left in the queues waits for this first.
+   */
+  def awaitIndexed(): Unit =
+    awaitCondition("the broker to index every stored message", 30000)(broker.getMessageStore.dispatchBehindBytes() == 0)
+
+  /** The next offset to be written, per queue of `topic`, once every stored message is indexed. */
   def latestOffsets(topic: String): Map[RocketMQQueue, Long] = {
+    awaitIndexed()
     val config = broker.getTopicConfigManager.selectTopicConfig(topic)
     (0 until config.getReadQueueNums).map { id =>
       RocketMQQueue(topic, brokerName, id) -> broker.getMessageStore.getMaxOffsetInQueue(topic, id)

@@ -71,6 +71,7 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     rocketmq.sendBodies(source, (0 until 60).map(i => s"s$i"))
     readTopic(source).selectExpr("concat('copy-', CAST(body AS STRING)) AS body").write.format("rocketmq")
       .option("nameServer", rocketmq.nameServer).option("topic", sink).save()
+    rocketmq.awaitIndexed()
     assert(bodies(readTopic(sink)).sorted === (0 until 60).map(i => s"copy-s$i").sorted)
   }
 
