@@ -33,7 +33,8 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions) extends Batch {
       (RocketMQOffsetResolver.resolve(options.batchStartingOffsets, ranges, isStart = true, reader),
         RocketMQOffsetResolver.resolve(options.batchEndingOffsets, ranges, isStart = false, reader))
     } finally reader.close()
-    val settings = RocketMQReadSettings(options)
+    val settings =
+      RocketMQReadSettings(options).copy(failOnDataLoss = true) // the spec: batch queries always fail on loss
     val ranges = start.keys.toSeq.sorted.map { queue =>
       val (from, until) = (start(queue), end(queue))
       if (from > until) throw RocketMQErrors.startAfterEnd(queue, from, until)

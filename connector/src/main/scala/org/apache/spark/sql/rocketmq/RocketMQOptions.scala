@@ -228,8 +228,8 @@ private[rocketmq] object RocketMQOptions {
 
   /** Data-loss policy. */
   val FailOnDataLoss: Defaulted[Boolean] = defaulted("failOnDataLoss", Bool, true, SourceBoth,
-    "Whether to fail when data may have been lost (expired or deleted messages). With false, lost offsets are " +
-      "logged, counted in the lostOffsets metric and skipped.")
+    "Whether to fail when data may have been lost (expired or deleted messages). Batch queries always fail on " +
+      "lost data.")
 
   /** Driver metadata timeout. */
   val RequestTimeoutMs: Defaulted[Long] = defaulted("requestTimeoutMs", PositiveLong, 10000L, Everywhere,
