@@ -40,7 +40,7 @@ BROKEN = re.compile(
     r"|An error occurred while calling o\d+\.get\w+"
 )
 
-ANY_ADDRESS = "127.0.0.1:9876"  # options are checked before the name server is contacted
+ANY_ADDRESS = "127.0.0.1:1"  # never contacted: options are checked before any name server is
 
 
 def message_of(error: BaseException) -> str:
