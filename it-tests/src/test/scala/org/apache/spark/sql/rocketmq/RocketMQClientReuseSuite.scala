@@ -91,9 +91,10 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
     heldProducer.markBroken()
     try {
       // The next task gets a new producer of the same group while the broken one is still started.
+      // (A sharding key makes the sends synchronous, so they reach the queue in order.)
       val sender = new RocketMQMessageSender(writeSettings)
       try {
-        Seq("a", "b").foreach(b => sender.send(new Message(topic, b.getBytes(StandardCharsets.UTF_8)), null))
+        Seq("a", "b").foreach(b => sender.send(new Message(topic, b.getBytes(StandardCharsets.UTF_8)), "in-order"))
         sender.flush()
       } finally sender.close()
     } finally heldProducer.release()
