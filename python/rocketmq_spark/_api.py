@@ -81,6 +81,7 @@ def read_rocketmq(
     request_timeout_ms: Optional[int] = None,
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
+    retry_timeout_ms: Optional[int] = None,
 ) -> "DataFrame":
     """Read RocketMQ topics as a batch DataFrame, one row per message.
 
@@ -134,6 +135,7 @@ def read_rocketmq_stream(
     request_timeout_ms: Optional[int] = None,
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
+    retry_timeout_ms: Optional[int] = None,
 ) -> "DataFrame":
     """Read RocketMQ topics as a streaming DataFrame (Structured Streaming), one row per message.
 
@@ -170,6 +172,7 @@ def write_rocketmq(
     request_timeout_ms: Optional[int] = None,
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
+    retry_timeout_ms: Optional[int] = None,
     checkpoint_location: Optional[str] = None,
     output_mode: Optional[str] = None,
     processing_time: Optional[str] = None,

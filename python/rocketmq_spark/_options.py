@@ -158,6 +158,7 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "request_timeout_ms": ("requestTimeoutMs", "positive long"),
     "metadata_retries": ("metadataRetries", "positive int"),
     "metadata_retry_interval_ms": ("metadataRetryIntervalMs", "non-negative long"),
+    "retry_timeout_ms": ("retryTimeoutMs", "non-negative long"),
     "send_timeout_ms": ("sendTimeoutMs", "positive long"),
     "max_in_flight_messages": ("maxInFlightMessages", "positive int"),
     "max_in_flight_bytes": ("maxInFlightBytes", "positive long"),

@@ -24,6 +24,12 @@ private[rocketmq] class RocketMQLostOffsetsMetric extends CustomSumMetric {
   override def description(): String = "offsets lost and skipped (failOnDataLoss=false)"
 }
 
+/** Pulls made again after a retryable failure (a broker restarting, busy or briefly unreachable). */
+private[rocketmq] class RocketMQPullRetriesMetric extends CustomSumMetric {
+  override def name(): String = RocketMQCustomMetrics.PullRetries
+  override def description(): String = "pulls retried"
+}
+
 /** A per-task count of a writer, summed over tasks (Spark instantiates the subclasses by name). */
 private[rocketmq] class RocketMQWriteCountMetric(metricName: String, text: String) extends CustomSumMetric {
   override def name(): String = metricName
@@ -41,12 +47,13 @@ private[rocketmq] class RocketMQFailedSendsMetric
 
 private[rocketmq] object RocketMQCustomMetrics {
   val LostOffsets = "lostOffsets"
+  val PullRetries = "pullRetries"
   val MessagesSent = "messagesSent"
   val BytesSent = "bytesSent"
   val SendRetries = "sendRetries"
   val FailedSends = "failedSends"
 
-  def supported: Array[CustomMetric] = Array(new RocketMQLostOffsetsMetric)
+  def supported: Array[CustomMetric] = Array(new RocketMQLostOffsetsMetric, new RocketMQPullRetriesMetric)
 
   def writeMetrics: Array[CustomMetric] = Array(new RocketMQMessagesSentMetric, new RocketMQBytesSentMetric,
     new RocketMQSendRetriesMetric, new RocketMQFailedSendsMetric)

@@ -170,11 +170,35 @@ private[rocketmq] object RocketMQErrors {
     requestFailed(s"ROCKETMQ_BROKER_REQUEST_FAILED.${request.condition}", cause,
       Seq("broker" -> broker, "attempts" -> attempts.toString) ++ request.details: _*)
 
-  def pullFailed(queue: RocketMQQueue, offset: Long, cause: Throwable): Throwable =
-    requestFailed("ROCKETMQ_PULL_FAILED", cause, queueParameters(queue) :+ ("offset" -> offset.toString): _*)
+  def pullFailed(queue: RocketMQQueue, offset: Long, cause: Throwable, gaveUp: GaveUp): Throwable =
+    requestFailed(s"ROCKETMQ_PULL_FAILED.${gaveUp.condition}", cause,
+      queueParameters(queue) ++ Seq("offset" -> offset.toString) ++ gaveUp.details: _*)
 
-  def sendFailed(topic: String, cause: Throwable): Throwable =
-    requestFailed("ROCKETMQ_SEND_FAILED", cause, "topic" -> topic)
+  /** A broker answer that leaves a pull where it was, `times` times in a row. */
+  def pullAnsweredWithoutProgress(queue: RocketMQQueue, offset: Long, status: String, nextOffset: Long, times: Int)
+      : Throwable =
+    requestFailed("ROCKETMQ_PULL_FAILED.UNEXPECTED_ANSWER", null,
+      queueParameters(queue) ++ Seq("offset" -> offset.toString, "status" -> status,
+        "nextOffset" -> nextOffset.toString, "times" -> times.toString): _*)
+
+  def sendFailed(topic: String, cause: Throwable, gaveUp: GaveUp): Throwable =
+    requestFailed(s"ROCKETMQ_SEND_FAILED.${gaveUp.condition}", cause, ("topic" -> topic) +: gaveUp.details: _*)
+
+  def sendStatusNotOk(topic: String, status: String): Throwable =
+    requestFailed("ROCKETMQ_SEND_FAILED.BROKER_STATUS", null, "topic" -> topic, "status" -> status)
+
+  /** The driver waited `waitedMs` for `broker` (None: for any broker) to serve `topic`. */
+  def brokerUnavailable(topic: String, broker: Option[String], nameServer: String, waitedMs: Long, cause: Throwable)
+      : Throwable = broker match {
+    case Some(name) =>
+      requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.UNREACHABLE",
+        Option(cause).getOrElse(
+          new IllegalStateException("missing from the route")), "topic" -> topic, "broker" -> name,
+        "nameServer" -> nameServer, "waitedMs" -> waitedMs.toString)
+    case None =>
+      requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.NO_LIVE_BROKER", null, "topic" -> topic,
+        "nameServer" -> nameServer, "waitedMs" -> waitedMs.toString)
+  }
 
   def sendNotAcknowledged(pending: Int, waitMs: Long): Throwable =
     requestFailed("ROCKETMQ_SEND_NOT_ACKNOWLEDGED", null, "pending" -> pending.toString, "waitMs" -> waitMs.toString)
@@ -191,6 +215,18 @@ private[rocketmq] object RocketMQErrors {
       extends DataLossReason("TOPIC_RECREATED", "maxOffset" -> maxOffset.toString)
     case object OffsetsWentBack extends DataLossReason("OFFSETS_WENT_BACK")
     case object SkippedByBroker extends DataLossReason("SKIPPED_BY_BROKER")
+  }
+
+  /** Why a pull or send failed for good: a sub-condition of ROCKETMQ_PULL_FAILED or ROCKETMQ_SEND_FAILED. */
+  sealed abstract class GaveUp(val condition: String, val details: (String, String)*)
+
+  object GaveUp {
+    case object NotRetryable extends GaveUp("NOT_RETRYABLE")
+    final case class BudgetSpent(retries: Long, elapsedMs: Long, retryTimeoutMs: Long)
+      extends GaveUp("RETRIES_EXHAUSTED", "retries" -> retries.toString, "elapsedMs" -> elapsedMs.toString,
+        "retryTimeoutMs" -> retryTimeoutMs.toString)
+    final case class SendRetriesReached(retries: Long)
+      extends GaveUp("SEND_RETRIES_REACHED", "retries" -> retries.toString)
   }
 
   /** A driver request to a broker: a sub-condition of ROCKETMQ_BROKER_REQUEST_FAILED and its details. */

@@ -98,7 +98,7 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
     // `start` is the end of the last completed batch: its progress can go to the brokers now
     // (Spark calls commit() for a batch only when it plans the next one).
     commitProgress(startOffsets)
-    val ranges = reader.fetchQueueRanges(topics, allowMissing = true)
+    val ranges = reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = startOffsets.keySet)
     latestRanges = ranges
     val latest = availableNowTarget.getOrElse(ranges.map { case (q, r) => q -> r.max })
     (latest.keySet -- startOffsets.keySet -- newQueueStarts.keySet).foreach { q =>

@@ -32,6 +32,8 @@ import org.apache.rocketmq.remoting.protocol.admin.TopicStatsTable
 import org.apache.rocketmq.remoting.protocol.header.UpdateConsumerOffsetRequestHeader
 import org.apache.rocketmq.remoting.protocol.route.TopicRouteData
 
+import org.slf4j.LoggerFactory
+
 import org.apache.spark.sql.rocketmq.RocketMQErrors.BrokerRequest
 import org.apache.spark.sql.rocketmq.RocketMQErrors.BrokerRequest._
 
@@ -49,6 +51,8 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   private val timeoutMs = options(RocketMQOptions.RequestTimeoutMs)
   private val attempts = options(RocketMQOptions.MetadataRetries)
   private val intervalMs = options(RocketMQOptions.MetadataRetryIntervalMs)
+  private val retryTimeoutMs = options(RocketMQOptions.RetryTimeoutMs)
+  private val log = LoggerFactory.getLogger(getClass)
 
   private var lease: RocketMQOffsetReader.clients.Lease = _
 
@@ -72,23 +76,91 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   /**
    * Current offsets of every readable queue of `topics`. A topic that does not exist is an error
    * naming it, or with `allowMissing` (a running stream, where it is data loss) simply has no queues.
+   *
+   * A broker that is down is not a topic or queue gone: while the name server lists no broker at all,
+   * or a broker of `knownQueues` (the queues a stream already reads) is missing from the route and from
+   * the name server's live brokers, or a routed broker does not answer, this waits and asks again, for
+   * up to `retryTimeoutMs`, then fails naming the broker. Only a broker that answers and denies the
+   * topic, or a live broker the route no longer lists, takes the topic's queues there away.
    */
-  def fetchQueueRanges(topics: Seq[String], allowMissing: Boolean = false): Map[RocketMQQueue, RocketMQQueueRange] =
-    topics.flatMap { topic =>
-      try fetchQueueRanges(topic)
-      catch {
-        case e: RocketMQInvalidInputException if allowMissing && e.getCondition == "ROCKETMQ_TOPIC_NOT_FOUND" =>
-          Map.empty[RocketMQQueue, RocketMQQueueRange]
+  def fetchQueueRanges(
+      topics: Seq[String],
+      allowMissing: Boolean = false,
+      knownQueues: Set[RocketMQQueue] = Set.empty): Map[RocketMQQueue, RocketMQQueueRange] = {
+    val budget = new RocketMQRetry.Budget(retryTimeoutMs)
+    while (true) {
+      val attempts = topics.map(topic => topic -> attemptQueueRanges(topic, knownQueues.filter(_.topic == topic)))
+      attempts.collectFirst { case (topic, Left(unavailable)) => (topic, unavailable) } match {
+        case None =>
+          return attempts.flatMap {
+            case (_, Right(Some(ranges))) => ranges
+            case _ if allowMissing => Map.empty[RocketMQQueue, RocketMQQueueRange]
+            case (topic, _) => throw RocketMQErrors.topicNotFound(topic, nameServer)
+          }.toMap
+        case Some((topic, unavailable)) =>
+          budget.nextPauseMs() match {
+            case Some(pauseMs) =>
+              log.warn(s"RocketMQ topic '$topic' is not available now (${unavailable.describe}); asking again in " +
+                s"$pauseMs ms (${budget.elapsedMs} ms of retryTimeoutMs $retryTimeoutMs spent)")
+              Thread.sleep(pauseMs)
+            case None =>
+              throw RocketMQErrors.brokerUnavailable(topic, unavailable.broker, nameServer, budget.elapsedMs,
+                unavailable.cause)
+          }
       }
-    }.toMap
+    }
+    throw new IllegalStateException("unreachable")
+  }
 
-  private def fetchQueueRanges(topic: String): Map[RocketMQQueue, RocketMQQueueRange] = {
-    val route = fetchRoute(topic)
+  /**
+   * One look at `topic`: its queue ranges (None: the topic does not exist), or why it cannot be
+   * told now. `known`: queues of the topic a stream already reads.
+   */
+  private def attemptQueueRanges(topic: String, known: Set[RocketMQQueue])
+      : Either[Unavailable, Option[Map[RocketMQQueue, RocketMQQueueRange]]] = {
+    val route =
+      try Some(fetchRoute(topic))
+      catch { case e: RocketMQInvalidInputException if e.getCondition == "ROCKETMQ_TOPIC_NOT_FOUND" => None }
+    lazy val live = liveBrokers()
+    val routed = route.toSeq.flatMap(_.getBrokerDatas.asScala.map(_.getBrokerName)).toSet
+    // A broker this stream reads from that the route no longer lists, and the name server does not
+    // list as live: it is down (a topic deleted there leaves the broker listed).
+    val down = (known.map(_.brokerName) -- routed).toSeq.sorted.find(b => !live.contains(b))
+    if (route.isEmpty && live.isEmpty) Left(Unavailable(None, null))
+    else if (down.isDefined) Left(Unavailable(down, null))
+    else route match {
+      case None => Right(None)
+      case Some(r) =>
+        try Right(queueRanges(topic, r))
+        catch { case BrokerDown(broker, cause) => Left(Unavailable(Some(broker), cause)) }
+    }
+  }
+
+  /** Why a topic's queues cannot be told now: a broker (None: every broker) missing or not answering. */
+  private case class Unavailable(broker: Option[String], cause: Throwable) {
+    def describe: String = broker.map(b =>
+      s"broker '$b' " + Option(cause).map(c => s"does not answer: $c")
+        .getOrElse("is missing from the route")).getOrElse("the name server lists no live broker")
+  }
+
+  /** A routed broker that did not answer a request, for a retryable reason. */
+  private case class BrokerDown(broker: String, cause: Throwable) extends Exception(cause)
+
+  /** Brokers the name server lists as live, by name. */
+  private def liveBrokers(): Set[String] = {
+    val cluster = RocketMQRetry.withRetries("cluster info", attempts, intervalMs, () => rebuildClient()) {
+      requestCount += 1
+      api.getBrokerClusterInfo(timeoutMs)
+    }
+    cluster.getBrokerAddrTable.asScala.collect { case (name, data) if !data.getBrokerAddrs.isEmpty => name }.toSet
+  }
+
+  private def queueRanges(topic: String, route: TopicRouteData): Option[Map[RocketMQQueue, RocketMQQueueRange]] = {
     val readable: Map[String, Int] = route.getQueueDatas.asScala
       .filter(q => PermName.isReadable(q.getPerm) && q.getReadQueueNums > 0)
       .map(q => q.getBrokerName -> q.getReadQueueNums)
       .toMap
-    if (readable.isEmpty) throw RocketMQErrors.topicNotFound(topic, nameServer)
+    if (readable.isEmpty) return None
 
     val ranges = route.getBrokerDatas.asScala.filter(b => readable.contains(b.getBrokerName)).flatMap { broker =>
       val address = broker.selectBrokerAddr()
@@ -106,8 +178,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
         }
       }
     }.toMap
-    if (ranges.isEmpty) throw RocketMQErrors.topicNotFound(topic, nameServer)
-    ranges
+    if (ranges.isEmpty) None else Some(ranges)
   }
 
   /**
@@ -121,6 +192,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
       })
     catch {
       case e: RocketMQRequestException if deniesTopic(e.getCause) => None
+      case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) => throw BrokerDown(broker, e.getCause)
     }
 
   private def deniesTopic(t: Throwable): Boolean = t match {
@@ -170,6 +242,26 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
       brokerAddresses.getOrElse(queue.brokerName, throw RocketMQErrors.topicNotFound(queue.topic, nameServer))
     })
 
+  /** `topic`'s route, waiting for one while the name server lists no live broker at all. */
+  private def awaitRoute(topic: String): TopicRouteData = {
+    val budget = new RocketMQRetry.Budget(retryTimeoutMs)
+    while (true) {
+      try return fetchRoute(topic)
+      catch {
+        case e: RocketMQInvalidInputException
+            if e.getCondition == "ROCKETMQ_TOPIC_NOT_FOUND" && liveBrokers().isEmpty =>
+          budget.nextPauseMs() match {
+            case Some(pauseMs) =>
+              log.warn(s"The name server lists no live broker, so topic '$topic' has no route; asking again in " +
+                s"$pauseMs ms")
+              Thread.sleep(pauseMs)
+            case None => throw RocketMQErrors.brokerUnavailable(topic, None, nameServer, budget.elapsedMs, null)
+          }
+      }
+    }
+    throw new IllegalStateException("unreachable")
+  }
+
   private[rocketmq] def fetchRoute(topic: String): TopicRouteData = {
     try {
       RocketMQRetry.withRetries(s"route of topic '$topic'", attempts, intervalMs, () => rebuildClient()) {
@@ -198,10 +290,13 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
 }
 
 private[rocketmq] object RocketMQOffsetReader {
-  /** Fails fast, on the driver, when `topic` does not exist (one route lookup). */
+  /**
+   * Fails fast, on the driver, when `topic` does not exist; waits (up to `retryTimeoutMs`) while the
+   * name server lists no live broker, as during a restart of the only one.
+   */
   def requireTopic(options: RocketMQOptions, topic: String): Unit = {
     val reader = new RocketMQOffsetReader(options)
-    try reader.fetchRoute(topic)
+    try reader.awaitRoute(topic)
     finally reader.close()
   }
 

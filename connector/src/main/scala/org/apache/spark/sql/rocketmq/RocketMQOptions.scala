@@ -244,9 +244,17 @@ private[rocketmq] object RocketMQOptions {
   val MetadataRetryIntervalMs: Defaulted[Long] = defaulted("metadataRetryIntervalMs", NonNegativeLong, 1000L,
     Everywhere, "Pause between two attempts of a metadata request.", value = "integer >= 0 (ms)")
 
+  /** How long tasks retry and the driver waits through a broker outage. */
+  val RetryTimeoutMs: Defaulted[Long] = defaulted("retryTimeoutMs", NonNegativeLong, 60000L, Everywhere,
+    "How long a task keeps retrying a pull or send that failed for a reason a broker restart explains (timeout, " +
+      "connection refused, broker busy, broker or route missing), pausing 100 ms to 2 s between attempts, and how " +
+      "long the driver waits for a broker missing from the name server's routes; then the query fails naming the " +
+      "broker. 0: no retries.",
+    value = "integer >= 0 (ms)")
+
   /** Producer send timeout. */
   val SendTimeoutMs: Defaulted[Long] = defaulted("sendTimeoutMs", PositiveLong, 3000L, SinkOnly,
-    "Timeout of one send attempt; each resend (see sendRetries) has a timeout of its own.",
+    "Timeout of one send attempt; each resend (see retryTimeoutMs) has a timeout of its own.",
     value = "positive integer (ms)")
 
   /** Bound on unacknowledged sends per task. */
@@ -314,10 +322,10 @@ private[rocketmq] object RocketMQOptions {
   val ProducerGroup: Defaulted[String] = defaulted("producerGroup", Group, "spark-rocketmq-writer", SinkOnly,
     "Producer group the executors' producers join.", value = "producer group name")
 
-  /** Send attempts after the first. */
-  val SendRetries: Defaulted[Int] = defaulted("sendRetries", NonNegativeInt, 2, SinkOnly,
-    "Resends of a message whose send failed for a retryable reason (timeout, connection, broker busy); then " +
-      "the task fails. Messages with a shardingKey are never resent out of order: their first failure fails the task.")
+  /** A cap on resends of one message. */
+  val SendRetries: Unset[Int] = unset("sendRetries", NonNegativeInt, SinkOnly,
+    "Most resends of one message whose send failed for a retryable reason; then the task fails. Unset, resends go " +
+      "on while retryTimeoutMs lasts.", default = "(as many as retryTimeoutMs allows)")
 
   /** Compression threshold. */
   val CompressionThreshold: Defaulted[Int] = defaulted("compressionThreshold", PositiveInt, 4096, SinkOnly,

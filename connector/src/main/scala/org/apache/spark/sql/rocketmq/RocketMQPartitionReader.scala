@@ -30,7 +30,8 @@ private[rocketmq] object RocketMQPartitionReaderFactory extends PartitionReaderF
 /**
  * Reads one input partition: the messages of `[fromOffset, untilOffset)` of one queue, each turned
  * into a row as it is pulled. The range is exact ([[RocketMQQueuePuller]] says how gaps are told
- * apart); the metric `lostOffsets` counts what was skipped as lost.
+ * apart); the metrics `lostOffsets` and `pullRetries` count what was skipped as lost and the pulls
+ * made again after a retryable failure.
  */
 private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartition)
   extends PartitionReader[InternalRow] {
@@ -49,7 +50,9 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
   override def get(): InternalRow = current
 
   override def currentMetricsValues(): Array[CustomTaskMetric] =
-    Array(RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.LostOffsets, puller.lostOffsets))
+    Array(
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.LostOffsets, puller.lostOffsets),
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.PullRetries, puller.pullRetries))
 
   override def close(): Unit = puller.close()
 }

@@ -16,38 +16,109 @@
 
 package org.apache.spark.sql.rocketmq
 
+import java.util.concurrent.{Executors, ScheduledExecutorService, TimeUnit}
+
 import scala.util.control.NonFatal
 
+import org.apache.rocketmq.client.common.ClientErrorCode
 import org.apache.rocketmq.client.exception.{MQBrokerException, MQClientException}
 import org.apache.rocketmq.remoting.exception.{
-  RemotingConnectException, RemotingSendRequestException, RemotingTimeoutException
+  RemotingConnectException, RemotingSendRequestException, RemotingTimeoutException, RemotingTooMuchRequestException
 }
 import org.apache.rocketmq.remoting.protocol.{RemotingSysResponseCode, ResponseCode}
 import org.slf4j.LoggerFactory
 
 /**
- * The connector's one retry helper, for driver metadata requests (routes, topic stats, offsets).
- * Clients keep their own send and pull retries.
+ * The connector's one retry helper: which failures are worth another attempt, and how attempts are
+ * spaced.
  *
- * Retried: a connection that could not be made or broke, a request that timed out, and broker
- * answers that mean "try later" (SYSTEM_BUSY, SYSTEM_ERROR, SERVICE_NOT_AVAILABLE). Not retried:
- * anything else, such as a topic that does not exist. Between attempts `beforeRetry` runs (the
- * offset reader rebuilds its client there); after the last attempt the last failure is rethrown.
+ * Retryable is what a broker restart or a busy broker explains: a connection that could not be made
+ * or broke, a request that timed out, a broker answering "try later" (SYSTEM_BUSY, SYSTEM_ERROR,
+ * SERVICE_NOT_AVAILABLE), and a client that finds no route or no address for a broker (the name
+ * server drops a broker the moment its connection closes, and lists it again once it registers).
+ * Anything else, such as a topic the broker denies or a message it refuses, is final.
+ *
+ * Two ways to retry: [[withRetries]] makes a fixed number of attempts (driver requests to the name
+ * server, where an unreachable address must fail fast); a [[RocketMQRetry.Budget]] retries for a
+ * time (`retryTimeoutMs`, long enough to ride out a broker restart), pausing with [[backoffMs]].
  */
 private[rocketmq] object RocketMQRetry {
   private val log = LoggerFactory.getLogger(getClass)
 
   def isRetryable(t: Throwable): Boolean = t match {
-    case _: RemotingConnectException | _: RemotingTimeoutException | _: RemotingSendRequestException => true
+    case _: RemotingConnectException | _: RemotingTimeoutException | _: RemotingSendRequestException |
+        _: RemotingTooMuchRequestException => true
     case e: MQBrokerException => retryableCode(e.getResponseCode)
-    case e: MQClientException if e.getCause != null && (e.getCause ne e) => isRetryable(e.getCause)
-    case e: MQClientException => retryableCode(e.getResponseCode)
+    case e: MQClientException if e.getCause != null && (e.getCause ne e) && isRetryable(e.getCause) => true
+    case e: MQClientException => retryableCode(e.getResponseCode) || brokerOrRouteMissing(e)
     case _ => false
   }
 
   private def retryableCode(code: Int): Boolean =
     code == RemotingSysResponseCode.SYSTEM_BUSY || code == RemotingSysResponseCode.SYSTEM_ERROR ||
-      code == ResponseCode.SERVICE_NOT_AVAILABLE
+      code == ResponseCode.SERVICE_NOT_AVAILABLE || code == ClientErrorCode.CONNECT_BROKER_EXCEPTION ||
+      code == ClientErrorCode.ACCESS_BROKER_TIMEOUT || code == ClientErrorCode.BROKER_NOT_EXIST_EXCEPTION ||
+      code == ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION || code == ClientErrorCode.REQUEST_TIMEOUT_EXCEPTION
+
+  /**
+   * The client's own "no address for this broker" and "no route for this topic" failures carry no
+   * code on some paths (pulls, sends to a chosen queue): they are known by their wording.
+   */
+  private def brokerOrRouteMissing(e: MQClientException): Boolean = {
+    val message = Option(e.getErrorMessage).getOrElse("")
+    (message.startsWith("The broker[") && message.contains("] not exist")) ||
+    message.startsWith("No route info for this topic") || message.startsWith("No route info of this topic")
+  }
+
+  /** The pause before retry number `retry` (1, 2, ...): 100 ms, doubling, at most 2 s. */
+  def backoffMs(retry: Int): Long = math.min(MaxBackoffMs, FirstBackoffMs << math.min(retry - 1, 10))
+
+  private val FirstBackoffMs = 100L
+  private val MaxBackoffMs = 2000L
+
+  /**
+   * The time budget of one operation's retries, counted from its first failure in a row: after each
+   * retryable failure [[nextPauseMs]] says how long to pause before the next attempt, or None once
+   * `budgetMs` is spent. A success starts the count afresh. Not thread-safe: one per operation.
+   */
+  final class Budget(budgetMs: Long, nanoTime: () => Long = () => System.nanoTime()) {
+    private var firstFailureNs = 0L
+    private var failures = 0
+    private var total = 0L
+
+    /** Retries allowed so far, over the budget's life. */
+    def retries: Long = total
+
+    /** Milliseconds since the first failure of the current run of failures. */
+    def elapsedMs: Long = if (failures == 0) 0L else (nanoTime() - firstFailureNs) / 1000000L
+
+    def limitMs: Long = budgetMs
+
+    def nextPauseMs(): Option[Long] = {
+      if (failures == 0) firstFailureNs = nanoTime()
+      failures += 1
+      val left = budgetMs - elapsedMs
+      if (left <= 0) None
+      else {
+        total += 1
+        Some(math.min(backoffMs(failures), left))
+      }
+    }
+
+    def succeeded(): Unit = failures = 0
+  }
+
+  /** Runs delayed retries of asynchronous operations (sends whose callback must not sleep). */
+  lazy val scheduler: ScheduledExecutorService = Executors.newSingleThreadScheduledExecutor { (r: Runnable) =>
+    val thread = new Thread(r, "rocketmq-spark-retry")
+    thread.setDaemon(true)
+    thread
+  }
+
+  def schedule(delayMs: Long)(task: => Unit): Unit = {
+    scheduler.schedule((() => task): Runnable, delayMs, TimeUnit.MILLISECONDS)
+    ()
+  }
 
   /** Runs `body` up to `attempts` times; `what` names the request in the log. */
   def withRetries[T](what: String, attempts: Int, intervalMs: Long, beforeRetry: () => Unit = () => ())(

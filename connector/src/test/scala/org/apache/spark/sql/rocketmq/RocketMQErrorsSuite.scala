@@ -26,7 +26,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import org.apache.spark.SparkThrowable
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.ArrayBasedMapData
-import org.apache.spark.sql.rocketmq.RocketMQErrors.{BrokerRequest, DataLossReason}
+import org.apache.spark.sql.rocketmq.RocketMQErrors.{BrokerRequest, DataLossReason, GaveUp}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
@@ -117,8 +117,15 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.SearchOffset(q, 17)),
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.CommitOffset("g", q, 5)),
     RocketMQErrors.queueGone(q, 5),
-    RocketMQErrors.pullFailed(q, 5, cause),
-    RocketMQErrors.sendFailed("t", cause),
+    RocketMQErrors.pullFailed(q, 5, cause, GaveUp.NotRetryable),
+    RocketMQErrors.pullFailed(q, 5, cause, GaveUp.BudgetSpent(12, 60100, 60000)),
+    RocketMQErrors.pullAnsweredWithoutProgress(q, 5, "NO_MATCHED_MSG", 5, 11),
+    RocketMQErrors.sendFailed("t", cause, GaveUp.NotRetryable),
+    RocketMQErrors.sendFailed("t", cause, GaveUp.BudgetSpent(12, 60100, 60000)),
+    RocketMQErrors.sendFailed("t", cause, GaveUp.SendRetriesReached(2)),
+    RocketMQErrors.sendStatusNotOk("t", "FLUSH_DISK_TIMEOUT"),
+    RocketMQErrors.brokerUnavailable("t", Some("b"), "h:1", 60000, cause),
+    RocketMQErrors.brokerUnavailable("t", None, "h:1", 60000, null),
     RocketMQErrors.sendNotAcknowledged(3, 1000)
   ) ++ Seq(DataLossReason.Expired(7), DataLossReason.BeingRemoved, DataLossReason.ConsumeQueueGone,
     DataLossReason.Truncated(3), DataLossReason.TopicRecreated(3), DataLossReason.OffsetsWentBack,
@@ -150,7 +157,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     assert(byType.keySet === Set("RocketMQInvalidInputException", "RocketMQDataLossException",
       "RocketMQRequestException"))
     assert(byType("RocketMQDataLossException") === Seq("ROCKETMQ_DATA_LOSS", "ROCKETMQ_DATA_LOSS_QUEUE_GONE"))
-    assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_BROKER_REQUEST_FAILED",
+    assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_BROKER_REQUEST_FAILED", "ROCKETMQ_BROKER_UNAVAILABLE",
       "ROCKETMQ_NAME_SERVER_UNREACHABLE", "ROCKETMQ_PULL_FAILED", "ROCKETMQ_SEND_FAILED",
       "ROCKETMQ_SEND_NOT_ACKNOWLEDGED"))
     assert(
@@ -158,7 +165,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
   }
 
   test("a request error carries its cause and the cause's text") {
-    val e = RocketMQErrors.pullFailed(q, 5, new RuntimeException("outer", cause))
+    val e = RocketMQErrors.pullFailed(q, 5, new RuntimeException("outer", cause), GaveUp.NotRetryable)
     assert(e.getCause.getCause eq cause)
     assert(e.getMessage.endsWith("outer <- caused by: the broker said no"), e.getMessage)
     assert(new String(e.getMessage.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8) === e.getMessage)

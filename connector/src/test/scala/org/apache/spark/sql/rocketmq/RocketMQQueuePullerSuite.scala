@@ -20,6 +20,9 @@ import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
 import org.apache.rocketmq.client.consumer.{PullResult, PullStatus}
+import org.apache.rocketmq.client.exception.{MQBrokerException, MQClientException}
+import org.apache.rocketmq.remoting.exception.{RemotingConnectException, RemotingTimeoutException}
+import org.apache.rocketmq.remoting.protocol.ResponseCode
 import org.apache.rocketmq.common.message.MessageExt
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -33,9 +36,11 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
 
   private val queue = RocketMQQueue("t", "b", 0)
 
-  private def settings(failOnDataLoss: Boolean, filter: String = "*"): RocketMQReadSettings = RocketMQReadSettings(
+  private def settings(failOnDataLoss: Boolean, filter: String = "*", retryTimeoutMs: Long = 60000)
+      : RocketMQReadSettings = RocketMQReadSettings(
     new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t", "subExpression" -> filter,
-      "pullTimeoutMs" -> "200", "failOnDataLoss" -> failOnDataLoss.toString)))
+      "pullTimeoutMs" -> "200", "failOnDataLoss" -> failOnDataLoss.toString,
+      "retryTimeoutMs" -> retryTimeoutMs.toString)))
 
   private def message(offset: Long): MessageExt = {
     val m = new MessageExt()
@@ -52,21 +57,41 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
   /** Reads `[from, until)` against `answers` (one per pull, in order); the offsets returned and lost. */
   private def read(from: Long, until: Long, answers: PullResult*)(implicit s: RocketMQReadSettings)
       : (Seq[Long], Long, Seq[(Long, Int)]) = {
+    val outcome = script(from, until, answers.map(Right(_)))
+    (outcome.got, outcome.lost, outcome.asked)
+  }
+
+  private case class Outcome(got: Seq[Long], lost: Long, asked: Seq[(Long, Int)], retries: Long, gaveUp: Int)
+
+  /**
+   * Reads `[from, until)` against `answers`: a pull answer, or a failure the pull throws. A failure of
+   * the read is rethrown; `gaveUp` counts calls of the puller's give-up hook.
+   */
+  private def script(from: Long, until: Long, answers: Seq[Either[Throwable, PullResult]], allUsed: Boolean = true)(
+      implicit s: RocketMQReadSettings): Outcome = {
     val script = mutable.Queue(answers: _*)
     val asked = mutable.Buffer.empty[(Long, Int)]
+    var gaveUp = 0
     val puller = new RocketMQQueuePuller(queue, from, until, s,
       (offset, max) => {
         asked += offset -> max
-        if (script.isEmpty) fail(s"an unexpected pull at $offset") else script.dequeue()
-      }, () => ())
-    val got = Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList
-    assert(script.isEmpty, "answers left unused")
-    (got, puller.lostOffsets, asked.toSeq)
+        if (script.isEmpty) fail(s"an unexpected pull at $offset") else script.dequeue().fold(e => throw e, r => r)
+      }, () => gaveUp += 1, () => ())
+    try {
+      val got = Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList
+      if (allUsed) assert(script.isEmpty, "answers left unused")
+      Outcome(got, puller.lostOffsets, asked.toSeq, puller.pullRetries, gaveUp)
+    } catch {
+      case e: RocketMQException => throw new PullerFailed(e, asked.toSeq, puller.pullRetries, gaveUp)
+    }
   }
+
+  private class PullerFailed(val error: RocketMQException, val asked: Seq[(Long, Int)], val retries: Long,
+      val gaveUp: Int) extends Exception(error)
 
   private def lossOf(from: Long, until: Long, answers: PullResult*): RocketMQDataLossException = {
     implicit val s: RocketMQReadSettings = settings(failOnDataLoss = true)
-    intercept[RocketMQDataLossException](read(from, until, answers: _*))
+    intercept[PullerFailed](read(from, until, answers: _*)).error.asInstanceOf[RocketMQDataLossException]
   }
 
   test("FOUND: an exact range, never asking past its end") {
@@ -106,8 +131,9 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
     }
     // Asked to pull again for longer than a pull may take (pullTimeoutMs=200): a clear failure.
     val forever = Seq.fill(50)(answer(PullStatus.NO_MATCHED_MSG, 4))
-    val e = intercept[RocketMQRequestException](read(4, 6, forever: _*)(settings(failOnDataLoss = true)))
-    assert(e.getCondition === "ROCKETMQ_PULL_FAILED" && e.getMessage.contains("NO_MATCHED_MSG with next offset 4"))
+    val e = intercept[PullerFailed](read(4, 6, forever: _*)(settings(failOnDataLoss = true))).error
+    assert(e.getCondition === "ROCKETMQ_PULL_FAILED.UNEXPECTED_ANSWER" &&
+      e.getMessage.contains("NO_MATCHED_MSG with next offset 4"))
   }
 
   test("NO_NEW_MSG: a consume queue gone, or a truncated queue") {
@@ -131,8 +157,48 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
   }
 
   test("an answer that never moves forward fails instead of looping") {
-    val e = intercept[RocketMQRequestException](
-      read(3, 6, found(3))(settings(failOnDataLoss = false)))
-    assert(e.getCondition === "ROCKETMQ_PULL_FAILED" && e.getMessage.contains("FOUND with next offset 3"), e.getMessage)
+    val e = intercept[PullerFailed](read(3, 6, found(3))(settings(failOnDataLoss = false))).error
+    assert(e.getCondition === "ROCKETMQ_PULL_FAILED.UNEXPECTED_ANSWER" &&
+        e.getMessage.contains("FOUND with next offset 3"), e.getMessage)
+  }
+
+  private val refused = new RemotingConnectException("127.0.0.1:10911")
+  private val brokerNotInRoute = new MQClientException("The broker[b] not exist", null)
+
+  test("pulls failing for a reason a broker restart explains are made again, and counted") {
+    implicit val s: RocketMQReadSettings = settings(failOnDataLoss = true)
+    val timedOut = new RemotingTimeoutException("wait response on the channel timeout")
+    val out = script(0, 3, Seq(Left(refused), Left(timedOut), Left(brokerNotInRoute), Right(found(3, 0, 1, 2))))
+    assert(out.got === Seq(0, 1, 2) && out.retries === 3 && out.gaveUp === 0)
+    assert(out.asked === Seq.fill(4)(0L -> 3))
+    // A success starts the budget afresh: failures later in the range are retried too.
+    val later = script(0, 4, Seq(Left(refused), Right(found(2, 0, 1)), Left(refused), Right(found(4, 2, 3))))
+    assert(later.got === Seq(0, 1, 2, 3) && later.retries === 2)
+  }
+
+  test("a pull failing for a reason retrying cannot fix fails at once, naming the queue and the cause") {
+    implicit val s: RocketMQReadSettings = settings(failOnDataLoss = true)
+    val denied = new MQBrokerException(ResponseCode.NO_PERMISSION, "the topic is not readable")
+    val failed = intercept[PullerFailed](script(7, 9, Seq(Left(denied))))
+    assert(failed.error.getCondition === "ROCKETMQ_PULL_FAILED.NOT_RETRYABLE")
+    assert(failed.error.getMessage.contains("queue 0 at offset 7") &&
+        failed.error.getMessage.contains("the topic is not readable"), failed.error.getMessage)
+    assert(failed.asked.size === 1 && failed.retries === 0 && failed.gaveUp === 1)
+  }
+
+  test("retries stop when retryTimeoutMs runs out, with an error saying so") {
+    val endless = Seq.fill(1000)(Left(refused))
+    val failed = intercept[PullerFailed](script(0, 5, endless, allUsed = false)(
+      settings(failOnDataLoss = true, retryTimeoutMs = 500)))
+    assert(failed.error.getCondition === "ROCKETMQ_PULL_FAILED.RETRIES_EXHAUSTED")
+    val parameters = failed.error.getMessageParameters.asScala
+    assert(parameters("retryTimeoutMs") === "500" && parameters("elapsedMs").toLong >= 500, parameters)
+    // Every pull but the first was a retry (the pauses themselves are checked in RocketMQRetrySuite).
+    assert(failed.retries >= 2 && parameters("retries") === failed.retries.toString)
+    assert(failed.asked.size === failed.retries + 1 && failed.gaveUp === 1)
+    // retryTimeoutMs=0: no retries at all.
+    val none = intercept[PullerFailed](script(0, 5, Seq(Left(refused)))(
+      settings(failOnDataLoss = true, retryTimeoutMs = 0)))
+    assert(none.error.getCondition === "ROCKETMQ_PULL_FAILED.RETRIES_EXHAUSTED" && none.retries === 0)
   }
 }

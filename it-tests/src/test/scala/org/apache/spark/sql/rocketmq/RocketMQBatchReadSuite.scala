@@ -142,4 +142,17 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
       assert(m.contains("ROCKETMQ_INVALID_OPTION_VALUE.SQL92") && m.contains("'sqlFilter'") && m.contains(s"'$bad'"), m)
     }
   }
+
+  test("reads pull as a consumer group of this Spark application, not one every application shares") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    rocketmq.sendMessages(topic, Seq(TestMessage("a", properties = Map("n" -> "1"))))
+    // A filtered read makes the pulling client report its group to the broker at once.
+    assert(bodies(readTopic(topic, "sqlFilter" -> "n = 1")) === Seq("a"))
+    val group = consumer.RocketMQConsumerPool.readerGroup(spark.sparkContext.applicationId)
+    assert(group === s"spark-rocketmq-reader-${spark.sparkContext.applicationId}")
+    val consumers = rocketmq.brokerController.getConsumerManager
+    assert(consumers.getConsumerGroupInfo(group) != null, s"$group is not registered")
+    assert(consumers.getConsumerGroupInfo("spark-rocketmq-reader") == null)
+  }
 }

@@ -241,8 +241,8 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     val q2 =
       toMemory(streamTopic(topic, "startingOffsets" -> "earliest"), tableName(), newDir(), Trigger.AvailableNow())
     assert(q2.awaitTermination(120000))
-    latest.keys.foreach(queue =>
-      assert(rocketmq.committedOffset(consumer.RocketMQConsumerPool.ReaderGroup, queue) === -1L))
+    val readerGroup = consumer.RocketMQConsumerPool.readerGroup(spark.sparkContext.applicationId)
+    latest.keys.foreach(queue => assert(rocketmq.committedOffset(readerGroup, queue) === -1L))
   }
 
   test("a checkpoint written by this version (fixture in test resources) restarts where it stopped") {

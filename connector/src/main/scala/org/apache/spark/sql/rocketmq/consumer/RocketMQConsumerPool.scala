@@ -21,6 +21,7 @@ import scala.annotation.nowarn
 import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer
 import org.apache.rocketmq.client.impl.MQClientManager
 
+import org.apache.spark.SparkEnv
 import org.apache.spark.sql.rocketmq.RocketMQClientCache
 
 /**
@@ -35,8 +36,16 @@ import org.apache.spark.sql.rocketmq.RocketMQClientCache
 @nowarn("cat=deprecation")
 private[rocketmq] object RocketMQConsumerPool {
 
-  /** The group pulls name unless option consumerGroup is set; pulls never commit offsets. */
-  val ReaderGroup = "spark-rocketmq-reader"
+  /**
+   * The group pulls name unless option consumerGroup is set: one per Spark application, so that the
+   * brokers list each application's reads apart and forget them with it. Pulls never commit offsets.
+   */
+  def readerGroupOfThisApplication: String = readerGroup(
+    Option(SparkEnv.get).flatMap(env => Option(env.conf.getAppId)).getOrElse("no-application"))
+
+  /** `spark-rocketmq-reader-<application id>`, with characters a group name cannot hold replaced. */
+  def readerGroup(applicationId: String): String =
+    ("spark-rocketmq-reader-" + applicationId.replaceAll("[^%|a-zA-Z0-9_-]", "_")).take(255)
 
   /** What makes two reads able to share a consumer. */
   final case class Key(nameServer: String, group: String)

@@ -25,8 +25,8 @@ import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullResult, P
 import org.apache.rocketmq.common.message.MessageExt
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQQueue}
-import org.apache.spark.sql.rocketmq.RocketMQErrors.DataLossReason
+import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQQueue, RocketMQRetry}
+import org.apache.spark.sql.rocketmq.RocketMQErrors.{DataLossReason, GaveUp}
 import org.apache.spark.sql.rocketmq.RocketMQErrors.DataLossReason._
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
 
@@ -36,8 +36,13 @@ import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
  * the filter (normal), or reported as lost: expired before it was read, or gone with a truncated or
  * recreated queue, or skipped by the broker (a later message returned than asked for, up to the end
  * of the range). Lost offsets fail the read, or with `failOnDataLoss=false` are logged, counted and
- * skipped. `pull(offset, maxMessages)` is one pull request; [[RocketMQQueuePuller.apply]] makes it
- * with a consumer from the executor's [[RocketMQConsumerPool]].
+ * skipped.
+ *
+ * `pull(offset, maxMessages)` is one pull request; [[RocketMQQueuePuller.apply]] makes it with a
+ * consumer from the executor's [[RocketMQConsumerPool]]. A pull that fails for a retryable reason
+ * (see [[RocketMQRetry]]) is made again after a pause, for up to `retryTimeoutMs` from the first
+ * failure in a row, so that a task rides out a broker restart; other failures fail the task at once.
+ * `onGiveUp` runs before a failure is thrown (the pooled consumer is then replaced).
  */
 private[rocketmq] final class RocketMQQueuePuller(
     queue: RocketMQQueue,
@@ -45,6 +50,7 @@ private[rocketmq] final class RocketMQQueuePuller(
     until: Long,
     settings: RocketMQReadSettings,
     pull: (Long, Int) => PullResult,
+    onGiveUp: () => Unit,
     onClose: () => Unit)
   extends Closeable {
 
@@ -58,9 +64,13 @@ private[rocketmq] final class RocketMQQueuePuller(
   private var lost = 0L
   /** Answers in a row that asked to pull the same offset again (a replica broker's "retry"). */
   private var retriesInARow = 0
+  private val retryBudget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
 
   /** Offsets skipped as lost so far (only with failOnDataLoss=false). */
   def lostOffsets: Long = lost
+
+  /** Pulls made again after a retryable failure so far. */
+  def pullRetries: Long = retryBudget.retries
 
   /** The next message of the range, or null once the range is read. */
   def next(): MessageExt = {
@@ -93,7 +103,7 @@ private[rocketmq] final class RocketMQQueuePuller(
   }
 
   private def pullNext(): Unit = {
-    val result = pull(pullOffset, math.min(settings.pullBatchSize.toLong, until - pullOffset).toInt)
+    val result = pullWithRetries(pullOffset, math.min(settings.pullBatchSize.toLong, until - pullOffset).toInt)
     val next = result.getNextBeginOffset
     val before = pullOffset
     result.getPullStatus match {
@@ -130,13 +140,37 @@ private[rocketmq] final class RocketMQQueuePuller(
       // answers for longer than a pull may take, would loop forever.
       retriesInARow += 1
       if (result.getPullStatus != PullStatus.NO_MATCHED_MSG || retriesInARow * RetryPauseMs > settings.pullTimeoutMs) {
-        throw RocketMQErrors.pullFailed(queue, before,
-          new IllegalStateException(
-            s"the broker answered ${result.getPullStatus} with next offset $next and no messages " +
-              s"($retriesInARow time(s) in a row)"))
+        throw RocketMQErrors.pullAnsweredWithoutProgress(queue, before, result.getPullStatus.toString, next,
+          retriesInARow)
       }
       Thread.sleep(RetryPauseMs)
     } else retriesInARow = 0
+  }
+
+  private def pullWithRetries(offset: Long, maxMessages: Int): PullResult = {
+    while (true) {
+      try {
+        val result = pull(offset, maxMessages)
+        retryBudget.succeeded()
+        return result
+      } catch {
+        case NonFatal(e) if RocketMQRetry.isRetryable(e) =>
+          retryBudget.nextPauseMs() match {
+            case Some(pauseMs) =>
+              log.warn(s"Pull of $queue at offset $offset failed (${retryBudget.elapsedMs} ms into a retry budget " +
+                s"of ${settings.retryTimeoutMs} ms); pulling again in $pauseMs ms: $e")
+              Thread.sleep(pauseMs)
+            case None =>
+              onGiveUp()
+              throw RocketMQErrors.pullFailed(queue, offset, e,
+                GaveUp.BudgetSpent(retryBudget.retries, retryBudget.elapsedMs, settings.retryTimeoutMs))
+          }
+        case NonFatal(e) =>
+          onGiveUp()
+          throw RocketMQErrors.pullFailed(queue, offset, e, GaveUp.NotRetryable)
+      }
+    }
+    throw new IllegalStateException("unreachable")
   }
 
   /** Moves past offsets already accounted for (filtered out or reported lost). */
@@ -172,18 +206,13 @@ private[rocketmq] object RocketMQQueuePuller {
         case NonFatal(e) =>
           lease.markBroken()
           lease.release()
-          throw RocketMQErrors.pullFailed(queue, from, e)
+          throw RocketMQErrors.pullFailed(queue, from, e, GaveUp.NotRetryable)
       }
     }
     val messageQueue = queue.toMessageQueue
     val selector = settings.selector
     def pull(offset: Long, maxMessages: Int): PullResult =
-      try consumer.pull(messageQueue, selector, offset, maxMessages, settings.pullTimeoutMs)
-      catch {
-        case NonFatal(e) =>
-          lease.markBroken()
-          throw RocketMQErrors.pullFailed(queue, offset, e)
-      }
-    new RocketMQQueuePuller(queue, from, until, settings, pull, () => lease.release())
+      consumer.pull(messageQueue, selector, offset, maxMessages, settings.pullTimeoutMs)
+    new RocketMQQueuePuller(queue, from, until, settings, pull, () => lease.markBroken(), () => lease.release())
   }
 }

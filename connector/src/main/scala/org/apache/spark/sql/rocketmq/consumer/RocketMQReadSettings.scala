@@ -32,6 +32,7 @@ private[rocketmq] final case class RocketMQReadSettings(
     sqlFilter: Option[String],
     pullTimeoutMs: Long,
     pullBatchSize: Int,
+    retryTimeoutMs: Long,
     failOnDataLoss: Boolean,
     group: String,
     includeExtraColumns: Boolean) {
@@ -50,7 +51,8 @@ private[rocketmq] object RocketMQReadSettings {
     sqlFilter = options(SqlFilter),
     pullTimeoutMs = options(PullTimeoutMs),
     pullBatchSize = options(PullBatchSize),
+    retryTimeoutMs = options(RetryTimeoutMs),
     failOnDataLoss = options(FailOnDataLoss),
-    group = options(ConsumerGroup).getOrElse(RocketMQConsumerPool.ReaderGroup),
+    group = options(ConsumerGroup).getOrElse(RocketMQConsumerPool.readerGroupOfThisApplication),
     includeExtraColumns = options(IncludeExtraColumns))
 }

@@ -23,18 +23,23 @@ import java.util.concurrent.atomic.{AtomicLong, AtomicReference}
 import org.apache.rocketmq.client.producer.{MessageQueueSelector, SendCallback, SendResult, SendStatus}
 import org.apache.rocketmq.common.message.{Message, MessageQueue}
 
+import org.slf4j.LoggerFactory
+
 import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQRetry}
+import org.apache.spark.sql.rocketmq.RocketMQErrors.GaveUp
 
 /**
  * Sends the messages of one write task through a producer borrowed from the executor's
  * [[RocketMQProducerPool]], asynchronously, with at most `maxInFlightMessages` messages and
  * `maxInFlightBytes` body bytes unacknowledged at a time (a message larger than that waits until it
- * can be the only one in flight). Retryable failures are resent up to `sendRetries` times,
- * each attempt with a timeout of its own, except messages with a sharding key, which a resend could
- * reorder. The first failure is kept and thrown by the next `send` or by `flush`.
+ * can be the only one in flight). A send that fails for a retryable reason (see [[RocketMQRetry]]) is
+ * made again after a pause, for up to `retryTimeoutMs` from its first failure (and at most
+ * `sendRetries` times, if set), each attempt with a timeout of its own: a write rides out a broker
+ * restart. The first failure for good is kept and thrown by the next `send` or by `flush`.
  */
 private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSettings) extends Closeable {
 
+  private val log = LoggerFactory.getLogger(getClass)
   private val lease = RocketMQProducerPool.borrow(settings)
   private val producer = lease.client
   private val inFlight = new Semaphore(settings.maxInFlightMessages)
@@ -58,21 +63,31 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
 
   /** One message on its way; resolves its slot exactly once. */
   private final class Send(message: Message, shardingKey: String, bytes: Int) extends SendCallback {
-    private var attempt = 0
+    private var budget: RocketMQRetry.Budget = _ // made at the first failure: most sends never need one
 
     /**
-     * Messages without a sharding key are sent asynchronously. Those with one are sent synchronously:
-     * the client's asynchronous sends run on a thread pool and would reach the queue out of order.
+     * Messages without a sharding key are sent asynchronously, and resent from the retry scheduler.
+     * Those with one are sent synchronously, and resent before the task sends anything else: the
+     * client's asynchronous sends run on a thread pool and would reach the queue out of order.
      */
     def start(): Unit =
-      try {
-        if (shardingKey == null) producer.send(message, this, settings.sendTimeoutMs)
-        else onSuccess(producer.send(message, RocketMQMessageSender.ByShardingKey, shardingKey, settings.sendTimeoutMs))
-      } catch { case e: Throwable => onException(e) }
+      if (shardingKey == null) {
+        try producer.send(message, this, settings.sendTimeoutMs)
+        catch { case e: Throwable => onException(e) }
+      } else {
+        var pauseMs = 0L
+        while (pauseMs >= 0) {
+          if (pauseMs > 0) Thread.sleep(pauseMs)
+          pauseMs = -1L
+          try
+            onSuccess(producer.send(message, RocketMQMessageSender.ByShardingKey, shardingKey, settings.sendTimeoutMs))
+          catch { case e: Throwable => retryPause(e).fold(fail(e, _), pauseMs = _) }
+        }
+      }
 
     override def onSuccess(result: SendResult): Unit =
       if (result.getSendStatus != SendStatus.SEND_OK) {
-        fail(new IllegalStateException(s"the broker answered ${result.getSendStatus}"))
+        fail(RocketMQErrors.sendStatusNotOk(message.getTopic, result.getSendStatus.toString))
       } else resolved()
 
     /** Frees the message's slots: its bytes first, so that all slots free means all bytes free. */
@@ -81,17 +96,34 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
       inFlight.release()
     }
 
-    override def onException(e: Throwable): Unit =
-      if (shardingKey == null && attempt < settings.sendRetries && RocketMQRetry.isRetryable(e)) {
-        attempt += 1
-        retryCount.incrementAndGet()
-        start()
-      } else fail(e)
+    override def onException(e: Throwable): Unit = retryPause(e) match {
+      case Right(pauseMs) => RocketMQRetry.schedule(pauseMs)(start())
+      case Left(gaveUp) => fail(e, gaveUp)
+    }
 
-    private def fail(e: Throwable): Unit = {
+    /** After a failed attempt: the pause before the next one, or why there is none. */
+    private def retryPause(e: Throwable): Either[GaveUp, Long] = {
+      if (!RocketMQRetry.isRetryable(e)) return Left(GaveUp.NotRetryable)
+      if (budget == null) budget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
+      if (settings.sendRetries.exists(budget.retries >= _)) return Left(GaveUp.SendRetriesReached(budget.retries))
+      budget.nextPauseMs() match {
+        case Some(pauseMs) =>
+          retryCount.incrementAndGet()
+          if (budget.retries == 1 || budget.retries % 10 == 0) {
+            log.warn(s"Send to topic ${message.getTopic} failed (resend ${budget.retries}, ${budget.elapsedMs} ms " +
+              s"into a retry budget of ${settings.retryTimeoutMs} ms); resending in $pauseMs ms: $e")
+          }
+          Right(pauseMs)
+        case None => Left(GaveUp.BudgetSpent(budget.retries, budget.elapsedMs, settings.retryTimeoutMs))
+      }
+    }
+
+    private def fail(e: Throwable, gaveUp: GaveUp): Unit = fail(RocketMQErrors.sendFailed(message.getTopic, e, gaveUp))
+
+    private def fail(error: Throwable): Unit = {
       failedCount.incrementAndGet()
       lease.markBroken() // the next task gets a fresh producer, with fresh routes
-      firstFailure.compareAndSet(null, RocketMQErrors.sendFailed(message.getTopic, e))
+      firstFailure.compareAndSet(null, error)
       resolved()
     }
   }
@@ -114,8 +146,11 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
     if (failure != null) throw failure
   }
 
-  /** A send resolves (ack, failure or timeout) within its timeout per attempt; leave room for callbacks. */
-  private val awaitMs = settings.sendTimeoutMs * (settings.sendRetries + 2) + 10000L
+  /**
+   * A send resolves (ack, failure or timeout) within its timeout per attempt, and its resends within
+   * the retry budget plus one more attempt; leave room for callbacks.
+   */
+  private val awaitMs = settings.retryTimeoutMs + settings.sendTimeoutMs * 2 + 10000L
 
   private def awaitAllResolved(): Boolean = {
     val all = settings.maxInFlightMessages
