@@ -16,21 +16,18 @@
 
 package org.apache.spark.sql.rocketmq
 
-import java.io.{BufferedReader, IOException, InputStreamReader, PrintWriter}
+import java.io.{BufferedReader, File, IOException, InputStreamReader, PrintWriter}
 import java.lang.management.ManagementFactory
 import java.net.{InetSocketAddress, ServerSocket}
-import java.nio.charset.StandardCharsets
+import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Files, Path, Paths, StandardOpenOption}
-import java.util.UUID
 import java.util.concurrent.{LinkedBlockingQueue, TimeUnit}
 
 import scala.jdk.CollectionConverters._
 import scala.util.Random
 
-import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullStatus}
-import org.apache.rocketmq.client.producer.{DefaultMQProducer, SendStatus}
 import org.apache.rocketmq.common.MQVersion
-import org.apache.rocketmq.common.message.{Message, MessageExt}
+import org.apache.rocketmq.common.message.MessageExt
 import org.apache.rocketmq.common.namesrv.NamesrvConfig
 import org.apache.rocketmq.namesrv.NamesrvController
 import org.apache.rocketmq.remoting.netty.NettyServerConfig
@@ -43,8 +40,9 @@ import org.apache.spark.sql.rocketmq.EmbeddedRocketMQ.awaitCondition
  * so that tests can kill the broker with SIGKILL and bring it back on the same store directory and the
  * same ports. The broker's ports are chosen once, below the kernel's ephemeral range (a client socket
  * could otherwise take one while the broker is down), with `port - 2` (RocketMQ's second server) and the
- * HA port `port + 1` free too. The broker logs into `logs/` under [[storeDirectory]]; [[close]] (or
- * JVM exit) kills it and deletes the store (kept with `-Drocketmq.it.keepBrokerStore=true`).
+ * HA port `port + 1` free too. A stand-by JVM boots while the broker runs, so a restart only loads the
+ * store. Logs go to `logs/` under [[storeDirectory]]; [[close]] (or JVM exit) kills both JVMs and
+ * deletes the store (kept when the environment has ROCKETMQ_IT_KEEP_BROKER_STORE=true).
  */
 final class RocketMQBrokerProcess(val commitLogFileSize: Int = 16 * 1024 * 1024) extends AutoCloseable {
   import RocketMQBrokerProcess._
@@ -57,18 +55,15 @@ final class RocketMQBrokerProcess(val commitLogFileSize: Int = 16 * 1024 * 1024)
   private var namesrv: NamesrvController = _
   private var namesrvPort = -1
   private var port = -1
-  private var child: Process = _
-  private var childIn: PrintWriter = _
-  private var replies: LinkedBlockingQueue[String] = _
-  private var producer: DefaultMQProducer = _
-  private var consumer: DefaultMQPullConsumer = _
+  @volatile private var broker: BrokerJvm = _ // the running broker
+  @volatile private var standby: BrokerJvm = _ // the next one, booted
+  private lazy val clients = new RocketMQPlainClients(nameServer)
   private val topics = new java.util.concurrent.ConcurrentHashMap[String, Integer]()
   private val exitHook = new Thread(() => discard())
 
   /**
-   * What the last [[kill]] took until the name server dropped the broker, and the last start until the
-   * ports were free, until the broker JVM was listening, and until it was registered with its routes
-   * (each from the start), in ms, for reports.
+   * For reports, in ms: how long after the last [[kill]] the name server had dropped the broker; how long
+   * after the last (re)start the ports were free, the broker listened, and it was registered with its routes.
    */
   @volatile var lastDropMillis: Long = -1
   @volatile var lastPortWaitMillis: Long = -1
@@ -79,7 +74,7 @@ final class RocketMQBrokerProcess(val commitLogFileSize: Int = 16 * 1024 * 1024)
   def brokerPort: Int = port
   def haPort: Int = port + 1
   def brokerAddress: String = s"127.0.0.1:$port"
-  def isRunning: Boolean = synchronized(child != null && child.isAlive)
+  def isRunning: Boolean = synchronized(broker != null && broker.process.isAlive)
 
   /** Starts the name server and the broker JVM; returns once the broker is registered. */
   def start(): this.type = synchronized {
@@ -96,24 +91,25 @@ final class RocketMQBrokerProcess(val commitLogFileSize: Int = 16 * 1024 * 1024)
     namesrvPort = netty.getListenPort
     Runtime.getRuntime.addShutdownHook(exitHook)
     port = choosePort()
+    Files.write(logDir.resolve("rmq.logback.xml"), logbackConfig(logDir.resolve("broker.log")).getBytes(UTF_8))
     launch()
     this
   }
 
   /** SIGKILLs the broker JVM and waits until the name server has dropped it (it sees the channel close). */
   def kill(): Unit = synchronized {
-    require(child != null && child.isAlive, "the broker is not running")
+    require(isRunning, "the broker is not running")
     val begin = System.nanoTime()
-    child.destroyForcibly()
-    require(child.waitFor(30, TimeUnit.SECONDS), "the killed broker JVM did not exit")
-    child = null
+    broker.process.destroyForcibly()
+    require(broker.process.waitFor(30, TimeUnit.SECONDS), "the killed broker JVM did not exit")
+    broker = null
     awaitCondition("the name server to drop the killed broker", 60000)(!registered)
     lastDropMillis = (System.nanoTime() - begin) / 1000000
   }
 
   /** Starts the broker again on the same store and ports; returns once it and every topic route are back. */
   def restart(): Unit = synchronized {
-    require(child == null, "the broker is still running")
+    require(broker == null, "the broker is still running")
     launch()
   }
 
@@ -128,47 +124,23 @@ final class RocketMQBrokerProcess(val commitLogFileSize: Int = 16 * 1024 * 1024)
   def awaitIndexed(): Unit = synchronized(command("indexed"))
 
   /** Sends `count` messages, bodies `body(0 until count)`, in synchronous batches of `batchSize`. */
-  def produce(topic: String, count: Int, body: Int => String = _.toString, batchSize: Int = 100): Unit = {
-    val p = clientProducer
-    (0 until count).grouped(batchSize).foreach { ids =>
-      val batch = ids.map(i => new Message(topic, body(i).getBytes(StandardCharsets.UTF_8))).asJava
-      val result = p.send(batch)
-      require(result.getSendStatus == SendStatus.SEND_OK, s"batch send to $topic failed: $result")
-    }
-  }
+  def produce(topic: String, count: Int, body: Int => String = _.toString, batchSize: Int = 100): Unit =
+    clients.produce(topic, count, body, batchSize)
 
   /** The next offset to be written per queue of `topic`, as the broker answers (indexed messages only). */
-  def maxOffsets(topic: String): Map[Int, Long] = {
-    val c = clientConsumer
-    c.fetchSubscribeMessageQueues(topic).asScala.map(mq => mq.getQueueId -> c.maxOffset(mq)).toMap
-  }
+  def maxOffsets(topic: String): Map[Int, Long] = clients.maxOffsets(topic)
 
-  /** Every stored message of `topic`, read with the plain pull consumer once the broker indexed all. */
+  /** Every stored message of `topic`, read with a plain pull consumer once the broker indexed all. */
   def readAll(topic: String): Seq[MessageExt] = {
     awaitIndexed()
-    val c = clientConsumer
-    c.fetchSubscribeMessageQueues(topic).asScala.toSeq.sortBy(_.getQueueId).flatMap { mq =>
-      val max = c.maxOffset(mq)
-      var offset = c.minOffset(mq)
-      val out = Seq.newBuilder[MessageExt]
-      while (offset < max) {
-        val result = c.pull(mq, "*", offset, 1000, 10000)
-        require(result.getPullStatus == PullStatus.FOUND, s"pull of $mq at $offset: ${result.getPullStatus}")
-        out ++= result.getMsgFoundList.asScala
-        offset = result.getNextBeginOffset
-      }
-      out.result()
-    }
+    clients.readAll(topic)
   }
 
-  def readBodies(topic: String): Seq[String] = readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8))
+  def readBodies(topic: String): Seq[String] = readAll(topic).map(m => new String(m.getBody, UTF_8))
 
-  /** Kills the broker, stops the clients and the name server, deletes the store. */
+  /** Kills the broker JVMs, stops the clients and the name server, deletes the store. */
   override def close(): Unit = {
-    synchronized {
-      if (producer != null) { producer.shutdown(); producer = null }
-      if (consumer != null) { consumer.shutdown(); consumer = null }
-    }
+    clients.close()
     discard()
     synchronized { if (namesrv != null) { namesrv.shutdown(); namesrv = null } }
     try Runtime.getRuntime.removeShutdownHook(exitHook)
@@ -176,9 +148,12 @@ final class RocketMQBrokerProcess(val commitLogFileSize: Int = 16 * 1024 * 1024)
   }
 
   private def discard(): Unit = {
-    val running = synchronized { val c = child; child = null; c }
-    if (running != null) { running.destroyForcibly(); running.waitFor(30, TimeUnit.SECONDS) }
-    if (!java.lang.Boolean.getBoolean("rocketmq.it.keepBrokerStore")) {
+    // No lock: the exit hook runs this while a test thread may be waiting in a synchronized method.
+    val jvms = Seq(broker, standby)
+    broker = null
+    standby = null
+    jvms.filter(_ != null).map(_.process).foreach { p => p.destroyForcibly(); p.waitFor(30, TimeUnit.SECONDS) }
+    if (!sys.env.get("ROCKETMQ_IT_KEEP_BROKER_STORE").contains("true")) {
       EmbeddedRocketMQ.deleteRecursively(storeDirectory.toFile)
     }
   }
@@ -193,66 +168,21 @@ final class RocketMQBrokerProcess(val commitLogFileSize: Int = 16 * 1024 * 1024)
       route != null && route.getQueueDatas.asScala.exists(_.getReadQueueNums == queues)
     }
 
-  /** Starts the broker JVM; returns once it is registered and every topic it had is routed again. */
+  /** Starts the broker in the stand-by JVM; returns once it is registered and every topic is routed again. */
   private def launch(): Unit = {
     val begin = System.nanoTime()
-    // A killed broker's listening sockets close with it; its accepted connections may linger in
+    val jvm = if (standby != null && standby.process.isAlive) standby else new BrokerJvm()
+    standby = null
+    // A killed broker's listening sockets close with it; connections it had accepted may linger in
     // TIME_WAIT, which SO_REUSEADDR (RocketMQ's servers set it) allows to bind over.
     awaitCondition(s"ports ${port - 2}, $port and ${port + 1} to be free", 60000) {
       Seq(port - 2, port, port + 1).forall(bindable)
     }
     lastPortWaitMillis = (System.nanoTime() - begin) / 1000000
-    val logback = logDir.resolve("rmq.logback.xml")
-    Files.write(logback, logbackConfig(logDir.resolve("broker.log")).getBytes(StandardCharsets.UTF_8))
-    val jvmFlags = ManagementFactory.getRuntimeMXBean.getInputArguments.asScala.filter { a =>
-      a.startsWith("--add-") || a == "-XX:+IgnoreUnrecognizedVMOptions" || a.startsWith("-Djdk.reflect.") ||
-      a.startsWith("-Dio.netty.")
-    }
-    val cmd = Seq(Paths.get(System.getProperty("java.home"), "bin", "java").toString, "-Xmx512m",
-      "-XX:+UseSerialGC") ++ jvmFlags ++ Seq(
-      s"-Duser.home=${System.getProperty("user.home")}",
-      s"-Drocketmq.log.root=$logDir",
-      s"-Drmq.logback.configurationFile=$logback",
-      "-Drocketmq.broker.diskSpaceWarningLevelRatio=0.99",
-      "-Dtls.server.mode=disabled", // else building a self-signed TLS context takes seconds at each start
-      "-cp",
-      System.getProperty("java.class.path"),
-      RocketMQBrokerProcessMain.getClass.getName.stripSuffix("$"),
-      nameServer,
-      storeDirectory.toString,
-      port.toString,
-      haPort.toString,
-      brokerName,
-      clusterName,
-      commitLogFileSize.toString)
-    val process = new ProcessBuilder(cmd: _*)
-      .redirectError(ProcessBuilder.Redirect.appendTo(logDir.resolve("broker-stderr.log").toFile))
-      .start()
-    child = process
-    childIn = new PrintWriter(process.getOutputStream, true, StandardCharsets.UTF_8)
-    val queue = new LinkedBlockingQueue[String]()
-    replies = queue
-    val reader = new Thread(() => {
-        val in = new BufferedReader(new InputStreamReader(process.getInputStream, StandardCharsets.UTF_8))
-        val other = logDir.resolve("broker-stdout.log")
-        var line = try in.readLine()
-        catch { case _: IOException => null }
-        while (line != null) {
-          if (line.startsWith(RocketMQBrokerProcessMain.Prefix)) {
-            queue.put(line.stripPrefix(RocketMQBrokerProcessMain.Prefix))
-          } else {
-            Files.write(other, (line + "\n").getBytes(StandardCharsets.UTF_8), StandardOpenOption.CREATE,
-              StandardOpenOption.APPEND)
-          }
-          line = try in.readLine()
-          catch { case _: IOException => null }
-        }
-      }, s"broker-process-stdout-$port")
-    reader.setDaemon(true)
-    reader.start()
-
-    val ready = awaitReply(120000)
-    require(ready == RocketMQBrokerProcessMain.Ready, s"unexpected first line from the broker: $ready")
+    jvm.awaitReply(RocketMQBrokerProcessMain.Standby)
+    broker = jvm
+    jvm.send("start")
+    jvm.awaitReply(RocketMQBrokerProcessMain.Ready)
     lastReadyMillis = (System.nanoTime() - begin) / 1000000
     // Its first periodic registration comes 10 s after start: ask for one until the name server has it.
     var lastAttempt = 0L
@@ -265,55 +195,79 @@ final class RocketMQBrokerProcess(val commitLogFileSize: Int = 16 * 1024 * 1024)
     }
     topics.asScala.foreach { case (topic, queues) => awaitRoute(topic, queues) }
     lastStartMillis = (System.nanoTime() - begin) / 1000000
+    standby = new BrokerJvm()
   }
 
-  /** Sends one command line to the broker JVM and returns its `OK` answer's rest. */
+  /** Sends one command line to the running broker and returns its `OK` answer's rest. */
   private def command(line: String): String = {
-    require(child != null && child.isAlive, s"the broker is not running (command: $line)")
-    childIn.println(line)
-    val answer = awaitReply(120000)
-    if (!answer.startsWith("OK")) throw new IllegalStateException(s"broker command '$line' failed: $answer")
-    answer.stripPrefix("OK").trim
+    require(isRunning, s"the broker is not running (command: $line)")
+    broker.send(line)
+    broker.awaitReply("OK").stripPrefix("OK").trim
   }
 
-  private def awaitReply(timeoutMs: Long): String = {
-    val deadline = System.nanoTime() + timeoutMs * 1000000L
-    var answer: String = null
-    while (answer == null) {
-      answer = replies.poll(100, TimeUnit.MILLISECONDS)
-      if (answer == null && (!child.isAlive || System.nanoTime() > deadline)) {
-        val state = if (child.isAlive) s"no answer within $timeoutMs ms" else s"it exited (${child.exitValue()})"
-        throw new IllegalStateException(s"broker JVM on port $port: $state; stderr ends with:\n${stderrTail()}")
+  /** A JVM running [[RocketMQBrokerProcessMain]]; its protocol lines are queued, other output logged. */
+  private final class BrokerJvm {
+    private val jvmFlags = ManagementFactory.getRuntimeMXBean.getInputArguments.asScala.filter { a =>
+      a.startsWith("--add-") || a == "-XX:+IgnoreUnrecognizedVMOptions" || a.startsWith("-Djdk.reflect.") ||
+      a.startsWith("-Dio.netty.")
+    }
+    private val cmd = Seq(Paths.get(System.getProperty("java.home"), "bin", "java").toString, "-Xmx512m",
+      "-XX:+UseSerialGC") ++ jvmFlags ++ Seq(
+      s"-Duser.home=${System.getProperty("user.home")}",
+      s"-Drocketmq.log.root=$logDir",
+      s"-Drmq.logback.configurationFile=${logDir.resolve("rmq.logback.xml")}",
+      "-Drocketmq.broker.diskSpaceWarningLevelRatio=0.99",
+      "-Dtls.server.mode=disabled", // else building a self-signed TLS context takes seconds at each start
+      "-cp",
+      System.getProperty("java.class.path"),
+      RocketMQBrokerProcessMain.getClass.getName.stripSuffix("$"),
+      nameServer,
+      storeDirectory.toString,
+      port.toString,
+      haPort.toString,
+      brokerName,
+      clusterName,
+      commitLogFileSize.toString)
+    val process: Process = new ProcessBuilder(cmd: _*)
+      .redirectError(ProcessBuilder.Redirect.appendTo(logDir.resolve("broker-stderr.log").toFile))
+      .start()
+    private val stdin = new PrintWriter(process.getOutputStream, true, UTF_8)
+    private val replies = new LinkedBlockingQueue[String]()
+    private val reader = new Thread(() => copyOutput(), s"broker-process-stdout-${process.pid()}")
+    reader.setDaemon(true)
+    reader.start()
+
+    private def copyOutput(): Unit = {
+      val in = new BufferedReader(new InputStreamReader(process.getInputStream, UTF_8))
+      val other = logDir.resolve("broker-stdout.log").toFile
+      def next(): String = try in.readLine()
+      catch { case _: IOException => null }
+      Iterator.continually(next()).takeWhile(_ != null).foreach { line =>
+        if (line.startsWith(RocketMQBrokerProcessMain.Prefix)) {
+          replies.put(line.stripPrefix(RocketMQBrokerProcessMain.Prefix))
+        } else appendLine(other, line)
       }
     }
-    answer
-  }
 
-  private def stderrTail(): String = {
-    val file = logDir.resolve("broker-stderr.log")
-    if (!Files.exists(file)) "" else Files.readAllLines(file).asScala.takeRight(20).mkString("\n")
-  }
+    def send(line: String): Unit = stdin.println(line)
 
-  private def clientProducer: DefaultMQProducer = synchronized {
-    if (producer == null) {
-      producer = new DefaultMQProducer("broker-process-test-producer")
-      producer.setNamesrvAddr(nameServer)
-      producer.setInstanceName(s"broker-process-producer-${UUID.randomUUID()}")
-      producer.setSendMsgTimeout(10000)
-      producer.start()
+    /** The next protocol line, which must start with `expected`; fails if the JVM exits or 2 min pass. */
+    def awaitReply(expected: String): String = {
+      val deadline = System.nanoTime() + 120L * 1000 * 1000 * 1000
+      var answer: String = null
+      while (answer == null) {
+        answer = replies.poll(100, TimeUnit.MILLISECONDS)
+        if (answer == null && (!process.isAlive || System.nanoTime() > deadline)) {
+          val state = if (process.isAlive) "no answer within 2 min" else s"it exited (${process.exitValue()})"
+          throw new IllegalStateException(s"broker JVM for port $port: $state; stderr ends with:\n$stderrTail")
+        }
+      }
+      if (!answer.startsWith(expected)) throw new IllegalStateException(s"broker JVM: '$answer', not $expected")
+      answer
     }
-    producer
-  }
 
-  private def clientConsumer: DefaultMQPullConsumer = synchronized {
-    if (consumer == null) {
-      consumer = new DefaultMQPullConsumer("broker-process-test-reader")
-      consumer.setNamesrvAddr(nameServer)
-      consumer.setInstanceName(s"broker-process-reader-${UUID.randomUUID()}")
-      consumer.setEnableRebalance(false)
-      consumer.start()
-    }
-    consumer
+    private def stderrTail: String =
+      Files.readAllLines(logDir.resolve("broker-stderr.log")).asScala.takeRight(20).mkString("\n")
   }
 }
 
@@ -341,6 +295,9 @@ object RocketMQBrokerProcess {
       .find(p => Seq(p - 2, p, p + 1).forall(bindable))
       .getOrElse(throw new IllegalStateException("no free broker port found"))
   }
+
+  private def appendLine(file: File, line: String): Unit =
+    Files.write(file.toPath, (line + "\n").getBytes(UTF_8), StandardOpenOption.CREATE, StandardOpenOption.APPEND)
 
   private def logbackConfig(file: Path): String =
     s"""<configuration>

@@ -34,25 +34,75 @@ import org.apache.rocketmq.store.config.MessageStoreConfig
  * a broker killed with SIGKILL comes back at the same address with the same messages.
  *
  * Arguments: `nameServer storeDir listenPort haListenPort brokerName clusterName commitLogFileSize`.
- * Prints `READY` once the broker is started (listening; the parent then waits for its registration),
- * then answers one command per stdin line with one line, `OK` or `ERROR <message>` (each protocol line
- * starts with [[Prefix]]):
+ * The JVM starts as a stand-by: it loads the broker's classes, prints `STANDBY` and touches neither the
+ * store nor the ports until told to `start` (so a restart does not wait for a JVM to boot). Then it
+ * answers one command per stdin line with one line (every protocol line starts with [[Prefix]]):
+ *   - `start`: loads the store (recovering it after a crash) and starts the broker; answers `READY`;
  *   - `register`: registers with the name server now (the first periodic registration comes 10 s late);
  *   - `createTopic <topic> <queues>`: creates or resizes a read-write topic and registers it;
  *   - `indexed`: returns once every message stored in the commit log is indexed into its queue.
- * When stdin closes (the parent is gone) the process halts: it never outlives its test JVM.
+ * Other answers are `OK` or `ERROR <message>`. When stdin closes (the parent is gone) the process halts
+ * at once: it never outlives its test JVM.
  */
 object RocketMQBrokerProcessMain {
+
   /** Starts every line of the protocol, so that anything else a library prints is told apart. */
   val Prefix = "broker-process> "
+  val Standby = "STANDBY"
   val Ready = "READY"
 
   def main(args: Array[String]): Unit = {
-    val Array(nameServer, storeDir, listenPort, haListenPort, brokerName, clusterName, commitLogFileSize) = args
     // As BrokerStartup does: otherwise the name server reads registrations in the pre-3.0.11 format.
     System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION))
-    val store = Paths.get(storeDir)
+    Seq(
+      "org.apache.rocketmq.broker.BrokerController",
+      "org.apache.rocketmq.store.DefaultMessageStore",
+      "org.apache.rocketmq.store.CommitLog",
+      "org.apache.rocketmq.remoting.netty.NettyRemotingServer",
+      "org.apache.rocketmq.remoting.netty.NettyRemotingClient"
+    ).foreach(name => Class.forName(name, true, getClass.getClassLoader))
+    reply(Standby)
 
+    var broker: BrokerController = null
+    val in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
+    var line = in.readLine()
+    while (line != null) {
+      val answer =
+        try {
+          line.trim.split("\\s+").toList match {
+            case "start" :: Nil if broker == null =>
+              broker = startBroker(args)
+              Ready
+            case _ if broker == null => s"ERROR the broker is not started: $line"
+            case "register" :: Nil =>
+              broker.registerBrokerAll(true, false, true)
+              "OK"
+            case "createTopic" :: topic :: queues :: Nil =>
+              val q = queues.toInt
+              val config = new TopicConfig(topic, q, q, PermName.PERM_READ | PermName.PERM_WRITE)
+              broker.getTopicConfigManager.updateTopicConfig(config)
+              broker.registerIncrementBrokerData(config, broker.getTopicConfigManager.getDataVersion)
+              "OK"
+            case "indexed" :: Nil =>
+              val store = broker.getMessageStore
+              EmbeddedRocketMQ.awaitCondition("the broker to index every stored message", 60000) {
+                store.dispatchBehindBytes() == 0
+              }
+              "OK"
+            case _ => s"ERROR unknown command: $line"
+          }
+        } catch {
+          case e: Throwable => s"ERROR ${e.toString.replace('\n', ' ')}"
+        }
+      reply(answer)
+      line = in.readLine()
+    }
+    Runtime.getRuntime.halt(0) // the parent is gone: no graceful (20 s) shutdown, as after a crash
+  }
+
+  private def startBroker(args: Array[String]): BrokerController = {
+    val Array(nameServer, storeDir, listenPort, haListenPort, brokerName, clusterName, commitLogFileSize) = args
+    val store = Paths.get(storeDir)
     val brokerConfig = new BrokerConfig()
     brokerConfig.setBrokerName(brokerName)
     brokerConfig.setBrokerClusterName(clusterName)
@@ -91,37 +141,7 @@ object RocketMQBrokerProcessMain {
     System.err.println(s"broker on port $listenPort: JVM up ${ManagementFactory.getRuntimeMXBean.getUptime} ms, " +
       s"initialize (store load and recovery) ${(startStart - initStart) / 1000000} ms, " +
       s"start ${(System.nanoTime() - startStart) / 1000000} ms")
-    reply(Ready)
-
-    val in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
-    var line = in.readLine()
-    while (line != null) {
-      val answer =
-        try {
-          line.trim.split("\\s+").toList match {
-            case "register" :: Nil =>
-              broker.registerBrokerAll(true, false, true)
-              "OK"
-            case "createTopic" :: topic :: queues :: Nil =>
-              val q = queues.toInt
-              val config = new TopicConfig(topic, q, q, PermName.PERM_READ | PermName.PERM_WRITE)
-              broker.getTopicConfigManager.updateTopicConfig(config)
-              broker.registerIncrementBrokerData(config, broker.getTopicConfigManager.getDataVersion)
-              "OK"
-            case "indexed" :: Nil =>
-              EmbeddedRocketMQ.awaitCondition("the broker to index every stored message", 60000) {
-                broker.getMessageStore.dispatchBehindBytes() == 0
-              }
-              "OK"
-            case _ => s"ERROR unknown command: $line"
-          }
-        } catch {
-          case e: Throwable => s"ERROR ${e.toString.replace('\n', ' ')}"
-        }
-      reply(answer)
-      line = in.readLine()
-    }
-    Runtime.getRuntime.halt(0) // the parent is gone: no graceful (20 s) shutdown, as after a crash
+    broker
   }
 
   private def reply(line: String): Unit = synchronized {

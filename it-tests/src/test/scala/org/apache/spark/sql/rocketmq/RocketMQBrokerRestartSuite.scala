@@ -83,10 +83,11 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   /**
-   * Kills the broker now, runs `whileDown` (given the outage's end, a `System.nanoTime`), leaves the
-   * broker down until [[OutageMs]] after the kill, restarts it; logs the timings.
+   * Runs `beforeKill`, kills the broker at once, runs `whileDown` (given the outage's end, a
+   * `System.nanoTime`), leaves the broker down until [[OutageMs]] after the kill and restarts it.
    */
-  private def crashAndRestart(whileDown: Long => Unit): Unit = {
+  private def crashAndRestart(beforeKill: () => Unit = () => (), whileDown: Long => Unit = _ => ()): Unit = {
+    beforeKill()
     val killedAt = System.nanoTime()
     val outageEnd = killedAt + OutageMs * 1000000L
     broker.kill()
@@ -98,6 +99,10 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       s"${broker.lastStartMillis} ms, listening after ${broker.lastReadyMillis} ms, ports free after " +
       s"${broker.lastPortWaitMillis} ms)")
   }
+
+  /** Checks, once the broker is down, that `job` did not finish before: the crash hit it mid-way. */
+  private def assertNotDone(job: Future[_]): Unit =
+    assert(!job.value.exists(_.isSuccess), "the job finished before the broker was killed")
 
   /** The result of `job`, or a failure naming `what` after `timeout` (its Spark jobs are then cancelled). */
   private def await[T](job: Future[T], what: String, timeout: FiniteDuration = 3.minutes): T =
@@ -127,7 +132,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       val started = System.nanoTime()
       val job = Future(countAndDistinct(read(topic).select(gated(col("body").cast("string")).as("id"))))
       awaitLatch(Gate.reached, "a read task to handle its first 100 rows")
-      crashAndRestart(whileDown = _ => Gate.open())
+      // The tasks go on pulling and the broker dies under them: pulls in flight, then pulls refused.
+      crashAndRestart(beforeKill = () => Gate.open(), whileDown = _ => assertNotDone(job))
       val (rows, distinct) = await(job, "the read")
       info(s"read took ${(System.nanoTime() - started) / 1000000} ms; ${Gate.attempts.get} task attempts")
       assert(rows === Total, "rows read")
@@ -202,7 +208,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       EmbeddedRocketMQ.awaitCondition("the write's first messages to be stored", 60000) {
         broker.maxOffsets(topic).values.sum > 0
       }
-      crashAndRestart(whileDown = _ => Gate.open())
+      // The tasks go on sending and the broker dies under them: sends in flight, then sends refused.
+      crashAndRestart(beforeKill = () => Gate.open(), whileDown = _ => assertNotDone(job))
       await(job, "the write")
       info(s"write took ${(System.nanoTime() - started) / 1000000} ms; ${Gate.attempts.get} task attempts")
       val stored = broker.readBodies(topic)
