@@ -1,0 +1,151 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq
+
+import java.io.{BufferedReader, InputStreamReader}
+import java.lang.management.ManagementFactory
+import java.nio.charset.StandardCharsets
+import java.nio.file.Paths
+
+import org.apache.rocketmq.broker.BrokerController
+import org.apache.rocketmq.common.{BrokerConfig, MQVersion, TopicConfig}
+import org.apache.rocketmq.common.constant.PermName
+import org.apache.rocketmq.remoting.netty.{NettyClientConfig, NettyServerConfig}
+import org.apache.rocketmq.remoting.protocol.RemotingCommand
+import org.apache.rocketmq.store.config.MessageStoreConfig
+
+/**
+ * The broker JVM of [[RocketMQBrokerProcess]]: one RocketMQ broker configured as the in-JVM
+ * [[EmbeddedRocketMQ]] configures its broker, but on fixed ports and a fixed store directory, so that
+ * a broker killed with SIGKILL comes back at the same address with the same messages.
+ *
+ * Arguments: `nameServer storeDir listenPort haListenPort brokerName clusterName commitLogFileSize`.
+ * The JVM starts as a stand-by: it loads the broker's classes, prints `STANDBY` and touches neither the
+ * store nor the ports until told to `start` (so a restart does not wait for a JVM to boot). Then it
+ * answers one command per stdin line with one line (every protocol line starts with [[Prefix]]):
+ *   - `start`: loads the store (recovering it after a crash) and starts the broker; answers `READY`;
+ *   - `register`: registers with the name server now (the first periodic registration comes 10 s late);
+ *   - `createTopic <topic> <queues>`: creates or resizes a read-write topic and registers it;
+ *   - `indexed`: returns once every message stored in the commit log is indexed into its queue.
+ * Other answers are `OK` or `ERROR <message>`. When stdin closes (the parent is gone) the process halts
+ * at once: it never outlives its test JVM.
+ */
+object RocketMQBrokerProcessMain {
+
+  /** Starts every line of the protocol, so that anything else a library prints is told apart. */
+  val Prefix = "broker-process> "
+  val Standby = "STANDBY"
+  val Ready = "READY"
+
+  def main(args: Array[String]): Unit = {
+    // As BrokerStartup does: otherwise the name server reads registrations in the pre-3.0.11 format.
+    System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION))
+    Seq(
+      "org.apache.rocketmq.broker.BrokerController",
+      "org.apache.rocketmq.store.DefaultMessageStore",
+      "org.apache.rocketmq.store.CommitLog",
+      "org.apache.rocketmq.remoting.netty.NettyRemotingServer",
+      "org.apache.rocketmq.remoting.netty.NettyRemotingClient"
+    ).foreach(name => Class.forName(name, true, getClass.getClassLoader))
+    reply(Standby)
+
+    var broker: BrokerController = null
+    val in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
+    var line = in.readLine()
+    while (line != null) {
+      val answer =
+        try {
+          line.trim.split("\\s+").toList match {
+            case "start" :: Nil if broker == null =>
+              broker = startBroker(args)
+              Ready
+            case _ if broker == null => s"ERROR the broker is not started: $line"
+            case "register" :: Nil =>
+              broker.registerBrokerAll(true, false, true)
+              "OK"
+            case "createTopic" :: topic :: queues :: Nil =>
+              val q = queues.toInt
+              val config = new TopicConfig(topic, q, q, PermName.PERM_READ | PermName.PERM_WRITE)
+              broker.getTopicConfigManager.updateTopicConfig(config)
+              broker.registerIncrementBrokerData(config, broker.getTopicConfigManager.getDataVersion)
+              "OK"
+            case "indexed" :: Nil =>
+              val store = broker.getMessageStore
+              EmbeddedRocketMQ.awaitCondition("the broker to index every stored message", 60000) {
+                store.dispatchBehindBytes() == 0
+              }
+              "OK"
+            case _ => s"ERROR unknown command: $line"
+          }
+        } catch {
+          case e: Throwable => s"ERROR ${e.toString.replace('\n', ' ')}"
+        }
+      reply(answer)
+      line = in.readLine()
+    }
+    Runtime.getRuntime.halt(0) // the parent is gone: no graceful (20 s) shutdown, as after a crash
+  }
+
+  private def startBroker(args: Array[String]): BrokerController = {
+    val Array(nameServer, storeDir, listenPort, haListenPort, brokerName, clusterName, commitLogFileSize) = args
+    val store = Paths.get(storeDir)
+    val brokerConfig = new BrokerConfig()
+    brokerConfig.setBrokerName(brokerName)
+    brokerConfig.setBrokerClusterName(clusterName)
+    brokerConfig.setBrokerId(0L)
+    brokerConfig.setBrokerIP1("127.0.0.1")
+    brokerConfig.setNamesrvAddr(nameServer)
+    brokerConfig.setAutoCreateTopicEnable(false)
+    brokerConfig.setAutoCreateSubscriptionGroup(true)
+    brokerConfig.setEnablePropertyFilter(true)
+    brokerConfig.setWaitTimeMillsInSendQueue(3000)
+    val netty = new NettyServerConfig()
+    netty.setListenPort(listenPort.toInt) // RocketMQ also binds listenPort - 2 (its "fast" server)
+    val storeConfig = new MessageStoreConfig()
+    storeConfig.setStorePathRootDir(store.resolve("broker").toString)
+    storeConfig.setStorePathCommitLog(store.resolve("broker/commitlog").toString)
+    storeConfig.setMappedFileSizeCommitLog(commitLogFileSize.toInt)
+    storeConfig.setMappedFileSizeConsumeQueue(300000 * 20) // 20 bytes per entry
+    storeConfig.setMaxMessageSize(math.min(4 * 1024 * 1024, commitLogFileSize.toInt / 2))
+    storeConfig.setHaListenPort(haListenPort.toInt)
+    storeConfig.setMaxIndexNum(10000)
+    storeConfig.setMaxHashSlotNum(4000)
+    // RocketMQ's default pull limits (32 messages / 256 KiB per pull from memory), as in production.
+    storeConfig.setDiskMaxUsedSpaceRatio(98)
+    storeConfig.setOsPageCacheBusyTimeOutMills(5000)
+    storeConfig.setEnableRocksDBLog(false)
+    storeConfig.setDisappearTimeAfterStart(0)
+
+    // initialize() loads the store; after a SIGKILL the `abort` file is still there and it recovers
+    // the commit log abnormally (re-checking the last files message by message).
+    val broker = new BrokerController(brokerConfig, netty, new NettyClientConfig(), storeConfig)
+    val initStart = System.nanoTime()
+    require(broker.initialize(), "the broker did not initialize")
+    val startStart = System.nanoTime()
+    broker.start()
+    broker.getBrokerOuterAPI.updateNameServerAddressList(nameServer)
+    System.err.println(s"broker on port $listenPort: JVM up ${ManagementFactory.getRuntimeMXBean.getUptime} ms, " +
+      s"initialize (store load and recovery) ${(startStart - initStart) / 1000000} ms, " +
+      s"start ${(System.nanoTime() - startStart) / 1000000} ms")
+    broker
+  }
+
+  private def reply(line: String): Unit = synchronized {
+    System.out.println(Prefix + line)
+    System.out.flush()
+  }
+}

@@ -1,0 +1,276 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq
+
+import java.nio.file.Files
+import java.util.UUID
+import java.util.concurrent.{ConcurrentHashMap, CountDownLatch, TimeUnit, TimeoutException}
+import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
+import java.util.concurrent.locks.LockSupport
+
+import scala.concurrent.{Await, Future}
+import scala.concurrent.ExecutionContext.Implicits.global
+import scala.concurrent.duration._
+
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.TaskContext
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.expressions.UserDefinedFunction
+import org.apache.spark.sql.functions.{col, count, count_distinct, lit, udf}
+import org.apache.spark.sql.streaming.{StreamingQueryListener, Trigger}
+
+/**
+ * Queries that ride out a broker crash: the broker JVM is killed with SIGKILL while the query runs and
+ * restarted on the same store and ports [[OutageMs]] after the kill. Spark runs `local[2,4]`, so every
+ * task has four attempts. The kill is synchronised on the query's real progress (a task has handled its
+ * first rows), never on a sleep; the one fixed wait is the outage itself.
+ */
+class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
+  import RocketMQBrokerRestartSuite._
+
+  private val OutageMs = 5000L
+  private val Total = 100000
+
+  private var broker: RocketMQBrokerProcess = _
+  private var spark: SparkSession = _
+
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    broker = new RocketMQBrokerProcess().start()
+    spark = SparkSession.builder()
+      .master("local[2,4]")
+      .appName(getClass.getSimpleName)
+      .config("spark.ui.enabled", "false")
+      .config("spark.sql.shuffle.partitions", "2")
+      .config("spark.driver.bindAddress", "127.0.0.1")
+      .config("spark.driver.host", "127.0.0.1")
+      .getOrCreate()
+    assert(spark.sparkContext.master == "local[2,4]", "another Spark session is still active")
+  }
+
+  override protected def afterAll(): Unit = {
+    try if (spark != null) spark.stop()
+    finally
+      try if (broker != null) broker.close()
+      finally super.afterAll()
+  }
+
+  private def newTopic(prefix: String): String = s"$prefix-${UUID.randomUUID().toString.take(8)}"
+
+  private def read(topic: String): DataFrame = spark.read.format("rocketmq")
+    .option("nameServer", broker.nameServer).option("topic", topic).option("startingOffsets", "earliest").load()
+
+  /** Rows read and distinct ids among them, in one job. */
+  private def countAndDistinct(ids: DataFrame): (Long, Long) = {
+    val row = ids.agg(count(lit(1)), count_distinct(col("id"))).head()
+    (row.getLong(0), row.getLong(1))
+  }
+
+  /**
+   * Runs `beforeKill`, kills the broker at once, runs `whileDown` (given the outage's end, a
+   * `System.nanoTime`), leaves the broker down until [[OutageMs]] after the kill and restarts it.
+   */
+  private def crashAndRestart(beforeKill: () => Unit = () => (), whileDown: Long => Unit = _ => ()): Unit = {
+    beforeKill()
+    val killedAt = System.nanoTime()
+    val outageEnd = killedAt + OutageMs * 1000000L
+    broker.kill()
+    info(s"name server dropped the broker ${broker.lastDropMillis} ms after SIGKILL")
+    whileDown(outageEnd)
+    while (System.nanoTime() < outageEnd) LockSupport.parkNanos(outageEnd - System.nanoTime())
+    broker.restart()
+    info(s"broker back after ${(System.nanoTime() - killedAt) / 1000000} ms (restart took " +
+      s"${broker.lastStartMillis} ms, listening after ${broker.lastReadyMillis} ms, ports free after " +
+      s"${broker.lastPortWaitMillis} ms)")
+  }
+
+  /** Checks, once the broker is down, that `job` did not finish before: the crash hit it mid-way. */
+  private def assertNotDone(job: Future[_]): Unit =
+    assert(!job.value.exists(_.isSuccess), "the job finished before the broker was killed")
+
+  /** The result of `job`, or a failure naming `what` after `timeout` (its Spark jobs are then cancelled). */
+  private def await[T](job: Future[T], what: String, timeout: FiniteDuration = 3.minutes): T =
+    try Await.result(job, timeout)
+    catch {
+      case _: TimeoutException =>
+        spark.sparkContext.cancelAllJobs()
+        fail(s"$what did not finish within $timeout")
+    }
+
+  private def awaitLatch(latch: CountDownLatch, what: String): Unit =
+    assert(latch.await(2, TimeUnit.MINUTES), s"timed out waiting for $what")
+
+  /** Whatever a failed test left: tasks released, the broker up for the next test. */
+  private def cleanUp(): Unit = {
+    Gate.open()
+    if (!broker.isRunning) broker.restart()
+  }
+
+  test("batch read of 100,000 messages, broker killed -9 mid-read and back 5 s later: every message once") {
+    val topic = newTopic("restart-read")
+    broker.createTopic(topic, queues = 4)
+    broker.produce(topic, Total, i => s"id-$i")
+    broker.awaitIndexed()
+    Gate.reset(rowsBeforeGate = 100)
+    try {
+      val started = System.nanoTime()
+      val job = Future(countAndDistinct(read(topic).select(gated(col("body").cast("string")).as("id"))))
+      awaitLatch(Gate.reached, "a read task to handle its first 100 rows")
+      // The tasks go on pulling and the broker dies under them: pulls in flight, then pulls refused.
+      crashAndRestart(beforeKill = () => Gate.open(), whileDown = _ => assertNotDone(job))
+      val (rows, distinct) = await(job, "the read")
+      info(s"read took ${(System.nanoTime() - started) / 1000000} ms; ${Gate.attempts.get} task attempts")
+      assert(rows === Total, "rows read")
+      assert(distinct === Total, "distinct ids read")
+    } finally cleanUp()
+  }
+
+  test("streaming query into a parquet sink rides out a kill -9 and 5 s outage: 600 rows exactly once") {
+    val topic = newTopic("restart-stream")
+    broker.createTopic(topic, queues = 4)
+    broker.produce(topic, 300, i => s"s-$i")
+    broker.awaitIndexed()
+    val output = Files.createTempDirectory("rocketmq-restart-sink-").toString
+    val checkpoint = Files.createTempDirectory("rocketmq-restart-checkpoint-").toString
+    // A progress event for every trigger, also those without data: the outage's triggers show.
+    spark.conf.set("spark.sql.streaming.noDataProgressEventInterval", "0")
+    val progress = new AtomicInteger()
+    val listener = new StreamingQueryListener {
+      override def onQueryStarted(event: StreamingQueryListener.QueryStartedEvent): Unit = ()
+      override def onQueryProgress(event: StreamingQueryListener.QueryProgressEvent): Unit =
+        progress.incrementAndGet()
+      override def onQueryTerminated(event: StreamingQueryListener.QueryTerminatedEvent): Unit = ()
+    }
+    spark.streams.addListener(listener)
+    val query = spark.readStream.format("rocketmq").option("nameServer", broker.nameServer)
+      .option("topic", topic).option("startingOffsets", "earliest").load()
+      .selectExpr("CAST(body AS STRING) AS id")
+      .writeStream.format("parquet").option("path", output).option("checkpointLocation", checkpoint)
+      .trigger(Trigger.ProcessingTime(500)).start()
+    def processAll(): Unit = await(Future(query.processAllAvailable()), "processAllAvailable", 2.minutes)
+    def sinkIds(): Seq[String] = spark.read.parquet(output).collect().map(_.getString(0)).toSeq
+    try {
+      processAll()
+      assert(sinkIds().sorted === (0 until 300).map(i => s"s-$i").sorted)
+      var activeTriggerSeen = false
+      var progressWhileDown = 0
+      crashAndRestart(whileDown = outageEnd => {
+        val before = progress.get()
+        while (System.nanoTime() < outageEnd && query.isActive) {
+          activeTriggerSeen ||= query.status.isTriggerActive
+          LockSupport.parkNanos(20L * 1000 * 1000)
+        }
+        progressWhileDown = progress.get() - before
+      })
+      info(s"during the outage: progress events $progressWhileDown, a trigger seen running: $activeTriggerSeen")
+      assert(query.isActive, s"the query stopped during the outage: ${query.exception}")
+      assert(activeTriggerSeen || progressWhileDown > 0, "no trigger ran while the broker was down")
+      broker.produce(topic, 300, i => s"s-${300 + i}")
+      broker.awaitIndexed()
+      processAll()
+      assert(query.isActive && query.exception.isEmpty, s"the query failed: ${query.exception}")
+      assert(sinkIds().sorted === (0 until 600).map(i => s"s-$i").sorted)
+    } finally {
+      query.stop()
+      spark.streams.removeListener(listener)
+      spark.conf.unset("spark.sql.streaming.noDataProgressEventInterval")
+      cleanUp()
+    }
+  }
+
+  test("batch write of 100,000 rows, broker killed -9 mid-write and back 5 s later: succeeds, every id stored") {
+    val topic = newTopic("restart-write")
+    broker.createTopic(topic, queues = 4)
+    Gate.reset(rowsBeforeGate = 2000)
+    try {
+      val started = System.nanoTime()
+      val rows = spark.range(Total).select(gated(col("id").cast("string")).as("body"))
+      val job = Future {
+        rows.write.format("rocketmq").option("nameServer", broker.nameServer).option("topic", topic).save()
+      }
+      awaitLatch(Gate.reached, "a write task to hand over its first 2000 rows")
+      EmbeddedRocketMQ.awaitCondition("the write's first messages to be stored", 60000) {
+        broker.maxOffsets(topic).values.sum > 0
+      }
+      // The tasks go on sending and the broker dies under them: sends in flight, then sends refused.
+      crashAndRestart(beforeKill = () => Gate.open(), whileDown = _ => assertNotDone(job))
+      await(job, "the write")
+      info(s"write took ${(System.nanoTime() - started) / 1000000} ms; ${Gate.attempts.get} task attempts")
+      val stored = broker.readBodies(topic)
+      val distinct = stored.toSet
+      val missing = (0 until Total).map(_.toString).filterNot(distinct)
+      info(s"stored ${stored.size} messages, ${stored.size - distinct.size} of them duplicates")
+      assert(missing.isEmpty, s"${missing.size} ids never stored, such as ${missing.take(5).mkString(", ")}")
+    } finally cleanUp()
+  }
+
+  test("batch read started while the broker is down waits for it and reads every message") {
+    val topic = newTopic("restart-down")
+    val messages = 10000
+    broker.createTopic(topic, queues = 4)
+    broker.produce(topic, messages, i => s"d-$i")
+    broker.awaitIndexed()
+    try {
+      var job: Future[(Long, Long)] = null
+      crashAndRestart(whileDown = _ => {
+        job = Future(countAndDistinct(read(topic).selectExpr("CAST(body AS STRING) AS id")))
+      })
+      // Must not fail with ROCKETMQ_TOPIC_NOT_FOUND: the topic's route is gone only while its broker is.
+      val (rows, distinct) = await(job, "the read")
+      assert(rows === messages && distinct === messages)
+    } finally cleanUp()
+  }
+}
+
+object RocketMQBrokerRestartSuite {
+
+  /**
+   * Holds every task attempt at its `rowsBeforeGate`-th row until [[open]]: the test kills the broker
+   * once a task got there (it has pulled or handed over its first rows and needs the broker again).
+   */
+  object Gate {
+    @volatile private var threshold = Long.MaxValue
+    @volatile private var release = new CountDownLatch(0)
+    @volatile var reached = new CountDownLatch(1)
+    private val rowsPerAttempt = new ConcurrentHashMap[Long, AtomicLong]()
+    val attempts = new AtomicInteger()
+
+    def reset(rowsBeforeGate: Long): Unit = {
+      rowsPerAttempt.clear()
+      attempts.set(0)
+      reached = new CountDownLatch(1)
+      release = new CountDownLatch(1)
+      threshold = rowsBeforeGate
+    }
+
+    def open(): Unit = release.countDown()
+
+    private[RocketMQBrokerRestartSuite] def pass(): Unit = {
+      val attempt = TaskContext.get().taskAttemptId()
+      val rows = rowsPerAttempt.computeIfAbsent(attempt, _ => { attempts.incrementAndGet(); new AtomicLong() })
+      if (rows.incrementAndGet() == threshold) {
+        reached.countDown()
+        release.await(5, TimeUnit.MINUTES)
+      }
+    }
+  }
+
+  /** The string unchanged, each row passing the [[Gate]]. */
+  val gated: UserDefinedFunction = udf { (s: String) => Gate.pass(); s }.asNondeterministic()
+}

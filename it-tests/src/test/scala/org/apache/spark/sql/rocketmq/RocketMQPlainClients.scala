@@ -1,0 +1,95 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq
+
+import java.nio.charset.StandardCharsets.UTF_8
+import java.util.UUID
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullStatus}
+import org.apache.rocketmq.client.producer.{DefaultMQProducer, SendStatus}
+import org.apache.rocketmq.common.message.{Message, MessageExt}
+
+/**
+ * The plain RocketMQ producer and pull consumer, independent of the connector, for tests that write
+ * many messages fast or check what a topic holds. Each is created on first use; the clients follow the
+ * name server's routes, so they work on across a broker restart.
+ */
+final class RocketMQPlainClients(nameServer: String) extends AutoCloseable {
+  private var producer: DefaultMQProducer = _
+  private var consumer: DefaultMQPullConsumer = _
+
+  /** Sends `count` messages, bodies `body(0 until count)`, in synchronous batches of `batchSize`. */
+  def produce(topic: String, count: Int, body: Int => String = _.toString, batchSize: Int = 100): Unit = {
+    val p = clientProducer
+    (0 until count).grouped(batchSize).foreach { ids =>
+      val result = p.send(ids.map(i => new Message(topic, body(i).getBytes(UTF_8))).asJava)
+      require(result.getSendStatus == SendStatus.SEND_OK, s"batch send to $topic failed: $result")
+    }
+  }
+
+  /** The next offset to be written per queue of `topic`, as its broker answers. */
+  def maxOffsets(topic: String): Map[Int, Long] = {
+    val c = clientConsumer
+    c.fetchSubscribeMessageQueues(topic).asScala.map(mq => mq.getQueueId -> c.maxOffset(mq)).toMap
+  }
+
+  /** Every message of `topic` the broker has indexed, queue by queue from min to max offset. */
+  def readAll(topic: String): Seq[MessageExt] = {
+    val c = clientConsumer
+    c.fetchSubscribeMessageQueues(topic).asScala.toSeq.sortBy(_.getQueueId).flatMap { mq =>
+      val max = c.maxOffset(mq)
+      var offset = c.minOffset(mq)
+      val out = Seq.newBuilder[MessageExt]
+      while (offset < max) {
+        val result = c.pull(mq, "*", offset, 1000, 10000)
+        require(result.getPullStatus == PullStatus.FOUND, s"pull of $mq at $offset: ${result.getPullStatus}")
+        out ++= result.getMsgFoundList.asScala
+        offset = result.getNextBeginOffset
+      }
+      out.result()
+    }
+  }
+
+  override def close(): Unit = synchronized {
+    if (producer != null) { producer.shutdown(); producer = null }
+    if (consumer != null) { consumer.shutdown(); consumer = null }
+  }
+
+  private def clientProducer: DefaultMQProducer = synchronized {
+    if (producer == null) {
+      producer = new DefaultMQProducer("plain-test-producer")
+      producer.setNamesrvAddr(nameServer)
+      producer.setInstanceName(s"plain-test-producer-${UUID.randomUUID()}")
+      producer.setSendMsgTimeout(10000)
+      producer.start()
+    }
+    producer
+  }
+
+  private def clientConsumer: DefaultMQPullConsumer = synchronized {
+    if (consumer == null) {
+      consumer = new DefaultMQPullConsumer("plain-test-reader")
+      consumer.setNamesrvAddr(nameServer)
+      consumer.setInstanceName(s"plain-test-reader-${UUID.randomUUID()}")
+      consumer.setEnableRebalance(false)
+      consumer.start()
+    }
+    consumer
+  }
+}
