@@ -225,6 +225,7 @@ private[rocketmq] object RocketMQErrors {
     final case class BudgetSpent(retries: Long, elapsedMs: Long, retryTimeoutMs: Long)
       extends GaveUp("RETRIES_EXHAUSTED", "retries" -> retries.toString, "elapsedMs" -> elapsedMs.toString,
         "retryTimeoutMs" -> retryTimeoutMs.toString)
+    final case class TopicNotFound(nameServer: String) extends GaveUp("TOPIC_NOT_FOUND", "nameServer" -> nameServer)
     final case class SendRetriesReached(retries: Long)
       extends GaveUp("SEND_RETRIES_REACHED", "retries" -> retries.toString)
   }

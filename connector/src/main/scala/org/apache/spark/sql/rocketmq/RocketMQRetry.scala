@@ -70,6 +70,15 @@ private[rocketmq] object RocketMQRetry {
     message.startsWith("No route info for this topic") || message.startsWith("No route info of this topic")
   }
 
+  /** A client that found no route for a topic: an outage, or a topic that does not exist. */
+  def isNoRoute(t: Throwable): Boolean = t match {
+    case e: MQClientException =>
+      e.getResponseCode == ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION ||
+      Option(e.getErrorMessage).exists(_.startsWith("No route info")) ||
+      (e.getCause != null && (e.getCause ne e) && isNoRoute(e.getCause))
+    case _ => false
+  }
+
   /** The pause before retry number `retry` (1, 2, ...): 100 ms, doubling, at most 2 s. */
   def backoffMs(retry: Int): Long = math.min(MaxBackoffMs, FirstBackoffMs << math.min(retry - 1, 10))
 

@@ -123,6 +123,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     RocketMQErrors.sendFailed("t", cause, GaveUp.NotRetryable),
     RocketMQErrors.sendFailed("t", cause, GaveUp.BudgetSpent(12, 60100, 60000)),
     RocketMQErrors.sendFailed("t", cause, GaveUp.SendRetriesReached(2)),
+    RocketMQErrors.sendFailed("t", cause, GaveUp.TopicNotFound("h:1")),
     RocketMQErrors.sendStatusNotOk("t", "FLUSH_DISK_TIMEOUT"),
     RocketMQErrors.brokerUnavailable("t", Some("b"), "h:1", 60000, cause),
     RocketMQErrors.brokerUnavailable("t", None, "h:1", 60000, null),

@@ -53,6 +53,14 @@ class RocketMQRetrySuite extends AnyFunSuite {
     nonRetryable.foreach(e => assert(!RocketMQRetry.isRetryable(e), e))
   }
 
+  test("a missing route is told apart from other retryable failures") {
+    assert(RocketMQRetry.isNoRoute(new MQClientException("No route info of this topic: t", null)
+      .setResponseCode(ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION)))
+    assert(RocketMQRetry.isNoRoute(new MQClientException("No route info for this topic, t", null)))
+    assert(!RocketMQRetry.isNoRoute(new MQClientException("The broker[b] not exist", null)))
+    assert(!RocketMQRetry.isNoRoute(new RemotingConnectException("a")))
+  }
+
   test("backoff doubles from 100 ms up to 2 s") {
     assert((1 to 8).map(RocketMQRetry.backoffMs) === Seq(100, 200, 400, 800, 1600, 2000, 2000, 2000))
     assert(RocketMQRetry.backoffMs(1000) === 2000)

@@ -240,6 +240,38 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(rows === messages && distinct === messages)
     } finally cleanUp()
   }
+
+  test("a broker down for longer than retryTimeoutMs fails a streaming query naming the outage, not data loss") {
+    val topic = newTopic("restart-gone")
+    broker.createTopic(topic, queues = 2)
+    broker.produce(topic, 50, i => s"g-$i")
+    broker.awaitIndexed()
+    val output = Files.createTempDirectory("rocketmq-outage-sink-").toString
+    val checkpoint = Files.createTempDirectory("rocketmq-outage-checkpoint-").toString
+    val query = spark.readStream.format("rocketmq").option("nameServer", broker.nameServer)
+      .option("topic", topic).option("startingOffsets", "earliest").option("retryTimeoutMs", "3000").load()
+      .selectExpr("CAST(body AS STRING) AS id")
+      .writeStream.format("parquet").option("path", output).option("checkpointLocation", checkpoint)
+      .trigger(Trigger.ProcessingTime(200)).start()
+    try {
+      await(Future(query.processAllAvailable()), "processAllAvailable", 2.minutes)
+      val killedAt = System.nanoTime()
+      broker.kill()
+      // The next trigger waits 3 s for a broker to come back, then the query fails.
+      val ended = scala.util.Try(query.awaitTermination(60000))
+      assert(ended.isFailure, s"the query did not fail within 60 s: $ended")
+      val failedAfterMs = (System.nanoTime() - killedAt) / 1000000
+      val message = query.exception.map(_.getMessage).getOrElse(fail("the query ended without an error"))
+      info(s"failed $failedAfterMs ms after the kill")
+      assert(message.contains("[ROCKETMQ_BROKER_UNAVAILABLE.NO_LIVE_BROKER]"), message)
+      assert(message.contains(s"Topic '$topic'") && message.contains("'retryTimeoutMs'"), message)
+      assert(!message.contains("DATA_LOSS"), message)
+      assert(failedAfterMs >= 3000, "failed before retryTimeoutMs ran out")
+    } finally {
+      query.stop()
+      cleanUp()
+    }
+  }
 }
 
 object RocketMQBrokerRestartSuite {

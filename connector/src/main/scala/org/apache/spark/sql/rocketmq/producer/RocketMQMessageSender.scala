@@ -104,6 +104,9 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
     /** After a failed attempt: the pause before the next one, or why there is none. */
     private def retryPause(e: Throwable): Either[GaveUp, Long] = {
       if (!RocketMQRetry.isRetryable(e)) return Left(GaveUp.NotRetryable)
+      if (RocketMQRetry.isNoRoute(e) && topicMissing(message.getTopic)) {
+        return Left(GaveUp.TopicNotFound(settings.nameServer))
+      }
       if (budget == null) budget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
       if (settings.sendRetries.exists(budget.retries >= _)) return Left(GaveUp.SendRetriesReached(budget.retries))
       budget.nextPauseMs() match {
@@ -126,6 +129,18 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
       firstFailure.compareAndSet(null, error)
       resolved()
     }
+  }
+
+  /** Topics found missing, and when each was last asked about, so that an outage costs few requests. */
+  private val topicChecks = new java.util.concurrent.ConcurrentHashMap[String, (Long, Boolean)]()
+
+  /** Whether `topic` does not exist (not merely unrouted during an outage); asked at most once a second. */
+  private def topicMissing(topic: String): Boolean = {
+    val now = System.nanoTime()
+    topicChecks.compute(topic,
+      (_, last) =>
+        if (last != null && now - last._1 < 1000000000L) last
+        else (now, RocketMQProducerPool.topicMissing(producer, topic, settings.sendTimeoutMs)))._2
   }
 
   /** Sends `message` once a slot is free; `shardingKey` (or null) pins its queue and order. */

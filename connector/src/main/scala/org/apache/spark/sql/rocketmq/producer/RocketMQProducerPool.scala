@@ -16,7 +16,11 @@
 
 package org.apache.spark.sql.rocketmq.producer
 
+import scala.util.control.NonFatal
+
+import org.apache.rocketmq.client.exception.MQClientException
 import org.apache.rocketmq.client.producer.DefaultMQProducer
+import org.apache.rocketmq.remoting.protocol.ResponseCode
 
 import org.apache.spark.sql.rocketmq.RocketMQClientCache
 
@@ -50,4 +54,18 @@ private[rocketmq] object RocketMQProducerPool {
     producer.start()
     producer
   }
+
+  /**
+   * Whether `topic` does not exist at all: the name server has no route for it while it lists live
+   * brokers. (With no live broker, a missing route is an outage, not a missing topic.) False when
+   * the name server cannot be asked: the send is then retried as for any outage.
+   */
+  def topicMissing(producer: DefaultMQProducer, topic: String, timeoutMs: Long): Boolean =
+    try {
+      val api = producer.getDefaultMQProducerImpl.getMqClientFactory.getMQClientAPIImpl
+      val routed =
+        try { api.getTopicRouteInfoFromNameServer(topic, timeoutMs); true }
+        catch { case e: MQClientException if e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST => false }
+      !routed && !api.getBrokerClusterInfo(timeoutMs).getBrokerAddrTable.isEmpty
+    } catch { case NonFatal(_) => false }
 }
