@@ -18,9 +18,12 @@ environment, and the settings that keep it on loopback and its RocketMQ client l
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Dict
+from typing import Callable, Dict, List
 
 from embedded_rocketmq import REPO_ROOT
 
@@ -52,3 +55,41 @@ def spark_env(**extra: str) -> Dict[str, str]:
         PYSPARK_DRIVER_PYTHON=sys.executable,
         **extra,
     )
+
+
+def wait_until(what: str, condition: Callable[[], bool], timeout_s: float, poll_s: float = 0.1) -> None:
+    """Polls ``condition`` until it holds; raises TimeoutError naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(poll_s)
+
+
+def live_group_members(pgid: int) -> List[int]:
+    """The processes of process group ``pgid`` that are still running (zombies, which a container's
+    init may leave unreaped, do not count)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so split after the last ')'.
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
+
+
+def kill_process_group(proc: "subprocess.Popen[bytes]", timeout_s: float = 30.0) -> None:
+    """SIGKILL to every process of the group ``proc`` leads (started with start_new_session=True): the
+    spark-submit JVM and its Python driver alike. Returns once none of them is running."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=timeout_s)
+    wait_until(f"process group {proc.pid} to be gone", lambda: not live_group_members(proc.pid), timeout_s)

@@ -1,0 +1,132 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Run by test_executor_kill.py with spark-submit --master local-cluster[2,1,1024] --jars <assembly>: a
+slow AvailableNow copy of a topic into Parquet, during which the test kills one executor JVM with SIGKILL.
+
+Usage: local_cluster_executor_kill.py <name_server> <topic> <output_dir> <checkpoint_dir> <max_offsets>
+       <report.json> <go>
+
+Prints ``DRIVER_URL spark://CoarseGrainedScheduler@host:port`` (how the test finds this application's
+executor processes) once both executors are registered, and starts the query once the file <go> exists
+(the test sends the messages meanwhile; spark-submit gives a Python driver no stdin). Prints
+``TASKS_RUNNING`` once Spark's status tracker shows tasks running on both executors. Writes to the report
+every body and (queueId, queueOffset) in the output, the number of failed task attempts, the executor ids
+seen while the query ran and those still there at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any, Set
+
+from pyspark.sql import SparkSession
+
+
+def main() -> None:
+    name_server, topic, output, checkpoint, max_offsets, report_path, go = sys.argv[1:8]
+    spark = SparkSession.builder.appName("rocketmq-executor-kill").getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    sc = spark.sparkContext
+    jsc = sc._jsc  # test-only: executor registrations
+    deadline = time.monotonic() + 180
+    while jsc.sc().getExecutorMemoryStatus().size() < 3:  # the driver's block manager and two executors
+        if time.monotonic() > deadline:
+            raise SystemExit("the two executors did not register within 180 s")
+        time.sleep(0.2)  # polling the condition, bounded by the deadline
+    conf = sc.getConf()
+    print(f"DRIVER_URL spark://CoarseGrainedScheduler@{conf.get('spark.driver.host')}:{conf.get('spark.driver.port')}")
+    sys.stdout.flush()
+    deadline = time.monotonic() + 600
+    while not os.path.exists(go):  # the test has written the messages
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{go} did not appear within 600 s")
+        time.sleep(0.1)  # polling the condition, bounded by the deadline
+
+    def executor_ids() -> Set[str]:
+        return {e for e in jsc.sc().getExecutorIds().mkString(",").split(",") if e}
+
+    executors_seen: Set[str] = executor_ids()
+    stages_seen: Set[int] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        announced = False
+        while not done.is_set():
+            tracker = sc.statusTracker()
+            executors_seen.update(executor_ids())
+            active = tracker.getActiveStageIds()
+            stages_seen.update(active)
+            running = sum(s.numActiveTasks for s in (tracker.getStageInfo(i) for i in active) if s is not None)
+            if running >= 2 and not announced:
+                print("TASKS_RUNNING", flush=True)
+                announced = True
+            done.wait(0.1)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+
+    query = (
+        spark.readStream.format("rocketmq")
+        .option("nameServer", name_server)
+        .option("topic", topic)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", max_offsets)
+        .load()
+        # A task pauses 8 ms on every 4th message (a JVM-side sleep): long enough to be killed in the middle.
+        .selectExpr(
+            "CAST(body AS STRING) AS body",
+            "queueId",
+            "queueOffset",
+            "CASE WHEN queueOffset % 4 = 0 THEN reflect('java.lang.Thread', 'sleep', CAST(8 AS BIGINT)) END AS pause",
+        )
+        .writeStream.format("parquet")
+        .option("path", output)
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    done.set()
+    watcher.join()
+    if query.exception() is not None:
+        raise SystemExit(f"the query failed: {query.exception()}")
+
+    tracker = sc.statusTracker()
+    for job in tracker.getJobIdsForGroup(str(query.runId)):
+        info = tracker.getJobInfo(job)
+        if info is not None:
+            stages_seen.update(info.stageIds)
+    stages: Any = [tracker.getStageInfo(s) for s in sorted(stages_seen)]
+    rows = spark.read.parquet(output).collect()
+    report = {
+        "bodies": [r.body for r in rows],
+        "positions": [[r.queueId, r.queueOffset] for r in rows],
+        "failed_tasks": sum(s.numFailedTasks for s in stages if s is not None),
+        "stages": len(stages),
+        "executors_seen": sorted(executors_seen),
+        "executors_at_end": sorted(executor_ids()),
+        "batch_ms": [p.durationMs["triggerExecution"] for p in query.recentProgress if p.numInputRows > 0],
+    }
+    with open(report_path, "w", encoding="utf-8") as out:
+        json.dump(report, out)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Exactly-once through driver crashes: a RocketMQ -> Parquet stream whose driver process (the
+spark-submit JVM and its Python driver) is killed with SIGKILL ten times at random moments while
+messages keep arriving, each time started again from the same checkpoint; a final AvailableNow run
+drains the topic, and the sink must hold every message produced exactly once.
+
+The kill moments come from a seeded random generator: the seed is printed, and ROCKETMQ_KILL_SEED=<seed>
+replays the same delays (the rest of the timing is the machine's).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Set
+
+from embedded_rocketmq import EmbeddedRocketMQProcess, unique_topic
+from rocketmq_spark import jar_path
+from spark_processes import CLIENT_LOG_OPTION, kill_process_group, spark_env, spark_submit, wait_until
+
+CYCLES = 10
+QUEUES = 4
+# Small micro-batches while the kills go on (several per second, so most kills land in one); large ones to drain.
+MAX_OFFSETS_PER_TRIGGER = 150
+DRAIN_MAX_OFFSETS_PER_TRIGGER = 5000
+# Kill this long after the restarted driver has committed its first micro-batch.
+MAX_KILL_DELAY_S = 3.0
+SCRIPT = Path(__file__).parent / "scripts" / "kill_driver_stream.py"
+
+
+class Producer(threading.Thread):
+    """Sends rounds of messages with unique bodies (``r<round>-<i>``) until stopped: the only user of
+    the harness while it runs (the harness takes one command at a time)."""
+
+    def __init__(self, harness: EmbeddedRocketMQProcess, topic: str, per_round: int = 10, pause_s: float = 0.2):
+        super().__init__(daemon=True)
+        self.harness, self.topic, self.per_round, self.pause_s = harness, topic, per_round, pause_s
+        self.sent: Set[str] = set()
+        self.error: Optional[BaseException] = None
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        rounds = 0
+        try:
+            while not self._stop_event.is_set():
+                prefix = f"r{rounds}-"
+                self.harness.send(self.topic, self.per_round, prefix)  # returns once every message is stored
+                self.sent.update(f"{prefix}{i}" for i in range(self.per_round))
+                rounds += 1
+                self._stop_event.wait(self.pause_s)
+        except BaseException as e:  # reported by the test
+            self.error = e
+
+    def finish(self) -> Set[str]:
+        self._stop_event.set()
+        self.join(timeout=120)
+        assert not self.is_alive(), "the producer did not stop"
+        assert self.error is None, f"producing failed: {self.error!r}"
+        return self.sent
+
+
+def batch_ids(log_dir: Path) -> List[int]:
+    """The batch ids a streaming checkpoint's offsets/ or commits/ log holds."""
+    return sorted(int(f.name) for f in log_dir.glob("*") if f.name.isdigit()) if log_dir.exists() else []
+
+
+def last_batch(log_dir: Path) -> int:
+    ids = batch_ids(log_dir)
+    return ids[-1] if ids else -1
+
+
+def driver_command(
+    name_server: str, topic: str, sink: Path, checkpoint: Path, max_offsets: int, *mode: str
+) -> List[str]:
+    return [
+        spark_submit(),
+        "--master",
+        "local[2]",
+        "--jars",
+        jar_path(),
+        "--driver-memory",
+        "512m",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=1",
+        "--conf",
+        "spark.driver.host=127.0.0.1",
+        "--conf",
+        "spark.driver.bindAddress=127.0.0.1",
+        "--conf",
+        # C1 only: the driver lives for seconds, and JVM start is most of a cycle.
+        f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        str(SCRIPT),
+        name_server,
+        topic,
+        str(sink),
+        str(checkpoint),
+        str(max_offsets),
+        *mode,
+    ]
+
+
+def tail(path: Path, chars: int = 4000) -> str:
+    return path.read_text(errors="replace")[-chars:] if path.exists() else f"({path} is missing)"
+
+
+def start_and_kill(
+    cycle: int, rng: random.Random, name_server: str, topic: str, sink: Path, checkpoint: Path, tmp_path: Path
+) -> Dict[str, Any]:
+    """Starts the driver, waits until it has committed a micro-batch, waits a random delay, and kills its
+    whole process group with SIGKILL. Returns what happened."""
+    committed_before = last_batch(checkpoint / "commits")
+    log = tmp_path / f"driver-{cycle}.log"
+    t0 = time.monotonic()
+    with open(log, "wb") as out:
+        # Its own session and process group: the kill reaches the JVM and the Python driver together.
+        proc = subprocess.Popen(
+            driver_command(name_server, topic, sink, checkpoint, MAX_OFFSETS_PER_TRIGGER, "run"),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=spark_env(),
+            start_new_session=True,
+        )
+    try:
+
+        def committed_a_batch() -> bool:
+            if proc.poll() is not None:
+                raise AssertionError(f"cycle {cycle}: the driver exited ({proc.returncode}):\n{tail(log)}")
+            return last_batch(checkpoint / "commits") > committed_before
+
+        wait_until(f"cycle {cycle}: a micro-batch committed ({log})", committed_a_batch, timeout_s=180)
+        t_running = time.monotonic()
+        delay = rng.uniform(0, MAX_KILL_DELAY_S)
+        time.sleep(delay)  # the random moment of the crash: the only sleep that is not a poll
+        assert proc.poll() is None, f"cycle {cycle}: the driver exited by itself:\n{tail(log)}"
+    finally:
+        kill_process_group(proc)
+    assert proc.returncode == -9, f"cycle {cycle}: the driver JVM ended with {proc.returncode}, not SIGKILL"
+    offsets, commits = last_batch(checkpoint / "offsets"), last_batch(checkpoint / "commits")
+    return {
+        "cycle": cycle,
+        "first_commit_s": round(t_running - t0, 1),
+        "kill_delay_s": round(delay, 2),
+        "exit": proc.returncode,
+        "committed_batches": commits - committed_before,
+        "batch_in_flight": offsets > commits,  # planned (in the offset log) but not committed
+    }
+
+
+def test_driver_killed_ten_times_mid_stream_loses_and_duplicates_nothing(rocketmq, tmp_path: Path) -> None:
+    seed = int(os.environ.get("ROCKETMQ_KILL_SEED", random.SystemRandom().randrange(2**32)))
+    rng = random.Random(seed)
+    print(f"driver kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill delays)")
+    topic = unique_topic("kill-driver")
+    rocketmq.create_topic(topic, queues=QUEUES)
+    sink, checkpoint = tmp_path / "sink", tmp_path / "checkpoint"
+    cycles: List[Dict[str, Any]] = []
+    started = time.monotonic()
+
+    producer = Producer(rocketmq, topic)
+    producer.start()
+    try:
+        for cycle in range(1, CYCLES + 1):
+            cycles.append(start_and_kill(cycle, rng, rocketmq.name_server, topic, sink, checkpoint, tmp_path))
+            print(f"driver kill test: {cycles[-1]}")
+    finally:
+        produced = producer.finish()
+    kills_done = time.monotonic()
+
+    # Drain what the topic holds now with a fresh driver from the same checkpoint, then read the sink back.
+    report_path, log = tmp_path / "report.json", tmp_path / "driver-drain.log"
+    with open(log, "wb") as out:
+        drain = subprocess.run(
+            driver_command(
+                rocketmq.name_server, topic, sink, checkpoint, DRAIN_MAX_OFFSETS_PER_TRIGGER, "drain", str(report_path)
+            ),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=spark_env(),
+            timeout=600,
+        )
+    assert drain.returncode == 0, tail(log)
+    report = json.loads(report_path.read_text())
+    finished = time.monotonic()
+
+    bodies: List[str] = report["bodies"]
+    seen = set(bodies)
+    lost = sorted(produced - seen)
+    unexpected = sorted(seen - produced)
+    duplicated = len(bodies) - len(seen)
+    positions = {tuple(p) for p in report["positions"]}
+    stored = sum(rocketmq.latest_offsets(topic)[topic]["broker-a"].values())
+    summary = {
+        "seed": seed,
+        "produced": len(produced),
+        "rows": len(bodies),
+        "lost": len(lost),
+        "duplicated": duplicated,
+        "kills_with_a_batch_in_flight": sum(c["batch_in_flight"] for c in cycles),
+        "batches": last_batch(checkpoint / "commits") + 1,
+        "kill_cycles_s": round(kills_done - started, 1),
+        "drain_s": round(finished - kills_done, 1),
+        "total_s": round(finished - started, 1),
+    }
+    print(f"driver kill test: {json.dumps(summary)}")
+    (tmp_path / "summary.json").write_text(json.dumps({"summary": summary, "cycles": cycles}, indent=1))
+
+    assert stored == len(produced), "the topic holds other messages than the producer's"
+    assert lost == [], f"{len(lost)} messages lost, e.g. {lost[:10]} (seed {seed})"
+    assert unexpected == [], f"bodies never produced: {unexpected[:10]}"
+    assert duplicated == 0, f"{duplicated} duplicated rows (seed {seed})"
+    assert len(positions) == len(bodies) == len(produced)
+    # Every cycle ran the query (at least one committed batch before each kill).
+    assert all(c["committed_batches"] >= 1 for c in cycles)

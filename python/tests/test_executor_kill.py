@@ -1,0 +1,207 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Exactly-once through an executor crash: on local-cluster with two executor JVMs (the shaded jar alone,
+--jars), an AvailableNow copy of a 20,000-message, 8-queue topic into Parquet loses one executor to SIGKILL
+while its tasks are reading; Spark runs the lost tasks again elsewhere, and the output holds every message
+exactly once.
+
+The moment of the kill (within a second of both executors running tasks) comes from a seeded random
+generator: the seed is printed, and ROCKETMQ_KILL_SEED=<seed> replays it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import random
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import pyspark
+
+from embedded_rocketmq import unique_topic
+from rocketmq_spark import jar_path
+from spark_processes import CLIENT_LOG_OPTION, kill_process_group, spark_env, spark_submit, wait_until
+
+QUEUES = 8
+CHUNKS, CHUNK = 4, 5000  # 20,000 messages
+MAX_OFFSETS_PER_TRIGGER = 10000  # two micro-batches of eight tasks each
+SCRIPT = Path(__file__).parent / "scripts" / "local_cluster_executor_kill.py"
+
+
+def running_pid(pid: int) -> bool:
+    """Whether ``pid`` is a process that is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def executor_pids(driver_url: str) -> List[int]:
+    """The executor JVMs of one application: CoarseGrainedExecutorBackend processes given its driver URL
+    (other sessions' Spark applications on the machine have other URLs)."""
+    found = subprocess.run(
+        ["pgrep", "-f", f"CoarseGrainedExecutorBackend --driver-url {driver_url} "],
+        capture_output=True,
+        text=True,
+    )
+    return sorted(int(p) for p in found.stdout.split())
+
+
+def executor_id(pid: int) -> str:
+    """The executor id an executor JVM was started with (its --executor-id argument)."""
+    args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    return args[args.index("--executor-id") + 1]
+
+
+def test_executor_killed_mid_batch_on_local_cluster_loses_and_duplicates_nothing(rocketmq, tmp_path: Path) -> None:
+    seed = int(os.environ.get("ROCKETMQ_KILL_SEED", random.SystemRandom().randrange(2**32)))
+    rng = random.Random(seed)
+    print(f"executor kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill delay)")
+    topic = unique_topic("kill-executor")
+    rocketmq.create_topic(topic, queues=QUEUES)
+    produced = {f"k{c}-{i}" for c in range(CHUNKS) for i in range(CHUNK)}
+    started = time.monotonic()
+
+    report_path, log = tmp_path / "report.json", tmp_path / "driver.log"
+    command = [
+        spark_submit(),
+        "--master",
+        "local-cluster[2,1,1024]",
+        "--jars",
+        jar_path(),
+        "--conf",
+        "spark.executor.memory=768m",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=1",
+        "--conf",
+        "spark.driver.host=127.0.0.1",
+        "--conf",
+        "spark.driver.bindAddress=127.0.0.1",
+        "--conf",
+        f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
+        "--conf",
+        f"spark.executor.extraJavaOptions={CLIENT_LOG_OPTION}",
+        str(SCRIPT),
+        rocketmq.name_server,
+        topic,
+        str(tmp_path / "out"),
+        str(tmp_path / "checkpoint"),
+        str(MAX_OFFSETS_PER_TRIGGER),
+        str(report_path),
+        str(tmp_path / "go"),
+    ]
+    lines: "queue.Queue[Optional[str]]" = queue.Queue()
+    work = Path(pyspark.__file__).parent / "work"  # local-cluster workers write here
+    with open(log, "wb") as err:
+        # Its own process group: whatever happens, the driver, its in-process master and worker and the
+        # executor JVMs they start are all stopped at the end.
+        proc = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env=spark_env(),
+            start_new_session=True,
+        )
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line.rstrip("\n"))
+        lines.put(None)
+
+    def next_line(prefix: str, timeout_s: float) -> str:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no {prefix!r} line within {timeout_s} s:\n{log.read_text()[-4000:]}") from None
+            if line is None:
+                raise AssertionError(f"the driver exited before {prefix!r}:\n{log.read_text()[-4000:]}")
+            if line.startswith(prefix):
+                return line
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        # The messages go in while Spark starts; the query starts once they are all stored.
+        for chunk in range(CHUNKS):
+            rocketmq.send(topic, CHUNK, f"k{chunk}-")
+        sent = time.monotonic()
+        driver_url = next_line("DRIVER_URL ", 300).split(" ", 1)[1]
+        (tmp_path / "go").touch()
+        registered = time.monotonic()
+        next_line("TASKS_RUNNING", 300)
+        tasks_running = time.monotonic()
+        pids = executor_pids(driver_url)
+        assert len(pids) == 2, f"expected two executor JVMs for {driver_url}, found {pids}"
+        victim = rng.choice(pids)
+        victim_id = executor_id(victim)
+        delay = rng.uniform(0, 1.0)
+        time.sleep(delay)  # the random moment of the crash: the only sleep that is not a poll
+        os.kill(victim, signal.SIGKILL)
+        killed = time.monotonic()
+        wait_until(f"executor JVM {victim} to be gone", lambda: not running_pid(victim), timeout_s=30)
+        proc.wait(timeout=600)
+        finished = time.monotonic()
+        assert proc.returncode == 0, log.read_text()[-6000:]
+    finally:
+        if proc.poll() is None:
+            kill_process_group(proc)
+        shutil.rmtree(work, ignore_errors=True)
+
+    report = json.loads(report_path.read_text())
+    bodies: List[str] = report["bodies"]
+    seen = set(bodies)
+    lost, unexpected = sorted(produced - seen), sorted(seen - produced)
+    summary = {
+        "seed": seed,
+        "killed_pid": victim,
+        "killed_executor": victim_id,
+        "kill_delay_s": round(delay, 2),
+        "rows": len(bodies),
+        "lost": len(lost),
+        "duplicated": len(bodies) - len(seen),
+        "failed_tasks": report["failed_tasks"],
+        "executors_seen": report["executors_seen"],
+        "executors_at_end": report["executors_at_end"],
+        "batch_ms": report["batch_ms"],
+        "send_s": round(sent - started, 1),
+        "to_query_start_s": round(registered - started, 1),
+        "to_tasks_running_s": round(tasks_running - registered, 1),
+        "kill_to_end_s": round(finished - killed, 1),
+        "total_s": round(finished - started, 1),
+    }
+    print(f"executor kill test: {json.dumps(summary)}")
+
+    # The executor really died in the middle of a task, the driver saw it go, and the query went on without it.
+    assert report["failed_tasks"] >= 1, "no task failed: the kill did not hit a running task"
+    assert victim_id in report["executors_seen"] and victim_id not in report["executors_at_end"]
+    assert len(report["batch_ms"]) >= 2
+    # Every message once.
+    assert lost == [], f"{len(lost)} messages lost, e.g. {lost[:10]} (seed {seed})"
+    assert unexpected == [], f"bodies never produced: {unexpected[:10]}"
+    assert len(bodies) == len(seen) == len(produced) == CHUNKS * CHUNK
+    assert len({tuple(p) for p in report["positions"]}) == len(bodies)
