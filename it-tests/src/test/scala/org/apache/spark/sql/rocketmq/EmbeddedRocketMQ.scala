@@ -202,14 +202,19 @@ final class EmbeddedRocketMQ(
 
   /**
    * Makes data loss real: deletes the expired commitlog files (all but the newest) and waits until
-   * queue `queueId` of `topic` no longer holds offset 0. Returns the queue's new min offset.
+   * the deletion is over: the broker deletes them over several of its clean-up rounds, and moves each
+   * queue's min offset past them a round later. Returns queue `queueId`'s new min offset, which stays
+   * put from then on (as long as nothing more is written).
    */
   def expireOldFiles(topic: String, queueId: Int = 0): Long = {
-    broker.getMessageStore.executeDeleteFilesManually()
+    val store = broker.getMessageStore
+    store.executeDeleteFilesManually()
     awaitCondition(s"expired files of $topic/$queueId to be deleted", 60000) {
-      broker.getMessageStore.getMinOffsetInQueue(topic, queueId) > 0
+      val min = store.getMinOffsetInQueue(topic, queueId)
+      store.getCommitLog.getMappedFileQueue.getMappedFiles.size == 1 && min > 0 &&
+      store.getCommitLogOffsetInQueue(topic, queueId, min) >= store.getMinPhyOffset
     }
-    broker.getMessageStore.getMinOffsetInQueue(topic, queueId)
+    store.getMinOffsetInQueue(topic, queueId)
   }
 
   /** The offset consumer group `group` has committed for a queue on the broker, -1 if none. */
