@@ -111,6 +111,9 @@ final class EmbeddedRocketMQ(
     store.setMappedFileSizeConsumeQueue(consumeQueueFileEntries * 20) // 20 bytes per entry
     store.setMaxMessageSize(math.min(4 * 1024 * 1024, commitLogFileSize / 2))
     store.setFileReservedTime(0) // every file but the newest may expire, once deletion is asked for
+    // ... and only then: RocketMQ also deletes expired files by the clock, during the hours deleteWhen
+    // lists (default "04"), which with no reserved time would delete unread messages from 04:00 to 04:59.
+    store.setDeleteWhen("-1") // an hour that never comes
     store.setCleanResourceInterval(500)
     store.setHaListenPort(0)
     store.setMaxIndexNum(10000)
