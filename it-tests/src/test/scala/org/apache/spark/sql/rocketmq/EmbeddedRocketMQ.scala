@@ -177,6 +177,18 @@ final class EmbeddedRocketMQ(
     }
   }
 
+  /**
+   * Makes the name server forget `topic`'s route while the broker keeps the topic and its messages, as a
+   * name server does for a moment after it restarts or drops a broker's registration. `createTopic`
+   * registers the route again.
+   */
+  def dropRoute(topic: String): Unit = {
+    namesrv.getRouteInfoManager.deleteTopic(topic)
+    awaitCondition(s"the route of $topic to be gone", 30000) {
+      namesrv.getRouteInfoManager.pickupTopicRouteData(topic) == null
+    }
+  }
+
   /** A fresh topic name for one test. */
   def newTopic(prefix: String = "t"): String = s"$prefix-${UUID.randomUUID().toString.take(8)}"
 
