@@ -123,17 +123,19 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
       catch { case e: RocketMQInvalidInputException if e.getCondition == "ROCKETMQ_TOPIC_NOT_FOUND" => None }
     lazy val live = liveBrokers()
     val routed = route.toSeq.flatMap(_.getBrokerDatas.asScala.map(_.getBrokerName)).toSet
-    // A broker this stream reads from that the route no longer lists, and the name server does not
-    // list as live: it is down (a topic deleted there leaves the broker listed).
-    val down = (known.map(_.brokerName) -- routed).toSeq.sorted.find(b => !live.contains(b))
+    // Brokers this stream reads from that the route does not list: down if the name server does not
+    // list them as live either; if it does, they are asked directly (a name server that restarted
+    // forgets routes until brokers register again), and only their own denial makes the queues gone.
+    val unrouted = (known.map(_.brokerName) -- routed).toSeq.sorted
+    val down = unrouted.find(b => !live.contains(b))
     if (route.isEmpty && live.isEmpty) Left(Unavailable(None, null))
     else if (down.isDefined) Left(Unavailable(down, null))
-    else route match {
-      case None => Right(None)
-      case Some(r) =>
-        try Right(queueRanges(topic, r))
-        catch { case BrokerDown(broker, cause) => Left(Unavailable(Some(broker), cause)) }
-    }
+    else
+      try {
+        val ranges = route.map(queueRanges(topic, _)).getOrElse(Map.empty) ++
+          unrouted.flatMap(b => brokerRanges(topic, b, live(b), queueCount = None))
+        Right(if (ranges.isEmpty) None else Some(ranges))
+      } catch { case BrokerDown(broker, cause) => Left(Unavailable(Some(broker), cause)) }
   }
 
   /** Why a topic's queues cannot be told now: a broker (None: every broker) missing or not answering. */
@@ -146,39 +148,47 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   /** A routed broker that did not answer a request, for a retryable reason. */
   private case class BrokerDown(broker: String, cause: Throwable) extends Exception(cause)
 
-  /** Brokers the name server lists as live, by name. */
-  private def liveBrokers(): Set[String] = {
+  /** Brokers the name server lists as live: name -> address (the master's, else a replica's). */
+  private def liveBrokers(): Map[String, String] = {
     val cluster = RocketMQRetry.withRetries("cluster info", attempts, intervalMs, () => rebuildClient()) {
       requestCount += 1
       api.getBrokerClusterInfo(timeoutMs)
     }
-    cluster.getBrokerAddrTable.asScala.collect { case (name, data) if !data.getBrokerAddrs.isEmpty => name }.toSet
+    cluster.getBrokerAddrTable.asScala.collect {
+      case (name, data) if !data.getBrokerAddrs.isEmpty => name -> data.selectBrokerAddr()
+    }.toMap
   }
 
-  private def queueRanges(topic: String, route: TopicRouteData): Option[Map[RocketMQQueue, RocketMQQueueRange]] = {
+  /** The readable queues of `topic` in its route, with their offsets (empty: none readable). */
+  private def queueRanges(topic: String, route: TopicRouteData): Map[RocketMQQueue, RocketMQQueueRange] = {
     val readable: Map[String, Int] = route.getQueueDatas.asScala
       .filter(q => PermName.isReadable(q.getPerm) && q.getReadQueueNums > 0)
       .map(q => q.getBrokerName -> q.getReadQueueNums)
       .toMap
-    if (readable.isEmpty) return None
-
-    val ranges = route.getBrokerDatas.asScala.filter(b => readable.contains(b.getBrokerName)).flatMap { broker =>
-      val address = broker.selectBrokerAddr()
-      brokerAddresses += broker.getBrokerName -> address
-      topicStats(broker.getBrokerName, address, topic).toSeq.flatMap { stats =>
-        val queueCount = readable(broker.getBrokerName)
-        val known = stats.getOffsetTable.asScala.collect {
-          case (mq, offsets) if mq.getBrokerName == broker.getBrokerName && mq.getQueueId < queueCount =>
-            RocketMQQueue(mq) -> RocketMQQueueRange(offsets.getMinOffset, offsets.getMaxOffset)
-        }
-        // A queue the broker has no stats for yet has never been written: it is empty.
-        (0 until queueCount).map { id =>
-          val queue = RocketMQQueue(topic, broker.getBrokerName, id)
-          queue -> known.getOrElse(queue, RocketMQQueueRange(0L, 0L))
-        }
-      }
+    route.getBrokerDatas.asScala.filter(b => readable.contains(b.getBrokerName)).flatMap { broker =>
+      brokerRanges(topic, broker.getBrokerName, broker.selectBrokerAddr(), Some(readable(broker.getBrokerName)))
     }.toMap
-    if (ranges.isEmpty) None else Some(ranges)
+  }
+
+  /**
+   * The queues of `topic` on one broker and their offsets: `queueCount` of them (from the route), or
+   * those the broker reports. Empty when the broker denies the topic.
+   */
+  private def brokerRanges(topic: String, broker: String, address: String, queueCount: Option[Int])
+      : Seq[(RocketMQQueue, RocketMQQueueRange)] = {
+    brokerAddresses += broker -> address
+    topicStats(broker, address, topic).toSeq.flatMap { stats =>
+      val reported = stats.getOffsetTable.asScala.collect {
+        case (mq, offsets) if mq.getBrokerName == broker =>
+          RocketMQQueue(mq) -> RocketMQQueueRange(offsets.getMinOffset, offsets.getMaxOffset)
+      }
+      val count = queueCount.getOrElse(if (reported.isEmpty) 0 else reported.keys.map(_.queueId).max + 1)
+      // A queue the broker has no stats for yet has never been written: it is empty.
+      (0 until count).map { id =>
+        val queue = RocketMQQueue(topic, broker, id)
+        queue -> reported.getOrElse(queue, RocketMQQueueRange(0L, 0L))
+      }
+    }
   }
 
   /**
