@@ -23,7 +23,8 @@ import scala.util.control.NonFatal
 import org.apache.rocketmq.client.common.ClientErrorCode
 import org.apache.rocketmq.client.exception.{MQBrokerException, MQClientException}
 import org.apache.rocketmq.remoting.exception.{
-  RemotingConnectException, RemotingSendRequestException, RemotingTimeoutException, RemotingTooMuchRequestException
+  RemotingConnectException, RemotingException, RemotingSendRequestException, RemotingTimeoutException,
+  RemotingTooMuchRequestException
 }
 import org.apache.rocketmq.remoting.protocol.{RemotingSysResponseCode, ResponseCode}
 import org.slf4j.LoggerFactory
@@ -48,6 +49,9 @@ private[rocketmq] object RocketMQRetry {
   def isRetryable(t: Throwable): Boolean = t match {
     case _: RemotingConnectException | _: RemotingTimeoutException | _: RemotingSendRequestException |
         _: RemotingTooMuchRequestException => true
+    // The client fails every request still in flight on a connection that closed (a broker killed
+    // mid-request) with a plain RemotingException; its subclasses (a bad command) are final.
+    case e: RemotingException if e.getClass == classOf[RemotingException] => true
     case e: MQBrokerException => retryableCode(e.getResponseCode)
     case e: MQClientException if e.getCause != null && (e.getCause ne e) && isRetryable(e.getCause) => true
     case e: MQClientException => retryableCode(e.getResponseCode) || brokerOrRouteMissing(e)

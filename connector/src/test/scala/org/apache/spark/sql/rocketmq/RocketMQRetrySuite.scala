@@ -19,7 +19,8 @@ package org.apache.spark.sql.rocketmq
 import org.apache.rocketmq.client.common.ClientErrorCode
 import org.apache.rocketmq.client.exception.{MQBrokerException, MQClientException}
 import org.apache.rocketmq.remoting.exception.{
-  RemotingConnectException, RemotingSendRequestException, RemotingTimeoutException, RemotingTooMuchRequestException
+  RemotingCommandException, RemotingConnectException, RemotingException, RemotingSendRequestException,
+  RemotingTimeoutException, RemotingTooMuchRequestException
 }
 import org.apache.rocketmq.remoting.protocol.{RemotingSysResponseCode, ResponseCode}
 import org.scalatest.funsuite.AnyFunSuite
@@ -41,13 +42,16 @@ class RocketMQRetrySuite extends AnyFunSuite {
         .setResponseCode(ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION),
       new MQClientException("Send [3] times, still failed", new RemotingConnectException("a"))
         .setResponseCode(ClientErrorCode.CONNECT_BROKER_EXCEPTION),
-      new MQClientException("wrapped", new RemotingTimeoutException("deep")))
+      new MQClientException("wrapped", new RemotingTimeoutException("deep")),
+      // A send in flight when the broker was killed: the connection closed under it (seen in a CI run).
+      new MQClientException("unknown reason", new RemotingException("RemotingCommand [code=310, ...]")))
     val nonRetryable = Seq(
       new MQBrokerException(ResponseCode.TOPIC_NOT_EXIST, "topic not exist"),
       new MQBrokerException(ResponseCode.NO_PERMISSION, "no permission"),
       new MQBrokerException(ResponseCode.MESSAGE_ILLEGAL, "message too large"),
       new MQClientException("The specified group name is longer than 255", null),
       new MQClientException(ResponseCode.NO_PERMISSION, "denied"),
+      new RemotingCommandException("a command the client could not decode"),
       new IllegalStateException("a bug"))
     retryable.foreach(e => assert(RocketMQRetry.isRetryable(e), e))
     nonRetryable.foreach(e => assert(!RocketMQRetry.isRetryable(e), e))
