@@ -1,0 +1,439 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Soak run (not part of the tests; run it with dev/soak): a steady stream of messages through a
+streaming query for N minutes, with the driver JVM sampled every 30 s for leaks.
+
+The embedded RocketMQ runs as a process; a producer thread sends ``--rate`` messages per second to an
+8-queue topic; a spark-submit (local[2], so the driver JVM also runs every task and holds every RocketMQ
+client) runs scripts/soak_stream.py: RocketMQ -> RocketMQ (default) or RocketMQ -> Parquet. Each sample
+reads the driver JVM from outside with the JDK tools: its thread count and thread names (``jcmd
+Thread.print``), heap in use, the live heap (old generation after a full GC) and metaspace (``jstat -gc``,
+``jcmd GC.run``), and counts RocketMQ client threads and instances by name: one
+``MQClientFactoryScheduledThread`` per MQClientInstance, one ``NettyClientSelector_*`` per remoting client.
+
+Verdict: PASS if over the last 10 minutes (the second half of the steady samples in a run shorter than 20
+minutes) these stay within a small band of the first steady values (after the warm-up, default 5 minutes):
+thread count (Spark's two block-manager pools aside, which grow for minutes up to their cap of 100 threads
+each), RocketMQ client threads and instances, live heap (old generation after a full GC) and metaspace; the
+query keeps consuming; and once the producer stops the query catches up and the sink holds every message
+(at least once). Writes the table and samples to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from embedded_rocketmq import REPO_ROOT, EmbeddedRocketMQProcess, unique_topic  # noqa: E402
+from spark_processes import CLIENT_LOG_OPTION, spark_env, spark_submit, wait_until  # noqa: E402
+
+SCRIPT = Path(__file__).resolve().parent / "scripts" / "soak_stream.py"
+MIB = 1024 * 1024
+
+
+class Harness:
+    """The harness process, shared by the producer thread and the sampler (one command at a time)."""
+
+    def __init__(self, process: EmbeddedRocketMQProcess) -> None:
+        self.process = process
+        self.lock = threading.Lock()
+
+    def send(self, topic: str, count: int, prefix: str) -> None:
+        with self.lock:
+            self.process.send(topic, count, prefix)
+
+    def stored(self, topic: str) -> int:
+        with self.lock:
+            offsets = self.process.latest_offsets(topic)[topic]
+        return sum(sum(queues.values()) for queues in offsets.values())
+
+
+class Producer(threading.Thread):
+    def __init__(self, harness: Harness, topic: str, rate: int) -> None:
+        super().__init__(daemon=True)
+        self.harness, self.topic = harness, topic
+        self.per_round = max(1, rate // 2)  # a round every 0.5 s
+        self.sent = 0
+        self.error: Optional[BaseException] = None
+        self.stop_event = threading.Event()
+
+    def run(self) -> None:
+        rounds = 0
+        next_round = time.monotonic()
+        try:
+            while not self.stop_event.is_set():
+                self.harness.send(self.topic, self.per_round, f"s{rounds}-")
+                self.sent += self.per_round
+                rounds += 1
+                next_round += 0.5
+                self.stop_event.wait(max(0.0, next_round - time.monotonic()))
+        except BaseException as e:
+            self.error = e
+
+
+@dataclass
+class Sample:
+    minute: float
+    threads: int
+    block_manager_pool_threads: int
+    rocketmq_threads: int
+    mq_client_instances: int
+    netty_client_selectors: int
+    heap_used_mib: float
+    live_heap_mib: float
+    metaspace_mib: float
+    produced: int
+    consumed: int
+    delivered: int
+    thread_names: Dict[str, int] = field(repr=False)
+
+    @property
+    def other_threads(self) -> int:
+        return self.threads - self.block_manager_pool_threads
+
+
+def jcmd(pid: int, *command: str) -> str:
+    return subprocess.run(["jcmd", str(pid), *command], capture_output=True, text=True, check=True, timeout=60).stdout
+
+
+def jstat_gc(pid: int) -> Dict[str, float]:
+    out = subprocess.run(["jstat", "-gc", str(pid)], capture_output=True, text=True, check=True, timeout=60).stdout
+    header, values = out.strip().splitlines()[-2:]
+    return {k: float(v.replace(",", ".")) for k, v in zip(header.split(), values.split(), strict=True) if v != "-"}
+
+
+def heap_used_mib(gc: Dict[str, float]) -> float:
+    return sum(gc.get(k, 0.0) for k in ("S0U", "S1U", "EU", "OU")) / 1024  # jstat gives KiB
+
+
+def thread_names(pid: int) -> List[str]:
+    return re.findall(r'^"(.*?)"', jcmd(pid, "Thread.print"), flags=re.MULTILINE)
+
+
+#: Threads of the RocketMQ client (relocated in the assembly, same names) and of the connector's pools.
+ROCKETMQ_THREADS = re.compile(
+    r"^(NettyClient|NettyEventExecutor|MQClientFactoryScheduledThread|PullMessageService|RebalanceService|"
+    r"ClientHouseKeepingService|LatencyFaultToleranceScheduledThread|AsyncSenderExecutor|Client_|"
+    r"RequestHouseKeepingService|rocketmq-)"
+)
+
+#: Spark's two cached thread pools that grow with micro-batches for minutes, up to 100 threads each (the
+#: driver's block manager asks and async storage work): bounded by Spark, so the verdict leaves them out.
+BLOCK_MANAGER_POOLS = re.compile(r"^block-manager-(ask-thread-pool|storage-async-thread-pool)-\d+$")
+
+
+def family(name: str) -> str:
+    """A thread's name with its numbers taken out: the threads one pool or client creates share it."""
+    return re.sub(r"\d+", "#", name)
+
+
+class Query:
+    """The spark-submit of soak_stream.py; keeps the source's committed position from its progress."""
+
+    def __init__(self, command: List[str], log: Path, stop_file: Path) -> None:
+        self._log = open(log, "wb")
+        self._stop_file = stop_file
+        self.proc = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
+            env=spark_env(),
+            start_new_session=True,
+        )
+        self.started = threading.Event()
+        self.consumed = 0
+        self.batches = 0
+        self.stopped_cleanly = False
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            line = line.strip()
+            if line.startswith("QUERY_STARTED"):
+                self.started.set()
+            elif line == "STOPPED":
+                self.stopped_cleanly = True
+            elif line.startswith("{"):
+                progress = json.loads(line)
+                self.batches = progress["batchId"] + 1
+                self.consumed = progress["consumed"]
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, timeout_s: float = 180) -> int:
+        self._stop_file.touch()
+        try:
+            return self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+        finally:
+            self._log.close()
+
+
+def verdict(samples: List[Sample], warmup_min: float) -> Dict[str, Any]:
+    steady = [s for s in samples if s.minute >= warmup_min]
+    if len(steady) < 4:
+        return {"pass": False, "reasons": [f"only {len(steady)} samples after the {warmup_min} min warm-up"]}
+    end = steady[-1].minute
+    window = [s for s in steady if s.minute >= end - 10] if end - steady[0].minute >= 20 else steady[len(steady) // 2 :]
+    first = steady[:3]
+
+    def base(attr: str) -> float:
+        return float(statistics.median(getattr(s, attr) for s in first))
+
+    checks = {
+        # metric: (baseline, highest in the window, the most it may be)
+        "threads_outside_block_manager_pools": (
+            base("other_threads"),
+            max(s.other_threads for s in window),
+            base("other_threads") + max(10, 0.05 * base("other_threads")),
+        ),
+        "rocketmq_threads": (
+            base("rocketmq_threads"),
+            max(s.rocketmq_threads for s in window),
+            base("rocketmq_threads") + 2,
+        ),
+        "mq_client_instances": (
+            base("mq_client_instances"),
+            max(s.mq_client_instances for s in window),
+            base("mq_client_instances"),
+        ),
+        "netty_client_selectors": (
+            base("netty_client_selectors"),
+            max(s.netty_client_selectors for s in window),
+            base("netty_client_selectors"),
+        ),
+        "live_heap_mib": (
+            base("live_heap_mib"),
+            max(s.live_heap_mib for s in window),
+            base("live_heap_mib") * 1.25 + 16,
+        ),
+        "metaspace_mib": (
+            base("metaspace_mib"),
+            max(s.metaspace_mib for s in window),
+            base("metaspace_mib") * 1.05 + 8,
+        ),
+    }
+    reasons = [
+        f"{name}: {top:g} in the last window, over the band (baseline {b:g}, at most {limit:g})"
+        for name, (b, top, limit) in checks.items()
+        if top > limit
+    ]
+    if window[-1].consumed <= window[0].consumed:
+        reasons.append(f"the query did not consume in the last window ({window[0].consumed} -> {window[-1].consumed})")
+    return {
+        "pass": not reasons,
+        "reasons": reasons,
+        "window_from_minute": window[0].minute,
+        "checks": {k: {"baseline": b, "window_max": t, "limit": round(lim, 1)} for k, (b, t, lim) in checks.items()},
+    }
+
+
+HEADER = (
+    f"{'min':>6} {'threads':>7} {'bmPools':>7} {'rmqThr':>6} {'mqClients':>9} {'nettySel':>8} "
+    f"{'heapMiB':>8} {'liveMiB':>8} {'metaMiB':>8} {'produced':>9} {'consumed':>9} {'delivered':>9}"
+)
+
+
+def row(s: Sample) -> str:
+    return (
+        f"{s.minute:6.1f} {s.threads:7d} {s.block_manager_pool_threads:7d} {s.rocketmq_threads:6d} "
+        f"{s.mq_client_instances:9d} {s.netty_client_selectors:8d} "
+        f"{s.heap_used_mib:8.1f} {s.live_heap_mib:8.1f} {s.metaspace_mib:8.1f} "
+        f"{s.produced:9d} {s.consumed:9d} {s.delivered:9d}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--minutes", type=float, default=30, help="how long to produce and sample (default 30)")
+    parser.add_argument("--interval", type=float, default=30, help="seconds between samples (default 30)")
+    parser.add_argument(
+        "--warmup", type=float, default=None, help="minutes before the baseline (default 5, a third of shorter runs)"
+    )
+    parser.add_argument("--rate", type=int, default=200, help="messages per second produced (default 200)")
+    parser.add_argument("--sink", choices=("rocketmq", "parquet"), default="rocketmq")
+    parser.add_argument("--max-offsets-per-trigger", type=int, default=2000)
+    parser.add_argument("--trigger", default="1 second", help="the query's processing-time trigger")
+    parser.add_argument("--out", type=Path, default=None, help="results directory (default it-tests/target/soak-*)")
+    args = parser.parse_args()
+    # Spark's own cached thread pools (block-manager-*) take a few minutes of micro-batches to reach their size.
+    warmup = args.warmup if args.warmup is not None else min(5.0, args.minutes / 3)
+    out = args.out or REPO_ROOT / "it-tests" / "target" / f"soak-{time.strftime('%Y%m%d-%H%M%S')}"
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"dev/soak: {args.minutes:g} min, a sample every {args.interval:g} s, {args.rate} msg/s, sink {args.sink}")
+    print(f"dev/soak: results and logs in {out}")
+
+    process = EmbeddedRocketMQProcess(log_path=out / "rocketmq.log").start()
+    harness = Harness(process)
+    source, sink_topic = unique_topic("soak-src"), unique_topic("soak-dst")
+    process.create_topic(source, queues=8)
+    if args.sink == "rocketmq":
+        process.create_topic(sink_topic, queues=4)
+        sink = f"rocketmq:{sink_topic}"
+    else:
+        sink = f"parquet:{out / 'sink'}"
+    shutil.rmtree(out / "checkpoint", ignore_errors=True)
+    (out / "stop").unlink(missing_ok=True)
+    command = [
+        spark_submit(),
+        "--master",
+        "local[2]",
+        "--jars",
+        str(_jar()),
+        "--driver-memory",
+        "1g",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=1",
+        "--conf",
+        "spark.driver.host=127.0.0.1",
+        "--conf",
+        "spark.driver.bindAddress=127.0.0.1",
+        "--conf",
+        f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
+        str(SCRIPT),
+        process.name_server,
+        source,
+        sink,
+        str(out / "checkpoint"),
+        str(args.max_offsets_per_trigger),
+        args.trigger,
+        str(out / "stop"),
+    ]
+    producer = Producer(harness, source, args.rate)
+    samples: List[Sample] = []
+    query: Optional[Query] = None
+    result: Dict[str, Any] = {}
+    try:
+        query = Query(command, out / "driver.log", out / "stop")
+        wait_until("the soak query to start", lambda: query.started.is_set() or not query.alive(), 300, 0.5)
+        if not query.alive():
+            raise RuntimeError(f"the driver exited ({query.proc.returncode}); see {out / 'driver.log'}")
+        producer.start()
+        pid = query.proc.pid  # spark-submit execs the JVM: this is the driver JVM
+        print(HEADER, flush=True)
+        began = time.monotonic()
+        next_sample = began
+        while True:
+            time.sleep(max(0.0, next_sample - time.monotonic()))  # a sample every --interval seconds
+            if not query.alive():
+                raise RuntimeError(f"the driver exited ({query.proc.returncode}); see {out / 'driver.log'}")
+            if producer.error is not None:
+                raise RuntimeError(f"producing failed: {producer.error!r}")
+            names = thread_names(pid)
+            used = heap_used_mib(jstat_gc(pid))
+            jcmd(pid, "GC.run")
+            after = jstat_gc(pid)
+            sample = Sample(
+                minute=round((time.monotonic() - began) / 60, 2),
+                threads=len(names),
+                block_manager_pool_threads=sum(bool(BLOCK_MANAGER_POOLS.match(n)) for n in names),
+                rocketmq_threads=sum(bool(ROCKETMQ_THREADS.match(n)) for n in names),
+                mq_client_instances=sum(n.startswith("MQClientFactoryScheduledThread") for n in names),
+                netty_client_selectors=sum(n.startswith("NettyClientSelector") for n in names),
+                heap_used_mib=round(used, 1),
+                # What survives a full GC sits in the old generation; eden refills at once (tasks keep running).
+                live_heap_mib=round((after.get("OU", 0.0) + after.get("S0U", 0.0) + after.get("S1U", 0.0)) / 1024, 1),
+                metaspace_mib=round(after.get("MU", 0.0) / 1024, 1),
+                produced=producer.sent,
+                consumed=query.consumed,
+                delivered=harness.stored(sink_topic) if args.sink == "rocketmq" else query.consumed,
+                thread_names=dict(Counter(family(n) for n in names)),
+            )
+            samples.append(sample)
+            print(row(sample), flush=True)
+            if sample.minute >= args.minutes:
+                break
+            next_sample += args.interval
+
+        producer.stop_event.set()
+        producer.join(timeout=60)
+        produced = producer.sent
+        # Once nothing new arrives, the query catches up with everything produced.
+        caught_up = True
+        try:
+            wait_until("the query to catch up", lambda: query.consumed >= produced, 300, 1)
+        except TimeoutError:
+            caught_up = False
+        delivered = harness.stored(sink_topic) if args.sink == "rocketmq" else query.consumed
+        result = verdict(samples, warmup)
+        if not caught_up:
+            result["pass"] = False
+            result["reasons"].append(f"the query consumed {query.consumed} of {produced} messages")
+        if delivered < produced:
+            result["pass"] = False
+            result["reasons"].append(f"the sink holds {delivered} messages, fewer than the {produced} produced")
+        result.update(produced=produced, consumed=query.consumed, delivered=delivered, batches=query.batches)
+    finally:
+        producer.stop_event.set()
+        if query is not None:
+            code = query.stop()
+            result["driver_exit"] = code
+            if code != 0 or not query.stopped_cleanly:
+                result["pass"] = False
+                result.setdefault("reasons", []).append(f"the driver did not stop cleanly (exit {code})")
+        process.stop()
+
+    if samples:
+        # Which thread families grew from the first steady sample to the last (empty when flat).
+        steady = [s for s in samples if s.minute >= warmup] or samples
+        first, last = Counter(steady[0].thread_names), Counter(steady[-1].thread_names)
+        result["thread_families_changed"] = {
+            k: [first[k], last[k]] for k in sorted(set(first) | set(last)) if first[k] != last[k]
+        }
+    table = "\n".join([HEADER, *(row(s) for s in samples)])
+    (out / "table.txt").write_text(table + "\n")
+    (out / "samples.json").write_text(
+        json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "samples": [asdict(s) for s in samples]})
+    )
+    (out / "verdict.json").write_text(json.dumps(result, indent=1))
+    print(json.dumps({k: v for k, v in result.items() if k != "checks"}))
+    for name, check in result.get("checks", {}).items():
+        print(f"  {name}: baseline {check['baseline']:g}, last-window max {check['window_max']:g}", end="")
+        print(f" (limit {check['limit']:g})")
+    print("dev/soak: " + ("PASS" if result.get("pass") else "FAIL: " + "; ".join(result.get("reasons", []))))
+    return 0 if result.get("pass") else 1
+
+
+def _jar() -> Path:
+    jars = sorted(
+        (REPO_ROOT / "connector" / "target" / "scala-2.13").glob("rocketmq-spark-connector-assembly_2.13-*.jar")
+    )
+    if not jars:
+        raise SystemExit("no assembly jar: run build/sbt connector/assembly")
+    return jars[-1]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
