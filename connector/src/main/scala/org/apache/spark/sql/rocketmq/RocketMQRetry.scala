@@ -105,8 +105,6 @@ private[rocketmq] object RocketMQRetry {
     /** Milliseconds since the first failure of the current run of failures. */
     def elapsedMs: Long = if (failures == 0) 0L else (nanoTime() - firstFailureNs) / 1000000L
 
-    def limitMs: Long = budgetMs
-
     def nextPauseMs(): Option[Long] = {
       if (failures == 0) firstFailureNs = nanoTime()
       failures += 1

@@ -162,7 +162,7 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
         e.getMessage.contains("FOUND with next offset 3"), e.getMessage)
   }
 
-  private val refused = new RemotingConnectException("127.0.0.1:10911")
+  private val refused = new RemotingConnectException("127.0.0.1:1")
   private val brokerNotInRoute = new MQClientException("The broker[b] not exist", null)
 
   test("pulls failing for a reason a broker restart explains are made again, and counted") {

@@ -30,9 +30,9 @@ class RocketMQRetrySuite extends AnyFunSuite {
 
   test("failures a broker restart or a busy broker explains are retryable; the rest are final") {
     val retryable = Seq(
-      new RemotingConnectException("127.0.0.1:10911"),
+      new RemotingConnectException("127.0.0.1:1"),
       new RemotingTimeoutException("wait response timeout"),
-      new RemotingSendRequestException("127.0.0.1:10911"),
+      new RemotingSendRequestException("127.0.0.1:1"),
       new RemotingTooMuchRequestException("sendDefaultImpl call timeout"),
       new MQBrokerException(RemotingSysResponseCode.SYSTEM_BUSY, "busy"),
       new MQBrokerException(ResponseCode.SERVICE_NOT_AVAILABLE, "shutting down"),

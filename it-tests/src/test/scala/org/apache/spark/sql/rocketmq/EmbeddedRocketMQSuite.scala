@@ -39,7 +39,15 @@ class EmbeddedRocketMQSuite extends AnyFunSuite {
     val store = mq.storeDirectory
     val brokerAddress = mq.brokerController.getBrokerAddr
     try {
-      assert(!nameServer.endsWith(":9876") && !brokerAddress.endsWith(":10911"), s"$nameServer $brokerAddress")
+      // Ports bound to 0: the kernel hands them out from its ephemeral range (fixed defaults lie below it).
+      val range =
+        scala.util.Using.resource(scala.io.Source.fromFile("/proc/sys/net/ipv4/ip_local_port_range"))(_.mkString)
+          .split("[^0-9]+").filter(_.nonEmpty).map(_.toInt)
+      assert(range.length == 2, range.mkString(" "))
+      val (low, high) = (range(0), range(1))
+      for (address <- Seq(nameServer, brokerAddress); port = address.split(":").last.toInt) {
+        assert(port >= low && port <= high, s"$address is outside the ephemeral range [$low, $high]")
+      }
       assert(brokerAddress.startsWith("127.0.0.1:"))
       assert(Files.isDirectory(store) && store.startsWith(System.getProperty("java.io.tmpdir")))
       assert(accepts(nameServer) && accepts(brokerAddress))
