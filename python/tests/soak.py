@@ -202,7 +202,7 @@ class Query:
 def verdict(samples: List[Sample], warmup_min: float) -> Dict[str, Any]:
     steady = [s for s in samples if s.minute >= warmup_min]
     if len(steady) < 4:
-        return {"pass": False, "reasons": [f"only {len(steady)} samples after the {warmup_min} min warm-up"]}
+        return {"pass": False, "reasons": [f"only {len(steady)} samples after the {warmup_min:.1f} min warm-up"]}
     end = steady[-1].minute
     window = [s for s in steady if s.minute >= end - 10] if end - steady[0].minute >= 20 else steady[len(steady) // 2 :]
     first = steady[:3]
@@ -284,6 +284,12 @@ def main() -> int:
     parser.add_argument("--sink", choices=("rocketmq", "parquet"), default="rocketmq")
     parser.add_argument("--max-offsets-per-trigger", type=int, default=2000)
     parser.add_argument("--trigger", default="1 second", help="the query's processing-time trigger")
+    parser.add_argument(
+        "--source-option", action="append", default=[], metavar="KEY=VALUE", help="a connector option of the source"
+    )
+    parser.add_argument(
+        "--sink-option", action="append", default=[], metavar="KEY=VALUE", help="an option of the RocketMQ sink"
+    )
     parser.add_argument("--out", type=Path, default=None, help="results directory (default it-tests/target/soak-*)")
     args = parser.parse_args()
     # Spark's own cached thread pools (block-manager-*) take a few minutes of micro-batches to reach their size.
@@ -330,11 +336,14 @@ def main() -> int:
         str(args.max_offsets_per_trigger),
         args.trigger,
         str(out / "stop"),
+        *(f"source:{o}" for o in args.source_option),
+        *(f"sink:{o}" for o in args.sink_option),
     ]
     producer = Producer(harness, source, args.rate)
     samples: List[Sample] = []
     query: Optional[Query] = None
     result: Dict[str, Any] = {}
+    failure: Optional[str] = None
     try:
         query = Query(command, out / "driver.log", out / "stop")
         wait_until("the soak query to start", lambda: query.started.is_set() or not query.alive(), 300, 0.5)
@@ -348,9 +357,11 @@ def main() -> int:
         while True:
             time.sleep(max(0.0, next_sample - time.monotonic()))  # a sample every --interval seconds
             if not query.alive():
-                raise RuntimeError(f"the driver exited ({query.proc.returncode}); see {out / 'driver.log'}")
+                failure = f"the driver exited ({query.proc.returncode}) after {len(samples)} samples; see driver.log"
+                break
             if producer.error is not None:
-                raise RuntimeError(f"producing failed: {producer.error!r}")
+                failure = f"producing failed: {producer.error!r}"
+                break
             names = thread_names(pid)
             used = heap_used_mib(jstat_gc(pid))
             jcmd(pid, "GC.run")
@@ -381,14 +392,18 @@ def main() -> int:
         producer.join(timeout=60)
         produced = producer.sent
         # Once nothing new arrives, the query catches up with everything produced.
-        caught_up = True
+        caught_up = failure is None
         try:
-            wait_until("the query to catch up", lambda: query.consumed >= produced, 300, 1)
+            if caught_up:
+                wait_until("the query to catch up", lambda: query.consumed >= produced, 300, 1)
         except TimeoutError:
             caught_up = False
         delivered = harness.stored(sink_topic) if args.sink == "rocketmq" else query.consumed
         result = verdict(samples, warmup)
-        if not caught_up:
+        if failure is not None:
+            result["pass"] = False
+            result["reasons"].insert(0, failure)
+        elif not caught_up:
             result["pass"] = False
             result["reasons"].append(f"the query consumed {query.consumed} of {produced} messages")
         if delivered < produced:
@@ -400,7 +415,7 @@ def main() -> int:
         if query is not None:
             code = query.stop()
             result["driver_exit"] = code
-            if code != 0 or not query.stopped_cleanly:
+            if failure is None and (code != 0 or not query.stopped_cleanly):
                 result["pass"] = False
                 result.setdefault("reasons", []).append(f"the driver did not stop cleanly (exit {code})")
         process.stop()

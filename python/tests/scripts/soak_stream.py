@@ -15,6 +15,7 @@
 """The streaming query of dev/soak, run with spark-submit --master local[2] --jars <assembly>.
 
 Usage: soak_stream.py <name_server> <source_topic> <sink> <checkpoint_dir> <max_offsets> <trigger> <stop>
+       [source:KEY=VALUE | sink:KEY=VALUE ...]
 
 <sink> is ``rocketmq:<topic>`` (a RocketMQ -> RocketMQ copy) or ``parquet:<dir>``. Runs until the file
 <stop> exists (spark-submit gives a Python driver no stdin), then stops the query and the session; prints
@@ -29,13 +30,18 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, Dict
 
 from pyspark.sql import SparkSession
 
 
 def main() -> None:
     name_server, source, sink, checkpoint, max_offsets, trigger, stop_file = sys.argv[1:8]
+    extra: Dict[str, Dict[str, str]] = {"source": {}, "sink": {}}
+    for arg in sys.argv[8:]:
+        side, _, option = arg.partition(":")
+        key, _, value = option.partition("=")
+        extra[side][key] = value
     spark = SparkSession.builder.appName("rocketmq-soak").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     stream = (
@@ -44,6 +50,7 @@ def main() -> None:
         .option("topic", source)
         .option("startingOffsets", "earliest")
         .option("maxOffsetsPerTrigger", max_offsets)
+        .options(**extra["source"])
         .load()
     )
     kind, _, target = sink.partition(":")
@@ -53,6 +60,7 @@ def main() -> None:
             .writeStream.format("rocketmq")
             .option("nameServer", name_server)
             .option("topic", target)
+            .options(**extra["sink"])
         )
     elif kind == "parquet":
         writer = (
