@@ -154,7 +154,9 @@ def start_and_kill(
         assert proc.poll() is None, f"cycle {cycle}: the driver exited by itself:\n{tail(log)}"
     finally:
         kill_process_group(proc)
-    assert proc.returncode == -9, f"cycle {cycle}: the driver JVM ended with {proc.returncode}, not SIGKILL"
+    assert proc.returncode == -9, (
+        f"cycle {cycle}: the driver JVM ended with {proc.returncode}, not SIGKILL:\n{tail(log)}"
+    )
     offsets, commits = last_batch(checkpoint / "offsets"), last_batch(checkpoint / "commits")
     return {
         "cycle": cycle,
