@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import time
 from pathlib import Path
 from typing import Optional
 
 from embedded_rocketmq import REPO_ROOT
 from spark_processes import CLIENT_LOG_OPTION, spark_env, spark_submit
+from waiting import wait_until
 
 
 def _free_port() -> int:
@@ -79,18 +79,19 @@ class SparkConnectServerProcess:
             self._proc = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=spark_env()
             )
-        deadline = time.monotonic() + timeout_s
-        while not _accepts(self.port):
-            if self._proc.poll() is not None:
+
+        def listening() -> bool:
+            if self._proc is not None and self._proc.poll() is not None:
                 raise RuntimeError(
                     f"the Spark Connect server exited with {self._proc.returncode} (see {self._log_path})"
                 )
-            if time.monotonic() > deadline:
-                self.stop()
-                raise TimeoutError(
-                    f"the Spark Connect server did not listen within {timeout_s} s (see {self._log_path})"
-                )
-            time.sleep(0.2)  # polling the port, bounded by the deadline
+            return _accepts(self.port)
+
+        try:
+            wait_until(f"the Spark Connect server to listen (see {self._log_path})", listening, timeout_s, 0.2)
+        except TimeoutError:
+            self.stop()
+            raise
         return self
 
     def stop(self, timeout_s: float = 60.0) -> None:

@@ -21,11 +21,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Dict, List
 
 from embedded_rocketmq import REPO_ROOT
+from waiting import wait_until  # noqa: F401  (re-exported: the tests import it from here)
 
 #: The RocketMQ client's log directory for every Spark the tests start (not ~/logs/rocketmqlogs).
 CLIENT_LOGS = REPO_ROOT / "it-tests" / "target" / "client-logs"
@@ -55,15 +55,6 @@ def spark_env(**extra: str) -> Dict[str, str]:
         PYSPARK_DRIVER_PYTHON=sys.executable,
         **extra,
     )
-
-
-def wait_until(what: str, condition: Callable[[], bool], timeout_s: float, poll_s: float = 0.1) -> None:
-    """Polls ``condition`` until it holds; raises TimeoutError naming ``what`` after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout_s} s waiting for {what}")
-        time.sleep(poll_s)
 
 
 def live_group_members(pgid: int) -> List[int]:

@@ -32,10 +32,12 @@ import json
 import os
 import sys
 import threading
-import time
 from typing import Any, Set
 
 from pyspark.sql import SparkSession
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from waiting import wait_until  # noqa: E402  (python/tests, next to this script's folder)
 
 
 def main() -> None:
@@ -44,19 +46,12 @@ def main() -> None:
     spark.sparkContext.setLogLevel("WARN")
     sc = spark.sparkContext
     jsc = sc._jsc  # test-only: executor registrations
-    deadline = time.monotonic() + 180
-    while jsc.sc().getExecutorMemoryStatus().size() < 3:  # the driver's block manager and two executors
-        if time.monotonic() > deadline:
-            raise SystemExit("the two executors did not register within 180 s")
-        time.sleep(0.2)  # polling the condition, bounded by the deadline
+    # The driver's block manager and two executors.
+    wait_until("the two executors to register", lambda: jsc.sc().getExecutorMemoryStatus().size() >= 3, 180, 0.2)
     conf = sc.getConf()
     print(f"DRIVER_URL spark://CoarseGrainedScheduler@{conf.get('spark.driver.host')}:{conf.get('spark.driver.port')}")
     sys.stdout.flush()
-    deadline = time.monotonic() + 600
-    while not os.path.exists(go):  # the test has written the messages
-        if time.monotonic() > deadline:
-            raise SystemExit(f"{go} did not appear within 600 s")
-        time.sleep(0.1)  # polling the condition, bounded by the deadline
+    wait_until(f"{go} (the test has written the messages)", lambda: os.path.exists(go), 600)
 
     def executor_ids() -> Set[str]:
         return {e for e in jsc.sc().getExecutorIds().mkString(",").split(",") if e}

@@ -25,10 +25,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 
 from pyspark.sql import SparkSession
 from pyspark.sql.functions import col, countDistinct, udf
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from waiting import wait_until  # noqa: E402  (python/tests, next to this script's folder)
 
 
 def main() -> None:
@@ -36,9 +38,7 @@ def main() -> None:
     spark = SparkSession.builder.appName("rocketmq-local-cluster").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     jsc = spark.sparkContext._jsc  # test-only: wait for both executor JVMs to register
-    deadline = time.monotonic() + 120
-    while jsc.sc().getExecutorMemoryStatus().size() < 3 and time.monotonic() < deadline:
-        time.sleep(0.2)  # polling the condition, bounded by the deadline
+    wait_until("both executors to register", lambda: jsc.sc().getExecutorMemoryStatus().size() >= 3, 120, 0.2)
     executors = jsc.sc().getExecutorMemoryStatus().size() - 1
 
     # PySpark workers are forked by one daemon per executor: the daemon's pid names the executor.
