@@ -92,38 +92,15 @@ final class EmbeddedRocketMQ(
 
   /** Starts the broker on the store directory (again, after [[stopBroker]]: its messages are kept). */
   def startBroker(): Unit = {
-    val brokerConfig = new BrokerConfig()
-    brokerConfig.setBrokerName(brokerName)
-    brokerConfig.setBrokerClusterName(clusterName)
-    brokerConfig.setBrokerId(0L)
-    brokerConfig.setBrokerIP1("127.0.0.1")
-    brokerConfig.setNamesrvAddr(nameServer)
-    brokerConfig.setAutoCreateTopicEnable(false)
-    brokerConfig.setAutoCreateSubscriptionGroup(true)
-    brokerConfig.setEnablePropertyFilter(true)
-    brokerConfig.setWaitTimeMillsInSendQueue(3000)
+    val brokerConfig = TestBrokerConfig.broker(nameServer, brokerName, clusterName)
     val brokerNetty = new NettyServerConfig()
     brokerNetty.setListenPort(0)
-    val store = new MessageStoreConfig()
-    store.setStorePathRootDir(storeDir.resolve("broker").toString)
-    store.setStorePathCommitLog(storeDir.resolve("broker/commitlog").toString)
-    store.setMappedFileSizeCommitLog(commitLogFileSize)
-    store.setMappedFileSizeConsumeQueue(consumeQueueFileEntries * 20) // 20 bytes per entry
-    store.setMaxMessageSize(math.min(4 * 1024 * 1024, commitLogFileSize / 2))
+    val store = TestBrokerConfig.store(storeDir, commitLogFileSize, consumeQueueFileEntries, haListenPort = 0)
     store.setFileReservedTime(0) // every file but the newest may expire, once deletion is asked for
     // ... and only then: RocketMQ also deletes expired files by the clock, during the hours deleteWhen
     // lists (default "04"), which with no reserved time would delete unread messages from 04:00 to 04:59.
     store.setDeleteWhen("-1") // an hour that never comes
     store.setCleanResourceInterval(500)
-    store.setHaListenPort(0)
-    store.setMaxIndexNum(10000)
-    store.setMaxHashSlotNum(4000)
-    // Pull limits stay RocketMQ's defaults (32 messages / 256 KiB per pull from memory, 8 / 64 KiB from
-    // disk), as production brokers keep them: every read suite sees what those brokers return.
-    store.setDiskMaxUsedSpaceRatio(98)
-    store.setOsPageCacheBusyTimeOutMills(5000)
-    store.setEnableRocksDBLog(false) // RocksDB would otherwise log into ~/logs/rocketmqlogs
-    store.setDisappearTimeAfterStart(0) // register with the name server at once, not seconds later
     broker = new BrokerController(brokerConfig, brokerNetty, new NettyClientConfig(), store)
     require(broker.initialize(), "the broker did not initialize")
     broker.start()

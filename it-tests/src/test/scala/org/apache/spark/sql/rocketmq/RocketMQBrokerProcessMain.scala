@@ -103,32 +103,10 @@ object RocketMQBrokerProcessMain {
   private def startBroker(args: Array[String]): BrokerController = {
     val Array(nameServer, storeDir, listenPort, haListenPort, brokerName, clusterName, commitLogFileSize) = args
     val store = Paths.get(storeDir)
-    val brokerConfig = new BrokerConfig()
-    brokerConfig.setBrokerName(brokerName)
-    brokerConfig.setBrokerClusterName(clusterName)
-    brokerConfig.setBrokerId(0L)
-    brokerConfig.setBrokerIP1("127.0.0.1")
-    brokerConfig.setNamesrvAddr(nameServer)
-    brokerConfig.setAutoCreateTopicEnable(false)
-    brokerConfig.setAutoCreateSubscriptionGroup(true)
-    brokerConfig.setEnablePropertyFilter(true)
-    brokerConfig.setWaitTimeMillsInSendQueue(3000)
+    val brokerConfig = TestBrokerConfig.broker(nameServer, brokerName, clusterName)
     val netty = new NettyServerConfig()
     netty.setListenPort(listenPort.toInt) // RocketMQ also binds listenPort - 2 (its "fast" server)
-    val storeConfig = new MessageStoreConfig()
-    storeConfig.setStorePathRootDir(store.resolve("broker").toString)
-    storeConfig.setStorePathCommitLog(store.resolve("broker/commitlog").toString)
-    storeConfig.setMappedFileSizeCommitLog(commitLogFileSize.toInt)
-    storeConfig.setMappedFileSizeConsumeQueue(300000 * 20) // 20 bytes per entry
-    storeConfig.setMaxMessageSize(math.min(4 * 1024 * 1024, commitLogFileSize.toInt / 2))
-    storeConfig.setHaListenPort(haListenPort.toInt)
-    storeConfig.setMaxIndexNum(10000)
-    storeConfig.setMaxHashSlotNum(4000)
-    // RocketMQ's default pull limits (32 messages / 256 KiB per pull from memory), as in production.
-    storeConfig.setDiskMaxUsedSpaceRatio(98)
-    storeConfig.setOsPageCacheBusyTimeOutMills(5000)
-    storeConfig.setEnableRocksDBLog(false)
-    storeConfig.setDisappearTimeAfterStart(0)
+    val storeConfig = TestBrokerConfig.store(store, commitLogFileSize.toInt, 300000, haListenPort.toInt)
 
     // initialize() loads the store; after a SIGKILL the `abort` file is still there and it recovers
     // the commit log abnormally (re-checking the last files message by message).
