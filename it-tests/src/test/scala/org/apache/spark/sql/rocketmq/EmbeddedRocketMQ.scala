@@ -25,16 +25,14 @@ import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.rocketmq.broker.BrokerController
-import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullStatus}
-import org.apache.rocketmq.client.producer.{DefaultMQProducer, SendResult, SendStatus}
-import org.apache.rocketmq.common.{BrokerConfig, MQVersion, TopicConfig}
+import org.apache.rocketmq.client.producer.{SendResult, SendStatus}
+import org.apache.rocketmq.common.{MQVersion, TopicConfig}
 import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.common.message.{Message, MessageExt, MessageQueue}
 import org.apache.rocketmq.common.namesrv.NamesrvConfig
 import org.apache.rocketmq.namesrv.NamesrvController
 import org.apache.rocketmq.remoting.netty.{NettyClientConfig, NettyServerConfig}
 import org.apache.rocketmq.remoting.protocol.RemotingCommand
-import org.apache.rocketmq.store.config.MessageStoreConfig
 
 /** A message to send from tests, with the fields the connector maps to columns. */
 final case class TestMessage(
@@ -61,8 +59,7 @@ final class EmbeddedRocketMQ(
   private var storeDir: Path = _
   private var namesrv: NamesrvController = _
   private var broker: BrokerController = _
-  private var producer: DefaultMQProducer = _
-  private var consumer: DefaultMQPullConsumer = _
+  private var clients: RocketMQPlainClients = _
   private var namesrvPort: Int = -1
 
   def nameServer: String = s"127.0.0.1:$namesrvPort"
@@ -123,8 +120,7 @@ final class EmbeddedRocketMQ(
    */
   def stopBroker(): Unit = synchronized {
     // The harness's own clients would keep the old broker address: they are rebuilt on next use.
-    if (producer != null) { producer.shutdown(); producer = null }
-    if (consumer != null) { consumer.shutdown(); consumer = null }
+    if (clients != null) { clients.close(); clients = null }
     broker.shutdown()
     broker = null
     awaitCondition("the name server to forget the broker", 60000) {
@@ -175,8 +171,8 @@ final class EmbeddedRocketMQ(
       val message = new Message(topic, m.tags, m.keys, m.body.getBytes(StandardCharsets.UTF_8))
       m.properties.foreach { case (k, v) => message.putUserProperty(k, v) }
       val result = queueId match {
-        case Some(id) => clientProducer.send(message, new MessageQueue(topic, brokerName, id))
-        case None => clientProducer.send(message)
+        case Some(id) => plainClients.producer.send(message, new MessageQueue(topic, brokerName, id))
+        case None => plainClients.producer.send(message)
       }
       require(result.getSendStatus == SendStatus.SEND_OK, s"send failed: $result")
       result
@@ -233,39 +229,15 @@ final class EmbeddedRocketMQ(
   /** Every stored message of `topic`, read with the plain RocketMQ client from min to max offset. */
   def readAll(topic: String): Seq[MessageExt] = {
     latestOffsets(topic).toSeq.sortBy(_._1).flatMap { case (queue, max) =>
-      val mq = queue.toMessageQueue
-      var offset = broker.getMessageStore.getMinOffsetInQueue(topic, queue.queueId)
-      val out = Seq.newBuilder[MessageExt]
-      while (offset < max) {
-        val result = clientConsumer.pull(mq, "*", offset, 256, 10000)
-        require(result.getPullStatus == PullStatus.FOUND, s"pull of $mq at $offset: ${result.getPullStatus}")
-        out ++= result.getMsgFoundList.asScala
-        offset = result.getNextBeginOffset
-      }
-      out.result()
+      plainClients.readRange(queue.toMessageQueue, broker.getMessageStore.getMinOffsetInQueue(topic, queue.queueId),
+        max)
     }
   }
 
-  private def clientProducer: DefaultMQProducer = synchronized {
-    if (producer == null) {
-      producer = new DefaultMQProducer("embedded-rocketmq-test-producer")
-      producer.setNamesrvAddr(nameServer)
-      producer.setInstanceName(s"embedded-test-producer-${UUID.randomUUID()}")
-      producer.setSendMsgTimeout(10000)
-      producer.start()
-    }
-    producer
-  }
-
-  private def clientConsumer: DefaultMQPullConsumer = synchronized {
-    if (consumer == null) {
-      consumer = new DefaultMQPullConsumer("embedded-rocketmq-test-reader")
-      consumer.setNamesrvAddr(nameServer)
-      consumer.setInstanceName(s"embedded-test-reader-${UUID.randomUUID()}")
-      consumer.setEnableRebalance(false)
-      consumer.start()
-    }
-    consumer
+  /** The harness's own producer and consumer, started on first use (again after a broker restart). */
+  private def plainClients: RocketMQPlainClients = synchronized {
+    if (clients == null) clients = new RocketMQPlainClients(nameServer)
+    clients
   }
 
   /** For a JVM about to exit: removes the temporary store without RocketMQ's slow shutdown. */
@@ -278,8 +250,7 @@ final class EmbeddedRocketMQ(
    * A JVM that is about to exit can [[discard]] instead.
    */
   def stop(): Unit = synchronized {
-    if (producer != null) { producer.shutdown(); producer = null }
-    if (consumer != null) { consumer.shutdown(); consumer = null }
+    if (clients != null) { clients.close(); clients = null }
     if (broker != null) { broker.shutdown(); broker = null }
     if (namesrv != null) { namesrv.shutdown(); namesrv = null }
     if (storeDir != null) { deleteRecursively(storeDir.toFile); storeDir = null }

@@ -22,11 +22,10 @@ import java.nio.charset.StandardCharsets
 import java.nio.file.Paths
 
 import org.apache.rocketmq.broker.BrokerController
-import org.apache.rocketmq.common.{BrokerConfig, MQVersion, TopicConfig}
+import org.apache.rocketmq.common.{MQVersion, TopicConfig}
 import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.remoting.netty.{NettyClientConfig, NettyServerConfig}
 import org.apache.rocketmq.remoting.protocol.RemotingCommand
-import org.apache.rocketmq.store.config.MessageStoreConfig
 
 /**
  * The broker JVM of [[RocketMQBrokerProcess]]: one RocketMQ broker configured as the in-JVM

@@ -23,7 +23,7 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullStatus}
 import org.apache.rocketmq.client.producer.{DefaultMQProducer, SendStatus}
-import org.apache.rocketmq.common.message.{Message, MessageExt}
+import org.apache.rocketmq.common.message.{Message, MessageExt, MessageQueue}
 
 /**
  * The plain RocketMQ producer and pull consumer, independent of the connector, for tests that write
@@ -31,12 +31,12 @@ import org.apache.rocketmq.common.message.{Message, MessageExt}
  * name server's routes, so they work on across a broker restart.
  */
 final class RocketMQPlainClients(nameServer: String) extends AutoCloseable {
-  private var producer: DefaultMQProducer = _
-  private var consumer: DefaultMQPullConsumer = _
+  private var startedProducer: DefaultMQProducer = _
+  private var startedConsumer: DefaultMQPullConsumer = _
 
   /** Sends `count` messages, bodies `body(0 until count)`, in synchronous batches of `batchSize`. */
   def produce(topic: String, count: Int, body: Int => String = _.toString, batchSize: Int = 100): Unit = {
-    val p = clientProducer
+    val p = producer
     (0 until count).grouped(batchSize).foreach { ids =>
       val result = p.send(ids.map(i => new Message(topic, body(i).getBytes(UTF_8))).asJava)
       require(result.getSendStatus == SendStatus.SEND_OK, s"batch send to $topic failed: $result")
@@ -45,51 +45,59 @@ final class RocketMQPlainClients(nameServer: String) extends AutoCloseable {
 
   /** The next offset to be written per queue of `topic`, as its broker answers. */
   def maxOffsets(topic: String): Map[Int, Long] = {
-    val c = clientConsumer
+    val c = consumer
     c.fetchSubscribeMessageQueues(topic).asScala.map(mq => mq.getQueueId -> c.maxOffset(mq)).toMap
   }
 
   /** Every message of `topic` the broker has indexed, queue by queue from min to max offset. */
   def readAll(topic: String): Seq[MessageExt] = {
-    val c = clientConsumer
+    val c = consumer
     c.fetchSubscribeMessageQueues(topic).asScala.toSeq.sortBy(_.getQueueId).flatMap { mq =>
-      val max = c.maxOffset(mq)
-      var offset = c.minOffset(mq)
-      val out = Seq.newBuilder[MessageExt]
-      while (offset < max) {
-        val result = c.pull(mq, "*", offset, 1000, 10000)
-        require(result.getPullStatus == PullStatus.FOUND, s"pull of $mq at $offset: ${result.getPullStatus}")
-        out ++= result.getMsgFoundList.asScala
-        offset = result.getNextBeginOffset
-      }
-      out.result()
+      readRange(mq, c.minOffset(mq), c.maxOffset(mq))
     }
+  }
+
+  /** The messages of `mq` from offset `from` until `until`, every one of which must be there. */
+  def readRange(mq: MessageQueue, from: Long, until: Long): Seq[MessageExt] = {
+    val out = Seq.newBuilder[MessageExt]
+    var offset = from
+    while (offset < until) {
+      val result = consumer.pull(mq, "*", offset, 256, 10000)
+      require(result.getPullStatus == PullStatus.FOUND, s"pull of $mq at $offset: ${result.getPullStatus}")
+      out ++= result.getMsgFoundList.asScala
+      offset = result.getNextBeginOffset
+    }
+    out.result()
   }
 
   override def close(): Unit = synchronized {
-    if (producer != null) { producer.shutdown(); producer = null }
-    if (consumer != null) { consumer.shutdown(); consumer = null }
+    if (startedProducer != null) { startedProducer.shutdown(); startedProducer = null }
+    if (startedConsumer != null) { startedConsumer.shutdown(); startedConsumer = null }
   }
 
-  private def clientProducer: DefaultMQProducer = synchronized {
-    if (producer == null) {
-      producer = new DefaultMQProducer("plain-test-producer")
-      producer.setNamesrvAddr(nameServer)
-      producer.setInstanceName(s"plain-test-producer-${UUID.randomUUID()}")
-      producer.setSendMsgTimeout(10000)
-      producer.start()
+  /** The producer, started on first use. */
+  def producer: DefaultMQProducer = synchronized {
+    if (startedProducer == null) {
+      val p = new DefaultMQProducer("plain-test-producer")
+      p.setNamesrvAddr(nameServer)
+      p.setInstanceName(s"plain-test-producer-${UUID.randomUUID()}")
+      p.setSendMsgTimeout(10000)
+      p.start()
+      startedProducer = p
     }
-    producer
+    startedProducer
   }
 
-  private def clientConsumer: DefaultMQPullConsumer = synchronized {
-    if (consumer == null) {
-      consumer = new DefaultMQPullConsumer("plain-test-reader")
-      consumer.setNamesrvAddr(nameServer)
-      consumer.setInstanceName(s"plain-test-reader-${UUID.randomUUID()}")
-      consumer.setEnableRebalance(false)
-      consumer.start()
+  /** The pull consumer (no rebalancing), started on first use. */
+  def consumer: DefaultMQPullConsumer = synchronized {
+    if (startedConsumer == null) {
+      val c = new DefaultMQPullConsumer("plain-test-reader")
+      c.setNamesrvAddr(nameServer)
+      c.setInstanceName(s"plain-test-reader-${UUID.randomUUID()}")
+      c.setEnableRebalance(false)
+      c.start()
+      startedConsumer = c
     }
-    consumer
+    startedConsumer
   }
 }
