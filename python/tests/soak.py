@@ -50,7 +50,7 @@ from typing import Any, Dict, List, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from embedded_rocketmq import REPO_ROOT, EmbeddedRocketMQProcess, unique_topic  # noqa: E402
-from spark_processes import CLIENT_LOG_OPTION, spark_env, spark_submit, wait_until  # noqa: E402
+from spark_processes import spark_env, submit_command, wait_until  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parent / "scripts" / "soak_stream.py"
 MIB = 1024 * 1024
@@ -310,25 +310,10 @@ def main() -> int:
         sink = f"parquet:{out / 'sink'}"
     shutil.rmtree(out / "checkpoint", ignore_errors=True)
     (out / "stop").unlink(missing_ok=True)
-    command = [
-        spark_submit(),
-        "--master",
+    command = submit_command(
         "local[2]",
-        "--jars",
         str(_jar()),
-        "--driver-memory",
-        "1g",
-        "--conf",
-        "spark.ui.enabled=false",
-        "--conf",
-        "spark.sql.shuffle.partitions=1",
-        "--conf",
-        "spark.driver.host=127.0.0.1",
-        "--conf",
-        "spark.driver.bindAddress=127.0.0.1",
-        "--conf",
-        f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
-        str(SCRIPT),
+        SCRIPT,
         process.name_server,
         source,
         sink,
@@ -338,7 +323,8 @@ def main() -> int:
         str(out / "stop"),
         *(f"source:{o}" for o in args.source_option),
         *(f"sink:{o}" for o in args.sink_option),
-    ]
+        driver_memory="1g",
+    )
     producer = Producer(harness, source, args.rate)
     samples: List[Sample] = []
     query: Optional[Query] = None

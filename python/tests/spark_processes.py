@@ -22,7 +22,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from embedded_rocketmq import REPO_ROOT
 from waiting import wait_until  # noqa: F401  (re-exported: the tests import it from here)
@@ -41,6 +41,36 @@ LOCAL_SUBMIT_ARGS = (
 def spark_submit() -> str:
     """The spark-submit of the pyspark installed next to this interpreter."""
     return str(Path(sys.executable).parent / "spark-submit")
+
+
+def submit_command(
+    master: str,
+    jar: str,
+    script: Path,
+    *args: str,
+    driver_memory: Optional[str] = None,
+    driver_java_options: str = "",
+    conf: Optional[Dict[str, str]] = None,
+) -> List[str]:
+    """A spark-submit command line for ``script`` with the connector ``jar``: on loopback, no UI, one shuffle
+    partition, and the RocketMQ client log of driver (and executors, on local-cluster) in the build tree."""
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "1",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.extraJavaOptions": f"{CLIENT_LOG_OPTION} {driver_java_options}".strip(),
+    }
+    if master.startswith("local-cluster"):
+        settings["spark.executor.memory"] = "768m"
+        settings["spark.executor.extraJavaOptions"] = CLIENT_LOG_OPTION
+    settings.update(conf or {})
+    command = [spark_submit(), "--master", master, "--jars", jar]
+    if driver_memory:
+        command += ["--driver-memory", driver_memory]
+    for key, value in settings.items():
+        command += ["--conf", f"{key}={value}"]
+    return command + [str(script), *args]
 
 
 def spark_env(**extra: str) -> Dict[str, str]:

@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Optional, Set
 
 from embedded_rocketmq import EmbeddedRocketMQProcess, unique_topic
 from rocketmq_spark import jar_path
-from spark_processes import CLIENT_LOG_OPTION, kill_process_group, spark_env, spark_submit, wait_until
+from spark_processes import kill_process_group, spark_env, submit_command, wait_until
 
 CYCLES = 10
 QUEUES = 4
@@ -90,33 +90,20 @@ def last_batch(log_dir: Path) -> int:
 def driver_command(
     name_server: str, topic: str, sink: Path, checkpoint: Path, max_offsets: int, *mode: str
 ) -> List[str]:
-    return [
-        spark_submit(),
-        "--master",
+    return submit_command(
         "local[2]",
-        "--jars",
         jar_path(),
-        "--driver-memory",
-        "512m",
-        "--conf",
-        "spark.ui.enabled=false",
-        "--conf",
-        "spark.sql.shuffle.partitions=1",
-        "--conf",
-        "spark.driver.host=127.0.0.1",
-        "--conf",
-        "spark.driver.bindAddress=127.0.0.1",
-        "--conf",
-        # C1 only: the driver lives for seconds, and JVM start is most of a cycle.
-        f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
-        str(SCRIPT),
+        SCRIPT,
         name_server,
         topic,
         str(sink),
         str(checkpoint),
         str(max_offsets),
         *mode,
-    ]
+        driver_memory="512m",
+        # C1 only: the driver lives for seconds, and JVM start is most of a cycle.
+        driver_java_options="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+    )
 
 
 def tail(path: Path, chars: int = 4000) -> str:

@@ -39,7 +39,7 @@ import pyspark
 
 from embedded_rocketmq import unique_topic
 from rocketmq_spark import jar_path
-from spark_processes import CLIENT_LOG_OPTION, kill_process_group, spark_env, spark_submit, wait_until
+from spark_processes import kill_process_group, spark_env, submit_command, wait_until
 
 QUEUES = 8
 CHUNKS, CHUNK = 4, 5000  # 20,000 messages
@@ -83,27 +83,10 @@ def test_executor_killed_mid_batch_on_local_cluster_loses_and_duplicates_nothing
     started = time.monotonic()
 
     report_path, log = tmp_path / "report.json", tmp_path / "driver.log"
-    command = [
-        spark_submit(),
-        "--master",
+    command = submit_command(
         "local-cluster[2,1,1024]",
-        "--jars",
         jar_path(),
-        "--conf",
-        "spark.executor.memory=768m",
-        "--conf",
-        "spark.ui.enabled=false",
-        "--conf",
-        "spark.sql.shuffle.partitions=1",
-        "--conf",
-        "spark.driver.host=127.0.0.1",
-        "--conf",
-        "spark.driver.bindAddress=127.0.0.1",
-        "--conf",
-        f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
-        "--conf",
-        f"spark.executor.extraJavaOptions={CLIENT_LOG_OPTION}",
-        str(SCRIPT),
+        SCRIPT,
         rocketmq.name_server,
         topic,
         str(tmp_path / "out"),
@@ -111,7 +94,7 @@ def test_executor_killed_mid_batch_on_local_cluster_loses_and_duplicates_nothing
         str(MAX_OFFSETS_PER_TRIGGER),
         str(report_path),
         str(tmp_path / "go"),
-    ]
+    )
     lines: "queue.Queue[Optional[str]]" = queue.Queue()
     work = Path(pyspark.__file__).parent / "work"  # local-cluster workers write here
     with open(log, "wb") as err:

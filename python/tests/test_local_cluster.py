@@ -26,7 +26,7 @@ import pyspark
 
 from embedded_rocketmq import unique_topic
 from rocketmq_spark import jar_path
-from spark_processes import CLIENT_LOG_OPTION, spark_env, spark_submit
+from spark_processes import spark_env, submit_command
 
 ROWS = 3200
 
@@ -35,34 +35,18 @@ def test_the_assembly_alone_on_two_executors_writes_and_reads_a_16_queue_topic(r
     topic = unique_topic("cluster")
     rocketmq.create_topic(topic, queues=16)
     script = Path(__file__).parent / "scripts" / "local_cluster_stream.py"
-    command = [
-        spark_submit(),
-        "--master",
+    command = submit_command(
         "local-cluster[2,1,1024]",
-        "--jars",
         jar_path(),
-        "--conf",
-        "spark.executor.memory=768m",
-        "--conf",
-        "spark.ui.enabled=false",
-        "--conf",
-        "spark.driver.host=127.0.0.1",
-        "--conf",
-        "spark.driver.bindAddress=127.0.0.1",
-        # A queue's preferred executor is a locality hint: let the scheduler wait for it on a busy machine.
-        "--conf",
-        "spark.locality.wait=10s",
-        "--conf",
-        f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
-        "--conf",
-        f"spark.executor.extraJavaOptions={CLIENT_LOG_OPTION}",
-        str(script),
+        script,
         rocketmq.name_server,
         topic,
         str(tmp_path / "out"),
         str(tmp_path / "cp"),
         str(ROWS),
-    ]
+        # A queue's preferred executor is a locality hint: let the scheduler wait for it on a busy machine.
+        conf={"spark.locality.wait": "10s"},
+    )
     work = Path(pyspark.__file__).parent / "work"  # local-cluster workers write here
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=spark_env())
