@@ -154,6 +154,8 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "sub_expression": ("subExpression", "text"),
     "pull_timeout_ms": ("pullTimeoutMs", "positive long"),
     "pull_batch_size": ("pullBatchSize", "positive int"),
+    "pulls_in_flight": ("pullsInFlight", "positive int"),
+    "read_ahead_bytes": ("readAheadBytes", "positive long"),
     "fail_on_data_loss": ("failOnDataLoss", "boolean"),
     "request_timeout_ms": ("requestTimeoutMs", "positive long"),
     "metadata_retries": ("metadataRetries", "positive int"),

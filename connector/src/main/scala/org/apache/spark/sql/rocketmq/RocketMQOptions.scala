@@ -226,6 +226,17 @@ private[rocketmq] object RocketMQOptions {
   val PullBatchSize: Defaulted[Int] = defaulted("pullBatchSize", PositiveInt, 32, SourceBoth,
     "Most messages fetched by one pull request (the broker may return fewer).")
 
+  /** Pulls of one queue under way at once. */
+  val PullsInFlight: Defaulted[Int] = defaulted("pullsInFlight", PositiveInt, 4, SourceBoth,
+    "Most pull requests a task keeps under way for its queue: the next pulls are issued while the last one is " +
+      "turned into rows (without a filter; a filtered read pulls one at a time). 1: one pull at a time.")
+
+  /** Bound on answers read ahead. */
+  val ReadAheadBytes: Defaulted[Long] = defaulted("readAheadBytes", PositiveLong, 16L * 1024 * 1024, SourceBoth,
+    "No pull is issued ahead while the answers a task holds unread carry this many message bytes (a broker bounds " +
+      "one answer, by default to 256 KiB).",
+    value = "positive integer (bytes)")
+
   /** Data-loss policy. */
   val FailOnDataLoss: Defaulted[Boolean] = defaulted("failOnDataLoss", Bool, true, SourceBoth,
     "Whether to fail when data may have been lost (expired or deleted messages). Batch queries always fail on " +
