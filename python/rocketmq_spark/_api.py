@@ -171,6 +171,8 @@ def write_rocketmq(
     send_retries: Optional[int] = None,
     max_in_flight_messages: Optional[int] = None,
     max_in_flight_bytes: Optional[int] = None,
+    send_batch_messages: Optional[int] = None,
+    send_batch_bytes: Optional[int] = None,
     compression_threshold: Optional[int] = None,
     delivery_delay_ms: Optional[int] = None,
     request_timeout_ms: Optional[int] = None,

@@ -164,6 +164,8 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "send_timeout_ms": ("sendTimeoutMs", "positive long"),
     "max_in_flight_messages": ("maxInFlightMessages", "positive int"),
     "max_in_flight_bytes": ("maxInFlightBytes", "positive long"),
+    "send_batch_messages": ("sendBatchMessages", "positive int"),
+    "send_batch_bytes": ("sendBatchBytes", "positive long"),
     "starting_timestamp": ("startingTimestamp", "epoch millis"),
     "starting_offsets_by_timestamp": ("startingOffsetsByTimestamp", "per-queue timestamps"),
     "ending_timestamp": ("endingTimestamp", "epoch millis"),

@@ -277,6 +277,17 @@ private[rocketmq] object RocketMQOptions {
     "Most message body bytes a write task has sent but not yet seen acknowledged; a larger message is sent alone.",
     value = "positive integer (bytes)")
 
+  /** Messages per batch request. */
+  val SendBatchMessages: Defaulted[Int] = defaulted("sendBatchMessages", PositiveInt, 128, SinkOnly,
+    "Most messages a write task sends in one request (a RocketMQ message batch, per topic) when they have no " +
+      "shardingKey or delivery time and are not compressed. 1: one message per request.")
+
+  /** Bytes per batch request. */
+  val SendBatchBytes: Defaulted[Long] = defaulted("sendBatchBytes", PositiveLong, 256L * 1024, SinkOnly,
+    "Most bytes of one batch request (bodies and properties); keep it under the broker's maxMessageSize (4 MiB by " +
+      "default), which bounds a whole batch.",
+    value = "positive integer (bytes)")
+
   /** Start of a read by time. */
   val StartingTimestamp: Unset[Long] = unset("startingTimestamp", EpochMillis, SourceBoth,
     "Start every queue at its first message stored at or after this time (latest if none). Excludes the other " +
