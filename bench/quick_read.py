@@ -1,4 +1,22 @@
-"""Throwaway: batch read throughput with pullsInFlight 1 vs 4 on a default broker (to be folded into dev/bench)."""
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Batch read throughput by pullsInFlight, on the embedded broker with default limits (the seed of dev/bench).
+
+Usage (after build/sbt connector/assembly itTests/exportHarnessClasspath and dev/build-python):
+    .venv/bin/python bench/quick_read.py [messages]
+"""
 
 import statistics
 import sys
@@ -7,8 +25,8 @@ from pathlib import Path
 
 root = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(root / "python" / "tests"))
-from embedded_rocketmq import EmbeddedRocketMQProcess  # noqa: E402
-from pyspark.sql import SparkSession  # noqa: E402
+from embedded_rocketmq import EmbeddedRocketMQProcess
+from pyspark.sql import SparkSession
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
 jar = str(next((root / "connector" / "target" / "scala-2.13").glob("*assembly*.jar")))
