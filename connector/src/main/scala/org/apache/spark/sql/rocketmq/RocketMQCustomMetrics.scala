@@ -30,6 +30,25 @@ private[rocketmq] class RocketMQPullRetriesMetric extends CustomSumMetric {
   override def description(): String = "pulls retried"
 }
 
+/** A per-task count of a reader, summed over tasks (Spark instantiates the subclasses by name). */
+private[rocketmq] class RocketMQReadCountMetric(metricName: String, text: String) extends CustomSumMetric {
+  override def name(): String = metricName
+  override def description(): String = text
+}
+
+private[rocketmq] class RocketMQPullsMetric
+  extends RocketMQReadCountMetric(RocketMQCustomMetrics.Pulls, "pull requests")
+private[rocketmq] class RocketMQPullWaitMetric
+  extends RocketMQReadCountMetric(RocketMQCustomMetrics.PullWaitMs, "time waiting for pull answers (ms)")
+
+/** Messages per pull answer: each task reports its own mean, shown as the mean over tasks. */
+private[rocketmq] class RocketMQMessagesPerPullMetric extends CustomMetric {
+  override def name(): String = RocketMQCustomMetrics.MessagesPerPull
+  override def description(): String = "messages per pull (mean over tasks)"
+  override def aggregateTaskMetrics(taskMetrics: Array[Long]): String =
+    if (taskMetrics.isEmpty) "0" else f"${taskMetrics.sum.toDouble / taskMetrics.length}%.1f"
+}
+
 /** A per-task count of a writer, summed over tasks (Spark instantiates the subclasses by name). */
 private[rocketmq] class RocketMQWriteCountMetric(metricName: String, text: String) extends CustomSumMetric {
   override def name(): String = metricName
@@ -48,12 +67,16 @@ private[rocketmq] class RocketMQFailedSendsMetric
 private[rocketmq] object RocketMQCustomMetrics {
   val LostOffsets = "lostOffsets"
   val PullRetries = "pullRetries"
+  val Pulls = "pulls"
+  val PullWaitMs = "pullWaitMs"
+  val MessagesPerPull = "messagesPerPull"
   val MessagesSent = "messagesSent"
   val BytesSent = "bytesSent"
   val SendRetries = "sendRetries"
   val FailedSends = "failedSends"
 
-  def supported: Array[CustomMetric] = Array(new RocketMQLostOffsetsMetric, new RocketMQPullRetriesMetric)
+  def supported: Array[CustomMetric] = Array(new RocketMQLostOffsetsMetric, new RocketMQPullRetriesMetric,
+    new RocketMQPullsMetric, new RocketMQPullWaitMetric, new RocketMQMessagesPerPullMetric)
 
   def writeMetrics: Array[CustomMetric] = Array(new RocketMQMessagesSentMetric, new RocketMQBytesSentMetric,
     new RocketMQSendRetriesMetric, new RocketMQFailedSendsMetric)

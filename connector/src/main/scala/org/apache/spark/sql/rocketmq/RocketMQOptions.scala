@@ -226,6 +226,17 @@ private[rocketmq] object RocketMQOptions {
   val PullBatchSize: Defaulted[Int] = defaulted("pullBatchSize", PositiveInt, 32, SourceBoth,
     "Most messages fetched by one pull request (the broker may return fewer).")
 
+  /** Pulls of one queue under way at once. */
+  val PullsInFlight: Defaulted[Int] = defaulted("pullsInFlight", PositiveInt, 4, SourceBoth,
+    "Most pull requests a task keeps under way for its queue: the next pulls are issued while the last one is " +
+      "turned into rows (without a filter; a filtered read pulls one at a time). 1: one pull at a time.")
+
+  /** Bound on answers read ahead. */
+  val ReadAheadBytes: Defaulted[Long] = defaulted("readAheadBytes", PositiveLong, 16L * 1024 * 1024, SourceBoth,
+    "No pull is issued ahead while the answers a task holds unread carry this many message bytes (a broker bounds " +
+      "one answer, by default to 256 KiB).",
+    value = "positive integer (bytes)")
+
   /** Data-loss policy. */
   val FailOnDataLoss: Defaulted[Boolean] = defaulted("failOnDataLoss", Bool, true, SourceBoth,
     "Whether to fail when data may have been lost (expired or deleted messages). Batch queries always fail on " +
@@ -264,6 +275,17 @@ private[rocketmq] object RocketMQOptions {
   /** Bound on unacknowledged bytes per task. */
   val MaxInFlightBytes: Defaulted[Long] = defaulted("maxInFlightBytes", PositiveLong, 32L * 1024 * 1024, SinkOnly,
     "Most message body bytes a write task has sent but not yet seen acknowledged; a larger message is sent alone.",
+    value = "positive integer (bytes)")
+
+  /** Messages per batch request. */
+  val SendBatchMessages: Defaulted[Int] = defaulted("sendBatchMessages", PositiveInt, 128, SinkOnly,
+    "Most messages a write task sends in one request (a RocketMQ message batch, per topic) when they have no " +
+      "shardingKey or delivery time and are not compressed. 1: one message per request.")
+
+  /** Bytes per batch request. */
+  val SendBatchBytes: Defaulted[Long] = defaulted("sendBatchBytes", PositiveLong, 256L * 1024, SinkOnly,
+    "Most bytes of one batch request (bodies and properties); keep it under the broker's maxMessageSize (4 MiB by " +
+      "default), which bounds a whole batch.",
     value = "positive integer (bytes)")
 
   /** Start of a read by time. */

@@ -31,7 +31,8 @@ private[rocketmq] object RocketMQPartitionReaderFactory extends PartitionReaderF
  * Reads one input partition: the messages of `[fromOffset, untilOffset)` of one queue, each turned
  * into a row as it is pulled. The range is exact ([[RocketMQQueuePuller]] says how gaps are told
  * apart); the metrics `lostOffsets` and `pullRetries` count what was skipped as lost and the pulls
- * made again after a retryable failure.
+ * made again after a retryable failure, and `pulls`, `messagesPerPull` and `pullWaitMs` show how the
+ * task's pulls went.
  */
 private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartition)
   extends PartitionReader[InternalRow] {
@@ -52,7 +53,11 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
   override def currentMetricsValues(): Array[CustomTaskMetric] =
     Array(
       RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.LostOffsets, puller.lostOffsets),
-      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.PullRetries, puller.pullRetries))
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.PullRetries, puller.pullRetries),
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.Pulls, puller.pulls),
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.PullWaitMs, puller.pullWaitMs),
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.MessagesPerPull,
+        if (puller.pulls == 0) 0 else math.round(puller.messagesPulled.toDouble / puller.pulls)))
 
   override def close(): Unit = puller.close()
 }

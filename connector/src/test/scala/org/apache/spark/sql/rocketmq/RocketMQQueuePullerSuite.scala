@@ -26,7 +26,7 @@ import org.apache.rocketmq.remoting.protocol.ResponseCode
 import org.apache.rocketmq.common.message.MessageExt
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.consumer.{RocketMQQueuePuller, RocketMQReadSettings}
+import org.apache.spark.sql.rocketmq.consumer.{RocketMQQueuePuller, RocketMQReadAhead, RocketMQReadSettings}
 
 /**
  * The pull loop against scripted broker answers: every `PullStatus`, and the answers a real broker
@@ -72,11 +72,13 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
     val script = mutable.Queue(answers: _*)
     val asked = mutable.Buffer.empty[(Long, Int)]
     var gaveUp = 0
-    val puller = new RocketMQQueuePuller(queue, from, until, s,
-      (offset, max) => {
+    // One pull at a time: each answer is the next of the script, in the order the puller asks.
+    val reads = new RocketMQReadAhead(
+      (offset, max, done) => {
         asked += offset -> max
-        if (script.isEmpty) fail(s"an unexpected pull at $offset") else script.dequeue().fold(e => throw e, r => r)
-      }, () => gaveUp += 1, () => ())
+        if (script.isEmpty) fail(s"an unexpected pull at $offset") else done(script.dequeue())
+      }, until, s.pullBatchSize, pullsInFlight = 1, readAheadBytes = 1L << 20, answerTimeoutMs = 1000)
+    val puller = new RocketMQQueuePuller(queue, from, until, s, reads, () => gaveUp += 1, () => ())
     try {
       val got = Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList
       if (allUsed) assert(script.isEmpty, "answers left unused")

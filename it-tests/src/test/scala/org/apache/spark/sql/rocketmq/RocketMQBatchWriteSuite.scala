@@ -54,6 +54,44 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     }
   }
 
+  test("rows without a sharding key go out in batches: each batch lands whole in one queue, properties intact") {
+    def write(topic: String, batchMessages: Int): Unit = (0 until 1200).map(i =>
+      (f"r$i%04d", Map("n" -> i.toString), "tagged")).toDF("body", "properties", "tags")
+      .coalesce(1).write.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+      .option("sendBatchMessages", batchMessages.toString).save()
+    val (batched, single) = (rocketmq.newTopic(), rocketmq.newTopic())
+    rocketmq.createTopic(batched, queues = 8)
+    rocketmq.createTopic(single, queues = 8)
+    write(batched, 100)
+    write(single, 1)
+
+    // One task, 12 full batches: each queue holds whole runs of 100 consecutive rows.
+    val byQueue = rocketmq.readAll(batched).groupBy(_.getQueueId).values.map(_.sortBy(_.getQueueOffset))
+    assert(byQueue.map(_.size).sum === 1200)
+    byQueue.foreach { messages =>
+      assert(messages.size % 100 === 0, s"a queue holds ${messages.size} messages, not whole batches")
+      messages.grouped(100).foreach { run =>
+        val rows = run.map(m => new String(m.getBody, StandardCharsets.UTF_8).drop(1).toInt)
+        assert(rows === (rows.head until rows.head + 100) && rows.head % 100 === 0)
+      }
+    }
+    rocketmq.readAll(batched).foreach { m =>
+      assert(m.getUserProperty("n") === new String(m.getBody, StandardCharsets.UTF_8).drop(1).toInt.toString)
+      assert(m.getTags === "tagged")
+    }
+    // One message per request: the producer spreads the rows over the queues, no queue gets a whole run.
+    val singly = rocketmq.readAll(single).groupBy(_.getQueueId).values.map(_.sortBy(_.getQueueOffset))
+    assert(singly.size === 8)
+    singly.foreach { messages =>
+      val rows = messages.map(m => new String(m.getBody, StandardCharsets.UTF_8).drop(1).toInt)
+      val longestRun = rows.zip(rows.drop(1)).foldLeft((1, 1)) { case ((longest, run), (a, b)) =>
+        val next = if (b == a + 1) run + 1 else 1
+        (math.max(longest, next), next)
+      }._1
+      assert(longestRun < 100, rows.take(20))
+    }
+  }
+
   test("a topic column routes each row when no topic option is set") {
     val (t1, t2) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(t1, queues = 1)

@@ -21,7 +21,7 @@ import java.io.Closeable
 import scala.annotation.nowarn
 import scala.util.control.NonFatal
 
-import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullResult, PullStatus}
+import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullCallback, PullResult, PullStatus}
 import org.apache.rocketmq.common.message.MessageExt
 import org.slf4j.LoggerFactory
 
@@ -38,8 +38,9 @@ import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
  * of the range). Lost offsets fail the read, or with `failOnDataLoss=false` are logged, counted and
  * skipped.
  *
- * `pull(offset, maxMessages)` is one pull request; [[RocketMQQueuePuller.apply]] makes it with a
- * consumer from the executor's [[RocketMQConsumerPool]]. A pull that fails for a retryable reason
+ * Pulls go through `reads` ([[RocketMQReadAhead]]), which answers each with the broker's answer to
+ * exactly that pull, having issued it ahead where it could guess it; [[RocketMQQueuePuller.apply]]
+ * makes them with a consumer from the executor's [[RocketMQConsumerPool]]. A pull that fails for a retryable reason
  * (see [[RocketMQRetry]]) is made again after a pause, for up to `retryTimeoutMs` from the first
  * failure in a row, so that a task rides out a broker restart; other failures fail the task at once.
  * `onGiveUp` runs before a failure is thrown (the pooled consumer is then replaced).
@@ -49,7 +50,7 @@ private[rocketmq] final class RocketMQQueuePuller(
     from: Long,
     until: Long,
     settings: RocketMQReadSettings,
-    pull: (Long, Int) => PullResult,
+    reads: RocketMQReadAhead,
     onGiveUp: () => Unit,
     onClose: () => Unit)
   extends Closeable {
@@ -71,6 +72,15 @@ private[rocketmq] final class RocketMQQueuePuller(
 
   /** Pulls made again after a retryable failure so far. */
   def pullRetries: Long = retryBudget.retries
+
+  /** Pull requests made so far (issued ahead or not). */
+  def pulls: Long = reads.pullCount
+
+  /** Messages in the pull answers read so far. */
+  def messagesPulled: Long = reads.messageCount
+
+  /** Time spent waiting for the broker's answers so far, in milliseconds. */
+  def pullWaitMs: Long = reads.waitMs
 
   /** The next message of the range, or null once the range is read. */
   def next(): MessageExt = {
@@ -150,7 +160,7 @@ private[rocketmq] final class RocketMQQueuePuller(
   private def pullWithRetries(offset: Long, maxMessages: Int): PullResult = {
     while (true) {
       try {
-        val result = pull(offset, maxMessages)
+        val result = reads.pull(offset, maxMessages)
         retryBudget.succeeded()
         return result
       } catch {
@@ -195,6 +205,9 @@ private[rocketmq] object RocketMQQueuePuller {
   /** The pause before pulling again after a "pull again" answer; such answers stop after `pullTimeoutMs`. */
   private val RetryPauseMs = 20L
 
+  /** How much longer than `pullTimeoutMs` an answer may take before the reader stops waiting for it. */
+  private val AnswerGraceMs = 5000L
+
   /** A puller whose pulls go through a consumer borrowed from the executor's pool, returned on close. */
   @nowarn("cat=deprecation") // see RocketMQConsumerPool
   def apply(queue: RocketMQQueue, from: Long, until: Long, settings: RocketMQReadSettings): RocketMQQueuePuller = {
@@ -211,8 +224,17 @@ private[rocketmq] object RocketMQQueuePuller {
     }
     val messageQueue = queue.toMessageQueue
     val selector = settings.selector
-    def pull(offset: Long, maxMessages: Int): PullResult =
-      consumer.pull(messageQueue, selector, offset, maxMessages, settings.pullTimeoutMs)
-    new RocketMQQueuePuller(queue, from, until, settings, pull, () => lease.markBroken(), () => lease.release())
+    def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit): Unit =
+      consumer.pull(messageQueue, selector, offset, maxMessages,
+        new PullCallback {
+          override def onSuccess(result: PullResult): Unit = done(Right(result))
+          override def onException(e: Throwable): Unit = done(Left(e))
+        },
+        settings.pullTimeoutMs)
+    // A filter makes the next pull's offset unknowable: nothing to issue ahead.
+    val inFlight = if (settings.filtered) 1 else settings.pullsInFlight
+    val reads = new RocketMQReadAhead(pullAsync, until, settings.pullBatchSize, inFlight, settings.readAheadBytes,
+      answerTimeoutMs = settings.pullTimeoutMs + AnswerGraceMs)
+    new RocketMQQueuePuller(queue, from, until, settings, reads, () => lease.markBroken(), () => lease.release())
   }
 }

@@ -32,7 +32,10 @@ import org.apache.spark.sql.rocketmq.RocketMQErrors.GaveUp
  * Sends the messages of one write task through a producer borrowed from the executor's
  * [[RocketMQProducerPool]], asynchronously, with at most `maxInFlightMessages` messages and
  * `maxInFlightBytes` body bytes unacknowledged at a time (a message larger than that waits until it
- * can be the only one in flight). A send that fails for a retryable reason (see [[RocketMQRetry]]) is
+ * can be the only one in flight). Messages without a sharding key or delivery time, small enough not
+ * to be compressed, go out in RocketMQ message batches per topic: one request for up to
+ * `sendBatchMessages` messages of `sendBatchBytes` (a batch waits for its next message or for
+ * `flush`, never for a clock). The others go one by one. A send that fails for a retryable reason (see [[RocketMQRetry]]) is
  * made again after a pause, for up to `retryTimeoutMs` from its first failure (and at most
  * `sendRetries` times, if set), each attempt with a timeout of its own: a write rides out a broker
  * restart. The first failure for good is kept and thrown by the next `send` or by `flush`.
@@ -61,8 +64,24 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
   /** The most body bytes that were ever in flight at once (tests check the bound). */
   private[rocketmq] def peakInFlightBytes: Long = peakBytes.get()
 
-  /** One message on its way; resolves its slot exactly once. */
-  private final class Send(message: Message, shardingKey: String, bytes: Int) extends SendCallback {
+  /** Messages of one topic waiting to go out as one batch, and their slots' bytes. */
+  private final class PendingBatch {
+    val messages = new java.util.ArrayList[Message](math.min(settings.sendBatchMessages, 1024))
+    var bytes = 0L
+    /** What the batch's encoding adds up to (the broker bounds it with its maxMessageSize). */
+    var encodedBytes = 0L
+  }
+
+  private val pendingBatches = new java.util.HashMap[String, PendingBatch]()
+
+  /**
+   * One request on its way: one message, or a batch of messages of one topic without sharding key;
+   * resolves the slots of all its messages exactly once.
+   */
+  private final class Send(messages: java.util.List[Message], shardingKey: String, bytes: Long)
+    extends SendCallback {
+    private val message = messages.get(0)
+    private val count = messages.size()
     private var budget: RocketMQRetry.Budget = _ // made at the first failure: most sends never need one
 
     /**
@@ -72,8 +91,10 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
      */
     def start(): Unit =
       if (shardingKey == null) {
-        try producer.send(message, this, settings.sendTimeoutMs)
-        catch { case e: Throwable => onException(e) }
+        try {
+          if (count == 1) producer.send(message, this, settings.sendTimeoutMs)
+          else producer.send(messages, this, settings.sendTimeoutMs)
+        } catch { case e: Throwable => onException(e) }
       } else {
         var pauseMs = 0L
         while (pauseMs >= 0) {
@@ -92,8 +113,8 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
 
     /** Frees the message's slots: its bytes first, so that all slots free means all bytes free. */
     private def resolved(): Unit = {
-      inFlightBytes.release(bytes)
-      inFlight.release()
+      inFlightBytes.release(bytes.toInt)
+      inFlight.release(count)
     }
 
     override def onException(e: Throwable): Unit = retryPause(e) match {
@@ -124,7 +145,7 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
     private def fail(e: Throwable, gaveUp: GaveUp): Unit = fail(RocketMQErrors.sendFailed(message.getTopic, e, gaveUp))
 
     private def fail(error: Throwable): Unit = {
-      failedCount.incrementAndGet()
+      failedCount.addAndGet(count)
       lease.markBroken() // the next task gets a fresh producer, with fresh routes
       firstFailure.compareAndSet(null, error)
       resolved()
@@ -147,14 +168,49 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
   def send(message: Message, shardingKey: String): Unit = {
     throwIfFailed()
     val bytes = math.min(message.getBody.length, byteBudget)
-    val send = new Send(message, shardingKey, bytes)
-    inFlight.acquire()
-    inFlightBytes.acquire(bytes)
+    // Slots held by a batch not yet sent free only once it is: send the batches before waiting.
+    if (!inFlight.tryAcquire()) { sendPendingBatches(); inFlight.acquire() }
+    if (!inFlightBytes.tryAcquire(bytes)) { sendPendingBatches(); inFlightBytes.acquire(bytes) }
     peakBytes.accumulateAndGet(byteBudget - inFlightBytes.availablePermits(), (a, b) => math.max(a, b))
     sentCount.incrementAndGet()
     bytesSentCount.addAndGet(message.getBody.length)
-    send.start()
+    if (shardingKey == null && batchable(message)) addToBatch(message, bytes)
+    else new Send(java.util.Collections.singletonList(message), shardingKey, bytes).start()
   }
+
+  /** A batch carries neither delivery times nor compressed bodies (RocketMQ compresses single messages only). */
+  private def batchable(message: Message): Boolean =
+    settings.sendBatchMessages > 1 && message.getDeliverTimeMs <= 0 && message.getDelayTimeLevel <= 0 &&
+      message.getBody.length <= settings.compressionThreshold
+
+  private def addToBatch(message: Message, bytes: Int): Unit = {
+    val topic = message.getTopic
+    val encoded = RocketMQMessageSender.encodedSize(message)
+    var batch = pendingBatches.get(topic)
+    if (batch != null && batch.encodedBytes + encoded > settings.sendBatchBytes) {
+      sendBatch(topic, batch)
+      batch = null
+    }
+    if (batch == null) {
+      batch = new PendingBatch
+      pendingBatches.put(topic, batch)
+    }
+    batch.messages.add(message)
+    batch.bytes += bytes
+    batch.encodedBytes += encoded
+    if (batch.messages.size() >= settings.sendBatchMessages) sendBatch(topic, batch)
+  }
+
+  private def sendBatch(topic: String, batch: PendingBatch): Unit = {
+    pendingBatches.remove(topic)
+    new Send(batch.messages, null, batch.bytes).start()
+  }
+
+  private def sendPendingBatches(): Unit =
+    if (!pendingBatches.isEmpty) {
+      val topics = new java.util.ArrayList[String](pendingBatches.keySet())
+      topics.forEach(topic => sendBatch(topic, pendingBatches.get(topic)))
+    }
 
   private def throwIfFailed(): Unit = {
     val failure = firstFailure.get()
@@ -175,19 +231,39 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
 
   /** Returns once every message sent is acknowledged; throws the first failure, or if some never resolved. */
   def flush(): Unit = {
+    sendPendingBatches()
     if (!awaitAllResolved()) {
       throw RocketMQErrors.sendNotAcknowledged(settings.maxInFlightMessages - inFlight.availablePermits(), awaitMs)
     }
     throwIfFailed()
   }
 
-  /** Sends cannot be recalled: waits (bounded) for those in flight, so none outlives the task. */
-  def abandon(): Unit = awaitAllResolved()
+  /**
+   * Sends cannot be recalled: waits (bounded) for those in flight, so none outlives the task. Batches
+   * not yet sent go out first: rows the task accepted before it failed are delivered, as they would
+   * have been one by one.
+   */
+  def abandon(): Unit = {
+    sendPendingBatches()
+    awaitAllResolved()
+  }
 
   override def close(): Unit = lease.release()
 }
 
 private[rocketmq] object RocketMQMessageSender {
+
+  /**
+   * What a message adds to a batch's encoding: its body, properties (`name value` pairs, each with two
+   * separators) and the fixed fields of each entry.
+   */
+  def encodedSize(message: Message): Long = {
+    var size = 20L + message.getBody.length
+    val properties = message.getProperties
+    if (properties != null) properties.forEach((k, v) => size += k.length + v.length + 2)
+    size
+  }
+
   /** The same key always picks the same queue (while the topic's queue count does not change). */
   val ByShardingKey: MessageQueueSelector = (queues: java.util.List[MessageQueue], _: Message, key: Any) =>
     queues.get(Math.floorMod(key.hashCode, queues.size))

@@ -33,6 +33,8 @@ private[rocketmq] final case class RocketMQWriteSettings(
     retryTimeoutMs: Long,
     maxInFlightMessages: Int,
     maxInFlightBytes: Long,
+    sendBatchMessages: Int,
+    sendBatchBytes: Long,
     compressionThreshold: Int,
     deliveryDelayMs: Option[Long])
 
@@ -46,6 +48,8 @@ private[rocketmq] object RocketMQWriteSettings {
     retryTimeoutMs = options(RetryTimeoutMs),
     maxInFlightMessages = options(MaxInFlightMessages),
     maxInFlightBytes = options(MaxInFlightBytes),
+    sendBatchMessages = options(SendBatchMessages),
+    sendBatchBytes = options(SendBatchBytes),
     compressionThreshold = options(CompressionThreshold),
     deliveryDelayMs = options(DeliveryDelayMs))
 }

@@ -1,0 +1,80 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Batch read throughput by pullsInFlight, on the embedded broker with default limits (the seed of dev/bench).
+
+Usage (after build/sbt connector/assembly itTests/exportHarnessClasspath and dev/build-python):
+    .venv/bin/python bench/quick_read.py [messages]
+"""
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+root = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(root / "python" / "tests"))
+from embedded_rocketmq import EmbeddedRocketMQProcess
+from pyspark.sql import SparkSession
+
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
+jar = str(next((root / "connector" / "target" / "scala-2.13").glob("*assembly*.jar")))
+mq = EmbeddedRocketMQProcess().start()
+try:
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.jars", jar)
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("WARN")
+    topic = "bench-read"
+    mq.create_topic(topic, queues=8)
+    t = time.monotonic()
+    (
+        spark.range(N, numPartitions=8)
+        .selectExpr("repeat('x', 1024) AS body")
+        .write.format("rocketmq")
+        .option("nameServer", mq.name_server)
+        .option("topic", topic)
+        .save()
+    )
+    print(
+        f"write {N} in {time.monotonic() - t:.1f}s = {N / (time.monotonic() - t):.0f} msg/s",
+        flush=True,
+    )
+    for inflight in [1, 4, 8, 1, 4, 8]:
+        times = []
+        for _ in range(3):
+            t = time.monotonic()
+            (
+                spark.read.format("rocketmq")
+                .option("nameServer", mq.name_server)
+                .option("topic", topic)
+                .option("pullsInFlight", str(inflight))
+                .load()
+                .write.format("noop")
+                .mode("overwrite")
+                .save()
+            )
+            times.append(time.monotonic() - t)
+        m = statistics.median(times)
+        print(
+            f"pullsInFlight={inflight}: median {m:.2f}s = {N / m:.0f} msg/s (runs {[round(x, 2) for x in times]})",
+            flush=True,
+        )
+finally:
+    mq.stop()

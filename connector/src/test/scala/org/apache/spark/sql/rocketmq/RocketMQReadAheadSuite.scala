@@ -1,0 +1,156 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq
+
+import java.util.concurrent.{Executors, TimeUnit}
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.rocketmq.client.consumer.{PullResult, PullStatus}
+import org.apache.rocketmq.common.message.MessageExt
+import org.apache.rocketmq.remoting.exception.{RemotingConnectException, RemotingTimeoutException}
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.sql.rocketmq.consumer.{RocketMQQueuePuller, RocketMQReadAhead, RocketMQReadSettings}
+
+/**
+ * Pulls issued ahead, against a model queue whose answers arrive on other threads after a delay: the
+ * reader gets exactly what one pull at a time would give it, more than one pull is under way, and the
+ * bounds (pulls in flight, bytes held) hold.
+ */
+class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
+
+  private val answerThreads = Executors.newScheduledThreadPool(4)
+  override def afterAll(): Unit = answerThreads.shutdownNow()
+
+  private val queue = RocketMQQueue("t", "b", 0)
+  private val bodyBytes = 1000
+
+  /**
+   * A queue of messages at offsets `[0, size)`: a pull returns at most `maxMessages` and at most
+   * `cap(offset)` of them, answered after `delayMs` on another thread, or fails as `fail` says. It
+   * records how many pulls were under way at most and how many answer bytes were held at most.
+   */
+  private final class ModelQueue(size: Long, cap: Long => Int = _ => 32, delayMs: Long = 1,
+      fail: Long => Option[Exception] = _ => None) {
+    private var underWay = 0
+    var mostUnderWay = 0
+    var pulls = 0
+
+    def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit): Unit = {
+      synchronized { underWay += 1; mostUnderWay = math.max(mostUnderWay, underWay); pulls += 1 }
+      answerThreads.schedule((() => {
+              synchronized(underWay -= 1)
+              done(fail(offset).toLeft(answer(offset, maxMessages)))
+            }): Runnable, delayMs, TimeUnit.MILLISECONDS)
+    }
+
+    private def answer(offset: Long, maxMessages: Int): PullResult =
+      if (offset >= size) new PullResult(PullStatus.NO_NEW_MSG, offset, 0, size, null)
+      else {
+        val end = math.min(size, offset + math.min(maxMessages, cap(offset)))
+        val found = (offset until end).map { o =>
+          val m = new MessageExt()
+          m.setQueueOffset(o)
+          m.setStoreSize(bodyBytes)
+          m
+        }
+        new PullResult(PullStatus.FOUND, end, 0, size, found.asJava)
+      }
+  }
+
+  private def settings(extra: (String, String)*): RocketMQReadSettings = RocketMQReadSettings(
+    new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t", "pullTimeoutMs" -> "2000") ++ extra))
+
+  private def readAll(model: ModelQueue, from: Long, until: Long, pullsInFlight: Int,
+      readAheadBytes: Long = 1L << 24): (Seq[Long], RocketMQQueuePuller) = {
+    val s = settings()
+    val reads = new RocketMQReadAhead(model.pullAsync, until, s.pullBatchSize, pullsInFlight, readAheadBytes, 5000)
+    val puller = new RocketMQQueuePuller(queue, from, until, s, reads, () => (), () => ())
+    (Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList, puller)
+  }
+
+  test("four pulls in flight read the exact range, each offset once, with more than one pull under way") {
+    val model = new ModelQueue(5000, delayMs = 2)
+    val (got, puller) = readAll(model, 100, 4100, pullsInFlight = 4)
+    assert(got === (100L until 4100L))
+    assert(model.mostUnderWay > 1, "nothing was pulled ahead")
+    assert(model.mostUnderWay <= 4)
+    assert(puller.pulls === 125) // 4000 / 32, none wasted on a dense queue
+    assert(puller.messagesPulled === 4000)
+  }
+
+  test("one pull in flight never issues a second") {
+    val model = new ModelQueue(1000)
+    val (got, puller) = readAll(model, 0, 1000, pullsInFlight = 1)
+    assert(got === (0L until 1000L))
+    assert(model.mostUnderWay === 1)
+    assert(puller.pulls === 32)
+  }
+
+  test("answers shorter than guessed (a broker's byte cap) leave the range exact; wrong guesses are dropped") {
+    // 8 per pull below offset 300 (as from disk), 32 above, 5 around 700: guesses miss at every change.
+    val cap: Long => Int = o => if (o < 300) 8 else if (o >= 700 && o < 760) 5 else 32
+    val model = new ModelQueue(2000, cap)
+    val (got, puller) = readAll(model, 0, 2000, pullsInFlight = 4)
+    assert(got === (0L until 2000L))
+    assert(model.mostUnderWay <= 4)
+    assert(puller.pulls > puller.messagesPulled / 32)
+  }
+
+  test("answers held unread stay under readAheadBytes plus what the pulls under way bring") {
+    val model = new ModelQueue(3000, delayMs = 0)
+    val s = settings()
+    val limit = 40L * bodyBytes // a little over one answer
+    val reads = new RocketMQReadAhead(model.pullAsync, 3000, s.pullBatchSize, 8, limit, 5000)
+    val puller = new RocketMQQueuePuller(queue, 0, 3000, s, reads, () => (), () => ())
+    var read = 0L
+    var message = puller.next()
+    while (message != null) {
+      read += 1
+      if (read % 32 == 0) {
+        // A slow reader: every answer issued ahead has arrived before it asks again.
+        Thread.sleep(3)
+        assert(reads.heldBytes <= limit + 8 * 32 * bodyBytes)
+      }
+      message = puller.next()
+    }
+    assert(read === 3000)
+    assert(model.mostUnderWay <= 8)
+  }
+
+  test("a failed pull issued ahead fails only when asked for, and the reader's retry reads on") {
+    var failures = 0
+    val model = new ModelQueue(1000,
+      fail = o =>
+        if (o == 320 && failures == 0) { failures += 1; Some(new RemotingConnectException("127.0.0.1:1")) }
+        else None)
+    val (got, puller) = readAll(model, 0, 1000, pullsInFlight = 4)
+    assert(got === (0L until 1000L))
+    assert(failures === 1)
+    assert(puller.pullRetries === 1)
+  }
+
+  test("an answer that never comes ends the wait as a timeout after answerTimeoutMs") {
+    val reads = new RocketMQReadAhead((_, _, _) => (), 100, 32, 4, 1L << 20, answerTimeoutMs = 300)
+    val started = System.nanoTime()
+    val e = intercept[RemotingTimeoutException](reads.pull(0, 32))
+    assert((System.nanoTime() - started) / 1000000 >= 300)
+    assert(e.getMessage.contains("300 ms"))
+  }
+}
