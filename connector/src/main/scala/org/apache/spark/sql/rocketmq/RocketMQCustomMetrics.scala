@@ -59,6 +59,8 @@ private[rocketmq] class RocketMQMessagesSentMetric
   extends RocketMQWriteCountMetric(RocketMQCustomMetrics.MessagesSent, "messages sent")
 private[rocketmq] class RocketMQBytesSentMetric
   extends RocketMQWriteCountMetric(RocketMQCustomMetrics.BytesSent, "message body bytes sent")
+private[rocketmq] class RocketMQSendRequestsMetric
+  extends RocketMQWriteCountMetric(RocketMQCustomMetrics.SendRequests, "send requests (a batch is one)")
 private[rocketmq] class RocketMQSendRetriesMetric
   extends RocketMQWriteCountMetric(RocketMQCustomMetrics.SendRetries, "sends retried")
 private[rocketmq] class RocketMQFailedSendsMetric
@@ -73,12 +75,14 @@ private[rocketmq] object RocketMQCustomMetrics {
   val MessagesSent = "messagesSent"
   val BytesSent = "bytesSent"
   val SendRetries = "sendRetries"
+  val SendRequests = "sendRequests"
   val FailedSends = "failedSends"
 
   def supported: Array[CustomMetric] = Array(new RocketMQLostOffsetsMetric, new RocketMQPullRetriesMetric,
     new RocketMQPullsMetric, new RocketMQPullWaitMetric, new RocketMQMessagesPerPullMetric)
 
   def writeMetrics: Array[CustomMetric] = Array(new RocketMQMessagesSentMetric, new RocketMQBytesSentMetric,
+    new RocketMQSendRequestsMetric,
     new RocketMQSendRetriesMetric, new RocketMQFailedSendsMetric)
 
   def taskMetric(metricName: String, metricValue: Long): CustomTaskMetric = new CustomTaskMetric {

@@ -64,6 +64,7 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
   override def currentMetricsValues(): Array[CustomTaskMetric] = Array(
     RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.MessagesSent, sender.sent),
     RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.BytesSent, sender.bytesSent),
+    RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.SendRequests, sender.requests),
     RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.SendRetries, sender.retries),
     RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.FailedSends, sender.failedSends))
 

@@ -157,4 +157,32 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     assert(peakWith("maxInFlightBytes" -> "100") <= 100)
     assert(rocketmq.latestOffsets(topic).values.sum === 600)
   }
+
+  test("rows with a sharding key go out in batches per queue, in order, also around one too large to batch") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 8)
+    val sender = new RocketMQMessageSender(RocketMQWriteSettings(new RocketMQOptions(
+      Map("nameServer" -> rocketmq.nameServer, "topic" -> topic, "sendBatchMessages" -> "50"))))
+    val rows = (0 until 1000).map(i => (i, s"key-${i % 5}"))
+    try {
+      rows.foreach { case (i, key) =>
+        // Row 500 is over compressionThreshold (4096): it goes alone, after what its key's batch holds.
+        val body = if (i == 500) f"$i%04d" + "x" * 5000 else f"$i%04d"
+        sender.send(new Message(topic, body.getBytes(StandardCharsets.UTF_8)), key)
+      }
+      sender.flush()
+      // 200 rows per key, one queue per key: 4 full batches per key, and the lone and first messages.
+      assert(sender.requests <= 5 * 5 + 2, s"${sender.requests} requests for 1000 keyed rows")
+    } finally sender.close()
+    val stored = rocketmq.readAll(topic)
+    assert(stored.size === 1000)
+    rows.groupBy(_._2).foreach { case (key, keyed) =>
+      val ids = keyed.map(_._1).toSet
+      val messages = stored.filter(m => ids.contains(new String(m.getBody, StandardCharsets.UTF_8).take(4).toInt))
+      assert(messages.map(_.getQueueId).distinct.size === 1, s"$key spread over queues")
+      val inQueueOrder =
+        messages.sortBy(_.getQueueOffset).map(m => new String(m.getBody, StandardCharsets.UTF_8).take(4))
+      assert(inQueueOrder === keyed.map(r => f"${r._1}%04d"), s"$key out of order")
+    }
+  }
 }

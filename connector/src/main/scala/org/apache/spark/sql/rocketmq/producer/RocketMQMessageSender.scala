@@ -33,9 +33,10 @@ import org.apache.spark.sql.rocketmq.RocketMQErrors.GaveUp
  * [[RocketMQProducerPool]], asynchronously, with at most `maxInFlightMessages` messages and
  * `maxInFlightBytes` body bytes unacknowledged at a time (a message larger than that waits until it
  * can be the only one in flight). Messages without a sharding key or delivery time, small enough not
- * to be compressed, go out in RocketMQ message batches per topic: one request for up to
- * `sendBatchMessages` messages of `sendBatchBytes` (a batch waits for its next message or for
- * `flush`, never for a clock). The others go one by one. A send that fails for a retryable reason (see [[RocketMQRetry]]) is
+ * to be compressed, go out in RocketMQ message batches per topic, and those with a sharding key in
+ * batches per queue, sent in order: one request for up to `sendBatchMessages` messages of
+ * `sendBatchBytes` (a batch waits for its next message or for `flush`, never for a clock). The others
+ * go one by one. A send that fails for a retryable reason (see [[RocketMQRetry]]) is
  * made again after a pause, for up to `retryTimeoutMs` from its first failure (and at most
  * `sendRetries` times, if set), each attempt with a timeout of its own: a write rides out a broker
  * restart. The first failure for good is kept and thrown by the next `send` or by `flush`.
@@ -53,32 +54,40 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
   private val sentCount = new AtomicLong()
   private val bytesSentCount = new AtomicLong()
   private val retryCount = new AtomicLong()
+  private val requestCount = new AtomicLong()
   private val failedCount = new AtomicLong()
 
   /** Messages handed to RocketMQ (Spark reads metrics before `flush` waits for the acks). */
   def sent: Long = sentCount.get()
   def bytesSent: Long = bytesSentCount.get()
   def retries: Long = retryCount.get()
+  /** Send requests made, first attempts only: a batch is one request. */
+  def requests: Long = requestCount.get()
   def failedSends: Long = failedCount.get()
 
   /** The most body bytes that were ever in flight at once (tests check the bound). */
   private[rocketmq] def peakInFlightBytes: Long = peakBytes.get()
 
-  /** Messages of one topic waiting to go out as one batch, and their slots' bytes. */
-  private final class PendingBatch {
+  /**
+   * Messages waiting to go out as one batch, and their slots' bytes: of one topic without sharding keys
+   * (`queue` null: the producer picks the queue), or of one queue, whose sharding keys all pick it.
+   */
+  private final class PendingBatch(val queue: MessageQueue) {
     val messages = new java.util.ArrayList[Message](math.min(settings.sendBatchMessages, 1024))
     var bytes = 0L
     /** What the batch's encoding adds up to (the broker bounds it with its maxMessageSize). */
     var encodedBytes = 0L
   }
 
-  private val pendingBatches = new java.util.HashMap[String, PendingBatch]()
+  /** By topic (no sharding key) or by queue (sharding key). */
+  private val pendingBatches = new java.util.HashMap[AnyRef, PendingBatch]()
 
   /**
-   * One request on its way: one message, or a batch of messages of one topic without sharding key;
-   * resolves the slots of all its messages exactly once.
+   * One request on its way: one message, or a batch of messages of one topic without sharding key, or
+   * a batch for one queue (`queue`) of messages with sharding keys; resolves the slots of all its
+   * messages exactly once.
    */
-  private final class Send(messages: java.util.List[Message], shardingKey: String, bytes: Long)
+  private final class Send(messages: java.util.List[Message], shardingKey: String, queue: MessageQueue, bytes: Long)
     extends SendCallback {
     private val message = messages.get(0)
     private val count = messages.size()
@@ -89,22 +98,32 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
      * Those with one are sent synchronously, and resent before the task sends anything else: the
      * client's asynchronous sends run on a thread pool and would reach the queue out of order.
      */
-    def start(): Unit =
-      if (shardingKey == null) {
+    def start(): Unit = {
+      requestCount.incrementAndGet()
+      attempt()
+    }
+
+    private def attempt(): Unit =
+      if (queue != null) sendInline(producer.send(messages, queue, settings.sendTimeoutMs))
+      else if (shardingKey != null) {
+        sendInline(producer.send(message, RocketMQMessageSender.ByShardingKey, shardingKey, settings.sendTimeoutMs))
+      } else {
         try {
           if (count == 1) producer.send(message, this, settings.sendTimeoutMs)
           else producer.send(messages, this, settings.sendTimeoutMs)
         } catch { case e: Throwable => onException(e) }
-      } else {
-        var pauseMs = 0L
-        while (pauseMs >= 0) {
-          if (pauseMs > 0) Thread.sleep(pauseMs)
-          pauseMs = -1L
-          try
-            onSuccess(producer.send(message, RocketMQMessageSender.ByShardingKey, shardingKey, settings.sendTimeoutMs))
-          catch { case e: Throwable => retryPause(e).fold(fail(e, _), pauseMs = _) }
-        }
       }
+
+    /** Makes the request now, and again after a pause while retries last, before returning. */
+    private def sendInline(request: => SendResult): Unit = {
+      var pauseMs = 0L
+      while (pauseMs >= 0) {
+        if (pauseMs > 0) Thread.sleep(pauseMs)
+        pauseMs = -1L
+        try onSuccess(request)
+        catch { case e: Throwable => retryPause(e).fold(fail(e, _), pauseMs = _) }
+      }
+    }
 
     override def onSuccess(result: SendResult): Unit =
       if (result.getSendStatus != SendStatus.SEND_OK) {
@@ -118,7 +137,7 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
     }
 
     override def onException(e: Throwable): Unit = retryPause(e) match {
-      case Right(pauseMs) => RocketMQRetry.schedule(pauseMs)(start())
+      case Right(pauseMs) => RocketMQRetry.schedule(pauseMs)(attempt())
       case Left(gaveUp) => fail(e, gaveUp)
     }
 
@@ -174,42 +193,67 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
     peakBytes.accumulateAndGet(byteBudget - inFlightBytes.availablePermits(), (a, b) => math.max(a, b))
     sentCount.incrementAndGet()
     bytesSentCount.addAndGet(message.getBody.length)
-    if (shardingKey == null && batchable(message)) addToBatch(message, bytes)
-    else new Send(java.util.Collections.singletonList(message), shardingKey, bytes).start()
+    if (shardingKey == null) {
+      if (batchable(message)) addToBatch(message.getTopic, null, message, bytes) else sendAlone(message, null, bytes)
+    } else {
+      // Before the producer knows the topic's queues, one message goes alone (and has them looked up).
+      val queue = if (batchable(message)) queueOf(message.getTopic, shardingKey) else null
+      if (queue != null) addToBatch(queue, queue, message, bytes)
+      else {
+        // Whatever waits in a batch was accepted before this message: it goes first, in order.
+        sendPendingBatches()
+        sendAlone(message, shardingKey, bytes)
+      }
+    }
   }
+
+  private def sendAlone(message: Message, shardingKey: String, bytes: Int): Unit =
+    new Send(java.util.Collections.singletonList(message), shardingKey, null, bytes).start()
 
   /** A batch carries neither delivery times nor compressed bodies (RocketMQ compresses single messages only). */
   private def batchable(message: Message): Boolean =
     settings.sendBatchMessages > 1 && message.getDeliverTimeMs <= 0 && message.getDelayTimeLevel <= 0 &&
       message.getBody.length <= settings.compressionThreshold
 
-  private def addToBatch(message: Message, bytes: Int): Unit = {
-    val topic = message.getTopic
+  /**
+   * The queue `shardingKey` picks among the topic's queues the producer knows now (the choice
+   * [[RocketMQMessageSender.ByShardingKey]] makes when a message is sent alone), or null if it knows none.
+   */
+  private def queueOf(topic: String, shardingKey: String): MessageQueue = {
+    val info = producer.getDefaultMQProducerImpl.getTopicPublishInfoTable.get(topic)
+    if (info == null || !info.ok()) null
+    else {
+      val queues = info.getMessageQueueList
+      queues.get(Math.floorMod(shardingKey.hashCode, queues.size))
+    }
+  }
+
+  private def addToBatch(key: AnyRef, queue: MessageQueue, message: Message, bytes: Int): Unit = {
     val encoded = RocketMQMessageSender.encodedSize(message)
-    var batch = pendingBatches.get(topic)
+    var batch = pendingBatches.get(key)
     if (batch != null && batch.encodedBytes + encoded > settings.sendBatchBytes) {
-      sendBatch(topic, batch)
+      sendBatch(key, batch)
       batch = null
     }
     if (batch == null) {
-      batch = new PendingBatch
-      pendingBatches.put(topic, batch)
+      batch = new PendingBatch(queue)
+      pendingBatches.put(key, batch)
     }
     batch.messages.add(message)
     batch.bytes += bytes
     batch.encodedBytes += encoded
-    if (batch.messages.size() >= settings.sendBatchMessages) sendBatch(topic, batch)
+    if (batch.messages.size() >= settings.sendBatchMessages) sendBatch(key, batch)
   }
 
-  private def sendBatch(topic: String, batch: PendingBatch): Unit = {
-    pendingBatches.remove(topic)
-    new Send(batch.messages, null, batch.bytes).start()
+  private def sendBatch(key: AnyRef, batch: PendingBatch): Unit = {
+    pendingBatches.remove(key)
+    new Send(batch.messages, null, batch.queue, batch.bytes).start()
   }
 
   private def sendPendingBatches(): Unit =
     if (!pendingBatches.isEmpty) {
-      val topics = new java.util.ArrayList[String](pendingBatches.keySet())
-      topics.forEach(topic => sendBatch(topic, pendingBatches.get(topic)))
+      val keys = new java.util.ArrayList[AnyRef](pendingBatches.keySet())
+      keys.forEach(key => sendBatch(key, pendingBatches.get(key)))
     }
 
   private def throwIfFailed(): Unit = {
