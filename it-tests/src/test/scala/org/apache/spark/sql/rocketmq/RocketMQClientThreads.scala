@@ -28,8 +28,10 @@ object RocketMQClientThreads {
     "RebalanceService", "ClientHouseKeepingService", "AsyncSenderExecutor", "NettyClientPublicExecutor")
 
   /**
-   * Pools of the remoting client that start threads on demand, with their cap per client instance:
-   * they may warm up, within the cap.
+   * Pools of the remoting client that start threads on demand, with their cap per remoting client: they
+   * may warm up, within the cap. A remoting client is counted by its one selector thread: every client
+   * instance has one, and so does each the in-JVM broker keeps (to register with the name server, for
+   * instance), whose pools carry the same names.
    */
   private val OnDemandPools = Map("NettyClientScan_thread" -> 10, "NettyClientWorkerThread_" -> 4)
 
@@ -49,9 +51,10 @@ object RocketMQClientThreads {
     val grown = after._2.collect {
       case (k, n) if n > before._2.getOrElse(k, 0) && onDemand(k).isEmpty => s"$k: ${before._2.getOrElse(k, 0)} -> $n"
     }.toSeq
+    val remotingClients = after._2.filter(_._1.startsWith("NettyClientSelector_")).values.sum
     val overCap = OnDemandPools.toSeq.flatMap { case (pool, cap) =>
       val n = after._2.filter(_._1.startsWith(pool)).values.sum
-      if (n > cap * after._1) Some(s"$pool: $n threads for ${after._1} client instances") else None
+      if (n > cap * remotingClients) Some(s"$pool: $n threads for $remotingClients remoting clients") else None
     }
     (if (after._1 != before._1) Seq(s"client instances ${before._1} -> ${after._1}") else Nil) ++ grown ++ overCap ++
       (if (before._2.isEmpty) Seq("no RocketMQ client threads found: the thread name prefixes are stale") else Nil)
