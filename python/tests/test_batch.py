@@ -68,8 +68,13 @@ def test_write_then_read_back(spark, rocketmq) -> None:
     topic = unique_topic()
     rocketmq.create_topic(topic, queues=4)
     rows = [(f"order-{i}", "even" if i % 2 == 0 else "odd") for i in range(100)]
+    # One message per request: the producer spreads the rows over every queue, so the read below covers all
+    # four (in message batches, a write this small lands in one queue).
     write_rocketmq(
-        spark.createDataFrame(rows, "body STRING, tags STRING"), name_server=rocketmq.name_server, topic=topic
+        spark.createDataFrame(rows, "body STRING, tags STRING"),
+        name_server=rocketmq.name_server,
+        topic=topic,
+        send_batch_messages=1,
     )
 
     assert sorted(rocketmq.bodies(topic)) == sorted(b for b, _ in rows)
