@@ -86,8 +86,9 @@ private[rocketmq] final class RocketMQReadAhead(
 
   /** The broker's answer to a pull at `offset` of at most `maxMessages`; throws its failure. */
   def pull(offset: Long, maxMessages: Int): PullResult = {
-    // Guesses before `offset` will not be asked for: dropped (their answers end unread).
-    while (ahead.nonEmpty && ahead.head._1 < offset) drop(ahead.remove(ahead.head._1).get)
+    // Guesses before `offset` will not be asked for: dropped (their answers end unread). After a change of
+    // step the map is not in offset order, so every entry is looked at (there are at most pullsInFlight).
+    if (ahead.nonEmpty) ahead.keys.filter(_ < offset).toList.foreach(o => drop(ahead.remove(o).get))
     val pending = ahead.remove(offset) match {
       case Some(p) if p.maxMessages == maxMessages => p
       case Some(p) => drop(p); issue(offset, maxMessages)
