@@ -29,10 +29,12 @@ import json
 import os
 import sys
 import threading
-import time
 from typing import Any, Dict
 
 from pyspark.sql import SparkSession
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from waiting import wait_until  # noqa: E402  (python/tests, next to this script's folder)
 
 
 def main() -> None:
@@ -92,8 +94,8 @@ def main() -> None:
 
     reporter = threading.Thread(target=report, daemon=True)
     reporter.start()
-    while not os.path.exists(stop_file) and query.isActive:
-        time.sleep(0.5)  # until dev/soak asks to stop (or the query fails)
+    # Until dev/soak asks to stop (or the query fails); no soak dev/soak runs lasts a day.
+    wait_until("dev/soak to ask to stop", lambda: os.path.exists(stop_file) or not query.isActive, 86400, 0.5)
     stop.set()
     failure = query.exception()
     query.stop()

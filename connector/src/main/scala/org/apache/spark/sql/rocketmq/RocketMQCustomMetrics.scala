@@ -18,28 +18,25 @@ package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomSumMetric, CustomTaskMetric}
 
-/** Offsets a read skipped because they could no longer be read (only with failOnDataLoss=false). */
-private[rocketmq] class RocketMQLostOffsetsMetric extends CustomSumMetric {
-  override def name(): String = RocketMQCustomMetrics.LostOffsets
-  override def description(): String = "offsets lost and skipped (failOnDataLoss=false)"
-}
-
-/** Pulls made again after a retryable failure (a broker restarting, busy or briefly unreachable). */
-private[rocketmq] class RocketMQPullRetriesMetric extends CustomSumMetric {
-  override def name(): String = RocketMQCustomMetrics.PullRetries
-  override def description(): String = "pulls retried"
-}
-
-/** A per-task count of a reader, summed over tasks (Spark instantiates the subclasses by name). */
-private[rocketmq] class RocketMQReadCountMetric(metricName: String, text: String) extends CustomSumMetric {
+/**
+ * A per-task count, summed over tasks. Spark instantiates a metric by its class name, so each metric is
+ * a subclass with no arguments.
+ */
+private[rocketmq] class RocketMQCountMetric(metricName: String, text: String) extends CustomSumMetric {
   override def name(): String = metricName
   override def description(): String = text
 }
 
+/** Offsets a read skipped because they could no longer be read (only with failOnDataLoss=false). */
+private[rocketmq] class RocketMQLostOffsetsMetric
+  extends RocketMQCountMetric(RocketMQCustomMetrics.LostOffsets, "offsets lost and skipped (failOnDataLoss=false)")
+/** Pulls made again after a retryable failure (a broker restarting, busy or briefly unreachable). */
+private[rocketmq] class RocketMQPullRetriesMetric
+  extends RocketMQCountMetric(RocketMQCustomMetrics.PullRetries, "pulls retried")
 private[rocketmq] class RocketMQPullsMetric
-  extends RocketMQReadCountMetric(RocketMQCustomMetrics.Pulls, "pull requests")
+  extends RocketMQCountMetric(RocketMQCustomMetrics.Pulls, "pull requests")
 private[rocketmq] class RocketMQPullWaitMetric
-  extends RocketMQReadCountMetric(RocketMQCustomMetrics.PullWaitMs, "time waiting for pull answers (ms)")
+  extends RocketMQCountMetric(RocketMQCustomMetrics.PullWaitMs, "time waiting for pull answers (ms)")
 
 /** Messages per pull answer: each task reports its own mean, shown as the mean over tasks. */
 private[rocketmq] class RocketMQMessagesPerPullMetric extends CustomMetric {
@@ -49,22 +46,16 @@ private[rocketmq] class RocketMQMessagesPerPullMetric extends CustomMetric {
     if (taskMetrics.isEmpty) "0" else f"${taskMetrics.sum.toDouble / taskMetrics.length}%.1f"
 }
 
-/** A per-task count of a writer, summed over tasks (Spark instantiates the subclasses by name). */
-private[rocketmq] class RocketMQWriteCountMetric(metricName: String, text: String) extends CustomSumMetric {
-  override def name(): String = metricName
-  override def description(): String = text
-}
-
 private[rocketmq] class RocketMQMessagesSentMetric
-  extends RocketMQWriteCountMetric(RocketMQCustomMetrics.MessagesSent, "messages sent")
+  extends RocketMQCountMetric(RocketMQCustomMetrics.MessagesSent, "messages sent")
 private[rocketmq] class RocketMQBytesSentMetric
-  extends RocketMQWriteCountMetric(RocketMQCustomMetrics.BytesSent, "message body bytes sent")
+  extends RocketMQCountMetric(RocketMQCustomMetrics.BytesSent, "message body bytes sent")
 private[rocketmq] class RocketMQSendRequestsMetric
-  extends RocketMQWriteCountMetric(RocketMQCustomMetrics.SendRequests, "send requests (a batch is one)")
+  extends RocketMQCountMetric(RocketMQCustomMetrics.SendRequests, "send requests (a batch is one)")
 private[rocketmq] class RocketMQSendRetriesMetric
-  extends RocketMQWriteCountMetric(RocketMQCustomMetrics.SendRetries, "sends retried")
+  extends RocketMQCountMetric(RocketMQCustomMetrics.SendRetries, "sends retried")
 private[rocketmq] class RocketMQFailedSendsMetric
-  extends RocketMQWriteCountMetric(RocketMQCustomMetrics.FailedSends, "sends failed")
+  extends RocketMQCountMetric(RocketMQCustomMetrics.FailedSends, "sends failed")
 
 private[rocketmq] object RocketMQCustomMetrics {
   val LostOffsets = "lostOffsets"

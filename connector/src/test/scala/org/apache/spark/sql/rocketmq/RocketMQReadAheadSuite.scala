@@ -24,6 +24,8 @@ import org.apache.rocketmq.client.consumer.{PullResult, PullStatus}
 import org.apache.rocketmq.common.message.MessageExt
 import org.apache.rocketmq.remoting.exception.{RemotingConnectException, RemotingTimeoutException}
 import org.scalatest.BeforeAndAfterAll
+import org.scalatest.concurrent.Eventually._
+import org.scalatest.time.{Millis, Seconds, Span}
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.sql.rocketmq.consumer.{RocketMQQueuePuller, RocketMQReadAhead, RocketMQReadSettings}
@@ -51,14 +53,19 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     private var underWay = 0
     var mostUnderWay = 0
     var pulls = 0
+    private var handedOver = 0
 
     def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit): Unit = {
       synchronized { underWay += 1; mostUnderWay = math.max(mostUnderWay, underWay); pulls += 1 }
       answerThreads.schedule((() => {
               synchronized(underWay -= 1)
               done(fail(offset).toLeft(answer(offset, maxMessages)))
+              synchronized(handedOver += 1)
             }): Runnable, delayMs, TimeUnit.MILLISECONDS)
     }
+
+    /** Every pull issued so far has been answered, and its answer handed over. */
+    def settled: Boolean = synchronized(handedOver == pulls)
 
     private def answer(offset: Long, maxMessages: Int): PullResult =
       if (offset >= size) new PullResult(PullStatus.NO_NEW_MSG, offset, 0, size, null)
@@ -125,7 +132,7 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
       read += 1
       if (read % 32 == 0) {
         // A slow reader: every answer issued ahead has arrived before it asks again.
-        Thread.sleep(3)
+        eventually(timeout(Span(5, Seconds)), interval(Span(1, Millis)))(assert(model.settled))
         assert(reads.heldBytes <= limit + 8 * 32 * bodyBytes)
       }
       message = puller.next()
