@@ -27,6 +27,8 @@ val projectVersion: String = {
 val sparkVersion = "4.2.0" // equal to the pyspark pinned in python/pyproject.toml
 val rocketmqVersion = "5.5.0"
 val scalatestVersion = "3.2.19"
+// Bench only (never in the connector's jar or POM): the peer we measure against.
+val kafkaVersion = "4.3.1"
 
 ThisBuild / organization := "io.github.rocketmq-spark"
 ThisBuild / version := projectVersion
@@ -91,7 +93,7 @@ lazy val commonSettings = Seq(
 )
 
 lazy val root = (project in file("."))
-  .aggregate(connector, itTests)
+  .aggregate(connector, itTests, bench)
   .settings(publish / skip := true, name := "rocketmq-spark-root")
 
 lazy val connector = (project in file("connector"))
@@ -151,5 +153,33 @@ lazy val itTests = (project in file("it-tests"))
       val out = target.value / "harness-java-args"
       IO.write(out, (JavaModuleOptions.all :+ "-cp" :+ cp).mkString("\n") + "\n")
       out
+    }
+  )
+
+// The Kafka broker's own classpath, kept apart from Spark's (they disagree on Jackson and Scala modules).
+lazy val KafkaServer = config("kafkaServer")
+lazy val exportBenchClasspath = taskKey[File]("Writes the classpaths of the bench and of its Kafka broker")
+
+lazy val bench = (project in file("bench"))
+  .dependsOn(connector, itTests % "compile->test")
+  .configs(KafkaServer)
+  .settings(commonSettings)
+  .settings(
+    name := "rocketmq-spark-bench",
+    publish / skip := true,
+    libraryDependencies ++= Seq(
+      "org.apache.spark" %% "spark-sql" % sparkVersion,
+      "org.apache.spark" %% "spark-sql-kafka-0-10" % sparkVersion,
+      "org.apache.kafka" %% "kafka" % kafkaVersion % KafkaServer
+    ),
+    // `build/sbt bench/exportBenchClasspath` writes target/bench-java-args (the bench's JVM flags and
+    // classpath) and target/kafka-classpath (the Kafka broker's), which dev/bench reads.
+    exportBenchClasspath := {
+      val cp = (Compile / fullClasspath).value.map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
+      IO.write(target.value / "bench-java-args", (JavaModuleOptions.all :+ "-cp" :+ cp).mkString("\n") + "\n")
+      val kafka = Classpaths.managedJars(KafkaServer, classpathTypes.value, update.value)
+        .map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
+      IO.write(target.value / "kafka-classpath", kafka + "\n")
+      target.value / "bench-java-args"
     }
   )

@@ -1,0 +1,115 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq.bench
+
+import java.io.File
+import java.net.{InetSocketAddress, ServerSocket, Socket}
+import java.nio.charset.StandardCharsets
+import java.nio.file.{Files, Path}
+import java.util.Properties
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.kafka.clients.admin.{Admin, AdminClientConfig, NewTopic}
+import org.apache.kafka.common.Uuid
+
+/**
+ * A single-node Kafka (KRaft: broker and controller in one JVM) in a process of its own, on loopback
+ * ephemeral ports with a temporary log directory: the peer the bench measures the connector against.
+ * Its classpath is `kafkaClasspath` (the broker's own jars, apart from Spark's).
+ */
+final class KafkaProcess(kafkaClasspath: String) extends AutoCloseable {
+  private val dir: Path = Files.createTempDirectory("bench-kafka-")
+  private val (brokerPort, controllerPort) = (freePort(), freePort())
+  private var process: Process = _
+
+  def bootstrapServers: String = s"127.0.0.1:$brokerPort"
+
+  def start(timeoutMs: Long = 120000): this.type = {
+    val config = dir.resolve("server.properties")
+    Files.write(config, Seq(
+      "process.roles=broker,controller",
+      "node.id=1",
+      s"controller.quorum.bootstrap.servers=127.0.0.1:$controllerPort",
+      s"listeners=PLAINTEXT://127.0.0.1:$brokerPort,CONTROLLER://127.0.0.1:$controllerPort",
+      s"advertised.listeners=PLAINTEXT://127.0.0.1:$brokerPort",
+      "controller.listener.names=CONTROLLER",
+      "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+      s"log.dirs=${dir.resolve("logs")}",
+      "offsets.topic.replication.factor=1",
+      "transaction.state.log.replication.factor=1",
+      "transaction.state.log.min.isr=1",
+      "group.initial.rebalance.delay.ms=0"
+    ).mkString("\n").getBytes(StandardCharsets.UTF_8))
+    // A cluster id starting with '-' reads as an option to the storage tool.
+    val clusterId = Iterator.continually(Uuid.randomUuid().toString).find(!_.startsWith("-")).get
+    run(Seq("kafka.tools.StorageTool", "format", "-t", clusterId, "-c", config.toString, "--standalone"))
+      .waitFor()
+    process = run(Seq("kafka.Kafka", config.toString))
+    val deadline = System.nanoTime() + timeoutMs * 1000000L
+    while (!accepts(brokerPort)) {
+      require(process.isAlive, s"Kafka exited with ${process.exitValue()} (see ${dir.resolve("kafka.log")})")
+      require(System.nanoTime() < deadline, s"Kafka did not listen within $timeoutMs ms")
+      Thread.sleep(100) // polling the port, bounded by the deadline
+    }
+    this
+  }
+
+  def createTopic(topic: String, partitions: Int): Unit = {
+    val admin = Admin.create(Map[String, AnyRef](AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG -> bootstrapServers).asJava)
+    try admin.createTopics(Seq(new NewTopic(topic, partitions, 1.toShort)).asJava).all().get()
+    finally admin.close()
+  }
+
+  override def close(): Unit = {
+    if (process != null) { process.destroyForcibly().waitFor(); process = null }
+    deleteRecursively(dir.toFile)
+  }
+
+  private def run(mainAndArgs: Seq[String]): Process = {
+    val java = new File(System.getProperty("java.home"), "bin/java").getPath
+    new ProcessBuilder((Seq(java, "-Xmx1g", "-cp", kafkaClasspath) ++ mainAndArgs).asJava)
+      .redirectErrorStream(true)
+      .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("kafka.log").toFile))
+      .start()
+  }
+
+  private def freePort(): Int = {
+    val socket = new ServerSocket(0)
+    try socket.getLocalPort finally socket.close()
+  }
+
+  private def accepts(port: Int): Boolean =
+    try { val s = new Socket(); s.connect(new InetSocketAddress("127.0.0.1", port), 200); s.close(); true }
+    catch { case _: java.io.IOException => false }
+
+  private def deleteRecursively(f: File): Unit = {
+    Option(f.listFiles()).foreach(_.foreach(deleteRecursively))
+    f.delete()
+  }
+}
+
+object KafkaProcess {
+  /** Reads the classpath written by `build/sbt bench/exportBenchClasspath`. */
+  def classpathFrom(file: Path): String = new String(Files.readAllBytes(file), StandardCharsets.UTF_8).trim
+
+  def props(entries: (String, AnyRef)*): Properties = {
+    val p = new Properties()
+    entries.foreach { case (k, v) => p.put(k, v) }
+    p
+  }
+}
