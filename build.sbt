@@ -176,7 +176,8 @@ lazy val bench = (project in file("bench"))
     // classpath) and target/kafka-classpath (the Kafka broker's), which dev/bench reads.
     exportBenchClasspath := {
       val cp = (Compile / fullClasspath).value.map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
-      IO.write(target.value / "bench-java-args", (JavaModuleOptions.all :+ "-cp" :+ cp).mkString("\n") + "\n")
+      val flags = JavaModuleOptions.all ++ Seq(s"-Dbench.kafkaVersion=$kafkaVersion", "-cp", cp)
+      IO.write(target.value / "bench-java-args", flags.mkString("\n") + "\n")
       val kafka = Classpaths.managedJars(KafkaServer, classpathTypes.value, update.value)
         .map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
       IO.write(target.value / "kafka-classpath", kafka + "\n")

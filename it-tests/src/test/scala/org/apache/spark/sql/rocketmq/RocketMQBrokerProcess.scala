@@ -43,8 +43,12 @@ import org.apache.spark.sql.rocketmq.EmbeddedRocketMQ.awaitCondition
  * HA port `port + 1` free too. A stand-by JVM boots while the broker runs, so a restart only loads the
  * store. Logs go to `logs/` under [[storeDirectory]]; [[close]] (or JVM exit) kills both JVMs and
  * deletes the store (kept when the environment has ROCKETMQ_IT_KEEP_BROKER_STORE=true).
+ * `brokerJvmOptions` are the broker JVM's heap and collector flags (the bench gives it what Kafka gets).
  */
-final class RocketMQBrokerProcess(val commitLogFileSize: Int = 16 * 1024 * 1024) extends AutoCloseable {
+final class RocketMQBrokerProcess(
+    val commitLogFileSize: Int = 16 * 1024 * 1024,
+    brokerJvmOptions: Seq[String] = Seq("-Xmx512m", "-XX:+UseSerialGC"))
+  extends AutoCloseable {
   import RocketMQBrokerProcess._
 
   val brokerName = "broker-p"
@@ -211,23 +215,23 @@ final class RocketMQBrokerProcess(val commitLogFileSize: Int = 16 * 1024 * 1024)
       a.startsWith("--add-") || a == "-XX:+IgnoreUnrecognizedVMOptions" || a.startsWith("-Djdk.reflect.") ||
       a.startsWith("-Dio.netty.")
     }
-    private val cmd = Seq(Paths.get(System.getProperty("java.home"), "bin", "java").toString, "-Xmx512m",
-      "-XX:+UseSerialGC") ++ jvmFlags ++ Seq(
-      s"-Duser.home=${System.getProperty("user.home")}",
-      s"-Drocketmq.log.root=$logDir",
-      s"-Drmq.logback.configurationFile=${logDir.resolve("rmq.logback.xml")}",
-      "-Drocketmq.broker.diskSpaceWarningLevelRatio=0.99",
-      "-Dtls.server.mode=disabled", // else building a self-signed TLS context takes seconds at each start
-      "-cp",
-      System.getProperty("java.class.path"),
-      RocketMQBrokerProcessMain.getClass.getName.stripSuffix("$"),
-      nameServer,
-      storeDirectory.toString,
-      port.toString,
-      haPort.toString,
-      brokerName,
-      clusterName,
-      commitLogFileSize.toString)
+    private val cmd = Seq(Paths.get(System.getProperty("java.home"), "bin", "java").toString) ++
+      brokerJvmOptions ++ jvmFlags ++ Seq(
+        s"-Duser.home=${System.getProperty("user.home")}",
+        s"-Drocketmq.log.root=$logDir",
+        s"-Drmq.logback.configurationFile=${logDir.resolve("rmq.logback.xml")}",
+        "-Drocketmq.broker.diskSpaceWarningLevelRatio=0.99",
+        "-Dtls.server.mode=disabled", // else building a self-signed TLS context takes seconds at each start
+        "-cp",
+        System.getProperty("java.class.path"),
+        RocketMQBrokerProcessMain.getClass.getName.stripSuffix("$"),
+        nameServer,
+        storeDirectory.toString,
+        port.toString,
+        haPort.toString,
+        brokerName,
+        clusterName,
+        commitLogFileSize.toString)
     val process: Process = new ProcessBuilder(cmd: _*)
       .redirectError(ProcessBuilder.Redirect.appendTo(logDir.resolve("broker-stderr.log").toFile))
       .start()

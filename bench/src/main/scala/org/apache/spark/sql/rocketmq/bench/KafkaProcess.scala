@@ -25,14 +25,16 @@ import java.util.Properties
 import scala.jdk.CollectionConverters._
 
 import org.apache.kafka.clients.admin.{Admin, AdminClientConfig, NewTopic}
+import org.apache.kafka.clients.producer.KafkaProducer
 import org.apache.kafka.common.Uuid
+import org.apache.kafka.common.serialization.ByteArraySerializer
 
 /**
  * A single-node Kafka (KRaft: broker and controller in one JVM) in a process of its own, on loopback
  * ephemeral ports with a temporary log directory: the peer the bench measures the connector against.
- * Its classpath is `kafkaClasspath` (the broker's own jars, apart from Spark's).
+ * Its classpath is `kafkaClasspath` (the broker's own jars, apart from Spark's); `jvmOptions` set its heap.
  */
-final class KafkaProcess(kafkaClasspath: String) extends AutoCloseable {
+final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String]) extends AutoCloseable {
   private val dir: Path = Files.createTempDirectory("bench-kafka-")
   private val (brokerPort, controllerPort) = (freePort(), freePort())
   private var process: Process = _
@@ -41,20 +43,21 @@ final class KafkaProcess(kafkaClasspath: String) extends AutoCloseable {
 
   def start(timeoutMs: Long = 120000): this.type = {
     val config = dir.resolve("server.properties")
-    Files.write(config, Seq(
-      "process.roles=broker,controller",
-      "node.id=1",
-      s"controller.quorum.bootstrap.servers=127.0.0.1:$controllerPort",
-      s"listeners=PLAINTEXT://127.0.0.1:$brokerPort,CONTROLLER://127.0.0.1:$controllerPort",
-      s"advertised.listeners=PLAINTEXT://127.0.0.1:$brokerPort",
-      "controller.listener.names=CONTROLLER",
-      "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-      s"log.dirs=${dir.resolve("logs")}",
-      "offsets.topic.replication.factor=1",
-      "transaction.state.log.replication.factor=1",
-      "transaction.state.log.min.isr=1",
-      "group.initial.rebalance.delay.ms=0"
-    ).mkString("\n").getBytes(StandardCharsets.UTF_8))
+    Files.write(config,
+      Seq(
+        "process.roles=broker,controller",
+        "node.id=1",
+        s"controller.quorum.bootstrap.servers=127.0.0.1:$controllerPort",
+        s"listeners=PLAINTEXT://127.0.0.1:$brokerPort,CONTROLLER://127.0.0.1:$controllerPort",
+        s"advertised.listeners=PLAINTEXT://127.0.0.1:$brokerPort",
+        "controller.listener.names=CONTROLLER",
+        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        s"log.dirs=${dir.resolve("logs")}",
+        "offsets.topic.replication.factor=1",
+        "transaction.state.log.replication.factor=1",
+        "transaction.state.log.min.isr=1",
+        "group.initial.rebalance.delay.ms=0"
+      ).mkString("\n").getBytes(StandardCharsets.UTF_8))
     // A cluster id starting with '-' reads as an option to the storage tool.
     val clusterId = Iterator.continually(Uuid.randomUuid().toString).find(!_.startsWith("-")).get
     run(Seq("kafka.tools.StorageTool", "format", "-t", clusterId, "-c", config.toString, "--standalone"))
@@ -82,7 +85,7 @@ final class KafkaProcess(kafkaClasspath: String) extends AutoCloseable {
 
   private def run(mainAndArgs: Seq[String]): Process = {
     val java = new File(System.getProperty("java.home"), "bin/java").getPath
-    new ProcessBuilder((Seq(java, "-Xmx1g", "-cp", kafkaClasspath) ++ mainAndArgs).asJava)
+    new ProcessBuilder((Seq(java) ++ jvmOptions ++ Seq("-cp", kafkaClasspath) ++ mainAndArgs).asJava)
       .redirectErrorStream(true)
       .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("kafka.log").toFile))
       .start()
@@ -90,7 +93,8 @@ final class KafkaProcess(kafkaClasspath: String) extends AutoCloseable {
 
   private def freePort(): Int = {
     val socket = new ServerSocket(0)
-    try socket.getLocalPort finally socket.close()
+    try socket.getLocalPort
+    finally socket.close()
   }
 
   private def accepts(port: Int): Boolean =
@@ -106,6 +110,10 @@ final class KafkaProcess(kafkaClasspath: String) extends AutoCloseable {
 object KafkaProcess {
   /** Reads the classpath written by `build/sbt bench/exportBenchClasspath`. */
   def classpathFrom(file: Path): String = new String(Files.readAllBytes(file), StandardCharsets.UTF_8).trim
+
+  /** Kafka's producer with its default settings, bytes in and out. */
+  def producer(bootstrapServers: String): KafkaProducer[Array[Byte], Array[Byte]] =
+    new KafkaProducer(props("bootstrap.servers" -> bootstrapServers), new ByteArraySerializer, new ByteArraySerializer)
 
   def props(entries: (String, AnyRef)*): Properties = {
     val p = new Properties()

@@ -1,0 +1,137 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq.bench
+
+import java.nio.file.{Files, Paths}
+
+import org.apache.rocketmq.common.message.Message
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, RocketMQBrokerProcess, RocketMQPlainClients}
+
+/**
+ * The side-by-side bench: RocketMQ through this connector and its plain clients, Kafka through Spark's
+ * Kafka connector and its plain clients, on single-node brokers of their own (each its own JVM with the
+ * same heap, default settings), the same Spark session (`local[2]`), messages, body size and queue count.
+ * Prints every figure as it comes and writes them all to one JSON file.
+ *
+ * Usage: Bench --kafka-classpath <file> --out <results.json> [--quick] [--sections write,read,...]
+ * `--quick` runs every section on small sizes, one run each: it checks the bench works, not the speed.
+ */
+object Bench {
+  private val AllSections = Seq("write", "read", "latency", "planning", "heap")
+
+  final case class Sizes(messages: Int, runs: Int, latencySeconds: Int, latencyRuns: Int, planningRuns: Int,
+      heapBacklogBytes: Long)
+
+  private val Full = Sizes(messages = 500000, runs = 3, latencySeconds = 20, latencyRuns = 3, planningRuns = 5,
+    heapBacklogBytes = 20L * 512 * 1024 * 1024)
+  private val Quick = Sizes(messages = 20000, runs = 1, latencySeconds = 3, latencyRuns = 1, planningRuns = 1,
+    heapBacklogBytes = 64L * 1024 * 1024)
+
+  private val Queues = 8
+  private val BodyBytes = 1024
+  private val Threads = 2
+  private val BrokerHeap = Seq("-Xmx1g", "-XX:+UseG1GC") // Kafka's start script's heap, for both brokers
+  private val LatencyRate = 200
+  private val HeapReaderMiB = 512
+
+  def main(args: Array[String]): Unit = {
+    val options = parse(args.toList)
+    val quick = options.contains("quick")
+    val sizes = if (quick) Quick else Full
+    val sections = options.get("sections").map(_.split(",").toSeq).getOrElse(AllSections)
+    val out = Paths.get(options.getOrElse("out", sys.error("--out <results.json> is required")))
+    val kafkaClasspath = KafkaProcess.classpathFrom(
+      Paths.get(options.getOrElse("kafka-classpath", sys.error("--kafka-classpath <file> is required"))))
+    val settings = Map[String, Any]("quick" -> quick, "messages" -> sizes.messages, "runs" -> sizes.runs,
+      "bodyBytes" -> BodyBytes, "queues" -> Queues, "sparkMaster" -> s"local[$Threads]",
+      "brokerJvm" -> BrokerHeap.mkString(" "), "kafkaBroker" -> sys.props.getOrElse("bench.kafkaVersion", "?"),
+      "latencyRatePerSecond" -> LatencyRate, "latencySecondsPerRun" -> sizes.latencySeconds,
+      "heapReaderXmxMiB" -> HeapReaderMiB, "heapBacklogBytes" -> sizes.heapBacklogBytes)
+    val results = new BenchResults(settings)
+    val scratch = Files.createTempDirectory("rocketmq-spark-bench-")
+
+    val spark = SparkSession.builder().master(s"local[$Threads]").appName("rocketmq-spark-bench")
+      .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+      .config("spark.sql.shuffle.partitions", Threads.toString).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    val rocketmqBroker = new RocketMQBrokerProcess(commitLogFileSize = 1024 * 1024 * 1024, BrokerHeap).start()
+    val kafkaBroker = new KafkaProcess(kafkaClasspath, BrokerHeap).start()
+    val rocketmq = new RocketMQSystem(rocketmqBroker)
+    val kafka = new KafkaSystem(kafkaBroker)
+    val plainRocketMQ = new RocketMQPlainClients(rocketmqBroker.nameServer)
+    try {
+      val connectors = new ConnectorThroughput(spark, results, scratch, sizes.messages, BodyBytes, Queues, sizes.runs)
+      val plain = new PlainClientThroughput(results, sizes.messages, BodyBytes, Queues, sizes.runs, Threads)
+      if (sections.contains("write")) {
+        Seq(rocketmq, kafka).foreach { system =>
+          connectors.batchWrite(system)
+          connectors.streamingWrite(system)
+        }
+        plain.rocketmqWrite(rocketmq, plainRocketMQ, batch = 1)
+        plain.rocketmqWrite(rocketmq, plainRocketMQ, batch = 128)
+        plain.kafkaWrite(kafka)
+      }
+      if (sections.contains("read")) {
+        val rocketmqTopic = connectors.filledTopic(rocketmq)
+        val kafkaTopic = connectors.filledTopic(kafka)
+        connectors.batchRead(rocketmq, rocketmqTopic)
+        connectors.batchRead(rocketmq, rocketmqTopic, "batch read, pullsInFlight=1", Map("pullsInFlight" -> "1"))
+        connectors.batchRead(kafka, kafkaTopic)
+        connectors.streamingRead(rocketmq, rocketmqTopic)
+        connectors.streamingRead(kafka, kafkaTopic)
+        plain.rocketmqRead(rocketmq, plainRocketMQ, rocketmqTopic, synchronous = true)
+        plain.rocketmqRead(rocketmq, plainRocketMQ, rocketmqTopic, synchronous = false)
+        plain.kafkaRead(kafka, kafkaTopic)
+      }
+      if (sections.contains("latency")) {
+        val latency = new LatencyBench(spark, results, scratch, Queues, LatencyRate, warmupSeconds = 2,
+          sizes.latencySeconds, sizes.latencyRuns)
+        latency.measure(rocketmq) { (topic, body) =>
+          plainRocketMQ.producer.sendOneway(new Message(topic, body))
+        }
+        val producer = KafkaProcess.producer(kafkaBroker.bootstrapServers)
+        try latency.measure(kafka)((topic, body) =>
+            producer.send(new org.apache.kafka.clients.producer.ProducerRecord(topic, body)))
+        finally producer.close()
+      }
+      if (sections.contains("planning")) {
+        val planning = new PlanningBench(spark, results, Seq(8, 64, 256, 1024), sizes.planningRuns)
+        planning.measure(rocketmq)
+        planning.measure(kafka)
+      }
+      if (sections.contains("heap")) {
+        new HeapBench(spark, results, rocketmq, HeapReaderMiB, sizes.heapBacklogBytes, BodyBytes, Queues).measure()
+      }
+      results.write(out)
+    } finally {
+      plainRocketMQ.close()
+      kafkaBroker.close()
+      rocketmqBroker.close()
+      spark.stop()
+      EmbeddedRocketMQ.deleteRecursively(scratch.toFile)
+    }
+  }
+
+  private def parse(args: List[String]): Map[String, String] = args match {
+    case Nil => Map.empty
+    case "--quick" :: rest => parse(rest) + ("quick" -> "true")
+    case flag :: value :: rest if flag.startsWith("--") => parse(rest) + (flag.stripPrefix("--") -> value)
+    case other => sys.error(s"unknown arguments: ${other.mkString(" ")}")
+  }
+}

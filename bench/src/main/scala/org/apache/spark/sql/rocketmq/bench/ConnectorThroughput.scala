@@ -1,0 +1,113 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq.bench
+
+import java.nio.file.{Files, Path}
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.streaming.Trigger
+
+/**
+ * Throughput of the Spark connectors, the same queries for each system: batch and streaming
+ * (`Trigger.AvailableNow`) writes of `messages` rows of `bodyBytes` into a fresh topic of `queues`
+ * queues, and batch and streaming reads of such a topic into Spark's `noop` sink. Streaming writes read
+ * their rows from Parquet files, the same for both systems.
+ */
+final class ConnectorThroughput(
+    spark: SparkSession,
+    results: BenchResults,
+    scratch: Path,
+    messages: Int,
+    bodyBytes: Int,
+    queues: Int,
+    runs: Int) {
+
+  private lazy val rows: DataFrame = {
+    val df = spark.range(0, messages.toLong, 1, queues).selectExpr(s"repeat('x', $bodyBytes) AS body").cache()
+    require(df.count() == messages)
+    df
+  }
+
+  private lazy val parquetRows: Path = {
+    val dir = scratch.resolve("rows-parquet")
+    rows.write.parquet(dir.toString)
+    dir
+  }
+
+  def batchWrite(system: BenchSystem): Unit = results.add(Figure("write", "batch write", system.name, "msg/s",
+    Measure.rates(messages, runs) { _ =>
+      val topic = freshTopic(system, "bw")
+      () =>
+        rows.select(col("body").as(system.bodyColumn)).write.format(system.format)
+          .options(system.sinkOptions(topic)).save()
+    }))
+
+  def streamingWrite(system: BenchSystem): Unit = {
+    val files = parquetRows
+    results.add(Figure("write", "streaming write (AvailableNow)", system.name, "msg/s",
+      Measure.rates(messages, runs) { _ =>
+        val topic = freshTopic(system, "sw")
+        val checkpoint = Files.createTempDirectory(scratch, "checkpoint-")
+        () =>
+          spark.readStream.schema(rows.schema).parquet(files.toString)
+            .select(col("body").as(system.bodyColumn))
+            .writeStream.format(system.format).options(system.sinkOptions(topic))
+            .option("checkpointLocation", checkpoint.toString).trigger(Trigger.AvailableNow()).start()
+            .awaitTermination()
+      }))
+  }
+
+  /** A topic holding the bench's `messages` rows, checked by counting them through the connector. */
+  def filledTopic(system: BenchSystem): String = {
+    val topic = freshTopic(system, "r")
+    rows.select(col("body").as(system.bodyColumn)).write.format(system.format)
+      .options(system.sinkOptions(topic)).save()
+    system match {
+      case rocketmq: RocketMQSystem => rocketmq.broker.awaitIndexed()
+      case _ =>
+    }
+    val counted = spark.read.format(system.format).options(system.sourceOptions(topic)).load().count()
+    require(counted == messages, s"${system.name} topic $topic holds $counted messages, not $messages")
+    topic
+  }
+
+  def batchRead(system: BenchSystem, topic: String, label: String = "batch read",
+      options: Map[String, String] = Map.empty): Unit =
+    results.add(Figure("read", label, system.name, "msg/s",
+      Measure.rates(messages, runs) { _ => () =>
+        spark.read.format(system.format).options(system.sourceOptions(topic)).options(options).load()
+          .write.format("noop").mode("overwrite").save()
+      }))
+
+  def streamingRead(system: BenchSystem, topic: String): Unit =
+    results.add(Figure("read", "streaming read (AvailableNow)", system.name, "msg/s",
+      Measure.rates(messages, runs) { _ =>
+        val checkpoint = Files.createTempDirectory(scratch, "checkpoint-")
+        () =>
+          spark.readStream.format(system.format).options(system.sourceOptions(topic))
+            .option("startingOffsets", "earliest").load()
+            .writeStream.format("noop").option("checkpointLocation", checkpoint.toString)
+            .trigger(Trigger.AvailableNow()).start().awaitTermination()
+      }))
+
+  private def freshTopic(system: BenchSystem, prefix: String): String = {
+    val topic = s"bench-$prefix-${System.nanoTime()}"
+    system.createTopic(topic, queues)
+    topic
+  }
+}

@@ -1,0 +1,90 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq.bench
+
+import java.nio.file.{Files, Path}
+import java.util.concurrent.{ConcurrentLinkedQueue, Executors, TimeUnit}
+import java.util.concurrent.atomic.AtomicLong
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.functions.{col, unix_millis}
+import org.apache.spark.sql.streaming.Trigger
+
+/**
+ * End-to-end latency of a micro-batch stream: a producer sends `rate` small messages a second, steadily,
+ * and a query at trigger interval 0 reads them into `foreachBatch`, which notes for each message the time
+ * it reached the batch (after the batch is collected) minus the time its producer stamped on it. The first
+ * `warmupSeconds` of each run are left out. Each run reports p50, p95 and p99.
+ */
+final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Path, queues: Int, rate: Int,
+    warmupSeconds: Int, seconds: Int, runs: Int) {
+
+  /** `send(topic, body)` sends one message without waiting for the broker's answer. */
+  def measure(system: BenchSystem)(send: (String, Array[Byte]) => Unit): Unit = {
+    val perRun = (1 to runs).map(_ => once(system, send))
+    Seq(50.0, 95.0, 99.0).foreach { p =>
+      results.add(Figure("latency", s"produce to foreachBatch p${p.toInt} (trigger 0, $rate msg/s)", system.name,
+        "ms", perRun.map(Measure.percentile(_, p))))
+    }
+  }
+
+  private def once(system: BenchSystem, send: (String, Array[Byte]) => Unit): Seq[Double] = {
+    val topic = s"bench-lat-${System.nanoTime()}"
+    system.createTopic(topic, queues)
+    val latencies = new ConcurrentLinkedQueue[(Long, Long)]() // (produced at, reached the batch at)
+    val checkpoint = Files.createTempDirectory(scratch, "checkpoint-")
+    val query = spark.readStream.format(system.format).options(system.sourceOptions(topic))
+      .option("startingOffsets", "earliest").load()
+      .writeStream.option("checkpointLocation", checkpoint.toString).trigger(Trigger.ProcessingTime(0))
+      .foreachBatch { (batch: DataFrame, _: Long) =>
+        val produced = batch.select(unix_millis(col(system.producedAtColumn))).collect().map(_.getLong(0))
+        val now = System.currentTimeMillis()
+        produced.foreach(p => latencies.add(p -> now))
+      }
+      .start()
+    val sent = new AtomicLong()
+    val ticker = Executors.newSingleThreadScheduledExecutor()
+    try {
+      val body = Array.fill[Byte](100)('x')
+      ticker.scheduleAtFixedRate(() => { send(topic, body); sent.incrementAndGet() }, 0, 1000000L / rate,
+        TimeUnit.MICROSECONDS)
+      val start = System.currentTimeMillis()
+      val stop = start + (warmupSeconds + seconds) * 1000L
+      while (System.currentTimeMillis() < stop) {
+        require(!query.awaitTermination(100), s"the ${system.name} latency query stopped: ${query.exception}")
+      }
+      ticker.shutdown()
+      require(ticker.awaitTermination(10, TimeUnit.SECONDS), "the producer did not stop")
+      val deadline = System.currentTimeMillis() + 60000
+      while (latencies.size < sent.get()) {
+        require(System.currentTimeMillis() < deadline,
+          s"${system.name}: ${latencies.size} of ${sent.get()} " +
+            "messages reached the sink within 60 s")
+        require(!query.awaitTermination(50), s"the ${system.name} latency query stopped: ${query.exception}")
+      }
+      val measuredFrom = start + warmupSeconds * 1000L
+      latencies.asScala.toSeq.collect {
+        case (produced, reached) if produced >= measuredFrom => (reached - produced).toDouble
+      }
+    } finally {
+      ticker.shutdownNow()
+      query.stop()
+    }
+  }
+}

@@ -1,0 +1,169 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq.bench
+
+import java.time.Duration
+import java.util.concurrent.{CountDownLatch, Executors, Semaphore, TimeUnit}
+import java.util.concurrent.atomic.{AtomicLong, AtomicReference}
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.kafka.clients.consumer.KafkaConsumer
+import org.apache.kafka.clients.producer.{Callback, ProducerRecord, RecordMetadata}
+import org.apache.kafka.common.TopicPartition
+import org.apache.kafka.common.serialization.ByteArrayDeserializer
+import org.apache.rocketmq.client.consumer.{PullCallback, PullResult, PullStatus}
+import org.apache.rocketmq.client.producer.{SendCallback, SendResult}
+import org.apache.rocketmq.common.message.{Message, MessageQueue}
+
+import org.apache.spark.sql.rocketmq.RocketMQPlainClients
+
+/**
+ * The raw clients' figures, no Spark: what each broker gives a plain producer and consumer on this
+ * machine, the ceiling the connectors are measured against. Readers use `threads` threads (as many as
+ * Spark's local tasks), each over its share of the queues.
+ */
+final class PlainClientThroughput(results: BenchResults, messages: Int, bodyBytes: Int, queues: Int, runs: Int,
+    threads: Int) {
+  private val body = Array.fill[Byte](bodyBytes)('x')
+
+  /** RocketMQ's producer, asynchronous, `batch` messages per request (1: one message per request). */
+  def rocketmqWrite(system: RocketMQSystem, clients: RocketMQPlainClients, batch: Int): Unit = {
+    val label = if (batch == 1) "plain producer (async, one message per request)" else "plain producer (async, batches)"
+    results.add(Figure("write", label, system.name, "msg/s",
+      Measure.rates(messages, runs) { _ =>
+        val topic = s"bench-pw-${System.nanoTime()}"
+        system.createTopic(topic, queues)
+        () => {
+          val requests = (messages + batch - 1) / batch
+          val done = new CountDownLatch(requests)
+          val window = new Semaphore(1024 / batch + 1) // requests in flight
+          val failure = new AtomicReference[Throwable]()
+          val callback = new SendCallback {
+            def onSuccess(r: SendResult): Unit = { window.release(); done.countDown() }
+            def onException(e: Throwable): Unit = { failure.compareAndSet(null, e); window.release(); done.countDown() }
+          }
+          (0 until messages).grouped(batch).foreach { ids =>
+            window.acquire()
+            val batchMessages = ids.map(_ => new Message(topic, body))
+            if (batch == 1) clients.producer.send(batchMessages.head, callback, 10000)
+            else clients.producer.send(batchMessages.asJava, callback, 10000)
+          }
+          done.await()
+          Option(failure.get()).foreach(e => throw e)
+        }
+      }))
+  }
+
+  /**
+   * RocketMQ's pull consumer: `synchronous` pulls one at a time per thread (the naive loop), otherwise
+   * one asynchronous pull in flight per queue, every queue at once.
+   */
+  def rocketmqRead(system: RocketMQSystem, clients: RocketMQPlainClients, topic: String, synchronous: Boolean): Unit = {
+    val consumer = clients.consumer
+    val all = consumer.fetchSubscribeMessageQueues(topic).asScala.toSeq.sortBy(_.getQueueId)
+    val label = if (synchronous) "plain pull loop (sync)" else "plain consumer (async)"
+    results.add(Figure("read", label, system.name, "msg/s",
+      Measure.rates(messages, runs) { _ => () =>
+        val read = new AtomicLong()
+        if (synchronous) {
+          inThreads(all) { mq =>
+            var offset = consumer.minOffset(mq)
+            val end = consumer.maxOffset(mq)
+            while (offset < end) {
+              val result = consumer.pull(mq, "*", offset, 32, 10000)
+              require(result.getPullStatus == PullStatus.FOUND, s"$mq at $offset: ${result.getPullStatus}")
+              read.addAndGet(result.getMsgFoundList.size())
+              offset = result.getNextBeginOffset
+            }
+          }
+        } else {
+          val done = new CountDownLatch(all.size)
+          val failure = new AtomicReference[Throwable]()
+          def pullFrom(mq: MessageQueue, offset: Long, end: Long): Unit =
+            if (offset >= end) done.countDown()
+            else consumer.pull(mq, "*", offset, 32,
+              new PullCallback {
+                def onSuccess(result: PullResult): Unit =
+                  if (result.getPullStatus != PullStatus.FOUND) onException(new IllegalStateException(s"$mq: $result"))
+                  else {
+                    read.addAndGet(result.getMsgFoundList.size())
+                    pullFrom(mq, result.getNextBeginOffset, end)
+                  }
+                def onException(e: Throwable): Unit = { failure.compareAndSet(null, e); done.countDown() }
+              }, 10000)
+          all.foreach(mq => pullFrom(mq, consumer.minOffset(mq), consumer.maxOffset(mq)))
+          done.await()
+          Option(failure.get()).foreach(e => throw e)
+        }
+        require(read.get() == messages, s"read ${read.get()} messages, not $messages")
+      }))
+  }
+
+  def kafkaWrite(system: KafkaSystem): Unit =
+    results.add(Figure("write", "plain producer (async, batches)", system.name, "msg/s",
+      Measure.rates(messages, runs) { _ =>
+        val topic = s"bench-pw-${System.nanoTime()}"
+        system.createTopic(topic, queues)
+        () => {
+          val producer = KafkaProcess.producer(system.broker.bootstrapServers)
+          val failure = new AtomicReference[Throwable]()
+          val callback: Callback = (_: RecordMetadata, e: Exception) => if (e != null) failure.compareAndSet(null, e)
+          try (0 until messages).foreach(_ => producer.send(new ProducerRecord(topic, body), callback))
+          finally producer.close()
+          Option(failure.get()).foreach(e => throw e)
+        }
+      }))
+
+  def kafkaRead(system: KafkaSystem, topic: String): Unit =
+    results.add(Figure("read", "plain consumer (async)", system.name, "msg/s",
+      Measure.rates(messages, runs) { _ => () =>
+        val read = new AtomicLong()
+        val partitions = (0 until queues).map(new TopicPartition(topic, _))
+        inThreads(partitions.grouped((queues + threads - 1) / threads).toSeq) { share =>
+          val consumer = new KafkaConsumer[Array[Byte], Array[Byte]](KafkaProcess.props(
+              "bootstrap.servers" -> system.broker.bootstrapServers, "enable.auto.commit" -> "false"),
+            new ByteArrayDeserializer, new ByteArrayDeserializer)
+          try {
+            consumer.assign(share.asJava)
+            consumer.seekToBeginning(share.asJava)
+            val end = consumer.endOffsets(share.asJava).asScala
+            def behind = share.exists(tp => consumer.position(tp) < end(tp))
+            val deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5)
+            while (behind) {
+              require(System.nanoTime() < deadline, s"$share: not read to the end within 5 minutes")
+              read.addAndGet(consumer.poll(Duration.ofSeconds(1)).count())
+            }
+          } finally consumer.close()
+        }
+        require(read.get() == messages, s"read ${read.get()} messages, not $messages")
+      }))
+
+  /** Runs `work` over `items` on `threads` threads (item i on thread i mod threads); rethrows a failure. */
+  private def inThreads[T](items: Seq[T])(work: T => Unit): Unit = {
+    val pool = Executors.newFixedThreadPool(threads)
+    try {
+      val futures = items.indices.groupBy(_ % threads).values.map { indices =>
+        pool.submit[Unit](() => indices.foreach(i => work(items(i))))
+      }
+      futures.foreach(_.get())
+    } finally {
+      pool.shutdown()
+      pool.awaitTermination(1, TimeUnit.MINUTES)
+    }
+  }
+}
