@@ -27,8 +27,10 @@ val projectVersion: String = {
 val sparkVersion = "4.2.0" // equal to the pyspark pinned in python/pyproject.toml
 val rocketmqVersion = "5.5.0"
 val scalatestVersion = "3.2.19"
-// Bench only (never in the connector's jar or POM): the peer we measure against.
-val kafkaVersion = "4.3.1"
+// Bench only (never in the connector's jar or POM): the peer we measure against. The broker's version is
+// that of the kafka-clients Spark's Kafka connector ships (3.9.x for Spark 4.2): with a 4.x broker, a 3.9
+// idempotent producer can lose its sequence numbers and stall (OutOfOrderSequenceException).
+val kafkaVersion = "3.9.2"
 
 ThisBuild / organization := "io.github.rocketmq-spark"
 ThisBuild / version := projectVersion
@@ -170,7 +172,9 @@ lazy val bench = (project in file("bench"))
     libraryDependencies ++= Seq(
       "org.apache.spark" %% "spark-sql" % sparkVersion,
       "org.apache.spark" %% "spark-sql-kafka-0-10" % sparkVersion,
-      "org.apache.kafka" %% "kafka" % kafkaVersion % KafkaServer
+      "org.apache.kafka" %% "kafka" % kafkaVersion % KafkaServer,
+      // The broker logs through SLF4J 1.7 (what its POM brings); without a binding it would log nothing.
+      "org.slf4j" % "slf4j-simple" % "1.7.36" % KafkaServer
     ),
     // `build/sbt bench/exportBenchClasspath` writes target/bench-java-args (the bench's JVM flags and
     // classpath) and target/kafka-classpath (the Kafka broker's), which dev/bench reads.

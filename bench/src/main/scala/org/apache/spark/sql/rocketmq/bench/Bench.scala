@@ -29,11 +29,11 @@ import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, RocketMQBrokerProcess, R
  * same heap, default settings), the same Spark session (`local[2]`), messages, body size and queue count.
  * Prints every figure as it comes and writes them all to one JSON file.
  *
- * Usage: Bench --kafka-classpath <file> --out <results.json> [--quick] [--sections write,read,...]
+ * Usage: Bench --kafka-classpath <file> --out <results.json> [--quick] [--sections write,read,...] [--logs <dir>]
  * `--quick` runs every section on small sizes, one run each: it checks the bench works, not the speed.
  */
 object Bench {
-  private val AllSections = Seq("write", "read", "latency", "planning", "heap")
+  private val AllSections = Seq("write", "read", "plain", "latency", "planning", "heap")
 
   final case class Sizes(messages: Int, runs: Int, latencySeconds: Int, latencyRuns: Int, planningRuns: Int,
       heapBacklogBytes: Long)
@@ -71,30 +71,34 @@ object Bench {
       .config("spark.sql.shuffle.partitions", Threads.toString).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     val rocketmqBroker = new RocketMQBrokerProcess(commitLogFileSize = 1024 * 1024 * 1024, BrokerHeap).start()
-    val kafkaBroker = new KafkaProcess(kafkaClasspath, BrokerHeap).start()
+    val logs = Files.createDirectories(Paths.get(options.getOrElse("logs", "bench/target/logs")))
+    val kafkaBroker = new KafkaProcess(kafkaClasspath, BrokerHeap, logs.resolve(s"kafka-${System.currentTimeMillis()}.log"))
+      .start()
     val rocketmq = new RocketMQSystem(rocketmqBroker)
     val kafka = new KafkaSystem(kafkaBroker)
     val plainRocketMQ = new RocketMQPlainClients(rocketmqBroker.nameServer)
     try {
       val connectors = new ConnectorThroughput(spark, results, scratch, sizes.messages, BodyBytes, Queues, sizes.runs)
       val plain = new PlainClientThroughput(results, sizes.messages, BodyBytes, Queues, sizes.runs, Threads)
+      lazy val rocketmqTopic = connectors.filledTopic(rocketmq)
+      lazy val kafkaTopic = connectors.filledTopic(kafka)
       if (sections.contains("write")) {
         Seq(rocketmq, kafka).foreach { system =>
           connectors.batchWrite(system)
           connectors.streamingWrite(system)
         }
-        plain.rocketmqWrite(rocketmq, plainRocketMQ, batch = 1)
-        plain.rocketmqWrite(rocketmq, plainRocketMQ, batch = 128)
-        plain.kafkaWrite(kafka)
       }
       if (sections.contains("read")) {
-        val rocketmqTopic = connectors.filledTopic(rocketmq)
-        val kafkaTopic = connectors.filledTopic(kafka)
         connectors.batchRead(rocketmq, rocketmqTopic)
         connectors.batchRead(rocketmq, rocketmqTopic, "batch read, pullsInFlight=1", Map("pullsInFlight" -> "1"))
         connectors.batchRead(kafka, kafkaTopic)
         connectors.streamingRead(rocketmq, rocketmqTopic)
         connectors.streamingRead(kafka, kafkaTopic)
+      }
+      if (sections.contains("plain")) {
+        plain.rocketmqWrite(rocketmq, plainRocketMQ, batch = 1)
+        plain.rocketmqWrite(rocketmq, plainRocketMQ, batch = 128)
+        plain.kafkaWrite(kafka)
         plain.rocketmqRead(rocketmq, plainRocketMQ, rocketmqTopic, synchronous = true)
         plain.rocketmqRead(rocketmq, plainRocketMQ, rocketmqTopic, synchronous = false)
         plain.kafkaRead(kafka, kafkaTopic)

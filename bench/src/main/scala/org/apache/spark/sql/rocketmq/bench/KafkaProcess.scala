@@ -32,9 +32,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer
 /**
  * A single-node Kafka (KRaft: broker and controller in one JVM) in a process of its own, on loopback
  * ephemeral ports with a temporary log directory: the peer the bench measures the connector against.
- * Its classpath is `kafkaClasspath` (the broker's own jars, apart from Spark's); `jvmOptions` set its heap.
+ * Its classpath is `kafkaClasspath` (the broker's own jars, apart from Spark's); `jvmOptions` set its heap;
+ * its output goes to `logFile`, which outlives it.
  */
-final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String]) extends AutoCloseable {
+final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFile: Path) extends AutoCloseable {
   private val dir: Path = Files.createTempDirectory("bench-kafka-")
   private val (brokerPort, controllerPort) = (freePort(), freePort())
   private var process: Process = _
@@ -65,7 +66,7 @@ final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String]) extend
     process = run(Seq("kafka.Kafka", config.toString))
     val deadline = System.nanoTime() + timeoutMs * 1000000L
     while (!accepts(brokerPort)) {
-      require(process.isAlive, s"Kafka exited with ${process.exitValue()} (see ${dir.resolve("kafka.log")})")
+      require(process.isAlive, s"Kafka exited with ${process.exitValue()} (see $logFile)")
       require(System.nanoTime() < deadline, s"Kafka did not listen within $timeoutMs ms")
       Thread.sleep(100) // polling the port, bounded by the deadline
     }
@@ -87,7 +88,7 @@ final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String]) extend
     val java = new File(System.getProperty("java.home"), "bin/java").getPath
     new ProcessBuilder((Seq(java) ++ jvmOptions ++ Seq("-cp", kafkaClasspath) ++ mainAndArgs).asJava)
       .redirectErrorStream(true)
-      .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("kafka.log").toFile))
+      .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile))
       .start()
   }
 
@@ -111,9 +112,17 @@ object KafkaProcess {
   /** Reads the classpath written by `build/sbt bench/exportBenchClasspath`. */
   def classpathFrom(file: Path): String = new String(Files.readAllBytes(file), StandardCharsets.UTF_8).trim
 
-  /** Kafka's producer with its default settings, bytes in and out. */
+  /**
+   * Kafka's producer with its default settings but idempotence, bytes in and out. An idempotent producer
+   * sending 500,000 records from one thread as fast as it can stalled here on its second or third run: the
+   * broker kept refusing batches of one partition with OutOfOrderSequenceException (sequence 0 again) until
+   * they expired after 120 s, with brokers 3.9.2 and 4.3.1 alike.
+   */
   def producer(bootstrapServers: String): KafkaProducer[Array[Byte], Array[Byte]] =
-    new KafkaProducer(props("bootstrap.servers" -> bootstrapServers), new ByteArraySerializer, new ByteArraySerializer)
+    new KafkaProducer(
+      props("bootstrap.servers" -> bootstrapServers, "enable.idempotence" -> "false"),
+      new ByteArraySerializer,
+      new ByteArraySerializer)
 
   def props(entries: (String, AnyRef)*): Properties = {
     val p = new Properties()
