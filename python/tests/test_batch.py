@@ -126,10 +126,13 @@ def test_helpers_offsets_from_dicts_timestamps_from_datetime_and_decoded_propert
     first, second = unique_topic("h1"), unique_topic("h2")
     for t in (first, second):
         rocketmq.create_topic(t, queues=2)
+    # One message per request, so the ten spread over both queues (queue 0 is read from offset 2 below);
+    # in batches they could all land in one queue.
     write_rocketmq(
         spark.createDataFrame([(f"a{i}", "x") for i in range(10)], "body STRING, tags STRING"),
         rocketmq.name_server,
         first,
+        send_batch_messages=1,
     )
     write_rocketmq(
         spark.createDataFrame([(f"b{i}", second) for i in range(6)], "body STRING, topic STRING"),
