@@ -72,8 +72,9 @@ object Bench {
     spark.sparkContext.setLogLevel("ERROR")
     val rocketmqBroker = new RocketMQBrokerProcess(commitLogFileSize = 1024 * 1024 * 1024, BrokerHeap).start()
     val logs = Files.createDirectories(Paths.get(options.getOrElse("logs", "bench/target/logs")))
-    val kafkaBroker = new KafkaProcess(kafkaClasspath, BrokerHeap, logs.resolve(s"kafka-${System.currentTimeMillis()}.log"))
-      .start()
+    val kafkaBroker =
+      new KafkaProcess(kafkaClasspath, BrokerHeap, logs.resolve(s"kafka-${System.currentTimeMillis()}.log"))
+        .start()
     val rocketmq = new RocketMQSystem(rocketmqBroker)
     val kafka = new KafkaSystem(kafkaBroker)
     val plainRocketMQ = new RocketMQPlainClients(rocketmqBroker.nameServer)
