@@ -54,11 +54,13 @@ object Bench {
     val options = parse(args.toList)
     val quick = options.contains("quick")
     val sizes = if (quick) Quick else Full
+    Measure.warmupRuns = if (quick) 0 else 1
     val sections = options.get("sections").map(_.split(",").toSeq).getOrElse(AllSections)
     val out = Paths.get(options.getOrElse("out", sys.error("--out <results.json> is required")))
     val kafkaClasspath = KafkaProcess.classpathFrom(
       Paths.get(options.getOrElse("kafka-classpath", sys.error("--kafka-classpath <file> is required"))))
     val settings = Map[String, Any]("quick" -> quick, "messages" -> sizes.messages, "runs" -> sizes.runs,
+      "warmupRuns" -> Measure.warmupRuns,
       "bodyBytes" -> BodyBytes, "queues" -> Queues, "sparkMaster" -> s"local[$Threads]",
       "brokerJvm" -> BrokerHeap.mkString(" "), "kafkaBroker" -> sys.props.getOrElse("bench.kafkaVersion", "?"),
       "latencyRatePerSecond" -> LatencyRate, "latencySecondsPerRun" -> sizes.latencySeconds,

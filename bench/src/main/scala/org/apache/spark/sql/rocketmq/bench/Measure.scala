@@ -19,12 +19,21 @@ package org.apache.spark.sql.rocketmq.bench
 /** Timing: each run prepares untimed, then only the action is timed. */
 object Measure {
 
-  /** Seconds `action` takes, for `runs` actions each made by `prepare` (not timed). */
-  def seconds(runs: Int)(prepare: Int => () => Unit): Seq[Double] = (1 to runs).map { run =>
-    val action = prepare(run)
-    val start = System.nanoTime()
-    action()
-    (System.nanoTime() - start) / 1e9
+  /**
+   * Untimed runs before the timed ones of each figure (JIT, connections, caches): without one, the first run
+   * of a figure was often half as fast as the others. The quick mode sets 0.
+   */
+  @volatile var warmupRuns: Int = 1
+
+  /** Seconds `action` takes, for `runs` actions each made by `prepare` (not timed), after the warm-up runs. */
+  def seconds(runs: Int)(prepare: Int => () => Unit): Seq[Double] = {
+    (1 to warmupRuns).foreach(run => prepare(-run)())
+    (1 to runs).map { run =>
+      val action = prepare(run)
+      val start = System.nanoTime()
+      action()
+      (System.nanoTime() - start) / 1e9
+    }
   }
 
   /** Messages per second for `messages` moved by each of `runs` actions. */
