@@ -341,7 +341,11 @@ def main() -> int:
         began = time.monotonic()
         next_sample = began
         while True:
-            time.sleep(max(0.0, next_sample - time.monotonic()))  # a sample every --interval seconds
+            # Until the next sample is due (every --interval seconds), unless the driver exits first.
+            try:
+                query.proc.wait(timeout=max(0.0, next_sample - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
             if not query.alive():
                 failure = f"the driver exited ({query.proc.returncode}) after {len(samples)} samples; see driver.log"
                 break

@@ -13,12 +13,14 @@
 # limitations under the License.
 
 """Exactly-once through driver crashes: a RocketMQ -> Parquet stream whose driver process (the
-spark-submit JVM and its Python driver) is killed with SIGKILL ten times at random moments while
+spark-submit JVM and its Python driver) is killed with SIGKILL ten times at random points of its progress while
 messages keep arriving, each time started again from the same checkpoint; a final AvailableNow run
 drains the topic, and the sink must hold every message produced exactly once.
 
-The kill moments come from a seeded random generator: the seed is printed, and ROCKETMQ_KILL_SEED=<seed>
-replays the same delays (the rest of the timing is the machine's).
+The kill points come from a seeded random generator: the seed is printed, and ROCKETMQ_KILL_SEED=<seed>
+replays the same points (the rest of the timing is the machine's). A point is a condition on the checkpoint,
+never a delay: the moment a further batch is planned (its offsets written, its tasks about to run) or the
+moment one is committed.
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ QUEUES = 4
 # Small micro-batches while the kills go on (several per second, so most kills land in one); large ones to drain.
 MAX_OFFSETS_PER_TRIGGER = 150
 DRAIN_MAX_OFFSETS_PER_TRIGGER = 5000
-# Kill this long after the restarted driver has committed its first micro-batch.
-MAX_KILL_DELAY_S = 3.0
+# After its first commit, a restarted driver runs up to this many more batches before the kill point.
+MAX_FURTHER_BATCHES = 2
 SCRIPT = Path(__file__).parent / "scripts" / "kill_driver_stream.py"
 
 
@@ -113,8 +115,9 @@ def tail(path: Path, chars: int = 4000) -> str:
 def start_and_kill(
     cycle: int, rng: random.Random, name_server: str, topic: str, sink: Path, checkpoint: Path, tmp_path: Path
 ) -> Dict[str, Any]:
-    """Starts the driver, waits until it has committed a micro-batch, waits a random delay, and kills its
-    whole process group with SIGKILL. Returns what happened."""
+    """Starts the driver, waits until it has committed a micro-batch, then until a random point of its progress
+    (a further batch planned, or committed), and kills its whole process group with SIGKILL. Returns what
+    happened."""
     committed_before = last_batch(checkpoint / "commits")
     log = tmp_path / f"driver-{cycle}.log"
     t0 = time.monotonic()
@@ -136,9 +139,21 @@ def start_and_kill(
 
         wait_until(f"cycle {cycle}: a micro-batch committed ({log})", committed_a_batch, timeout_s=180)
         t_running = time.monotonic()
-        delay = rng.uniform(0, MAX_KILL_DELAY_S)
-        time.sleep(delay)  # the random moment of the crash: the only sleep that is not a poll
-        assert proc.poll() is None, f"cycle {cycle}: the driver exited by itself:\n{tail(log)}"
+        # The kill point: batch `target` planned (killed while it runs) or committed (killed between batches).
+        log_dir = rng.choice(["offsets", "commits"])
+        target = (
+            last_batch(checkpoint / "commits")
+            + (1 if log_dir == "offsets" else 0)
+            + rng.randint(0, MAX_FURTHER_BATCHES)
+        )
+        kill_point = f"batch {target} in {log_dir}"
+
+        def reached_kill_point() -> bool:
+            if proc.poll() is not None:
+                raise AssertionError(f"cycle {cycle}: the driver exited by itself:\n{tail(log)}")
+            return last_batch(checkpoint / log_dir) >= target
+
+        wait_until(f"cycle {cycle}: {kill_point} ({log})", reached_kill_point, timeout_s=180, poll_s=0.02)
     finally:
         kill_process_group(proc)
     assert proc.returncode == -9, (
@@ -148,7 +163,7 @@ def start_and_kill(
     return {
         "cycle": cycle,
         "first_commit_s": round(t_running - t0, 1),
-        "kill_delay_s": round(delay, 2),
+        "kill_point": kill_point,
         "exit": proc.returncode,
         "committed_batches": commits - committed_before,
         "batch_in_flight": offsets > commits,  # planned (in the offset log) but not committed
@@ -158,7 +173,7 @@ def start_and_kill(
 def test_driver_killed_ten_times_mid_stream_loses_and_duplicates_nothing(rocketmq, tmp_path: Path) -> None:
     seed = int(os.environ.get("ROCKETMQ_KILL_SEED", random.SystemRandom().randrange(2**32)))
     rng = random.Random(seed)
-    print(f"driver kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill delays)")
+    print(f"driver kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill points)")
     topic = unique_topic("kill-driver")
     rocketmq.create_topic(topic, queues=QUEUES)
     sink, checkpoint = tmp_path / "sink", tmp_path / "checkpoint"

@@ -17,8 +17,9 @@
 while its tasks are reading; Spark runs the lost tasks again elsewhere, and the output holds every message
 exactly once.
 
-The moment of the kill (within a second of both executors running tasks) comes from a seeded random
-generator: the seed is printed, and ROCKETMQ_KILL_SEED=<seed> replays it.
+The point of the kill (once both executors run tasks and 0 to 5 tasks have completed, a condition on
+progress, never a delay) comes from a seeded random generator: the seed is printed, and
+ROCKETMQ_KILL_SEED=<seed> replays it.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def executor_id(pid: int) -> str:
 def test_executor_killed_mid_batch_on_local_cluster_loses_and_duplicates_nothing(rocketmq, tmp_path: Path) -> None:
     seed = int(os.environ.get("ROCKETMQ_KILL_SEED", random.SystemRandom().randrange(2**32)))
     rng = random.Random(seed)
-    print(f"executor kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill delay)")
+    print(f"executor kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill point)")
     topic = unique_topic("kill-executor")
     rocketmq.create_topic(topic, queues=QUEUES)
     produced = {f"k{c}-{i}" for c in range(CHUNKS) for i in range(CHUNK)}
@@ -142,8 +143,11 @@ def test_executor_killed_mid_batch_on_local_cluster_loses_and_duplicates_nothing
         assert len(pids) == 2, f"expected two executor JVMs for {driver_url}, found {pids}"
         victim = rng.choice(pids)
         victim_id = executor_id(victim)
-        delay = rng.uniform(0, 1.0)
-        time.sleep(delay)  # the random moment of the crash: the only sleep that is not a poll
+        # The kill point, a condition on progress: once `after_tasks` tasks have completed (0: at once). The first
+        # micro-batch has eight tasks, two at a time, so up to five completed leaves tasks running on both.
+        after_tasks = rng.randint(0, 5)
+        while after_tasks and int(next_line("TASKS_COMPLETED ", 300).split()[1]) < after_tasks:
+            pass
         os.kill(victim, signal.SIGKILL)
         killed = time.monotonic()
         wait_until(f"executor JVM {victim} to be gone", lambda: not running_pid(victim), timeout_s=30)
@@ -163,7 +167,7 @@ def test_executor_killed_mid_batch_on_local_cluster_loses_and_duplicates_nothing
         "seed": seed,
         "killed_pid": victim,
         "killed_executor": victim_id,
-        "kill_delay_s": round(delay, 2),
+        "killed_after_tasks": after_tasks,
         "rows": len(bodies),
         "lost": len(lost),
         "duplicated": len(bodies) - len(seen),

@@ -21,7 +21,8 @@ Usage: local_cluster_executor_kill.py <name_server> <topic> <output_dir> <checkp
 Prints ``DRIVER_URL spark://CoarseGrainedScheduler@host:port`` (how the test finds this application's
 executor processes) once both executors are registered, and starts the query once the file <go> exists
 (the test sends the messages meanwhile; spark-submit gives a Python driver no stdin). Prints
-``TASKS_RUNNING`` once Spark's status tracker shows tasks running on both executors. Writes to the report
+``TASKS_RUNNING`` once Spark's status tracker shows tasks running on both executors, then
+``TASKS_COMPLETED <n>`` each time the number of tasks completed so far grows. Writes to the report
 every body and (queueId, queueOffset) in the output, the number of failed task attempts, the executor ids
 seen while the query ran and those still there at the end.
 """
@@ -61,7 +62,7 @@ def main() -> None:
     done = threading.Event()
 
     def watch() -> None:
-        announced = False
+        announced, completed_before = False, 0
         while not done.is_set():
             tracker = sc.statusTracker()
             executors_seen.update(executor_ids())
@@ -71,6 +72,11 @@ def main() -> None:
             if running >= 2 and not announced:
                 print("TASKS_RUNNING", flush=True)
                 announced = True
+            infos = [tracker.getStageInfo(i) for i in sorted(stages_seen)]
+            completed = sum(s.numCompletedTasks for s in infos if s is not None)
+            if announced and completed > completed_before:
+                print(f"TASKS_COMPLETED {completed}", flush=True)
+                completed_before = completed
             done.wait(0.1)
 
     watcher = threading.Thread(target=watch, daemon=True)
