@@ -28,8 +28,7 @@ val sparkVersion = "4.2.0" // equal to the pyspark pinned in python/pyproject.to
 val rocketmqVersion = "5.5.0"
 val scalatestVersion = "3.2.19"
 // Bench only (never in the connector's jar or POM): the peer we measure against. The broker's version is
-// that of the kafka-clients Spark's Kafka connector ships (3.9.x for Spark 4.2): with a 4.x broker, a 3.9
-// idempotent producer can lose its sequence numbers and stall (OutOfOrderSequenceException).
+// that of the kafka-clients Spark's Kafka connector ships (3.9.x for Spark 4.2).
 val kafkaVersion = "3.9.2"
 
 ThisBuild / organization := "io.github.rocketmq-spark"

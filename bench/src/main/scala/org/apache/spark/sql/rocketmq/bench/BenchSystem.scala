@@ -34,6 +34,9 @@ sealed trait BenchSystem {
 
   /** The source column holding the time the producer stamped on the message. */
   def producedAtColumn: String
+
+  /** Returns once everything acknowledged to a producer can be read. */
+  def awaitReadable(): Unit
 }
 
 final class RocketMQSystem(val broker: RocketMQBrokerProcess) extends BenchSystem {
@@ -44,6 +47,7 @@ final class RocketMQSystem(val broker: RocketMQBrokerProcess) extends BenchSyste
   def sinkOptions(topic: String): Map[String, String] = sourceOptions(topic)
   val bodyColumn = "body"
   val producedAtColumn = "bornTimestamp"
+  def awaitReadable(): Unit = broker.awaitIndexed() // a send is acknowledged before the broker indexes it
 }
 
 final class KafkaSystem(val broker: KafkaProcess) extends BenchSystem {
@@ -56,4 +60,5 @@ final class KafkaSystem(val broker: KafkaProcess) extends BenchSystem {
     Map("kafka.bootstrap.servers" -> broker.bootstrapServers, "topic" -> topic)
   val bodyColumn = "value"
   val producedAtColumn = "timestamp"
+  def awaitReadable(): Unit = () // an acknowledged record is readable
 }

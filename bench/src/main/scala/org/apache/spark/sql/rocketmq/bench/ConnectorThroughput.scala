@@ -77,10 +77,7 @@ final class ConnectorThroughput(
     val topic = freshTopic(system, "r")
     rows.select(col("body").as(system.bodyColumn)).write.format(system.format)
       .options(system.sinkOptions(topic)).save()
-    system match {
-      case rocketmq: RocketMQSystem => rocketmq.broker.awaitIndexed()
-      case _ =>
-    }
+    system.awaitReadable()
     val counted = spark.read.format(system.format).options(system.sourceOptions(topic)).load().count()
     require(counted == messages, s"${system.name} topic $topic holds $counted messages, not $messages")
     topic

@@ -16,10 +16,9 @@
 
 package org.apache.spark.sql.rocketmq.bench
 
-import java.io.File
 import java.net.{InetSocketAddress, ServerSocket, Socket}
 import java.nio.charset.StandardCharsets
-import java.nio.file.{Files, Path}
+import java.nio.file.{Files, Path, Paths}
 import java.util.Properties
 
 import scala.jdk.CollectionConverters._
@@ -28,6 +27,8 @@ import org.apache.kafka.clients.admin.{Admin, AdminClientConfig, NewTopic}
 import org.apache.kafka.clients.producer.KafkaProducer
 import org.apache.kafka.common.Uuid
 import org.apache.kafka.common.serialization.ByteArraySerializer
+
+import org.apache.spark.sql.rocketmq.EmbeddedRocketMQ
 
 /**
  * A single-node Kafka (KRaft: broker and controller in one JVM) in a process of its own, on loopback
@@ -81,11 +82,11 @@ final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFil
 
   override def close(): Unit = {
     if (process != null) { process.destroyForcibly().waitFor(); process = null }
-    deleteRecursively(dir.toFile)
+    EmbeddedRocketMQ.deleteRecursively(dir.toFile)
   }
 
   private def run(mainAndArgs: Seq[String]): Process = {
-    val java = new File(System.getProperty("java.home"), "bin/java").getPath
+    val java = Paths.get(System.getProperty("java.home"), "bin", "java").toString
     new ProcessBuilder((Seq(java) ++ jvmOptions ++ Seq("-cp", kafkaClasspath) ++ mainAndArgs).asJava)
       .redirectErrorStream(true)
       .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile))
@@ -101,11 +102,6 @@ final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFil
   private def accepts(port: Int): Boolean =
     try { val s = new Socket(); s.connect(new InetSocketAddress("127.0.0.1", port), 200); s.close(); true }
     catch { case _: java.io.IOException => false }
-
-  private def deleteRecursively(f: File): Unit = {
-    Option(f.listFiles()).foreach(_.foreach(deleteRecursively))
-    f.delete()
-  }
 }
 
 object KafkaProcess {

@@ -48,6 +48,7 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
     val topic = s"bench-lat-${System.nanoTime()}"
     system.createTopic(topic, queues)
     val latencies = new ConcurrentLinkedQueue[(Long, Long)]() // (produced at, reached the batch at)
+    val arrived = new AtomicLong() // how many latencies holds, without walking it
     val checkpoint = Files.createTempDirectory(scratch, "checkpoint-")
     val query = spark.readStream.format(system.format).options(system.sourceOptions(topic))
       .option("startingOffsets", "earliest").load()
@@ -55,7 +56,7 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
       .foreachBatch { (batch: DataFrame, _: Long) =>
         val produced = batch.select(unix_millis(col(system.producedAtColumn))).collect().map(_.getLong(0))
         val now = System.currentTimeMillis()
-        produced.foreach(p => latencies.add(p -> now))
+        produced.foreach { p => latencies.add(p -> now); arrived.incrementAndGet() }
       }
       .start()
     val sent = new AtomicLong()
@@ -72,9 +73,9 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
       ticker.shutdown()
       require(ticker.awaitTermination(10, TimeUnit.SECONDS), "the producer did not stop")
       val deadline = System.currentTimeMillis() + 60000
-      while (latencies.size < sent.get()) {
+      while (arrived.get() < sent.get()) {
         require(System.currentTimeMillis() < deadline,
-          s"${system.name}: ${latencies.size} of ${sent.get()} " +
+          s"${system.name}: ${arrived.get()} of ${sent.get()} " +
             "messages reached the sink within 60 s")
         require(!query.awaitTermination(50), s"the ${system.name} latency query stopped: ${query.exception}")
       }
