@@ -96,7 +96,9 @@ def bars(ax, results: dict, section: str, title: str) -> None:
 
 
 def latency(ax, results: dict) -> None:
-    chosen = [f for f in results["figures"] if f["section"] == "latency"]
+    chosen = [
+        f for f in results["figures"] if f["section"] == "latency" and f["name"].startswith("produce to foreachBatch")
+    ]
     labels = list(dict.fromkeys(f["name"].split(" ")[3] for f in chosen))  # p50, p95, p99
     width = 0.4
     for i, system in enumerate(SYSTEMS):

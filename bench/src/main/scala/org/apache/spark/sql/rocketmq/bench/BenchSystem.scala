@@ -16,7 +16,9 @@
 
 package org.apache.spark.sql.rocketmq.bench
 
-import org.apache.spark.sql.rocketmq.RocketMQBrokerProcess
+import java.util.Properties
+
+import org.apache.spark.sql.rocketmq.{RocketMQBrokerProcess, RocketMQPlainClients}
 
 /**
  * One side of the comparison as the Spark queries see it: how to make a topic, and the source and sink
@@ -48,6 +50,40 @@ final class RocketMQSystem(val broker: RocketMQBrokerProcess) extends BenchSyste
   val bodyColumn = "body"
   val producedAtColumn = "bornTimestamp"
   def awaitReadable(): Unit = broker.awaitIndexed() // a send is acknowledged before the broker indexes it
+
+  /**
+   * Sets the broker's four pull limits (messages and bytes one pull may return from memory and from
+   * disk) while it runs, as `mqadmin updateBrokerConfig` does; the broker reads them on every pull.
+   */
+  def setPullLimits(clients: RocketMQPlainClients, limits: RocketMQSystem.PullLimits): Unit = {
+    val properties = new Properties()
+    properties.setProperty("maxTransferCountOnMessageInMemory", limits.memoryMessages.toString)
+    properties.setProperty("maxTransferBytesOnMessageInMemory", limits.memoryBytes.toString)
+    properties.setProperty("maxTransferCountOnMessageInDisk", limits.diskMessages.toString)
+    properties.setProperty("maxTransferBytesOnMessageInDisk", limits.diskBytes.toString)
+    val api = clients.producer.getDefaultMQProducerImpl.getMqClientFactory.getMQClientAPIImpl
+    api.updateBrokerConfig(broker.brokerAddress, properties, 10000)
+    val now = api.getBrokerConfig(broker.brokerAddress, 10000)
+    properties.stringPropertyNames().forEach { key =>
+      require(now.getProperty(key) == properties.getProperty(key),
+        s"the broker kept $key=${now.getProperty(key)}, not ${properties.getProperty(key)}")
+    }
+  }
+}
+
+object RocketMQSystem {
+
+  /** How much one pull may return: messages and bytes, from memory and from disk. */
+  final case class PullLimits(memoryMessages: Int, memoryBytes: Int, diskMessages: Int, diskBytes: Int) {
+    override def toString: String =
+      s"$memoryMessages / ${memoryBytes / 1024} KiB from memory, $diskMessages / ${diskBytes / 1024} KiB from disk"
+  }
+
+  /** RocketMQ's defaults, which the bench's broker keeps except while measuring raised limits. */
+  val DefaultPullLimits: PullLimits = PullLimits(32, 256 * 1024, 8, 64 * 1024)
+
+  /** Raised as far as the test suites once raised them. */
+  val RaisedPullLimits: PullLimits = PullLimits(1024, 4 * 1024 * 1024, 1024, 4 * 1024 * 1024)
 }
 
 final class KafkaSystem(val broker: KafkaProcess) extends BenchSystem {

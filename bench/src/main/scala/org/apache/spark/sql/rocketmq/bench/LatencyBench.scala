@@ -24,13 +24,22 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.{col, unix_millis}
-import org.apache.spark.sql.streaming.Trigger
+import org.apache.spark.sql.streaming.{StreamingQueryListener, Trigger}
+import org.apache.spark.sql.streaming.StreamingQueryListener.{
+  QueryProgressEvent, QueryStartedEvent,
+  QueryTerminatedEvent
+}
 
 /**
  * End-to-end latency of a micro-batch stream: a producer sends `rate` small messages a second, steadily,
  * and a query at trigger interval 0 reads them into `foreachBatch`, which notes for each message the time
  * it reached the batch (after the batch is collected) minus the time its producer stamped on it. The first
  * `warmupSeconds` of each run are left out. Each run reports p50, p95 and p99.
+ *
+ * To show where the time goes, it also reports the median of each phase of the micro-batches that read
+ * something (Spark's `durationMs`: `latestOffset` asks the source for its end, `walCommit` writes the
+ * offset log, `queryPlanning`, `addBatch` runs the job, `commitOffsets` writes the commit log) and how
+ * many such batches ran a second.
  */
 final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Path, queues: Int, rate: Int,
     warmupSeconds: Int, seconds: Int, runs: Int) {
@@ -40,16 +49,38 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
     val perRun = (1 to runs).map(_ => once(system, send))
     Seq(50.0, 95.0, 99.0).foreach { p =>
       results.add(Figure("latency", s"produce to foreachBatch p${p.toInt} (trigger 0, $rate msg/s)", system.name,
-        "ms", perRun.map(Measure.percentile(_, p))))
+        "ms", perRun.map { case (latencies, _) => Measure.percentile(latencies, p) }))
+    }
+    results.add(Figure("latency", "micro-batches with data per second", system.name, "1/s",
+      perRun.map { case (_, batches) => batches.size.toDouble / seconds }))
+    LatencyBench.Phases.foreach { phase =>
+      results.add(Figure("latency", s"micro-batch phase $phase, median", system.name, "ms",
+        perRun.map { case (_, batches) => Measure.percentile(batches.map(_.getOrElse(phase, 0L).toDouble), 50) }))
     }
   }
 
-  private def once(system: BenchSystem, send: (String, Array[Byte]) => Unit): Seq[Double] = {
+  /** The latencies of one run, and the phase durations of each batch with data in its measured part. */
+  private def once(system: BenchSystem, send: (String, Array[Byte]) => Unit)
+      : (Seq[Double], Seq[Map[String, Long]]) = {
     val topic = s"bench-lat-${System.nanoTime()}"
     system.createTopic(topic, queues)
     val latencies = new ConcurrentLinkedQueue[(Long, Long)]() // (produced at, reached the batch at)
     val arrived = new AtomicLong() // how many latencies holds, without walking it
     val checkpoint = Files.createTempDirectory(scratch, "checkpoint-")
+    val measuredFrom = new AtomicLong(Long.MaxValue)
+    val batches = new ConcurrentLinkedQueue[Map[String, Long]]()
+    val listener = new StreamingQueryListener {
+      override def onQueryProgress(event: QueryProgressEvent): Unit = {
+        val progress = event.progress
+        if (progress.numInputRows > 0 &&
+          java.time.Instant.parse(progress.timestamp).toEpochMilli >= measuredFrom.get()) {
+          batches.add(progress.durationMs.asScala.map { case (k, v) => k -> v.longValue() }.toMap)
+        }
+      }
+      override def onQueryStarted(event: QueryStartedEvent): Unit = ()
+      override def onQueryTerminated(event: QueryTerminatedEvent): Unit = ()
+    }
+    spark.streams.addListener(listener)
     val query = spark.readStream.format(system.format).options(system.sourceOptions(topic))
       .option("startingOffsets", "earliest").load()
       .writeStream.option("checkpointLocation", checkpoint.toString).trigger(Trigger.ProcessingTime(0))
@@ -66,11 +97,13 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
       ticker.scheduleAtFixedRate(() => { send(topic, body); sent.incrementAndGet() }, 0, 1000000L / rate,
         TimeUnit.MICROSECONDS)
       val start = System.currentTimeMillis()
+      measuredFrom.set(start + warmupSeconds * 1000L)
       val stop = start + (warmupSeconds + seconds) * 1000L
       while (System.currentTimeMillis() < stop) {
         require(!query.awaitTermination(100), s"the ${system.name} latency query stopped: ${query.exception}")
       }
       ticker.shutdown()
+      val measuredBatches = batches.asScala.toList // those that started before the producer stopped
       require(ticker.awaitTermination(10, TimeUnit.SECONDS), "the producer did not stop")
       val deadline = System.currentTimeMillis() + 60000
       while (arrived.get() < sent.get()) {
@@ -79,13 +112,21 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
             "messages reached the sink within 60 s")
         require(!query.awaitTermination(50), s"the ${system.name} latency query stopped: ${query.exception}")
       }
-      val measuredFrom = start + warmupSeconds * 1000L
-      latencies.asScala.toSeq.collect {
-        case (produced, reached) if produced >= measuredFrom => (reached - produced).toDouble
+      val measured = latencies.asScala.toSeq.collect {
+        case (produced, reached) if produced >= measuredFrom.get() => (reached - produced).toDouble
       }
+      (measured, measuredBatches)
     } finally {
       ticker.shutdownNow()
       query.stop()
+      spark.streams.removeListener(listener)
     }
   }
+}
+
+object LatencyBench {
+
+  /** The phases of a micro-batch that Spark times (`StreamingQueryProgress.durationMs`), in the order they run. */
+  val Phases: Seq[String] = Seq("latestOffset", "walCommit", "queryPlanning", "addBatch", "commitOffsets",
+    "triggerExecution")
 }
