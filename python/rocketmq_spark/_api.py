@@ -84,6 +84,12 @@ def read_rocketmq(
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
     retry_timeout_ms: Optional[int] = None,
+    access_key: Optional[str] = None,
+    secret_key: Optional[str] = None,
+    security_token: Optional[str] = None,
+    namespace: Optional[str] = None,
+    use_tls: Optional[bool] = None,
+    access_channel: Optional[str] = None,
 ) -> "DataFrame":
     """Read RocketMQ topics as a batch DataFrame, one row per message.
 
@@ -140,6 +146,12 @@ def read_rocketmq_stream(
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
     retry_timeout_ms: Optional[int] = None,
+    access_key: Optional[str] = None,
+    secret_key: Optional[str] = None,
+    security_token: Optional[str] = None,
+    namespace: Optional[str] = None,
+    use_tls: Optional[bool] = None,
+    access_channel: Optional[str] = None,
 ) -> "DataFrame":
     """Read RocketMQ topics as a streaming DataFrame (Structured Streaming), one row per message.
 
@@ -179,6 +191,12 @@ def write_rocketmq(
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
     retry_timeout_ms: Optional[int] = None,
+    access_key: Optional[str] = None,
+    secret_key: Optional[str] = None,
+    security_token: Optional[str] = None,
+    namespace: Optional[str] = None,
+    use_tls: Optional[bool] = None,
+    access_channel: Optional[str] = None,
     checkpoint_location: Optional[str] = None,
     output_mode: Optional[str] = None,
     processing_time: Optional[str] = None,

@@ -125,6 +125,13 @@ def _duration(name: str, value: object) -> str:
     )
 
 
+def _access_channel(name: str, value: object) -> str:
+    text = checked_text(name, value).strip().upper()
+    if text not in ("LOCAL", "CLOUD"):
+        raise ValueError(f"{name} must be 'LOCAL' or 'CLOUD', not {value!r}")
+    return text
+
+
 #: Converter of each kind of value, by the kind's name in the connector's option declarations.
 _CONVERTERS: Dict[str, Convert] = {
     "text": checked_text,
@@ -141,6 +148,8 @@ _CONVERTERS: Dict[str, Convert] = {
     "epoch millis": _timestamp,
     "offsets": _offsets,
     "per-queue timestamps": _timestamps,
+    "namespace": checked_text,
+    "access channel": _access_channel,
 }
 
 #: Keyword -> (option key, kind of value). The keywords of read_rocketmq, read_rocketmq_stream and
@@ -181,6 +190,12 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "send_retries": ("sendRetries", "non-negative int"),
     "compression_threshold": ("compressionThreshold", "positive int"),
     "delivery_delay_ms": ("deliveryDelayMs", "positive long"),
+    "access_key": ("accessKey", "text"),
+    "secret_key": ("secretKey", "text"),
+    "security_token": ("securityToken", "text"),
+    "namespace": ("namespace", "namespace"),
+    "use_tls": ("useTLS", "boolean"),
+    "access_channel": ("accessChannel", "access channel"),
 }
 
 #: Keyword argument -> connector option key, for every option the functions accept.

@@ -26,7 +26,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HARNESS_SCRIPT = REPO_ROOT / "dev" / "rocketmq-harness"
@@ -36,7 +36,8 @@ HARNESS_ARGS = REPO_ROOT / "it-tests" / "target" / "harness-java-args"
 class EmbeddedRocketMQProcess:
     """A real name server + broker in a child JVM, on ephemeral ports with a temporary store."""
 
-    def __init__(self, log_path: Optional[Path] = None) -> None:
+    def __init__(self, log_path: Optional[Path] = None, args: Sequence[str] = ()) -> None:
+        """``args``: the harness's own, ``--acl`` (authentication and authorization on) and ``--tls`` (TLS only)."""
         if not HARNESS_ARGS.exists():
             raise RuntimeError(
                 f"{HARNESS_ARGS} is missing: build it with `build/sbt itTests/exportHarnessClasspath` "
@@ -45,13 +46,14 @@ class EmbeddedRocketMQProcess:
         self._log_path = log_path or (REPO_ROOT / "it-tests" / "target" / "harness-process.log")
         self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
         self._proc: Optional[subprocess.Popen[str]] = None
+        self._args = list(args)
         self.name_server = ""
 
     def start(self, timeout_s: float = 120.0) -> "EmbeddedRocketMQProcess":
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self._log_path, "w", encoding="utf-8")
         self._proc = subprocess.Popen(
-            [str(HARNESS_SCRIPT)],
+            [str(HARNESS_SCRIPT), *self._args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,
@@ -95,6 +97,10 @@ class EmbeddedRocketMQProcess:
 
     def send(self, topic: str, count: int, body_prefix: str, tag: Optional[str] = None) -> None:
         self.command(f"send {topic} {count} {body_prefix}" + (f" {tag}" if tag else ""))
+
+    def create_user(self, access_key: str, secret_key: str, rights: str) -> None:
+        """On an ``--acl`` harness: a user allowed ``rights`` (none, read or readwrite) on every topic and group."""
+        self.command(f"createUser {access_key} {secret_key} {rights}")
 
     def bodies(self, topic: str) -> List[str]:
         """Every stored message body of ``topic``, read with the plain RocketMQ client."""

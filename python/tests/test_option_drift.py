@@ -57,6 +57,8 @@ HINTS = {
     "epoch millis": "Timestamp",
     "offsets": "Offsets",
     "per-queue timestamps": "Timestamps",
+    "namespace": "str",
+    "access channel": "str",
 }
 
 
@@ -67,7 +69,8 @@ class Declared(NamedTuple):
 
 
 def snake_case(key: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+    # An acronym is one word: useTLS -> use_tls.
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key).lower()
 
 
 def connector_options(spark: Any) -> Dict[str, Declared]:

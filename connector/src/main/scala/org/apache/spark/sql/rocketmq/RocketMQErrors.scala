@@ -100,6 +100,10 @@ private[rocketmq] object RocketMQErrors {
   def optionNotAllowed(option: String, sub: String): Throwable =
     invalidInput(s"ROCKETMQ_OPTION_NOT_ALLOWED.$sub", "option" -> option)
 
+  /** Half a credential in `place`: `present` is set there, `missing` is not (names as that place spells them). */
+  def incompleteCredentials(place: String, present: String, missing: String): Throwable =
+    invalidInput("ROCKETMQ_INCOMPLETE_CREDENTIALS", "place" -> place, "present" -> present, "missing" -> missing)
+
   // ---- what the options name, checked against the brokers ----
 
   def unknownQueue(option: String, queue: RocketMQQueue, known: Iterable[RocketMQQueue]): Throwable =
@@ -200,6 +204,18 @@ private[rocketmq] object RocketMQErrors {
         "nameServer" -> nameServer, "waitedMs" -> waitedMs.toString)
   }
 
+  /**
+   * The broker refused the credentials, or access to `topic` with them: the error names the access
+   * key (never the secret) and where credentials come from.
+   */
+  def accessDenied(accessKey: Option[String], topic: String, cause: Throwable): Throwable =
+    requestFailed("ROCKETMQ_ACCESS_DENIED", cause,
+      "accessKey" -> accessKey.fold("(none: no credentials were given)")(k => s"'$k'"), "topic" -> topic)
+
+  /** `failed`, unless `cause` is the broker refusing the credentials: then [[accessDenied]]. */
+  def unlessAccessDenied(cause: Throwable, accessKey: Option[String], topic: String)(failed: => Throwable)
+      : Throwable = if (RocketMQRetry.isAccessDenied(cause)) accessDenied(accessKey, topic, cause) else failed
+
   def sendNotAcknowledged(pending: Int, waitMs: Long): Throwable =
     requestFailed("ROCKETMQ_SEND_NOT_ACKNOWLEDGED", null, "pending" -> pending.toString, "waitMs" -> waitMs.toString)
 
@@ -231,13 +247,19 @@ private[rocketmq] object RocketMQErrors {
   }
 
   /** A driver request to a broker: a sub-condition of ROCKETMQ_BROKER_REQUEST_FAILED and its details. */
-  sealed abstract class BrokerRequest(val condition: String, val details: (String, String)*)
+  sealed abstract class BrokerRequest(val condition: String, val details: (String, String)*) {
+    def topic: String
+  }
 
   object BrokerRequest {
     final case class TopicStats(topic: String) extends BrokerRequest("TOPIC_STATS", "topic" -> topic)
     final case class SearchOffset(queue: RocketMQQueue, timestampMs: Long)
-      extends BrokerRequest("SEARCH_OFFSET", "queue" -> queue.toString, "timestamp" -> timestampMs.toString)
+      extends BrokerRequest("SEARCH_OFFSET", "queue" -> queue.toString, "timestamp" -> timestampMs.toString) {
+      override def topic: String = queue.topic
+    }
     final case class CommitOffset(group: String, queue: RocketMQQueue, offset: Long)
-      extends BrokerRequest("COMMIT_OFFSET", "group" -> group, "queue" -> queue.toString, "offset" -> offset.toString)
+      extends BrokerRequest("COMMIT_OFFSET", "group" -> group, "queue" -> queue.toString, "offset" -> offset.toString) {
+      override def topic: String = queue.topic
+    }
   }
 }

@@ -47,7 +47,8 @@ import org.apache.spark.sql.rocketmq.RocketMQErrors.BrokerRequest._
  * routes), so that closing it stops all its threads.
  */
 private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends Closeable {
-  private val nameServer = options(RocketMQOptions.NameServer)
+  private val connection = options.connection
+  private val nameServer = connection.nameServer
   private val timeoutMs = options(RocketMQOptions.RequestTimeoutMs)
   private val attempts = options(RocketMQOptions.MetadataRetries)
   private val intervalMs = options(RocketMQOptions.MetadataRetryIntervalMs)
@@ -63,7 +64,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   @volatile private[rocketmq] var requestCount = 0L
 
   private def api = {
-    if (lease == null) lease = RocketMQOffsetReader.clients.borrow(nameServer)
+    if (lease == null) lease = RocketMQOffsetReader.clients.borrow(connection)
     lease.client.getMQClientAPIImpl
   }
 
@@ -180,7 +181,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
     topicStats(broker, address, topic).toSeq.flatMap { stats =>
       val reported = stats.getOffsetTable.asScala.collect {
         case (mq, offsets) if mq.getBrokerName == broker =>
-          RocketMQQueue(mq) -> RocketMQQueueRange(offsets.getMinOffset, offsets.getMaxOffset)
+          RocketMQQueue(topic, broker, mq.getQueueId) -> RocketMQQueueRange(offsets.getMinOffset, offsets.getMaxOffset)
       }
       val count = queueCount.getOrElse(if (reported.isEmpty) 0 else reported.keys.map(_.queueId).max + 1)
       // A queue the broker has no stats for yet has never been written: it is empty.
@@ -198,7 +199,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   private def topicStats(broker: String, address: String, topic: String): Option[TopicStatsTable] =
     try Some(request(broker, TopicStats(topic)) {
         requestCount += 1
-        api.getTopicStatsInfo(address, topic, timeoutMs)
+        api.getTopicStatsInfo(address, connection.onBroker(topic), timeoutMs)
       })
     catch {
       case e: RocketMQRequestException if deniesTopic(e.getCause) => None
@@ -220,7 +221,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
       val address = addressOf(queue)
       queue -> request(queue.brokerName, SearchOffset(queue, timestampMs)) {
         requestCount += 1
-        api.searchOffset(address, queue.toMessageQueue, timestampMs, BoundaryType.LOWER, timeoutMs)
+        api.searchOffset(address, queue.toMessageQueue(connection), timestampMs, BoundaryType.LOWER, timeoutMs)
       }
     }.toMap
 
@@ -232,8 +233,8 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
     val changed = offsets.filter { case (q, o) => !lastCommitted.get(q).contains(o) }
     changed.foreach { case (queue, offset) =>
       val header = new UpdateConsumerOffsetRequestHeader()
-      header.setConsumerGroup(group)
-      header.setTopic(queue.topic)
+      header.setConsumerGroup(connection.onBroker(group))
+      header.setTopic(connection.onBroker(queue.topic))
       header.setQueueId(queue.queueId)
       header.setCommitOffset(offset)
       val address = addressOf(queue)
@@ -276,7 +277,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
     try {
       RocketMQRetry.withRetries(s"route of topic '$topic'", attempts, intervalMs, () => rebuildClient()) {
         requestCount += 1
-        api.getTopicRouteInfoFromNameServer(topic, timeoutMs)
+        api.getTopicRouteInfoFromNameServer(connection.onBroker(topic), timeoutMs)
       }
     } catch {
       case e: MQClientException if e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST =>
@@ -289,7 +290,10 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   /** A request to `broker`, retried; failed for good, an error naming the broker and the request. */
   private def request[T](broker: String, request: BrokerRequest)(body: => T): T =
     try RocketMQRetry.withRetries(s"$request to $broker", attempts, intervalMs, () => rebuildClient())(body)
-    catch { case NonFatal(e) => throw RocketMQErrors.brokerRequestFailed(broker, attempts, e, request) }
+    catch {
+      case NonFatal(e) => throw RocketMQErrors.unlessAccessDenied(e, connection.accessKey, request.topic)(
+          RocketMQErrors.brokerRequestFailed(broker, attempts, e, request))
+    }
 
   override def close(): Unit = {
     if (lease != null) {
@@ -311,18 +315,18 @@ private[rocketmq] object RocketMQOffsetReader {
   }
 
   /**
-   * The driver's metadata clients, one per name server list, shared by every reader of the JVM (a
+   * The driver's metadata clients, one per connection, shared by every reader of the JVM (a
    * streaming query holds one for its lifetime; batch plans borrow it briefly). Started fully, so
    * that closing one stops all its threads.
    */
-  private[rocketmq] val clients = new RocketMQClientCache[String, MQClientInstance]("metadata", newClient, _.shutdown())
+  private[rocketmq] val clients =
+    new RocketMQClientCache[RocketMQConnection, MQClientInstance]("metadata", newClient, _.shutdown())
 
-  private def newClient(nameServer: String): MQClientInstance = {
+  private def newClient(connection: RocketMQConnection): MQClientInstance = {
     val config = new ClientConfig()
-    config.setNamesrvAddr(nameServer)
+    connection.configure(config)
     config.setInstanceName(RocketMQClientCache.uniqueInstanceName("spark-rocketmq-driver"))
-    config.setVipChannelEnabled(false)
-    val instance = MQClientManager.getInstance().getOrCreateMQClientInstance(config)
+    val instance = MQClientManager.getInstance().getOrCreateMQClientInstance(config, connection.rpcHook)
     instance.start()
     instance
   }

@@ -20,6 +20,7 @@ import java.util.Locale
 
 import scala.util.control.NonFatal
 
+import org.apache.rocketmq.client.AccessChannel
 import org.apache.rocketmq.common.filter.ExpressionType
 import org.apache.rocketmq.filter.FilterFactory
 
@@ -111,6 +112,23 @@ private[rocketmq] object RocketMQOptionKind {
       value
     }
     override def emptyIsUnset: Boolean = true
+  }
+
+  private val NamespaceText = "^[a-zA-Z0-9_-]{1,64}$".r
+
+  /** A namespace: what RocketMQ puts before `%` in the names of topics and groups. */
+  case object NamespaceName extends RocketMQOptionKind[String]("namespace", "namespace name") {
+    override def parse(key: String, value: String): String = {
+      if (NamespaceText.findFirstIn(value).isEmpty) invalid(key, value, "NAMESPACE")
+      value
+    }
+    override def emptyIsUnset: Boolean = true
+  }
+
+  /** RocketMQ's access channel, LOCAL or CLOUD (case-insensitive). */
+  case object AccessChannelKind extends RocketMQOptionKind[AccessChannel]("access channel", "LOCAL or CLOUD") {
+    override def parse(key: String, value: String): AccessChannel =
+      AccessChannel.values().find(_.name.equalsIgnoreCase(value)).getOrElse(invalid(key, value, "ACCESS_CHANNEL"))
   }
 
   /** An integer in `[min, max]`; `min` is 0 or 1. */

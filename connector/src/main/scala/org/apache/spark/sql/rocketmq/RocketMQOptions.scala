@@ -18,6 +18,8 @@ package org.apache.spark.sql.rocketmq
 
 import scala.collection.mutable
 
+import org.apache.rocketmq.client.AccessChannel
+
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.rocketmq.RocketMQOption._
 import org.apache.spark.sql.rocketmq.RocketMQOptionKind._
@@ -36,6 +38,13 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
 
   /** The options as given. */
   def all: Map[String, String] = rawOptions
+
+  /**
+   * How this query's clients reach RocketMQ, credentials included (they may come from the Spark
+   * configuration or the environment): resolved on the driver, where queries are planned.
+   */
+  lazy val connection: RocketMQConnection =
+    RocketMQConnection.resolve(this, RocketMQConnection.activeSparkConf, sys.env.get)
 
   /** The value set for `option`, trimmed; for names and expressions an empty value counts as unset. */
   def rawValue(option: RocketMQOption[_]): Option[String] =
@@ -358,6 +367,38 @@ private[rocketmq] object RocketMQOptions {
   val DeliveryDelayMs: Unset[Long] = unset("deliveryDelayMs", PositiveLong, SinkOnly,
     "Delivers every message this long after it is sent (RocketMQ 5 timer messages); a deliverTime column wins.",
     value = "positive integer (ms)")
+
+  /** ACL access key. */
+  val AccessKey: Unset[String] = unset("accessKey", Text, Everywhere,
+    "Access key of RocketMQ ACL credentials (4.x/5.x plain ACL and RocketMQ 5 authentication); every request is " +
+      "signed with it and secretKey. Credentials are taken whole from the first place that sets any: these " +
+      "options, else the Spark configuration (spark.rocketmq.accessKey, spark.rocketmq.secretKey, " +
+      "spark.rocketmq.securityToken), else the environment (ROCKETMQ_ACCESS_KEY, ROCKETMQ_SECRET_KEY, " +
+      "ROCKETMQ_SECURITY_TOKEN).",
+    value = "access key", default = "(none: no credentials)")
+
+  /** ACL secret. */
+  val SecretKey: Unset[String] = unset("secretKey", Text, Everywhere,
+    "Secret of the access key (see accessKey for where else it may come from). Never shown in logs, plans, " +
+      "progress or errors.",
+    value = "secret key")
+
+  /** Temporary credentials. */
+  val SecurityToken: Unset[String] = unset("securityToken", Text, Everywhere,
+    "Security token of temporary credentials, with accessKey and secretKey. Never shown.", value = "token")
+
+  /** Namespace of topics and groups. */
+  val Namespace: Unset[String] = unset("namespace", NamespaceName, Everywhere,
+    "Namespace of the topics and groups: a topic t is read and written as namespace%t on the brokers, as " +
+      "RocketMQ's clients do; the topic column holds the plain name.")
+
+  /** TLS. */
+  val UseTLS: Defaulted[Boolean] = defaulted("useTLS", Bool, false, Everywhere,
+    "Connects to the name servers and brokers over TLS (for clusters that require it).")
+
+  /** Access channel. */
+  val AccessChannelOption: Defaulted[AccessChannel] = defaulted("accessChannel", AccessChannelKind,
+    AccessChannel.LOCAL, Everywhere, "RocketMQ's access channel: CLOUD for managed services that ask for it.")
 
   /** Every option, in declaration order (the README's). */
   lazy val registry: Seq[RocketMQOption[_]] = declared.toList

@@ -23,7 +23,9 @@ import org.apache.rocketmq.common.message.MessageQueue
  * the broker that hosts it and its id on that broker; offsets are positions in its consume queue.
  */
 private[rocketmq] final case class RocketMQQueue(topic: String, brokerName: String, queueId: Int) {
-  def toMessageQueue: MessageQueue = new MessageQueue(topic, brokerName, queueId)
+  /** The queue as the brokers name it (under the connection's namespace, if any). */
+  def toMessageQueue(connection: RocketMQConnection): MessageQueue =
+    new MessageQueue(connection.onBroker(topic), brokerName, queueId)
   override def toString: String = s"$topic/$brokerName/$queueId"
 }
 

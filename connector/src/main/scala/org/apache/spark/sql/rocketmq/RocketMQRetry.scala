@@ -74,6 +74,17 @@ private[rocketmq] object RocketMQRetry {
     message.startsWith("No route info for this topic") || message.startsWith("No route info of this topic")
   }
 
+  /**
+   * The broker refused the request's credentials, or what they allow (RocketMQ answers both with
+   * NO_PERMISSION): retrying cannot help, and the error should name the access key.
+   */
+  def isAccessDenied(t: Throwable): Boolean =
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(5).exists {
+      case e: MQBrokerException => e.getResponseCode == ResponseCode.NO_PERMISSION
+      case e: MQClientException => e.getResponseCode == ResponseCode.NO_PERMISSION
+      case _ => false
+    }
+
   /** A client that found no route for a topic: an outage, or a topic that does not exist. */
   def isNoRoute(t: Throwable): Boolean = t match {
     case e: MQClientException =>

@@ -19,6 +19,7 @@ package org.apache.spark.sql.rocketmq
 import org.apache.rocketmq.common.message.{Message, MessageConst}
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.unsafe.types.UTF8String
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 
 /**
@@ -31,13 +32,25 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
 
   private val keyBuilder = new java.lang.StringBuilder()
 
+  /** The topic option's name on the brokers; for a topic column, the last row's (rows mostly share one). */
+  private val optionTopic = settings.topic.map(settings.connection.onBroker).orNull
+  private var lastColumnTopic: UTF8String = _
+  private var lastColumnTopicOnBroker: String = _
+
+  private def columnTopic(row: InternalRow, rowIndex: Long): String = {
+    if (row.isNullAt(columns.topic)) throw RocketMQErrors.nullColumnValue(Topic, rowIndex)
+    val topic = row.getUTF8String(columns.topic)
+    if (lastColumnTopic == null || lastColumnTopic != topic) {
+      lastColumnTopic = topic.copy()
+      lastColumnTopicOnBroker = settings.connection.onBroker(topic.toString)
+    }
+    lastColumnTopicOnBroker
+  }
+
   def toMessage(row: InternalRow, rowIndex: Long): Message = {
     if (row.isNullAt(columns.body)) throw RocketMQErrors.nullColumnValue(Body, rowIndex)
     val body = if (columns.bodyIsString) row.getUTF8String(columns.body).getBytes else row.getBinary(columns.body)
-    val topic = settings.topic.getOrElse {
-      if (row.isNullAt(columns.topic)) throw RocketMQErrors.nullColumnValue(Topic, rowIndex)
-      row.getUTF8String(columns.topic).toString
-    }
+    val topic = if (optionTopic != null) optionTopic else columnTopic(row, rowIndex)
     val message = new Message(topic, body)
     if (present(row, columns.tags)) message.setTags(row.getUTF8String(columns.tags).toString)
     if (present(row, columns.keys)) setKeys(message, row)

@@ -21,6 +21,8 @@ import java.nio.charset.StandardCharsets
 import scala.jdk.CollectionConverters._
 import scala.util.Try
 
+import org.apache.rocketmq.client.exception.MQBrokerException
+import org.apache.rocketmq.remoting.protocol.ResponseCode
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.SparkThrowable
@@ -72,6 +74,9 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(options("topic" -> "a b").topicsToRead),
     raised(options("consumerGroup" -> "a b")(RocketMQOptions.ConsumerGroup)),
     raised(options("sqlFilter" -> "a >>> 5")(RocketMQOptions.SqlFilter)),
+    raised(options("namespace" -> "a%b")(RocketMQOptions.Namespace)),
+    raised(options("accessChannel" -> "x")(RocketMQOptions.AccessChannelOption)),
+    raised(RocketMQConnection.resolve(options("accessKey" -> "ak"), _ => None, _ => None)),
     raised(options("startingOffsets" -> "x").validateForStream()),
     raised(options("startingOffsets" -> """{"t":{"b":{"0":-3}}}""").validateForStream()),
     raised(options("startingOffsetsByTimestamp" -> """{"t":{"b":{"0":-3}}}""").validateForStream()),
@@ -127,7 +132,9 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     RocketMQErrors.sendStatusNotOk("t", "FLUSH_DISK_TIMEOUT"),
     RocketMQErrors.brokerUnavailable("t", Some("b"), "h:1", 60000, cause),
     RocketMQErrors.brokerUnavailable("t", None, "h:1", 60000, null),
-    RocketMQErrors.sendNotAcknowledged(3, 1000)
+    RocketMQErrors.sendNotAcknowledged(3, 1000),
+    RocketMQErrors.unlessAccessDenied(new MQBrokerException(ResponseCode.NO_PERMISSION, "check signature failed"),
+      Some("ak"), "t")(fail("a denial is an access error"))
   ) ++ Seq(DataLossReason.Expired(7), DataLossReason.BeingRemoved, DataLossReason.ConsumeQueueGone,
     DataLossReason.Truncated(3), DataLossReason.TopicRecreated(3), DataLossReason.OffsetsWentBack,
     DataLossReason.SkippedByBroker).map(RocketMQErrors.dataLoss(q, 1, 5, _))
@@ -158,9 +165,9 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     assert(byType.keySet === Set("RocketMQInvalidInputException", "RocketMQDataLossException",
       "RocketMQRequestException"))
     assert(byType("RocketMQDataLossException") === Seq("ROCKETMQ_DATA_LOSS", "ROCKETMQ_DATA_LOSS_QUEUE_GONE"))
-    assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_BROKER_REQUEST_FAILED", "ROCKETMQ_BROKER_UNAVAILABLE",
-      "ROCKETMQ_NAME_SERVER_UNREACHABLE", "ROCKETMQ_PULL_FAILED", "ROCKETMQ_SEND_FAILED",
-      "ROCKETMQ_SEND_NOT_ACKNOWLEDGED"))
+    assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_ACCESS_DENIED", "ROCKETMQ_BROKER_REQUEST_FAILED",
+      "ROCKETMQ_BROKER_UNAVAILABLE", "ROCKETMQ_NAME_SERVER_UNREACHABLE", "ROCKETMQ_PULL_FAILED",
+      "ROCKETMQ_SEND_FAILED", "ROCKETMQ_SEND_NOT_ACKNOWLEDGED"))
     assert(
       errors.filter(_.isInstanceOf[RocketMQInvalidInputException]).forall(_.isInstanceOf[IllegalArgumentException]))
   }

@@ -180,11 +180,21 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
 
   test("a pull failing for a reason retrying cannot fix fails at once, naming the queue and the cause") {
     implicit val s: RocketMQReadSettings = settings(failOnDataLoss = true)
-    val denied = new MQBrokerException(ResponseCode.NO_PERMISSION, "the topic is not readable")
-    val failed = intercept[PullerFailed](script(7, 9, Seq(Left(denied))))
+    val unparsable = new MQBrokerException(ResponseCode.SUBSCRIPTION_PARSE_FAILED, "the filter does not parse")
+    val failed = intercept[PullerFailed](script(7, 9, Seq(Left(unparsable))))
     assert(failed.error.getCondition === "ROCKETMQ_PULL_FAILED.NOT_RETRYABLE")
     assert(failed.error.getMessage.contains("queue 0 at offset 7") &&
-        failed.error.getMessage.contains("the topic is not readable"), failed.error.getMessage)
+        failed.error.getMessage.contains("the filter does not parse"), failed.error.getMessage)
+    assert(failed.asked.size === 1 && failed.retries === 0 && failed.gaveUp === 1)
+  }
+
+  test("a pull the broker refuses for the credentials fails at once, naming the access key") {
+    implicit val s: RocketMQReadSettings = settings(failOnDataLoss = true)
+    val denied = new MQBrokerException(ResponseCode.NO_PERMISSION, "User:ak-1 has no permission to access Topic:t")
+    val failed = intercept[PullerFailed](script(7, 9, Seq(Left(denied))))
+    assert(failed.error.getCondition === "ROCKETMQ_ACCESS_DENIED")
+    assert(failed.error.getMessage.contains("(none: no credentials were given)") &&
+        failed.error.getMessage.contains("has no permission"), failed.error.getMessage)
     assert(failed.asked.size === 1 && failed.retries === 0 && failed.gaveUp === 1)
   }
 

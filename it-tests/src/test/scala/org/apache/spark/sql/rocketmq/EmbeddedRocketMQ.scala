@@ -27,6 +27,7 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.rocketmq.broker.BrokerController
 import org.apache.rocketmq.client.producer.{SendResult, SendStatus}
 import org.apache.rocketmq.common.{MQVersion, TopicConfig}
+import org.apache.rocketmq.common.action.Action
 import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.common.message.{Message, MessageExt, MessageQueue}
 import org.apache.rocketmq.common.namesrv.NamesrvConfig
@@ -50,7 +51,8 @@ final case class TestMessage(
  */
 final class EmbeddedRocketMQ(
     val commitLogFileSize: Int = 16 * 1024 * 1024,
-    val consumeQueueFileEntries: Int = 300000) {
+    val consumeQueueFileEntries: Int = 300000,
+    val secured: Boolean = false) {
   import EmbeddedRocketMQ._
 
   val brokerName = "broker-a"
@@ -98,7 +100,11 @@ final class EmbeddedRocketMQ(
     // lists (default "04"), which with no reserved time would delete unread messages from 04:00 to 04:59.
     store.setDeleteWhen("-1") // an hour that never comes
     store.setCleanResourceInterval(500)
-    broker = new BrokerController(brokerConfig, brokerNetty, new NettyClientConfig(), store)
+    broker =
+      if (secured) {
+        new BrokerController(brokerConfig, brokerNetty, new NettyClientConfig(), store,
+          TestSecurity.authConfig(storeDir, clusterName))
+      } else new BrokerController(brokerConfig, brokerNetty, new NettyClientConfig(), store)
     require(broker.initialize(), "the broker did not initialize")
     broker.start()
     // start() leaves the first registration to a task 10 s later (the broker's client does not
@@ -160,6 +166,12 @@ final class EmbeddedRocketMQ(
     awaitCondition(s"the route of $topic to be gone", 30000) {
       namesrv.getRouteInfoManager.pickupTopicRouteData(topic) == null
     }
+  }
+
+  /** On a [[secured]] broker: creates `user`, allowed `actions` on every topic and group. */
+  def createUser(user: TestSecurity.User, actions: Seq[Action]): Unit = {
+    require(secured, "users exist on a secured broker only")
+    TestSecurity.createUser(broker, user, actions)
   }
 
   /** A fresh topic name for one test. */
@@ -229,14 +241,17 @@ final class EmbeddedRocketMQ(
   /** Every stored message of `topic`, read with the plain RocketMQ client from min to max offset. */
   def readAll(topic: String): Seq[MessageExt] = {
     latestOffsets(topic).toSeq.sortBy(_._1).flatMap { case (queue, max) =>
-      plainClients.readRange(queue.toMessageQueue, broker.getMessageStore.getMinOffsetInQueue(topic, queue.queueId),
+      plainClients.readRange(new MessageQueue(topic, brokerName, queue.queueId),
+        broker.getMessageStore.getMinOffsetInQueue(topic, queue.queueId),
         max)
     }
   }
 
   /** The harness's own producer and consumer, started on first use (again after a broker restart). */
   private def plainClients: RocketMQPlainClients = synchronized {
-    if (clients == null) clients = new RocketMQPlainClients(nameServer)
+    if (clients == null) {
+      clients = new RocketMQPlainClients(nameServer, if (secured) TestSecurity.Admin.rpcHook else null)
+    }
     clients
   }
 
@@ -288,11 +303,23 @@ object EmbeddedRocketMQ {
    * per stdin line with one line (`OK …` or `ERROR …`); stops when stdin closes or on SIGTERM.
    *
    * Commands: `createTopic <topic> <queues>`, `send <topic> <count> <bodyPrefix> [tag]`,
-   * `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies), `storeDir`, `stop`.
+   * `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies), `storeDir`, `stop`;
+   * with `--acl`, `createUser <accessKey> <secretKey> <none|read|readwrite>`.
+   *
+   * Arguments: `--acl` turns authentication and authorization on (see [[TestSecurity]]); `--tls` makes
+   * the name server and the broker accept TLS connections only, with a certificate made at start.
    */
   def main(args: Array[String]): Unit = {
     val started = System.nanoTime()
-    val mq = new EmbeddedRocketMQ().start()
+    val unknown = args.filterNot(Set("--acl", "--tls"))
+    require(unknown.isEmpty, s"unknown arguments: ${unknown.mkString(" ")} (known: --acl, --tls)")
+    if (args.contains("--tls")) {
+      // Before any RocketMQ class loads: RocketMQ reads its TLS settings once, from system properties.
+      val dir = Files.createTempDirectory("rocketmq-spark-tls-")
+      TestSecurity.generateCertificate(dir)
+      TestSecurity.tlsServerProperties(dir).foreach { case (k, v) => System.setProperty(k, v) }
+    }
+    val mq = new EmbeddedRocketMQ(secured = args.contains("--acl")).start()
     val startSeconds = (System.nanoTime() - started) / 1e9
     // The process only ever holds throwaway data: stopping removes the store and exits at once.
     Runtime.getRuntime.addShutdownHook(new Thread(() => mq.discard()))
@@ -319,6 +346,15 @@ object EmbeddedRocketMQ {
             case "latestOffsets" :: topic :: Nil =>
               "OK " + RocketMQOffsetsJson.format(mq.latestOffsets(topic))
             case "storeDir" :: Nil => s"OK ${mq.storeDirectory}"
+            case "createUser" :: accessKey :: secretKey :: rights :: Nil =>
+              val actions = rights match {
+                case "none" => Nil
+                case "read" => TestSecurity.ReadOnly
+                case "readwrite" => TestSecurity.ReadWrite
+                case other => throw new IllegalArgumentException(s"rights must be none, read or readwrite: $other")
+              }
+              mq.createUser(TestSecurity.User(accessKey, secretKey), actions)
+              "OK"
             case "bodies" :: topic :: Nil =>
               "OK " + json.writeValueAsString(
                 mq.readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8)).asJava)

@@ -24,13 +24,15 @@ import scala.jdk.CollectionConverters._
 import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullStatus}
 import org.apache.rocketmq.client.producer.{DefaultMQProducer, SendStatus}
 import org.apache.rocketmq.common.message.{Message, MessageExt, MessageQueue}
+import org.apache.rocketmq.remoting.RPCHook
 
 /**
  * The plain RocketMQ producer and pull consumer, independent of the connector, for tests that write
  * many messages fast or check what a topic holds. Each is created on first use; the clients follow the
- * name server's routes, so they work on across a broker restart.
+ * name server's routes, so they work on across a broker restart. On a secured broker, `rpcHook`
+ * signs their requests.
  */
-final class RocketMQPlainClients(nameServer: String) extends AutoCloseable {
+final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null) extends AutoCloseable {
   private var startedProducer: DefaultMQProducer = _
   private var startedConsumer: DefaultMQPullConsumer = _
 
@@ -78,7 +80,7 @@ final class RocketMQPlainClients(nameServer: String) extends AutoCloseable {
   /** The producer, started on first use. */
   def producer: DefaultMQProducer = synchronized {
     if (startedProducer == null) {
-      val p = new DefaultMQProducer("plain-test-producer")
+      val p = new DefaultMQProducer("plain-test-producer", rpcHook)
       p.setNamesrvAddr(nameServer)
       p.setInstanceName(s"plain-test-producer-${UUID.randomUUID()}")
       p.setSendMsgTimeout(10000)
@@ -91,7 +93,7 @@ final class RocketMQPlainClients(nameServer: String) extends AutoCloseable {
   /** The pull consumer (no rebalancing), started on first use. */
   def consumer: DefaultMQPullConsumer = synchronized {
     if (startedConsumer == null) {
-      val c = new DefaultMQPullConsumer("plain-test-reader")
+      val c = new DefaultMQPullConsumer("plain-test-reader", rpcHook)
       c.setNamesrvAddr(nameServer)
       c.setInstanceName(s"plain-test-reader-${UUID.randomUUID()}")
       c.setEnableRebalance(false)

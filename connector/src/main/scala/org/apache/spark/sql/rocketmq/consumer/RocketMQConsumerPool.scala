@@ -22,10 +22,10 @@ import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer
 import org.apache.rocketmq.client.impl.MQClientManager
 
 import org.apache.spark.SparkEnv
-import org.apache.spark.sql.rocketmq.RocketMQClientCache
+import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQConnection}
 
 /**
- * The pull consumers of one executor JVM, one per (name server, group). A pull consumer is stateless
+ * The pull consumers of one executor JVM, one per (connection, group). A pull consumer is stateless
  * per pull and safe for concurrent use, so every task and batch reading with the same settings
  * shares it (see [[RocketMQClientCache]] for reuse, eviction and shutdown).
  *
@@ -48,20 +48,19 @@ private[rocketmq] object RocketMQConsumerPool {
     ("spark-rocketmq-reader-" + applicationId.replaceAll("[^%|a-zA-Z0-9_-]", "_")).take(255)
 
   /** What makes two reads able to share a consumer. */
-  final case class Key(nameServer: String, group: String)
+  final case class Key(connection: RocketMQConnection, group: String)
 
   val cache = new RocketMQClientCache[Key, DefaultMQPullConsumer]("consumer", newConsumer, _.shutdown())
 
-  def borrow(settings: RocketMQReadSettings): cache.Lease = cache.borrow(Key(settings.nameServer, settings.group))
+  def borrow(settings: RocketMQReadSettings): cache.Lease = cache.borrow(Key(settings.connection, settings.group))
 
   /** Consumers held now (tests). */
   private[rocketmq] def size: Int = cache.size
 
   private def newConsumer(key: Key): DefaultMQPullConsumer = {
-    val consumer = new DefaultMQPullConsumer(key.group)
-    consumer.setNamesrvAddr(key.nameServer)
+    val consumer = new DefaultMQPullConsumer(key.connection.onBroker(key.group), key.connection.rpcHook)
+    key.connection.configure(consumer)
     consumer.setInstanceName(RocketMQClientCache.uniqueInstanceName("spark-rocketmq-reader"))
-    consumer.setVipChannelEnabled(false)
     // Stateless pulls of assigned ranges: no rebalancing, no offset bookkeeping in the client.
     consumer.setEnableRebalance(false)
     consumer.start()

@@ -177,7 +177,8 @@ private[rocketmq] final class RocketMQQueuePuller(
           }
         case NonFatal(e) =>
           onGiveUp()
-          throw RocketMQErrors.pullFailed(queue, offset, e, GaveUp.NotRetryable)
+          throw RocketMQErrors.unlessAccessDenied(e, settings.connection.accessKey, queue.topic)(
+            RocketMQErrors.pullFailed(queue, offset, e, GaveUp.NotRetryable))
       }
     }
     throw new IllegalStateException("unreachable")
@@ -214,15 +215,17 @@ private[rocketmq] object RocketMQQueuePuller {
     val lease = RocketMQConsumerPool.borrow(settings)
     val consumer: DefaultMQPullConsumer = lease.client
     if (settings.sqlFilter.isDefined) {
-      try lease.once(s"sql:${queue.topic}")(RocketMQConsumerPool.prepareForSqlFilter(consumer, queue.topic))
+      try lease.once(s"sql:${queue.topic}")(RocketMQConsumerPool.prepareForSqlFilter(consumer,
+          settings.connection.onBroker(queue.topic)))
       catch {
         case NonFatal(e) =>
           lease.markBroken()
           lease.release()
-          throw RocketMQErrors.pullFailed(queue, from, e, GaveUp.NotRetryable)
+          throw RocketMQErrors.unlessAccessDenied(e, settings.connection.accessKey, queue.topic)(
+            RocketMQErrors.pullFailed(queue, from, e, GaveUp.NotRetryable))
       }
     }
-    val messageQueue = queue.toMessageQueue
+    val messageQueue = queue.toMessageQueue(settings.connection)
     val selector = settings.selector
     def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit): Unit =
       consumer.pull(messageQueue, selector, offset, maxMessages,

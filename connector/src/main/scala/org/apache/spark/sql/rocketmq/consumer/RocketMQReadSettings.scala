@@ -18,7 +18,7 @@ package org.apache.spark.sql.rocketmq.consumer
 
 import org.apache.rocketmq.client.consumer.MessageSelector
 
-import org.apache.spark.sql.rocketmq.RocketMQOptions
+import org.apache.spark.sql.rocketmq.{RocketMQConnection, RocketMQOptions}
 import org.apache.spark.sql.rocketmq.RocketMQOptions._
 
 /**
@@ -27,7 +27,7 @@ import org.apache.spark.sql.rocketmq.RocketMQOptions._
  * option declarations. Nothing secret is in `toString`.
  */
 private[rocketmq] final case class RocketMQReadSettings(
-    nameServer: String,
+    connection: RocketMQConnection,
     subExpression: String,
     sqlFilter: Option[String],
     pullTimeoutMs: Long,
@@ -48,7 +48,7 @@ private[rocketmq] final case class RocketMQReadSettings(
 private[rocketmq] object RocketMQReadSettings {
 
   def apply(options: RocketMQOptions): RocketMQReadSettings = RocketMQReadSettings(
-    nameServer = options(NameServer),
+    connection = options.connection,
     subExpression = options(SubExpression),
     sqlFilter = options(SqlFilter),
     pullTimeoutMs = options(PullTimeoutMs),

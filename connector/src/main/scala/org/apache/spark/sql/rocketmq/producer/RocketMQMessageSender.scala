@@ -127,7 +127,7 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
 
     override def onSuccess(result: SendResult): Unit =
       if (result.getSendStatus != SendStatus.SEND_OK) {
-        fail(RocketMQErrors.sendStatusNotOk(message.getTopic, result.getSendStatus.toString))
+        fail(RocketMQErrors.sendStatusNotOk(topicInQuery, result.getSendStatus.toString))
       } else resolved()
 
     /** Frees the message's slots: its bytes first, so that all slots free means all bytes free. */
@@ -145,7 +145,7 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
     private def retryPause(e: Throwable): Either[GaveUp, Long] = {
       if (!RocketMQRetry.isRetryable(e)) return Left(GaveUp.NotRetryable)
       if (RocketMQRetry.isNoRoute(e) && topicMissing(message.getTopic)) {
-        return Left(GaveUp.TopicNotFound(settings.nameServer))
+        return Left(GaveUp.TopicNotFound(settings.connection.nameServer))
       }
       if (budget == null) budget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
       if (settings.sendRetries.exists(budget.retries >= _)) return Left(GaveUp.SendRetriesReached(budget.retries))
@@ -153,7 +153,7 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
         case Some(pauseMs) =>
           retryCount.incrementAndGet()
           if (budget.retries == 1 || budget.retries % 10 == 0) {
-            log.warn(s"Send to topic ${message.getTopic} failed (resend ${budget.retries}, ${budget.elapsedMs} ms " +
+            log.warn(s"Send to topic $topicInQuery failed (resend ${budget.retries}, ${budget.elapsedMs} ms " +
               s"into a retry budget of ${settings.retryTimeoutMs} ms); resending in $pauseMs ms: $e")
           }
           Right(pauseMs)
@@ -161,7 +161,12 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
       }
     }
 
-    private def fail(e: Throwable, gaveUp: GaveUp): Unit = fail(RocketMQErrors.sendFailed(message.getTopic, e, gaveUp))
+    private def fail(e: Throwable, gaveUp: GaveUp): Unit =
+      fail(RocketMQErrors.unlessAccessDenied(e, settings.connection.accessKey, topicInQuery)(
+        RocketMQErrors.sendFailed(topicInQuery, e, gaveUp)))
+
+    /** The topic as the query names it (without the namespace the brokers see). */
+    private def topicInQuery: String = settings.connection.inQuery(message.getTopic)
 
     private def fail(error: Throwable): Unit = {
       failedCount.addAndGet(count)

@@ -16,7 +16,7 @@
 
 package org.apache.spark.sql.rocketmq.producer
 
-import org.apache.spark.sql.rocketmq.RocketMQOptions
+import org.apache.spark.sql.rocketmq.{RocketMQConnection, RocketMQOptions}
 import org.apache.spark.sql.rocketmq.RocketMQOptions._
 
 /**
@@ -25,7 +25,7 @@ import org.apache.spark.sql.rocketmq.RocketMQOptions._
  * comes from the option declarations.
  */
 private[rocketmq] final case class RocketMQWriteSettings(
-    nameServer: String,
+    connection: RocketMQConnection,
     topic: Option[String],
     producerGroup: String,
     sendTimeoutMs: Long,
@@ -40,7 +40,7 @@ private[rocketmq] final case class RocketMQWriteSettings(
 
 private[rocketmq] object RocketMQWriteSettings {
   def apply(options: RocketMQOptions): RocketMQWriteSettings = RocketMQWriteSettings(
-    nameServer = options(NameServer),
+    connection = options.connection,
     topic = options.topicToWrite,
     producerGroup = options(ProducerGroup),
     sendTimeoutMs = options(SendTimeoutMs),

@@ -1,0 +1,138 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq
+
+import org.apache.rocketmq.acl.common.{AclClientRPCHook, SessionCredentials}
+import org.apache.rocketmq.client.{AccessChannel, ClientConfig}
+import org.apache.rocketmq.remoting.RPCHook
+import org.apache.rocketmq.remoting.protocol.NamespaceUtil
+
+import org.apache.spark.sql.SparkSession
+
+/**
+ * RocketMQ ACL credentials: an access key, its secret and, for temporary credentials, a security
+ * token. Every request a client sends is signed with them. The secret and the token never show in
+ * `toString`, so neither does anything that holds them (pool keys, settings, errors).
+ */
+private[rocketmq] final case class RocketMQCredentials(
+    accessKey: String,
+    secretKey: String,
+    securityToken: Option[String]) {
+
+  def rpcHook: RPCHook = new AclClientRPCHook(new SessionCredentials(accessKey, secretKey, securityToken.orNull))
+
+  override def toString: String =
+    s"RocketMQCredentials(accessKey=$accessKey, secretKey=${RocketMQConnection.Hidden}" +
+      securityToken.fold("")(_ => s", securityToken=${RocketMQConnection.Hidden}") + ")"
+}
+
+/**
+ * How the clients of one query reach RocketMQ: the name servers, the credentials, the namespace,
+ * TLS and the access channel. It is resolved on the driver when the query is planned and travels to
+ * the executors inside the read and write settings; every client pool keys on it, so two queries
+ * with different credentials never share a client.
+ *
+ * A namespace is applied here, not by the RocketMQ client: topics and groups are named
+ * `namespace%name` on the brokers (RocketMQ's own convention), while the query, its rows and its
+ * offsets use the plain names.
+ */
+private[rocketmq] final case class RocketMQConnection(
+    nameServer: String,
+    credentials: Option[RocketMQCredentials] = None,
+    namespace: Option[String] = None,
+    useTLS: Boolean = false,
+    accessChannel: AccessChannel = AccessChannel.LOCAL) {
+
+  /**
+   * Applies everything but the namespace to a client's configuration. Without `useTLS` the client
+   * keeps RocketMQ's own default (the JVM's system property `tls.enable`).
+   */
+  def configure(config: ClientConfig): Unit = {
+    config.setNamesrvAddr(nameServer)
+    if (useTLS) config.setUseTLS(true)
+    config.setAccessChannel(accessChannel)
+    config.setVipChannelEnabled(false)
+  }
+
+  /** The hook that signs requests, or null without credentials (RocketMQ's clients take null). */
+  def rpcHook: RPCHook = credentials.map(_.rpcHook).orNull
+
+  /** The access key, for errors: never the secret. */
+  def accessKey: Option[String] = credentials.map(_.accessKey)
+
+  /** What a topic or group is called on the brokers. */
+  def onBroker(name: String): String = namespace.fold(name)(ns => NamespaceUtil.wrapNamespace(ns, name))
+
+  /** What a topic or group the brokers name is called in the query. */
+  def inQuery(name: String): String = namespace.fold(name)(ns => NamespaceUtil.withoutNamespace(name, ns))
+}
+
+private[rocketmq] object RocketMQConnection {
+
+  /** What stands for a secret wherever one would be shown. */
+  val Hidden = "*********(redacted)"
+
+  /** The names credentials have in one place they are looked for, and how errors call that place. */
+  final case class CredentialNames(accessKey: String, secretKey: String, securityToken: String, place: String)
+
+  val InOptions: CredentialNames = CredentialNames(RocketMQOptions.AccessKey.key, RocketMQOptions.SecretKey.key,
+    RocketMQOptions.SecurityToken.key, "the query's options")
+  val InSparkConf: CredentialNames = CredentialNames("spark.rocketmq.accessKey", "spark.rocketmq.secretKey",
+    "spark.rocketmq.securityToken", "the Spark configuration")
+  val InEnvironment: CredentialNames = CredentialNames("ROCKETMQ_ACCESS_KEY", "ROCKETMQ_SECRET_KEY",
+    "ROCKETMQ_SECURITY_TOKEN", "the environment")
+
+  /**
+   * The connection of a query. Credentials are taken whole from the first place that sets any of
+   * them: the query's options, else the Spark configuration (`spark.rocketmq.accessKey` …), else the
+   * environment (`ROCKETMQ_ACCESS_KEY` …); never a key from one place and a secret from another.
+   * Half a credential there (a key without its secret, or the reverse) is an error naming the place.
+   */
+  def resolve(options: RocketMQOptions, sparkConf: String => Option[String], environment: String => Option[String])
+      : RocketMQConnection = {
+    val optionsByKey = Seq(RocketMQOptions.AccessKey, RocketMQOptions.SecretKey, RocketMQOptions.SecurityToken)
+      .map(o => o.key -> o).toMap
+    def nonBlank(lookUp: String => Option[String]): String => Option[String] =
+      name => lookUp(name).map(_.trim).filter(_.nonEmpty)
+    val places = Seq(
+      InOptions -> ((name: String) => options.rawValue(optionsByKey(name))),
+      InSparkConf -> nonBlank(sparkConf),
+      InEnvironment -> nonBlank(environment))
+    val found = places.iterator.map { case (names, lookUp) =>
+      (names, lookUp(names.accessKey), lookUp(names.secretKey), lookUp(names.securityToken))
+    }.find { case (_, key, secret, token) => key.isDefined || secret.isDefined || token.isDefined }
+    val credentials = found.map {
+      case (_, Some(key), Some(secret), token) => RocketMQCredentials(key, secret, token)
+      case (names, key, secret, _) =>
+        val present = if (key.isDefined) names.accessKey
+        else if (secret.isDefined) names.secretKey
+        else names.securityToken
+        throw RocketMQErrors.incompleteCredentials(names.place, present,
+          missing = if (key.isEmpty) names.accessKey else names.secretKey)
+    }
+    RocketMQConnection(
+      nameServer = options(RocketMQOptions.NameServer),
+      credentials = credentials,
+      namespace = options(RocketMQOptions.Namespace),
+      useTLS = options(RocketMQOptions.UseTLS),
+      accessChannel = options(RocketMQOptions.AccessChannelOption))
+  }
+
+  /** The active session's configuration (the driver's), if there is one. */
+  def activeSparkConf(key: String): Option[String] =
+    SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession).flatMap(_.conf.getOption(key))
+}

@@ -1,0 +1,141 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.streaming.Trigger
+
+/**
+ * Against a broker with RocketMQ 5's authentication and authorization on: the right credentials read
+ * and write, batch and streaming; wrong, unknown and missing ones fail fast with an error that names
+ * the access key (never the secret); a user allowed to read but not to write fails the write clearly;
+ * credentials may come from the Spark configuration; a namespace scopes the topics.
+ */
+class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
+  import testImplicits._
+
+  override protected def newRocketMQ(): EmbeddedRocketMQ = {
+    val mq = new EmbeddedRocketMQ(secured = true).start()
+    Runtime.getRuntime.addShutdownHook(new Thread(() => mq.discard()))
+    mq
+  }
+
+  private lazy val writer = user("writer", TestSecurity.ReadWrite)
+  private lazy val reader = user("reader", TestSecurity.ReadOnly)
+
+  private def user(prefix: String, rights: Seq[org.apache.rocketmq.common.action.Action]): TestSecurity.User = {
+    val u = TestSecurity.newUser(prefix)
+    rocketmq.createUser(u, rights)
+    u
+  }
+
+  private def write(topic: String, rows: Seq[String], options: Map[String, String]): Unit =
+    rows.toDF("body").write.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+      .options(options).mode("append").save()
+
+  private def read(topic: String, options: Map[String, String]): DataFrame =
+    spark.read.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+      .options(options).load()
+
+  private def bodiesOf(df: DataFrame): Seq[String] =
+    df.select("body").as[Array[Byte]].collect().map(new String(_, UTF_8)).toSeq.sorted
+
+  test("the right credentials write and read, batch and streaming") {
+    val (topic, copy) = (rocketmq.newTopic("acl"), rocketmq.newTopic("acl-copy"))
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.createTopic(copy, queues = 2)
+    val rows = (0 until 50).map(i => s"m$i")
+    write(topic, rows, writer.options)
+    assert(bodiesOf(read(topic, reader.options)) === rows.sorted)
+
+    val checkpoint = java.nio.file.Files.createTempDirectory("acl-stream-").toString
+    val query = spark.readStream.format("rocketmq").option("nameServer", rocketmq.nameServer)
+      .option("topic", topic).option("startingOffsets", "earliest").options(writer.options).load()
+      .select("body").writeStream.format("rocketmq").option("nameServer", rocketmq.nameServer)
+      .option("topic", copy).options(writer.options).option("checkpointLocation", checkpoint)
+      .trigger(Trigger.AvailableNow()).start()
+    query.awaitTermination()
+    assert(bodiesOf(read(copy, reader.options)) === rows.sorted)
+  }
+
+  test("a wrong secret, an unknown access key and no credentials fail fast, naming the key, never the secret") {
+    val topic = rocketmq.newTopic("acl-denied")
+    rocketmq.createTopic(topic, queues = 2)
+    write(topic, Seq("x"), writer.options)
+    // A client of the right credentials is cached by now: a wrong secret must not borrow it.
+    assert(bodiesOf(read(topic, reader.options)) === Seq("x"))
+    val wrongSecret = reader.copy(secretKey = s"wrong-${reader.secretKey}")
+    val unknown = TestSecurity.newUser("nobody")
+    for ((who, options) <- Seq(wrongSecret -> wrongSecret.options, unknown -> unknown.options)) {
+      val started = System.nanoTime()
+      val message = errorMessage(bodiesOf(read(topic, options)))
+      val tookMs = (System.nanoTime() - started) / 1000000
+      info(s"${who.accessKey}: $tookMs ms: ${message.linesIterator.next()}")
+      assert(message.contains("ROCKETMQ_ACCESS_DENIED"), message)
+      assert(message.contains(who.accessKey), message)
+      assert(!message.contains(who.secretKey), message)
+    }
+    val none = errorMessage(bodiesOf(read(topic, Map.empty)))
+    info(none.linesIterator.next())
+    assert(none.contains("ROCKETMQ_ACCESS_DENIED"), none)
+  }
+
+  test("a user allowed to read but not to write: the read works, the write fails clearly") {
+    val topic = rocketmq.newTopic("acl-ro")
+    rocketmq.createTopic(topic, queues = 2)
+    write(topic, Seq("a", "b"), writer.options)
+    assert(bodiesOf(read(topic, reader.options)) === Seq("a", "b"))
+    val message = errorMessage(write(topic, Seq("c"), reader.options))
+    info(message.linesIterator.next())
+    assert(message.contains("ROCKETMQ_ACCESS_DENIED"), message)
+    assert(message.contains(reader.accessKey) && !message.contains(reader.secretKey), message)
+    assert(bodiesOf(read(topic, reader.options)) === Seq("a", "b"))
+  }
+
+  test("credentials from the Spark configuration (spark.rocketmq.*) when the options have none") {
+    val topic = rocketmq.newTopic("acl-conf")
+    rocketmq.createTopic(topic, queues = 2)
+    spark.conf.set("spark.rocketmq.accessKey", writer.accessKey)
+    spark.conf.set("spark.rocketmq.secretKey", writer.secretKey)
+    try {
+      write(topic, Seq("p", "q"), Map.empty)
+      assert(bodiesOf(read(topic, Map.empty)) === Seq("p", "q"))
+      // An option wins over the configuration.
+      val denied = errorMessage(read(topic, Map("accessKey" -> "nobody-at-all", "secretKey" -> "s")).collect())
+      assert(denied.contains("ROCKETMQ_ACCESS_DENIED") && denied.contains("nobody-at-all"), denied)
+    } finally {
+      spark.conf.unset("spark.rocketmq.accessKey")
+      spark.conf.unset("spark.rocketmq.secretKey")
+    }
+  }
+
+  test("a namespace: what is written under it reads back under it, and is invisible without it") {
+    val topic = rocketmq.newTopic("ns-t")
+    val namespace = "tenant-a"
+    rocketmq.createTopic(s"$namespace%$topic", queues = 2)
+    rocketmq.createTopic(topic, queues = 2) // the same name outside the namespace: empty
+    write(topic, Seq("n1", "n2", "n3"), writer.options + ("namespace" -> namespace))
+    val back = read(topic, reader.options + ("namespace" -> namespace))
+    assert(bodiesOf(back) === Seq("n1", "n2", "n3"))
+    assert(back.select("topic").distinct().as[String].collect().toSeq === Seq(topic))
+    assert(bodiesOf(read(topic, reader.options)).isEmpty)
+    assert(rocketmq.readAll(s"$namespace%$topic").size === 3)
+    assert(rocketmq.readAll(topic).isEmpty)
+  }
+}
