@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from pyspark.errors import PySparkException
 
 from embedded_rocketmq import EmbeddedRocketMQProcess, unique_topic
 from rocketmq_spark import jar_path, read_rocketmq, write_rocketmq
@@ -79,7 +78,7 @@ def test_acl_credentials_as_keywords_write_and_read_and_a_wrong_secret_names_onl
     assert _bodies(read) == sorted(f"a{i}" for i in range(10))
 
     wrong = f"wrong-{secret_key}"
-    with pytest.raises(PySparkException) as caught:
+    with pytest.raises(Exception) as caught:  # noqa: B017 - a Py4JJavaError in classic, a gRPC error in Connect
         read_rocketmq(spark, acl_rocketmq.name_server, topic, access_key=access_key, secret_key=wrong).collect()
     text = str(caught.value)
     assert "ROCKETMQ_ACCESS_DENIED" in text and access_key in text, text[:3000]
@@ -123,7 +122,7 @@ def test_tls_reads_and_writes_with_use_tls_and_plain_text_fails_clearly_and_fast
     assert sorted(tls_rocketmq.bodies(topic)) == sorted([f"t{i}" for i in range(5)] + ["w1", "w2"])
 
     started = time.monotonic()
-    with pytest.raises(PySparkException) as caught:
+    with pytest.raises(Exception) as caught:  # noqa: B017 - a Py4JJavaError in classic, a gRPC error in Connect
         read_rocketmq(
             spark, tls_rocketmq.name_server, topic, request_timeout_ms=2000, metadata_retries=1, retry_timeout_ms=0
         ).collect()
