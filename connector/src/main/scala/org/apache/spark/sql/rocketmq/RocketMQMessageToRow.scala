@@ -83,7 +83,7 @@ private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue, include
       val it = properties.entrySet().iterator()
       while (it.hasNext) {
         val e = it.next()
-        if (!RocketMQSourceSchema.clientInternalProperties.contains(e.getKey)) {
+        if (!RocketMQSourceSchema.isClientInternalProperty(e.getKey)) {
           if (!first) put(',')
           first = false
           putJsonString(e.getKey)
@@ -96,18 +96,37 @@ private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue, include
   }
 
   private def put(b: Int): Unit = {
-    if (jsonLength == json.length) json = java.util.Arrays.copyOf(json, json.length * 2)
+    reserve(1)
     json(jsonLength) = b.toByte
     jsonLength += 1
   }
 
+  /** Makes room for `bytes` more bytes of JSON. */
+  private def reserve(bytes: Int): Unit =
+    if (jsonLength + bytes > json.length) json = java.util.Arrays.copyOf(json,
+      math.max(json.length * 2,
+        jsonLength + bytes))
+
   private def putAscii(s: String): Unit = { var i = 0; while (i < s.length) { put(s.charAt(i)); i += 1 } }
 
+  /**
+   * A JSON string in UTF-8. Plain ASCII (the common case for property names and values) is copied
+   * in one loop without per-byte bounds checks; the rest of the string goes character by character.
+   */
   private def putJsonString(s: String): Unit = {
     if (s == null) { putAscii("null"); return }
-    put('"')
+    val n = s.length
+    reserve(n + 2)
+    json(jsonLength) = '"'
+    var at = jsonLength + 1
     var i = 0
-    while (i < s.length) {
+    while (i < n && { val c = s.charAt(i); c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }) {
+      json(at) = s.charAt(i).toByte
+      at += 1
+      i += 1
+    }
+    jsonLength = at
+    while (i < n) {
       val c = s.charAt(i)
       c match {
         case '"' => putAscii("\\\"")
@@ -118,7 +137,7 @@ private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue, include
         case _ if c < 0x20 => putAscii(f"\\u${c.toInt}%04x")
         case _ if c < 0x80 => put(c)
         case _ if c < 0x800 => put(0xc0 | (c >> 6)); put(0x80 | (c & 0x3f))
-        case _ if Character.isHighSurrogate(c) && i + 1 < s.length && Character.isLowSurrogate(s.charAt(i + 1)) =>
+        case _ if Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1)) =>
           val cp = Character.toCodePoint(c, s.charAt(i + 1))
           put(0xf0 | (cp >> 18)); put(0x80 | ((cp >> 12) & 0x3f)); put(0x80 | ((cp >> 6) & 0x3f));
           put(0x80 | (cp & 0x3f))

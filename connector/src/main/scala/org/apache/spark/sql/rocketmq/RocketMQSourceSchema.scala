@@ -44,9 +44,12 @@ private[rocketmq] object RocketMQSourceSchema {
   def apply(includeExtraColumns: Boolean): StructType =
     if (includeExtraColumns) schemaWithExtraColumns else schema
 
-  /** Properties the pull client adds to every message for its own bookkeeping; not the message's. */
-  val clientInternalProperties: Set[String] = Set(
-    MessageConst.PROPERTY_MIN_OFFSET,
-    MessageConst.PROPERTY_MAX_OFFSET,
-    MessageConst.PROPERTY_CONSUME_START_TIMESTAMP)
+  /**
+   * Whether a property is one the pull client adds to every message for its own bookkeeping, not the
+   * message's. Called for every property of every message read: plain string comparisons (a Scala
+   * `Set[String]` compares through boxed equality).
+   */
+  def isClientInternalProperty(key: String): Boolean =
+    MessageConst.PROPERTY_MIN_OFFSET.equals(key) || MessageConst.PROPERTY_MAX_OFFSET.equals(key) ||
+      MessageConst.PROPERTY_CONSUME_START_TIMESTAMP.equals(key)
 }
