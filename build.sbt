@@ -25,6 +25,11 @@ val projectVersion: String = {
 }
 
 val sparkVersion = "4.2.0" // equal to the pyspark pinned in python/pyproject.toml
+// The Spark 3.5 line (Databricks 15.4 and 16.4 LTS, many on-premise clusters): built against the oldest 3.5
+// release, so that only APIs every 3.5.x has are used, for Scala 2.12 (Spark 3.5's default) and 2.13.
+val spark35Version = "3.5.0"
+val scala212Version = "2.12.20"
+val scala213Version = "2.13.18"
 val rocketmqVersion = "5.5.0"
 val scalatestVersion = "3.2.19"
 // Bench only (never in the connector's jar or POM): the peer we measure against. The broker's version is
@@ -33,7 +38,7 @@ val kafkaVersion = "3.9.2"
 
 ThisBuild / organization := "io.github.rocketmq-spark"
 ThisBuild / version := projectVersion
-ThisBuild / scalaVersion := "2.13.18"
+ThisBuild / scalaVersion := scala213Version
 ThisBuild / versionScheme := Some("early-semver")
 ThisBuild / licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0"))
 ThisBuild / homepage := Some(url("https://github.com/rocketmq-spark/rocketmq-spark"))
@@ -77,85 +82,212 @@ def excludeFromClientInPom(pom: scala.xml.Node): scala.xml.Node = {
   out
 }
 
-lazy val commonSettings = Seq(
-  scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Wunused:imports", "-release:17"),
-  javacOptions ++= Seq("--release", "17"),
+/**
+ * Compiler, Spark and test settings: Spark `spark` as a provided dependency, bytecode for Java `javaRelease`
+ * (8 for the Scala 2.12 build, which Databricks' JDK 8 runtimes load; 17 otherwise).
+ */
+def sparkSettings(spark: String, javaRelease: Int) = Seq(
+  scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", s"-release:$javaRelease") ++ (
+    if (scalaBinaryVersion.value == "2.12") Seq("-Ywarn-unused:imports") else Seq("-Wunused:imports")),
+  javacOptions ++= Seq("--release", javaRelease.toString),
   libraryDependencies ++= Seq(
-    "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
+    "org.apache.spark" %% "spark-sql" % spark % Provided,
     "org.scalatest" %% "scalatest" % scalatestVersion % Test
   ),
   Test / fork := true,
   Test / javaOptions ++= JavaModuleOptions.all ++ Seq("-Xmx3g", "-Xss4m",
     // RocketMQ writes some files under user.home: keep them in the build tree.
     s"-Duser.home=${(target.value / "test-home").getAbsolutePath}",
-    s"-Drocketmq.log.root=${(target.value / "rocketmq-logs").getAbsolutePath}"),
+    s"-Drocketmq.log.root=${(target.value / "rocketmq-logs").getAbsolutePath}",
+    // The checkout's root (the README, fixtures), wherever the project's own directory is.
+    s"-Drocketmq.spark.repoRoot=${(ThisBuild / baseDirectory).value.getAbsolutePath}"),
   Test / parallelExecution := false,
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oDF")
 )
 
+lazy val commonSettings = sparkSettings(sparkVersion, 17)
+
 lazy val root = (project in file("."))
-  .aggregate(connector, itTests, bench)
+  .aggregate(connector, itTests, bench, connectorSpark35_212, connectorSpark35_213, smokeSpark4, smokeSpark35_212,
+    smokeSpark35_213)
   .settings(publish / skip := true, name := "rocketmq-spark-root")
+
+/** The RocketMQ client and its SQL92 compiler, the thin jar's POM and the shaded assembly: every connector build. */
+lazy val connectorPackaging = Seq(
+  libraryDependencies ++= Seq(
+    ("org.apache.rocketmq" % "rocketmq-client" % rocketmqVersion).excludeAll(clientExclusions: _*),
+    // RocketMQ's own SQL92 compiler, to refuse at planning a filter the broker would ignore; its
+    // server utilities are never loaded by the compiler.
+    ("org.apache.rocketmq" % "rocketmq-filter" % rocketmqVersion)
+      .excludeAll(clientExclusions :+ ExclusionRule("org.apache.rocketmq", "rocketmq-srvutil"): _*)
+  ),
+  pomPostProcess := excludeFromClientInPom,
+  // `publish` goes to a Maven repository of this checkout's own (target/maven-repo), which dev/ivysettings.xml
+  // puts first for spark-submit --packages, ahead of Maven Central and never reading ~/.m2.
+  publishTo := Some(MavenCache("rocketmq-spark-local", (ThisBuild / baseDirectory).value / "target" / "maven-repo")),
+  // dev/test republishes the same version to its repository on every run (for the spark-submit --packages
+  // test); without this the second publish fails because the POM already exists.
+  publishM2Configuration := publishM2Configuration.value.withOverwrite(true),
+  publishConfiguration := publishConfiguration.value.withOverwrite(true),
+  assembly / assemblyJarName :=
+    s"${name.value}-assembly_${scalaBinaryVersion.value}-${version.value}.jar",
+  assembly / assemblyOption ~= (_.withIncludeScala(false)),
+  assembly / test := {},
+  assembly / assemblyShadeRules := ShadedDependencies.rules,
+  assembly / assemblyMergeStrategy := ShadedDependencies.mergeStrategy((assembly / assemblyMergeStrategy).value),
+  // LICENSE and NOTICE as META-INF/LICENSE and META-INF/NOTICE: the thin jar's are the top-level files; the
+  // assembly's come from a directory of their own, its NOTICE naming what it bundles (docs/build-notes.md).
+  Compile / packageBin / mappings ++=
+    Seq("LICENSE", "NOTICE").map(f => (ThisBuild / baseDirectory).value / f -> s"META-INF/$f"),
+  assembly / fullClasspath := {
+    val classpath = (assembly / fullClasspath).value
+    val options = (assembly / assemblyOption).value
+    val excluded = options.excludedJars.map(_.data).toSet
+    val bundled = for {
+      entry <- classpath if entry.data.isFile && !excluded(entry.data)
+      module <- entry.get(moduleID.key) if options.includeScala || module.organization != "org.scala-lang"
+    } yield module -> entry.data
+    val dir = ShadedDependencies.assemblyLegalFiles(target.value / "assembly-legal",
+      (ThisBuild / baseDirectory).value, (assembly / assemblyJarName).value, bundled, update.value)
+    classpath :+ Attributed.blank(dir)
+  }
+)
 
 lazy val connector = (project in file("connector"))
   .settings(commonSettings)
+  .settings(connectorPackaging)
   .settings(
     name := "rocketmq-spark-connector",
-    libraryDependencies ++= Seq(
-      ("org.apache.rocketmq" % "rocketmq-client" % rocketmqVersion).excludeAll(clientExclusions: _*),
-      // RocketMQ's own SQL92 compiler, to refuse at planning a filter the broker would ignore; its
-      // server utilities are never loaded by the compiler.
-      ("org.apache.rocketmq" % "rocketmq-filter" % rocketmqVersion)
-        .excludeAll(clientExclusions :+ ExclusionRule("org.apache.rocketmq", "rocketmq-srvutil"): _*)
-    ),
-    pomPostProcess := excludeFromClientInPom,
-    // dev/test republishes the same version to ~/.m2 on every run (for the spark-submit --packages
-    // test); without this the second `connector/publishM2` fails because the POM already exists.
-    publishM2Configuration := publishM2Configuration.value.withOverwrite(true),
-    assembly / assemblyJarName := s"rocketmq-spark-connector-assembly_${scalaBinaryVersion.value}-${version.value}.jar",
-    assembly / assemblyOption ~= (_.withIncludeScala(false)),
-    assembly / test := {},
-    assembly / assemblyShadeRules := ShadedDependencies.rules,
-    assembly / assemblyMergeStrategy := ShadedDependencies.mergeStrategy((assembly / assemblyMergeStrategy).value),
-    // LICENSE and NOTICE as META-INF/LICENSE and META-INF/NOTICE: the thin jar's are the top-level files; the
-    // assembly's come from a directory of their own, its NOTICE naming what it bundles (docs/build-notes.md).
-    Compile / packageBin / mappings ++=
-      Seq("LICENSE", "NOTICE").map(f => (ThisBuild / baseDirectory).value / f -> s"META-INF/$f"),
-    assembly / fullClasspath := {
-      val classpath = (assembly / fullClasspath).value
-      val options = (assembly / assemblyOption).value
-      val excluded = options.excludedJars.map(_.data).toSet
-      val bundled = for {
-        entry <- classpath if entry.data.isFile && !excluded(entry.data)
-        module <- entry.get(moduleID.key) if options.includeScala || module.organization != "org.scala-lang"
-      } yield module -> entry.data
-      val dir = ShadedDependencies.assemblyLegalFiles(target.value / "assembly-legal",
-        (ThisBuild / baseDirectory).value, (assembly / assemblyJarName).value, bundled, update.value)
-      classpath :+ Attributed.blank(dir)
-    }
+    Compile / unmanagedSourceDirectories += baseDirectory.value / "src" / "main" / "spark-4"
   )
+
+/**
+ * The connector for Spark 3.5 and Scala `scala`: the same sources as [[connector]] (with the few that differ
+ * by Spark version from src/main/spark-3.5), compiled against Spark 3.5.0. Its artifact is
+ * rocketmq-spark-connector-spark35_<scala binary version>, thin and shaded as the main one.
+ */
+def connectorForSpark35(scala: String): Project = {
+  val binary = CrossVersion.binaryScalaVersion(scala)
+  Project(s"connectorSpark35_${binary.replace(".", "")}", file(s"connector-spark35/scala-$binary"))
+    .settings(sparkSettings(spark35Version, if (binary == "2.12") 8 else 17))
+    .settings(connectorPackaging)
+    .settings(
+      name := "rocketmq-spark-connector-spark35",
+      scalaVersion := scala,
+      // The published jar is the shaded one: Spark 3.5 puts its own guava 14 first on the classpath, where the
+      // RocketMQ client (guava 32) fails with NoSuchMethodError; --packages of a thin jar cannot work there.
+      Compile / packageBin := assembly.value,
+      pomPostProcess := bundledOutOfPom,
+      // Sources and API docs are the main build's; the test command need not build them twice more.
+      Compile / packageDoc / publishArtifact := false,
+      Compile / packageSrc / publishArtifact := false,
+      // The Scala 2.12 build needs scala.jdk.CollectionConverters, which 2.13 has built in.
+      libraryDependencies ++=
+        (if (binary == "2.12")
+           Seq("org.scala-lang.modules" %% "scala-collection-compat" % "2.12.0")
+         else Nil),
+      Compile / unmanagedSourceDirectories := {
+        val main = (ThisBuild / baseDirectory).value / "connector" / "src" / "main"
+        Seq(main / "scala", main / "java", main / "spark-3.5")
+      },
+      // The connector's unit tests, run against Spark 3.5 too.
+      Test / unmanagedSourceDirectories :=
+        Seq((ThisBuild / baseDirectory).value / "connector" / "src" / "test" / "scala"),
+      assembly / assemblyShadeRules ++= (if (binary == "2.12") ShadedDependencies.scala212CompatRules else Nil),
+      Compile / unmanagedResourceDirectories :=
+        Seq((ThisBuild / baseDirectory).value / "connector" / "src" / "main" / "resources")
+    )
+}
+
+/**
+ * The spark35 artifacts' POM: what the jar bundles is gone from it (the published jar is the shaded one), and only
+ * what the cluster provides stays (Spark, Scala).
+ */
+def bundledOutOfPom(pom: scala.xml.Node): scala.xml.Node = {
+  import scala.xml._
+  import scala.xml.transform.{RewriteRule, RuleTransformer}
+  val rule = new RewriteRule {
+    override def transform(n: Node): Seq[Node] = n match {
+      case dep: Elem if dep.label == "dependency" =>
+        val provided = (dep \ "scope").text == "provided" || (dep \ "groupId").text == "org.scala-lang"
+        if (provided && (dep \ "scope").text != "test") dep else Nil
+      case other => other
+    }
+  }
+  new RuleTransformer(rule).transform(pom).head
+}
+
+lazy val connectorSpark35_212 = connectorForSpark35(scala212Version)
+lazy val connectorSpark35_213 = connectorForSpark35(scala213Version)
 
 lazy val exportHarnessClasspath = taskKey[File]("Writes the java command line of the embedded RocketMQ harness")
 
+// A RocketMQ 4.9 name server and broker (what many production clusters still run), from Maven Central's jars,
+// on a classpath of their own: the Python tests run them as processes next to the 5.x harness.
+val rocketmq49Version = "4.9.7"
+lazy val RocketMQ49 = config("rocketmq49")
+
 lazy val itTests = (project in file("it-tests"))
   .dependsOn(connector % "compile->compile;test->test")
+  .configs(RocketMQ49)
   .settings(commonSettings)
   .settings(
     name := "rocketmq-spark-it-tests",
     publish / skip := true,
     libraryDependencies ++= Seq(
       "org.apache.rocketmq" % "rocketmq-namesrv" % rocketmqVersion % Test,
-      "org.apache.rocketmq" % "rocketmq-broker" % rocketmqVersion % Test
+      "org.apache.rocketmq" % "rocketmq-broker" % rocketmqVersion % Test,
+      "org.apache.rocketmq" % "rocketmq-namesrv" % rocketmq49Version % RocketMQ49,
+      "org.apache.rocketmq" % "rocketmq-broker" % rocketmq49Version % RocketMQ49,
+      "org.apache.rocketmq" % "rocketmq-tools" % rocketmq49Version % RocketMQ49
     ),
     // `build/sbt itTests/exportHarnessClasspath` writes target/harness-java-args: the JVM flags and
-    // classpath to run the harness as a process (dev/rocketmq-harness reads it).
+    // classpath to run the harness as a process (dev/rocketmq-harness reads it); and target/rocketmq49-java-args,
+    // the same for RocketMQ 4.9's own name server, broker and admin tool (python/tests/rocketmq49.py).
     exportHarnessClasspath := {
       val cp = (Test / fullClasspath).value.map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
       val out = target.value / "harness-java-args"
       IO.write(out, (JavaModuleOptions.all :+ "-cp" :+ cp).mkString("\n") + "\n")
+      val cp49 = Classpaths.managedJars(RocketMQ49, classpathTypes.value, update.value)
+        .map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
+      IO.write(target.value / "rocketmq49-java-args", (JavaModuleOptions.all :+ "-cp" :+ cp49).mkString("\n") + "\n")
       out
     }
   )
+
+lazy val exportSmoke = taskKey[File]("Packages the Scala smoke suite and writes the java command line to run it")
+
+/**
+ * The Scala smoke suite of the compatibility matrix (it-tests/src/smoke: the public DataFrame API only), built
+ * against Spark `spark` with Scala `scala`. `exportSmoke` copies its jar to target/smoke/ (where
+ * python/tests/test_scala_smoke.py submits it on each pyspark of the matrix) and writes
+ * target/smoke/<project>-java-args: JVM flags and a classpath with Spark `spark` itself, to run it without a
+ * pyspark (Spark 3.5 with Scala 2.13, which no pyspark ships).
+ */
+def smokeFor(id: String, scala: String, spark: String, javaRelease: Int): Project =
+  Project(id, file(s"it-tests/smoke/$id"))
+    .settings(sparkSettings(spark, javaRelease))
+    .settings(
+      name := s"rocketmq-spark-$id",
+      scalaVersion := scala,
+      publish / skip := true,
+      Compile / unmanagedSourceDirectories :=
+        Seq((ThisBuild / baseDirectory).value / "it-tests" / "src" / "smoke" / "scala"),
+      Test / unmanagedSourceDirectories := Nil,
+      exportSmoke := {
+        val out = (ThisBuild / baseDirectory).value / "target" / "smoke"
+        val jar = out / s"$id.jar"
+        IO.copyFile((Compile / packageBin).value, jar)
+        val cp = (jar +: (Compile / dependencyClasspath).value.map(_.data)).map(_.getAbsolutePath)
+          .mkString(java.io.File.pathSeparator)
+        IO.write(out / s"$id-java-args", (JavaModuleOptions.all :+ "-cp" :+ cp).mkString("\n") + "\n")
+        jar
+      }
+    )
+
+lazy val smokeSpark4 = smokeFor("smokeSpark4", scala213Version, sparkVersion, 17)
+lazy val smokeSpark35_212 = smokeFor("smokeSpark35_212", scala212Version, spark35Version, 8)
+lazy val smokeSpark35_213 = smokeFor("smokeSpark35_213", scala213Version, spark35Version, 17)
 
 // The Kafka broker's own classpath, kept apart from Spark's (they disagree on Jackson and Scala modules).
 lazy val KafkaServer = config("kafkaServer")

@@ -39,6 +39,13 @@ object ShadedDependencies {
 
   val rules: Seq[ShadeRule] = relocated.map(pkg => ShadeRule.rename(s"$pkg.**" -> s"$prefix.$pkg.@1").inAll)
 
+  /**
+   * For the Scala 2.12 build: scala-collection-compat (what gives 2.12 the `scala.jdk` converters 2.13 has built
+   * in), which Spark 3.5 does not ship, moved under our prefix too, so it never meets another copy.
+   */
+  val scala212CompatRules: Seq[ShadeRule] = Seq("scala.collection.compat", "scala.jdk")
+    .map(pkg => ShadeRule.rename(s"$pkg.**" -> s"$prefix.$pkg.@1").inAll)
+
   def mergeStrategy(fallback: String => MergeStrategy): String => MergeStrategy = {
     // Service registrations for frameworks we do not ship (Spark's own jersey would find them).
     // (RocketMQ's own shaded slf4j finds its logback through one of the kept ones.)

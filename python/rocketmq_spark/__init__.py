@@ -38,6 +38,7 @@ from rocketmq_spark._positions import (
     offsets_json,
     timestamps_json,
 )
+from rocketmq_spark._trigger import real_time_trigger
 from rocketmq_spark._version import __version__
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "offsets_json",
     "read_rocketmq",
     "read_rocketmq_stream",
+    "real_time_trigger",
     "timestamps_json",
     "write_rocketmq",
 ]

@@ -25,30 +25,74 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-def jar_path() -> str:
-    """Return the absolute path of the self-contained connector jar bundled with this package.
+# The jars this package ships, by the Spark line and Scala version they are built for. Spark 4.x is Scala 2.13
+# only; pyspark 3.5 from PyPI runs Scala 2.12, a Spark 3.5 cluster may run either.
+_JAR_PREFIXES = {
+    ("4", "2.13"): "rocketmq-spark-connector-assembly_2.13-",
+    ("3.5", "2.12"): "rocketmq-spark-connector-spark35-assembly_2.12-",
+    ("3.5", "2.13"): "rocketmq-spark-connector-spark35-assembly_2.13-",
+}
+_SUPPORTED = "Spark 3.5.x (Scala 2.12 or 2.13) and 4.0 to 4.3 (Scala 2.13)"
 
-    Use it when you launch Spark yourself, e.g. ``spark-submit --jars $(python -c ...)``.
+
+def _spark_line(spark_version: str) -> str:
+    """'4' for Spark 4.0 to 4.3, '3.5' for 3.5.x; ValueError naming what is supported otherwise."""
+    parts = spark_version.split(".")
+    try:
+        major, minor = int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        raise ValueError(
+            f"Cannot read the Spark version '{spark_version}'; the connector supports {_SUPPORTED}."
+        ) from None
+    if major == 4 and minor <= 3:
+        return "4"
+    if (major, minor) == (3, 5):
+        return "3.5"
+    raise ValueError(f"Spark {spark_version} is not supported by the RocketMQ connector; it supports {_SUPPORTED}.")
+
+
+def jar_path(spark_version: str | None = None, scala_version: str | None = None) -> str:
+    """Return the absolute path of the self-contained connector jar bundled with this package for a Spark version.
+
+    ``spark_version`` defaults to the installed pyspark's; ``scala_version`` ("2.12" or "2.13") to the Scala that
+    version's pyspark runs (2.12 for Spark 3.5, 2.13 for Spark 4). Use it when you launch Spark yourself, e.g.
+    ``spark-submit --jars $(python -c ...)``, or upload the jar matching your cluster's runtime. An unsupported
+    version raises ``ValueError`` naming the supported ones.
 
     Example::
 
         >>> from rocketmq_spark import jar_path
         >>> jar_path().endswith(".jar")
         True
+        >>> "spark35-assembly_2.12" in jar_path("3.5.2")
+        True
     """
-    jars = sorted((Path(__file__).parent / "jars").glob("rocketmq-spark-connector-assembly_*.jar"))
-    if not jars:
-        raise FileNotFoundError(
-            "The RocketMQ connector jar is missing from the rocketmq_spark package. Install the "
-            "package from a wheel, or in a source checkout run dev/build-python first."
+    if spark_version is None:
+        import pyspark
+
+        spark_version = pyspark.__version__
+    line = _spark_line(spark_version)
+    scala = scala_version or ("2.12" if line == "3.5" else "2.13")
+    prefix = _JAR_PREFIXES.get((line, scala))
+    if prefix is None:
+        raise ValueError(
+            f"Spark {spark_version} with Scala {scala} is not supported by the RocketMQ connector; "
+            f"it supports {_SUPPORTED}."
         )
-    return str(jars[-1].resolve())
+    jar = Path(__file__).parent / "jars" / f"{prefix}{__version__}.jar"
+    if not jar.is_file():
+        raise FileNotFoundError(
+            f"The RocketMQ connector jar for Spark {spark_version} (Scala {scala}) is missing from the rocketmq_spark "
+            "package. Install the package from a wheel, or in a source checkout run dev/build-python first."
+        )
+    return str(jar.resolve())
 
 
 def configure_spark_with_rocketmq(builder: "SparkSession.Builder") -> "SparkSession.Builder":
     """Add the bundled connector jar to ``spark.jars`` of a session builder and return the builder.
 
-    Jars already configured on the builder are kept: the connector jar is appended. Call it before
+    The jar is the one for the installed pyspark's version (see ``jar_path``). Jars already configured on the
+    builder are kept: the connector jar is appended. Call it before
     ``getOrCreate()``; ``spark.jars`` cannot change once the session has started.
 
     Example::
@@ -71,7 +115,9 @@ def add_rocketmq_jar(spark: "SparkSession") -> None:
 
     For a client of a Spark Connect server that was started without the connector: the jar becomes
     part of this session's classpath on the server and its executors, and ``format("rocketmq")``
-    resolves. Classic sessions should use ``configure_spark_with_rocketmq`` before they start instead.
+    resolves. The jar is the one for the server's Spark version (Scala 2.12 for a 3.5 server; upload
+    ``jar_path(spark.version, "2.13")`` yourself for a Scala 2.13 one). Classic sessions should use
+    ``configure_spark_with_rocketmq`` before they start instead.
 
     Example::
 
@@ -79,7 +125,7 @@ def add_rocketmq_jar(spark: "SparkSession") -> None:
         >>> spark = SparkSession.builder.remote("sc://spark-connect-host:15002").getOrCreate()  # doctest: +SKIP
         >>> add_rocketmq_jar(spark)  # doctest: +SKIP
     """
-    spark.addArtifacts(jar_path())
+    spark.addArtifacts(jar_path(spark.version))
 
 
 __all__ = ["add_rocketmq_jar", "configure_spark_with_rocketmq", "jar_path", "__version__"]

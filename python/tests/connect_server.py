@@ -27,13 +27,15 @@ from spark_processes import CLIENT_LOG_OPTION, spark_env, spark_submit
 from waiting import wait_until
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port nothing listens on now (the OS picks it)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def _accepts(port: int) -> bool:
+def accepts(port: int) -> bool:
+    """Whether something listens on ``port`` of the loopback address."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=1):
             return True
@@ -52,7 +54,7 @@ class SparkConnectServerProcess:
         return f"sc://127.0.0.1:{self.port}"
 
     def start(self, timeout_s: float = 180.0) -> "SparkConnectServerProcess":
-        self.port = _free_port()
+        self.port = free_port()
         command = [
             spark_submit(),
             "--master",
@@ -85,7 +87,7 @@ class SparkConnectServerProcess:
                 raise RuntimeError(
                     f"the Spark Connect server exited with {self._proc.returncode} (see {self._log_path})"
                 )
-            return _accepts(self.port)
+            return accepts(self.port)
 
         try:
             wait_until(f"the Spark Connect server to listen (see {self._log_path})", listening, timeout_s, 0.2)

@@ -87,6 +87,38 @@ def spark_env(**extra: str) -> Dict[str, str]:
     )
 
 
+def run_or_dump_threads(command: List[str], timeout_s: float, **kwargs) -> "subprocess.CompletedProcess[str]":
+    """Runs ``command`` (text output captured) like ``subprocess.run``; if it is still running after
+    ``timeout_s``, fails the test with the tail of what it printed and a thread dump (jstack) of each of its
+    JVMs, taken before the whole process group is killed: a hang then says where it hung."""
+    import pytest
+
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kwargs
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        dumps = []
+        for pid in live_group_members(proc.pid):
+            if "java" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace"):
+                jstack = Path(os.environ.get("JAVA_HOME", "/usr")) / "bin" / "jstack"
+                dump = subprocess.run(
+                    [str(jstack) if jstack.exists() else "jstack", str(pid)],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+                dumps.append(f"--- jstack {pid} ---\n{dump.stdout}{dump.stderr}")
+        kill_process_group(proc)
+        stdout, stderr = proc.communicate()
+        pytest.fail(
+            f"{command} still running after {timeout_s} s.\nstdout:\n{stdout[-6000:]}\nstderr:\n{stderr[-6000:]}\n"
+            + "\n".join(dumps)
+        )
+    return subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
+
+
 def live_group_members(pgid: int) -> List[int]:
     """The processes of process group ``pgid`` that are still running (zombies, which a container's
     init may leave unreaped, do not count)."""

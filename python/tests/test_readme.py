@@ -30,7 +30,8 @@ def test_quick_start_commands_match_the_tests() -> None:
         "python python/examples/quickstart.py --name-server $NAMESRV --topic quickstart",
         # test_spark_submit_packages.py
         f"--packages io.github.rocketmq-spark:rocketmq-spark-connector_2.13:{VERSION}",
-        "build/sbt connector/publishM2",
+        "build/sbt connector/publish",
+        "--conf spark.jars.ivySettings=$PWD/dev/ivysettings.xml",
         # test_local_cluster.py
         f'spark-submit --master "local-cluster[2,1,1024]" --jars rocketmq-spark-connector-assembly_2.13-{VERSION}.jar',
     ]

@@ -40,8 +40,14 @@ public final class RocketMQInvalidInputException extends IllegalArgumentExceptio
     this.parameters = Collections.unmodifiableMap(parameters);
   }
 
-  @Override
+  /** The condition, as Spark 4 asks for it (no {@code @Override}: Spark 3.5's interface lacks it). */
   public String getCondition() {
+    return condition;
+  }
+
+  /** The condition, as Spark 3.5 asks for it (Spark 4 still calls it, deprecated). */
+  @SuppressWarnings("deprecation")
+  public String getErrorClass() {
     return condition;
   }
 

@@ -142,7 +142,8 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
 
 private[rocketmq] object RocketMQClientCache {
   private val created = new java.util.concurrent.atomic.AtomicLong()
-  private val pid = ProcessHandle.current().pid()
+  // The JVM's name is "pid@host" (ProcessHandle would say it directly, but Java 8 has none).
+  private val pid = java.lang.management.ManagementFactory.getRuntimeMXBean.getName.takeWhile(_ != '@')
 
   /**
    * A RocketMQ instance name no other client of any JVM on this host has: RocketMQ shares one client

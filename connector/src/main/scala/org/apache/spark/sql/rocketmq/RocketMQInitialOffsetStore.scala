@@ -34,8 +34,12 @@ private[rocketmq] class RocketMQInitialOffsetStore(checkpointLocation: String, h
     val fs = path.getFileSystem(hadoopConf)
     if (fs.exists(path)) {
       val in = fs.open(path)
-      try RocketMQSourceOffset.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8))
-      finally in.close()
+      try {
+        val text = new java.io.ByteArrayOutputStream()
+        val buffer = new Array[Byte](8192)
+        Iterator.continually(in.read(buffer)).takeWhile(_ >= 0).foreach(text.write(buffer, 0, _))
+        RocketMQSourceOffset.parse(new String(text.toByteArray, StandardCharsets.UTF_8))
+      } finally in.close()
     } else {
       val offset = resolve()
       fs.mkdirs(path.getParent)

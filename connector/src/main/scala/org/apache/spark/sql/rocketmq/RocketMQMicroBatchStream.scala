@@ -49,12 +49,12 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
   with ReportsSourceMetrics {
 
   private val log = LoggerFactory.getLogger(getClass)
-  private val topics = options.topicsToRead
-  private val settings = RocketMQReadSettings(options)
+  protected val topics: Seq[String] = options.topicsToRead
+  protected val settings: RocketMQReadSettings = RocketMQReadSettings(options)
   private[rocketmq] val reader = new RocketMQOffsetReader(options)
 
   /** Queue ranges of the latest trigger: the "latest" that metrics measure against. */
-  private var latestRanges: Map[RocketMQQueue, RocketMQQueueRange] = Map.empty
+  protected var latestRanges: Map[RocketMQQueue, RocketMQQueueRange] = Map.empty
   /** Where queues first seen while the query runs start: their earliest offset when seen. */
   private var newQueueStarts: Map[RocketMQQueue, Long] = Map.empty
   /** Under Trigger.AvailableNow: the offsets that existed when the query started; read no further. */
@@ -101,21 +101,29 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
     val ranges = reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = startOffsets.keySet)
     latestRanges = ranges
     val latest = availableNowTarget.getOrElse(ranges.map { case (q, r) => q -> r.max })
-    (latest.keySet -- startOffsets.keySet -- newQueueStarts.keySet).foreach { q =>
-      newQueueStarts += q -> ranges.get(q).map(_.min).getOrElse(0L)
-    }
-    val from = latest.map { case (q, l) =>
-      val start = startOffsets.getOrElse(q, newQueueStarts(q))
-      // Offsets went back (topic recreated): if the query goes on, it goes on from the first one left.
-      q -> (if (l < start) ranges.get(q).map(_.min).getOrElse(l) else start)
-    }
-    val end = limitBatch(from, latest, limit) match {
+    val end = limitBatch(startsOf(startOffsets, latest), latest, limit) match {
       case None => startOffsets // hold this trigger: not enough new offsets yet
       case Some(until) =>
         if (until != startOffsets) lastBatchMs = System.currentTimeMillis()
         until
     }
     RocketMQSourceOffset(end)
+  }
+
+  /**
+   * Where each queue of `latest` (its ends) is read from after `startOffsets`: a queue first seen now from its
+   * earliest offset (kept for later batches), one whose offsets went back (topic recreated) from its first one
+   * left, if the query goes on.
+   */
+  protected def startsOf(startOffsets: Map[RocketMQQueue, Long], latest: Map[RocketMQQueue, Long])
+      : Map[RocketMQQueue, Long] = {
+    (latest.keySet -- startOffsets.keySet -- newQueueStarts.keySet).foreach { q =>
+      newQueueStarts += q -> latestRanges.get(q).map(_.min).getOrElse(0L)
+    }
+    latest.map { case (q, l) =>
+      val start = startOffsets.getOrElse(q, newQueueStarts(q))
+      q -> (if (l < start) latestRanges.get(q).map(_.min).getOrElse(l) else start)
+    }
   }
 
   /** The batch's ends under `limit`; None when the batch should wait for more data. */
@@ -164,7 +172,7 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
       RocketMQOffsetRangeCalculator.executorLocations()).toArray[InputPartition]
   }
 
-  private def reportDataLoss(error: Throwable): Unit = {
+  protected def reportDataLoss(error: Throwable): Unit = {
     if (settings.failOnDataLoss) throw error
     log.warn(s"Skipping lost data (failOnDataLoss=false): ${error.getMessage}")
   }
@@ -195,4 +203,26 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
   }
 
   override def stop(): Unit = reader.close()
+}
+
+private[rocketmq] object RocketMQMicroBatchStream {
+
+  /**
+   * The stream for this Spark: [[RocketMQRealTimeMicroBatchStream]] where Spark has real-time mode (4.1 and
+   * later), made by reflection so that no class naming its interfaces is loaded on an older Spark (and absent
+   * from the Spark 3.5 builds).
+   */
+  def apply(options: RocketMQOptions, checkpointLocation: String): RocketMQMicroBatchStream =
+    realTimeStream match {
+      case Some(c) => c.getConstructor(classOf[RocketMQOptions], classOf[String]).newInstance(options,
+          checkpointLocation)
+      case None => new RocketMQMicroBatchStream(options, checkpointLocation)
+    }
+
+  private lazy val realTimeStream: Option[Class[_ <: RocketMQMicroBatchStream]] =
+    try {
+      Class.forName("org.apache.spark.sql.connector.read.streaming.SupportsRealTimeMode")
+      Some(Class.forName(classOf[RocketMQMicroBatchStream].getName.replace("MicroBatch", "RealTimeMicroBatch"))
+        .asSubclass(classOf[RocketMQMicroBatchStream]))
+    } catch { case _: ClassNotFoundException => None }
 }

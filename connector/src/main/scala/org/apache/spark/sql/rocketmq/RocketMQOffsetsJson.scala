@@ -65,7 +65,7 @@ private[rocketmq] object RocketMQOffsetsJson {
         _ = if (!queues.isObject) fail("BROKER_NOT_AN_OBJECT", "topic" -> topic, "broker" -> broker)
         queueEntry <- queues.properties().asScala.toSeq
       } yield {
-        val queueId = queueEntry.getKey.toIntOption.getOrElse(
+        val queueId = RocketMQOptionKind.parseInt(queueEntry.getKey).getOrElse(
           fail("QUEUE_ID_NOT_AN_INTEGER", "broker" -> broker, "queueId" -> queueEntry.getKey))
         val queue = RocketMQQueue(topic, broker, queueId)
         val value = queueEntry.getValue

@@ -45,6 +45,16 @@ private[rocketmq] sealed abstract class RocketMQOptionKind[T](val name: String, 
 
 private[rocketmq] object RocketMQOptionKind {
 
+  /** A whole decimal integer, or None (what Scala 2.13's `toIntOption` does; the 2.12 build has none). */
+  def parseInt(text: String): Option[Int] =
+    try Some(Integer.parseInt(text))
+    catch { case _: NumberFormatException => None }
+
+  /** A whole decimal long, or None. */
+  def parseLong(text: String): Option[Long] =
+    try Some(java.lang.Long.parseLong(text))
+    catch { case _: NumberFormatException => None }
+
   /** Free text such as a tag or SQL92 expression; the broker checks it. */
   case object Text extends RocketMQOptionKind[String]("text", "text") {
     override def parse(key: String, value: String): String = value
@@ -77,7 +87,7 @@ private[rocketmq] object RocketMQOptionKind {
     override def parse(key: String, value: String): String = {
       val valid = value.split(';').forall { address =>
         val idx = address.lastIndexOf(':')
-        idx > 0 && address.substring(idx + 1).toIntOption.exists(p => p > 0 && p < 65536)
+        idx > 0 && parseInt(address.substring(idx + 1)).exists(p => p > 0 && p < 65536)
       }
       if (!valid) invalid(key, value, "NAME_SERVER")
       value
@@ -103,27 +113,22 @@ private[rocketmq] object RocketMQOptionKind {
     override def emptyIsUnset: Boolean = true
   }
 
-  private val GroupName = "^[%|a-zA-Z0-9_-]{1,120}$".r
+  /** A name the whole of which must match `pattern`; `sub` is the error's sub-condition. */
+  sealed abstract class Name(name: String, description: String, pattern: String, sub: String)
+    extends RocketMQOptionKind[String](name, description) {
+    private val whole = pattern.r
+    override def parse(key: String, value: String): String = {
+      if (whole.findFirstIn(value).isEmpty) invalid(key, value, sub)
+      value
+    }
+    override def emptyIsUnset: Boolean = true
+  }
 
   /** A consumer or producer group name. */
-  case object Group extends RocketMQOptionKind[String]("group name", "group name") {
-    override def parse(key: String, value: String): String = {
-      if (GroupName.findFirstIn(value).isEmpty) invalid(key, value, "GROUP_NAME")
-      value
-    }
-    override def emptyIsUnset: Boolean = true
-  }
-
-  private val NamespaceText = "^[a-zA-Z0-9_-]{1,64}$".r
+  case object Group extends Name("group name", "group name", "^[%|a-zA-Z0-9_-]{1,120}$", "GROUP_NAME")
 
   /** A namespace: what RocketMQ puts before `%` in the names of topics and groups. */
-  case object NamespaceName extends RocketMQOptionKind[String]("namespace", "namespace name") {
-    override def parse(key: String, value: String): String = {
-      if (NamespaceText.findFirstIn(value).isEmpty) invalid(key, value, "NAMESPACE")
-      value
-    }
-    override def emptyIsUnset: Boolean = true
-  }
+  case object NamespaceName extends Name("namespace", "namespace name", "^[a-zA-Z0-9_-]{1,64}$", "NAMESPACE")
 
   /** RocketMQ's access channel, LOCAL or CLOUD (case-insensitive). */
   case object AccessChannelKind extends RocketMQOptionKind[AccessChannel]("access channel", "LOCAL or CLOUD") {
@@ -135,7 +140,7 @@ private[rocketmq] object RocketMQOptionKind {
   sealed abstract class Integral[T](name: String, min: Long, max: Long, fromLong: Long => T)
     extends RocketMQOptionKind[T](name, if (min > 0) "positive integer" else "integer >= 0") {
     override def parse(key: String, value: String): T =
-      value.toLongOption.filter(v => v >= min && v <= max).map(fromLong).getOrElse(
+      parseLong(value).filter(v => v >= min && v <= max).map(fromLong).getOrElse(
         invalid(key, value, if (min > 0) "POSITIVE_INTEGER" else "NON_NEGATIVE_INTEGER", "max" -> max.toString))
   }
 
@@ -160,7 +165,7 @@ private[rocketmq] object RocketMQOptionKind {
     override def parse(key: String, value: String): Long = value.toLowerCase(Locale.ROOT) match {
       case DurationText(n, unit) =>
         val perUnit = if (unit == null) 1L else if (unit == "min") 60000L else DurationUnits.toMap.apply(unit)
-        n.toLongOption.filter(_ <= Long.MaxValue / perUnit).map(_ * perUnit).getOrElse(invalid(key, value, "DURATION"))
+        parseLong(n).filter(_ <= Long.MaxValue / perUnit).map(_ * perUnit).getOrElse(invalid(key, value, "DURATION"))
       case _ => invalid(key, value, "DURATION")
     }
     /** In the largest unit that divides it. */
@@ -172,7 +177,7 @@ private[rocketmq] object RocketMQOptionKind {
   /** A time as milliseconds since the epoch. */
   case object EpochMillis extends RocketMQOptionKind[Long]("epoch millis", "epoch milliseconds") {
     override def parse(key: String, value: String): Long =
-      value.toLongOption.filter(_ >= 0).getOrElse(invalid(key, value, "EPOCH_MILLIS"))
+      parseLong(value).filter(_ >= 0).getOrElse(invalid(key, value, "EPOCH_MILLIS"))
   }
 
   /** `earliest`, `latest` or per-queue JSON offsets with the -2/-1 sentinels; not yet resolved. */

@@ -123,6 +123,14 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
     }
   }
 
+  /**
+   * Refuses, for a stream in real-time mode (after [[validateForStream]]), the options that bound, delay or split
+   * a batch: there each queue is read by one task with no end.
+   */
+  def validateForRealTime(): Unit =
+    Seq(MaxOffsetsPerTrigger, MinOffsetsPerTrigger, MaxTriggerDelay, MinPartitions).find(rawValue(_).isDefined)
+      .foreach(o => throw RocketMQErrors.optionNotAllowed(o.key, "REAL_TIME"))
+
   /** Checks everything a batch read needs; streaming-only options are refused. */
   def validateForBatchRead(): Unit = {
     validateRead(refused = StreamOnly, refusedIn = "BATCH", _.batchRead)
@@ -278,8 +286,9 @@ private[rocketmq] object RocketMQOptions {
     value = "positive integer (ms)")
 
   /** Bound on unacknowledged sends per task. */
-  val MaxInFlightMessages: Defaulted[Int] = defaulted("maxInFlightMessages", PositiveInt, 1000, SinkOnly,
-    "Most messages a write task has sent but not yet seen acknowledged (a count of messages, not of bytes).")
+  val MaxInFlightMessages: Defaulted[Int] = defaulted("maxInFlightMessages", PositiveInt, 10000, SinkOnly,
+    "Most messages a write task has sent but not yet seen acknowledged (a count; maxInFlightBytes bounds their " +
+      "bytes). Each request carries up to sendBatchMessages of them, so this also bounds requests in flight.")
 
   /** Bound on unacknowledged bytes per task. */
   val MaxInFlightBytes: Defaulted[Long] = defaulted("maxInFlightBytes", PositiveLong, 32L * 1024 * 1024, SinkOnly,

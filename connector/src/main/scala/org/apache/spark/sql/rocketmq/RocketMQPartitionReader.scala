@@ -16,12 +16,14 @@
 
 package org.apache.spark.sql.rocketmq
 
+import org.apache.rocketmq.common.message.MessageExt
+
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller
 
-/** Creates the reader of each [[RocketMQInputPartition]], in batch and streaming reads alike. */
+/** Creates the reader of each [[RocketMQInputPartition]], in batch and micro-batch reads alike. */
 private[rocketmq] object RocketMQPartitionReaderFactory extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
     new RocketMQPartitionReader(partition.asInstanceOf[RocketMQInputPartition])
@@ -34,7 +36,7 @@ private[rocketmq] object RocketMQPartitionReaderFactory extends PartitionReaderF
  * made again after a retryable failure, and `pulls`, `messagesPerPull` and `pullWaitMs` show how the
  * task's pulls went.
  */
-private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartition)
+private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPartition)
   extends PartitionReader[InternalRow] {
 
   private val converter = new RocketMQMessageToRow(partition.queue, partition.settings.includeExtraColumns)
@@ -42,11 +44,17 @@ private[rocketmq] class RocketMQPartitionReader(partition: RocketMQInputPartitio
     RocketMQQueuePuller(partition.queue, partition.fromOffset, partition.untilOffset, partition.settings)
   private var current: InternalRow = _
 
-  override def next(): Boolean = {
-    val message = puller.next()
+  override def next(): Boolean = nextBefore(Long.MaxValue) != null
+
+  /** Moves to the next message (null if none by `deadlineNanos`, or past the range's end) and returns it. */
+  protected final def nextBefore(deadlineNanos: Long): MessageExt = {
+    val message = puller.next(deadlineNanos)
     if (message != null) current = converter.toRow(message)
-    message != null
+    message
   }
+
+  /** Where reading this queue goes on after the messages returned so far. */
+  protected final def nextOffset: Long = puller.nextOffset
 
   override def get(): InternalRow = current
 

@@ -37,6 +37,6 @@ private[rocketmq] class RocketMQScan(options: RocketMQOptions) extends Scan {
 
   override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream = {
     options.validateForStream()
-    new RocketMQMicroBatchStream(options, checkpointLocation)
+    RocketMQMicroBatchStream(options, checkpointLocation)
   }
 }

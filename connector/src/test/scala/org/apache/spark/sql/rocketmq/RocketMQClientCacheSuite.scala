@@ -92,7 +92,7 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
     assert(inSetUp.await(30, TimeUnit.SECONDS))
     b.start()
     val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
-    while (b.getState != Thread.State.BLOCKED && System.nanoTime() < deadline) Thread.onSpinWait()
+    while (b.getState != Thread.State.BLOCKED && System.nanoTime() < deadline) Thread.`yield`()
     assert(b.getState === Thread.State.BLOCKED, "the second task should wait for the set-up")
     finishSetUp.countDown()
     a.join(30000)

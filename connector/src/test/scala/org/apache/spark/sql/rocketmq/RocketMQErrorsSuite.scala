@@ -78,6 +78,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(options("accessChannel" -> "x")(RocketMQOptions.AccessChannelOption)),
     raised(RocketMQConnection.resolve(options("accessKey" -> "ak"), _ => None, _ => None)),
     raised(options("startingOffsets" -> "x").validateForStream()),
+    raised(options("maxTriggerDelay" -> "5s").validateForRealTime()),
     raised(options("startingOffsets" -> """{"t":{"b":{"0":-3}}}""").validateForStream()),
     raised(options("startingOffsetsByTimestamp" -> """{"t":{"b":{"0":-3}}}""").validateForStream()),
     raised(options("startingOffsets" -> "latest").validateForBatchRead()),
@@ -139,28 +140,35 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     DataLossReason.Truncated(3), DataLossReason.TopicRecreated(3), DataLossReason.OffsetsWentBack,
     DataLossReason.SkippedByBroker).map(RocketMQErrors.dataLoss(q, 1, 5, _))
 
+  /** The condition of one of our errors (through our types: Spark 3.5's SparkThrowable has no getCondition). */
+  private def condition(e: Throwable): String = e match {
+    case e: RocketMQException => e.getCondition
+    case e: RocketMQInvalidInputException => e.getCondition
+    case other => fail(s"not one of the connector's errors: $other")
+  }
+
   test("every condition is raised once, every placeholder filled, no parameter unused") {
     val all = errors
     val conditions = all.map {
-      case e: SparkThrowable => e.getCondition
+      case e: SparkThrowable => condition(e)
       case other => fail(s"not a SparkThrowable: $other")
     }
     assert(conditions.diff(conditions.distinct).isEmpty, "raised twice")
     assert(conditions.sorted === RocketMQErrors.allConditions, "conditions never raised, or unknown")
     for (e <- all) {
       val t = e.asInstanceOf[SparkThrowable]
-      val template = RocketMQErrors.template(t.getCondition)
+      val template = RocketMQErrors.template(condition(e))
       val placeholders = "<([a-zA-Z0-9_-]+)>".r.findAllMatchIn(template).map(_.group(1)).toSet
-      assert(t.getMessageParameters.keySet.asScala.toSet === placeholders, t.getCondition)
-      assert(e.getMessage.startsWith(s"[${t.getCondition}] "), e.getMessage)
+      assert(t.getMessageParameters.keySet.asScala.toSet === placeholders, condition(e))
+      assert(e.getMessage.startsWith(s"[${condition(e)}] "), e.getMessage)
       assert(placeholders.forall(p => !e.getMessage.contains(s"<$p>")), e.getMessage)
-      assert(t.getSqlState != null && t.getSqlState.length == 5, t.getCondition)
+      assert(t.getSqlState != null && t.getSqlState.length == 5, condition(e))
     }
   }
 
   test("one exception type per kind of failure") {
     val byType = errors.groupBy(_.getClass.getSimpleName).map { case (k, v) =>
-      k -> v.map(_.asInstanceOf[SparkThrowable].getCondition.takeWhile(_ != '.')).distinct.sorted
+      k -> v.map(condition(_).takeWhile(_ != '.')).distinct.sorted
     }
     assert(byType.keySet === Set("RocketMQInvalidInputException", "RocketMQDataLossException",
       "RocketMQRequestException"))

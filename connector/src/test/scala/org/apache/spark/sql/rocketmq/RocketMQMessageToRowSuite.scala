@@ -55,7 +55,7 @@ class RocketMQMessageToRowSuite extends AnyFunSuite {
     val row = converter.toRow(message("x", 0L,
       MessageConst.PROPERTY_MIN_OFFSET -> "0", MessageConst.PROPERTY_MAX_OFFSET -> "9",
       "q\"uote" -> "line\nbreak\\tab\t\u0001"))
-    // (Scala reads \u escapes even in triple quotes, so the JSON escape is spelled out here.)
+    // (Scala 2.12 reads unicode escapes even in triple quotes, so the JSON escape is spelled out here.)
     assert(row.getUTF8String(3).toString === """{"q\"uote":"line\nbreak\\tab\t""" + "\\u0001\"}")
     val json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(row.getUTF8String(3).toString)
     assert(json.get("q\"uote").asText() === "line\nbreak\\tab\t\u0001")

@@ -27,7 +27,7 @@ class RocketMQOptionsDocSuite extends AnyFunSuite {
   private val end = "<!-- options:end -->"
   private val regenerate = """UPDATE_README=1 build/sbt "connector/testOnly *RocketMQOptionsDocSuite""""
 
-  private def readme = Paths.get(sys.props.getOrElse("user.dir", ".")).resolve("../README.md").normalize()
+  private def readme = Paths.get(sys.props("rocketmq.spark.repoRoot")).resolve("README.md")
 
   test("README option table matches the option declarations") {
     val path = readme

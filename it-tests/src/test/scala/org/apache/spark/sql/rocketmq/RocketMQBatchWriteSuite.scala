@@ -92,6 +92,21 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     }
   }
 
+  test("a row whose properties are too long for a batch entry goes alone, and fails with the broker's reason") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    // Row 0, a batch's first: 40,000 characters of properties, more than a batch entry's length field (a short)
+    // holds and than the broker takes (32 KiB). It goes alone, and its batch is not sent empty.
+    val rows = (0 until 10).map(i => (s"b$i", Map("v" -> (if (i == 0) "x" * 40000 else "s")))).toDF("body",
+      "properties")
+    val e = intercept[Exception] {
+      rows.coalesce(1).write.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic).save()
+    }
+    val text = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+    assert(text.contains("ROCKETMQ_SEND_FAILED") && text.contains("properties length limit 32KB"), text)
+    assert(!text.contains("body length is zero"), text)
+  }
+
   test("a topic column routes each row when no topic option is set") {
     val (t1, t2) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(t1, queues = 1)

@@ -48,6 +48,8 @@ object Bench {
   private val Threads = 2
   private val BrokerHeap = Seq("-Xmx1g", "-XX:+UseG1GC") // Kafka's start script's heap, for both brokers
   private val LatencyRate = 200
+  /** The batch duration of the real-time latency runs: Spark's minimum. */
+  private val RealTimeBatch = "5 seconds"
   private val HeapReaderMiB = 512
 
   def main(args: Array[String]): Unit = {
@@ -116,10 +118,16 @@ object Bench {
         latency.measure(rocketmq) { (topic, body) =>
           plainRocketMQ.producer.sendOneway(new Message(topic, body))
         }
+        latency.measureRealTime(rocketmq, RealTimeBatch) { (topic, body) =>
+          plainRocketMQ.producer.sendOneway(new Message(topic, body))
+        }
         val producer = KafkaProcess.producer(kafkaBroker.bootstrapServers)
-        try latency.measure(kafka)((topic, body) =>
-            producer.send(new org.apache.kafka.clients.producer.ProducerRecord(topic, body)))
-        finally producer.close()
+        try {
+          val sendToKafka: (String, Array[Byte]) => Unit =
+            (topic, body) => producer.send(new org.apache.kafka.clients.producer.ProducerRecord(topic, body))
+          latency.measure(kafka)(sendToKafka)
+          latency.measureRealTime(kafka, RealTimeBatch)(sendToKafka)
+        } finally producer.close()
       }
       if (sections.contains("planning")) {
         val planning = new PlanningBench(spark, results, Seq(8, 64, 256, 1024), sizes.planningRuns)

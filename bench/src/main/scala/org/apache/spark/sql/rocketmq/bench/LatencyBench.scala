@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicLong
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.{DataFrame, ForeachWriter, Row, SparkSession}
 import org.apache.spark.sql.functions.{col, unix_millis}
 import org.apache.spark.sql.streaming.{StreamingQueryListener, Trigger}
 import org.apache.spark.sql.streaming.StreamingQueryListener.{
@@ -40,6 +40,10 @@ import org.apache.spark.sql.streaming.StreamingQueryListener.{
  * something (Spark's `durationMs`: `latestOffset` asks the source for its end, `walCommit` writes the
  * offset log, `queryPlanning`, `addBatch` runs the job, `commitOffsets` writes the commit log) and how
  * many such batches ran a second.
+ *
+ * `measureRealTime` runs the same producer against a query under Spark's real-time trigger (batches of
+ * `realTimeBatch`), into a `foreach` sink that notes each message as it arrives there; its topic has
+ * [[LatencyBench.RealTimeQueues]] queues, one task slot each for the whole batch.
  */
 final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Path, queues: Int, rate: Int,
     warmupSeconds: Int, seconds: Int, runs: Int) {
@@ -59,13 +63,25 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
     }
   }
 
-  /** The latencies of one run, and the phase durations of each batch with data in its measured part. */
-  private def once(system: BenchSystem, send: (String, Array[Byte]) => Unit)
+  /** Produce-to-sink latency under `Trigger.RealTime(realTimeBatch)`: p50, p95, p99 of each run. */
+  def measureRealTime(system: BenchSystem, realTimeBatch: String)(send: (String, Array[Byte]) => Unit): Unit = {
+    val perRun = (1 to runs).map(_ => once(system, send, Some(realTimeBatch))._1)
+    Seq(50.0, 95.0, 99.0).foreach { p =>
+      results.add(Figure("latency", s"produce to foreach p${p.toInt} (real-time, $realTimeBatch batches, $rate msg/s)",
+        system.name, "ms", perRun.map(latencies => Measure.percentile(latencies, p))))
+    }
+  }
+
+  /**
+   * The latencies of one run, and the phase durations of each batch with data in its measured part: a micro-batch
+   * query into foreachBatch, or with `realTime` a real-time one into a foreach sink.
+   */
+  private def once(system: BenchSystem, send: (String, Array[Byte]) => Unit, realTime: Option[String] = None)
       : (Seq[Double], Seq[Map[String, Long]]) = {
     val topic = s"bench-lat-${System.nanoTime()}"
-    system.createTopic(topic, queues)
-    val latencies = new ConcurrentLinkedQueue[(Long, Long)]() // (produced at, reached the batch at)
-    val arrived = new AtomicLong() // how many latencies holds, without walking it
+    system.createTopic(topic, if (realTime.isDefined) LatencyBench.RealTimeQueues else queues)
+    val run = LatencyBench.newRun()
+    val latencies = LatencyBench.arrivals(run) // (produced at, reached the sink at)
     val checkpoint = Files.createTempDirectory(scratch, "checkpoint-")
     val measuredFrom = new AtomicLong(Long.MaxValue)
     val batches = new ConcurrentLinkedQueue[Map[String, Long]]()
@@ -81,15 +97,22 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
       override def onQueryTerminated(event: QueryTerminatedEvent): Unit = ()
     }
     spark.streams.addListener(listener)
-    val query = spark.readStream.format(system.format).options(system.sourceOptions(topic))
+    val stream = spark.readStream.format(system.format).options(system.sourceOptions(topic))
       .option("startingOffsets", "earliest").load()
-      .writeStream.option("checkpointLocation", checkpoint.toString).trigger(Trigger.ProcessingTime(0))
-      .foreachBatch { (batch: DataFrame, _: Long) =>
-        val produced = batch.select(unix_millis(col(system.producedAtColumn))).collect().map(_.getLong(0))
-        val now = System.currentTimeMillis()
-        produced.foreach { p => latencies.add(p -> now); arrived.incrementAndGet() }
-      }
-      .start()
+    val query = realTime match {
+      case None =>
+        stream.writeStream.option("checkpointLocation", checkpoint.toString).trigger(Trigger.ProcessingTime(0))
+          .foreachBatch { (batch: DataFrame, _: Long) =>
+            val produced = batch.select(unix_millis(col(system.producedAtColumn))).collect().map(_.getLong(0))
+            val now = System.currentTimeMillis()
+            produced.foreach(p => latencies.add(p -> now))
+          }
+          .start()
+      case Some(batch) =>
+        stream.select(unix_millis(col(system.producedAtColumn)).as("producedAt")).writeStream.outputMode("update")
+          .option("checkpointLocation", checkpoint.toString).trigger(Trigger.RealTime(batch))
+          .foreach(new LatencyBench.ArrivalSink(run)).start()
+    }
     val sent = new AtomicLong()
     val ticker = Executors.newSingleThreadScheduledExecutor()
     try {
@@ -106,9 +129,9 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
       val measuredBatches = batches.asScala.toList // those that started before the producer stopped
       require(ticker.awaitTermination(10, TimeUnit.SECONDS), "the producer did not stop")
       val deadline = System.currentTimeMillis() + 60000
-      while (arrived.get() < sent.get()) {
+      while (latencies.size() < sent.get()) {
         require(System.currentTimeMillis() < deadline,
-          s"${system.name}: ${arrived.get()} of ${sent.get()} " +
+          s"${system.name}: ${latencies.size()} of ${sent.get()} " +
             "messages reached the sink within 60 s")
         require(!query.awaitTermination(50), s"the ${system.name} latency query stopped: ${query.exception}")
       }
@@ -120,11 +143,38 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
       ticker.shutdownNow()
       query.stop()
       spark.streams.removeListener(listener)
+      LatencyBench.endRun(run)
     }
   }
 }
 
 object LatencyBench {
+
+  /** Queues (Kafka partitions) of a real-time run's topic: each holds a task slot of local[2] for a whole batch. */
+  val RealTimeQueues = 2
+
+  private val runs = new java.util.concurrent.ConcurrentHashMap[Long, ConcurrentLinkedQueue[(Long, Long)]]()
+  private val runIds = new AtomicLong()
+
+  private def newRun(): Long = {
+    val run = runIds.incrementAndGet()
+    runs.put(run, new ConcurrentLinkedQueue[(Long, Long)]())
+    run
+  }
+
+  private def arrivals(run: Long): ConcurrentLinkedQueue[(Long, Long)] = runs.get(run)
+
+  private def endRun(run: Long): Unit = runs.remove(run)
+
+  /** Notes, in the driver's JVM (local mode), when each row reached the sink: (produced at, now). */
+  final class ArrivalSink(run: Long) extends ForeachWriter[Row] {
+    override def open(partitionId: Long, epochId: Long): Boolean = true
+    override def process(row: Row): Unit = {
+      val arrivals = runs.get(run)
+      if (arrivals != null) arrivals.add(row.getLong(0) -> System.currentTimeMillis())
+    }
+    override def close(errorOrNull: Throwable): Unit = ()
+  }
 
   /** The phases of a micro-batch that Spark times (`StreamingQueryProgress.durationMs`), in the order they run. */
   val Phases: Seq[String] = Seq("latestOffset", "walCommit", "queryPlanning", "addBatch", "commitOffsets",

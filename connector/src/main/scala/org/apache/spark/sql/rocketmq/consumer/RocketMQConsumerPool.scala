@@ -47,6 +47,12 @@ private[rocketmq] object RocketMQConsumerPool {
   def readerGroup(applicationId: String): String =
     ("spark-rocketmq-reader-" + applicationId.replaceAll("[^%|a-zA-Z0-9_-]", "_")).take(255)
 
+  /** How long a broker holds a long poll (real-time reads) at a queue's end before answering "nothing new". */
+  val LongPollMs = 5000L
+
+  /** How long the client waits for the answer to a long poll. */
+  val LongPollAnswerTimeoutMs: Long = LongPollMs + 10000L
+
   /** What makes two reads able to share a consumer. */
   final case class Key(connection: RocketMQConnection, group: String)
 
@@ -63,6 +69,8 @@ private[rocketmq] object RocketMQConsumerPool {
     consumer.setInstanceName(RocketMQClientCache.uniqueInstanceName("spark-rocketmq-reader"))
     // Stateless pulls of assigned ranges: no rebalancing, no offset bookkeeping in the client.
     consumer.setEnableRebalance(false)
+    consumer.setBrokerSuspendMaxTimeMillis(LongPollMs)
+    consumer.setConsumerTimeoutMillisWhenSuspend(LongPollAnswerTimeoutMs)
     consumer.start()
     consumer
   }

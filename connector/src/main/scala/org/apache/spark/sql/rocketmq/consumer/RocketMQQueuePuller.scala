@@ -44,6 +44,11 @@ import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
  * (see [[RocketMQRetry]]) is made again after a pause, for up to `retryTimeoutMs` from the first
  * failure in a row, so that a task rides out a broker restart; other failures fail the task at once.
  * `onGiveUp` runs before a failure is thrown (the pooled consumer is then replaced).
+ *
+ * With `until` = [[RocketMQQueuePuller.Open]] (real-time mode) the range has no end: the puller follows the
+ * queue's end with long polls, which the broker holds until a message arrives, and `next(deadlineNanos)`
+ * returns null once the deadline passes with nothing new. Reaching the end is then normal, not a loss; a queue
+ * whose offsets went back (recreated) is a loss, and with `failOnDataLoss=false` is read on from its first offset.
  */
 private[rocketmq] final class RocketMQQueuePuller(
     queue: RocketMQQueue,
@@ -66,6 +71,7 @@ private[rocketmq] final class RocketMQQueuePuller(
   /** Answers in a row that asked to pull the same offset again (a replica broker's "retry"). */
   private var retriesInARow = 0
   private val retryBudget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
+  private val open = until == RocketMQQueuePuller.Open
 
   /** Offsets skipped as lost so far (only with failOnDataLoss=false). */
   def lostOffsets: Long = lost
@@ -82,8 +88,14 @@ private[rocketmq] final class RocketMQQueuePuller(
   /** Time spent waiting for the broker's answers so far, in milliseconds. */
   def pullWaitMs: Long = reads.waitMs
 
-  /** The next message of the range, or null once the range is read. */
-  def next(): MessageExt = {
+  /** The offset after the last message returned (or skipped as filtered or lost): where reading goes on. */
+  def nextOffset: Long = expectedOffset
+
+  /**
+   * The next message of the range, or null once the range is read, or (open range only) once `deadlineNanos`
+   * (a `System.nanoTime` value) passes with no message.
+   */
+  def next(deadlineNanos: Long = Long.MaxValue): MessageExt = {
     while (true) {
       while (messages.hasNext) {
         val message = messages.next()
@@ -100,7 +112,7 @@ private[rocketmq] final class RocketMQQueuePuller(
         }
       }
       if (pullOffset >= until) return finish()
-      pullNext()
+      if (!pullNext(deadlineNanos)) return null
     }
     null
   }
@@ -112,8 +124,11 @@ private[rocketmq] final class RocketMQQueuePuller(
     null
   }
 
-  private def pullNext(): Unit = {
-    val result = pullWithRetries(pullOffset, math.min(settings.pullBatchSize.toLong, until - pullOffset).toInt)
+  /** One pull, its answer taken in; false if it had none by `deadlineNanos`. */
+  private def pullNext(deadlineNanos: Long): Boolean = {
+    val result =
+      pullWithRetries(pullOffset, math.min(settings.pullBatchSize.toLong, until - pullOffset).toInt, deadlineNanos)
+    if (result == null) return false
     val next = result.getNextBeginOffset
     val before = pullOffset
     result.getPullStatus match {
@@ -124,6 +139,12 @@ private[rocketmq] final class RocketMQQueuePuller(
       // A replica broker answers "pull again" this way when the message is not there yet: no offset
       // was scanned, so nothing was filtered or lost. Pulled again below, for at most pullTimeoutMs.
       case PullStatus.NO_MATCHED_MSG if next == pullOffset => ()
+      // Open range: the end of the queue, nothing new during the long poll; poll again.
+      case PullStatus.NO_NEW_MSG if open && next == pullOffset => ()
+      case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL if open && pullOffset > result.getMaxOffset =>
+        dataLoss(pullOffset, pullOffset, TopicRecreated(result.getMaxOffset))
+        pullOffset = result.getMinOffset
+        expectedOffset = pullOffset
       case PullStatus.NO_MATCHED_MSG if settings.filtered =>
         // The filter skipped the whole window the broker scanned: nothing lost. (The broker gives
         // the same answer for messages being removed; with a filter the two cannot be told apart.)
@@ -145,7 +166,7 @@ private[rocketmq] final class RocketMQQueuePuller(
         dataLoss(pullOffset, until, TopicRecreated(result.getMaxOffset))
         skipTo(until)
     }
-    if (pullOffset == before && !messages.hasNext) {
+    if (pullOffset == before && !messages.hasNext && !(open && result.getPullStatus == PullStatus.NO_NEW_MSG)) {
       // Only the "pull again" answer leaves the offset where it was; any other such answer, or such
       // answers for longer than a pull may take, would loop forever.
       retriesInARow += 1
@@ -155,13 +176,15 @@ private[rocketmq] final class RocketMQQueuePuller(
       }
       Thread.sleep(RetryPauseMs)
     } else retriesInARow = 0
+    true
   }
 
-  private def pullWithRetries(offset: Long, maxMessages: Int): PullResult = {
+  /** The answer to a pull, after retries; null if none came by `deadlineNanos`. */
+  private def pullWithRetries(offset: Long, maxMessages: Int, deadlineNanos: Long): PullResult = {
     while (true) {
       try {
-        val result = reads.pull(offset, maxMessages)
-        retryBudget.succeeded()
+        val result = reads.pull(offset, maxMessages, deadlineNanos)
+        if (result != null) retryBudget.succeeded()
         return result
       } catch {
         case NonFatal(e) if RocketMQRetry.isRetryable(e) =>
@@ -209,6 +232,9 @@ private[rocketmq] object RocketMQQueuePuller {
   /** How much longer than `pullTimeoutMs` an answer may take before the reader stops waiting for it. */
   private val AnswerGraceMs = 5000L
 
+  /** `until` of a range with no end (real-time mode). */
+  val Open: Long = Long.MaxValue
+
   /** A puller whose pulls go through a consumer borrowed from the executor's pool, returned on close. */
   @nowarn("cat=deprecation") // see RocketMQConsumerPool
   def apply(queue: RocketMQQueue, from: Long, until: Long, settings: RocketMQReadSettings): RocketMQQueuePuller = {
@@ -227,17 +253,23 @@ private[rocketmq] object RocketMQQueuePuller {
     }
     val messageQueue = queue.toMessageQueue(settings.connection)
     val selector = settings.selector
-    def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit): Unit =
-      consumer.pull(messageQueue, selector, offset, maxMessages,
-        new PullCallback {
-          override def onSuccess(result: PullResult): Unit = done(Right(result))
-          override def onException(e: Throwable): Unit = done(Left(e))
-        },
-        settings.pullTimeoutMs)
+    def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit): Unit = {
+      val callback = new PullCallback {
+        override def onSuccess(result: PullResult): Unit = done(Right(result))
+        override def onException(e: Throwable): Unit = done(Left(e))
+      }
+      // An open range long-polls: at the queue's end the broker holds the pull until a message arrives (for at
+      // most the consumer's suspend time, RocketMQConsumerPool.LongPollMs).
+      if (until == Open) consumer.pullBlockIfNotFoundWithMessageSelector(messageQueue, selector, offset, maxMessages,
+        callback)
+      else consumer.pull(messageQueue, selector, offset, maxMessages, callback, settings.pullTimeoutMs)
+    }
     // A filter makes the next pull's offset unknowable: nothing to issue ahead.
     val inFlight = if (settings.filtered) 1 else settings.pullsInFlight
+    val answerTimeoutMs =
+      if (until == Open) RocketMQConsumerPool.LongPollAnswerTimeoutMs else settings.pullTimeoutMs
     val reads = new RocketMQReadAhead(pullAsync, until, settings.pullBatchSize, inFlight, settings.readAheadBytes,
-      answerTimeoutMs = settings.pullTimeoutMs + AnswerGraceMs)
+      answerTimeoutMs = answerTimeoutMs + AnswerGraceMs)
     new RocketMQQueuePuller(queue, from, until, settings, reads, () => lease.markBroken(), () => lease.release())
   }
 }

@@ -42,6 +42,10 @@ import org.apache.rocketmq.remoting.exception.RemotingTimeoutException
  * under way count until they end), and no new pull ahead while the answers held unread carry
  * `readAheadBytes` or more (each answer is bounded by the broker: 256 KiB from memory by default).
  *
+ * A reader following the end of a queue (`until` = `Long.MaxValue`, real-time mode) asks with a deadline: a pull
+ * not answered by then stays under way, and a later ask at the same offset takes its answer. Guesses never go
+ * past the queue's end as the last answer reported it (a pull there would only be refused, not held).
+ *
  * `pullAsync(offset, maxMessages, done)` issues one pull and calls `done` exactly once with its answer
  * or failure (possibly on the calling thread). A failure is thrown to the reader, whose retry rules
  * apply. Single reader thread; `done` runs on the client's callback threads.
@@ -58,6 +62,7 @@ private[rocketmq] final class RocketMQReadAhead(
 
   private final class Pending(val maxMessages: Int) {
     val answer = new CompletableFuture[PullResult]()
+    val issuedNanos: Long = System.nanoTime()
     /** Bytes of the answer's messages, once it arrived and until the reader takes it. */
     @volatile var heldBytes = 0L
   }
@@ -84,8 +89,11 @@ private[rocketmq] final class RocketMQReadAhead(
   /** Time the reader spent waiting for an answer, in milliseconds. */
   def waitMs: Long = waitNanos / 1000000L
 
-  /** The broker's answer to a pull at `offset` of at most `maxMessages`; throws its failure. */
-  def pull(offset: Long, maxMessages: Int): PullResult = {
+  /**
+   * The broker's answer to a pull at `offset` of at most `maxMessages`; throws its failure. Null when it has not
+   * come by `deadlineNanos` (a `System.nanoTime` value): the pull stays under way for a later ask.
+   */
+  def pull(offset: Long, maxMessages: Int, deadlineNanos: Long = Long.MaxValue): PullResult = {
     // Guesses before `offset` will not be asked for: dropped (their answers end unread). After a change of
     // step the map is not in offset order, so every entry is looked at (there are at most pullsInFlight).
     if (ahead.nonEmpty) ahead.keys.filter(_ < offset).toList.foreach(o => drop(ahead.remove(o).get))
@@ -94,19 +102,20 @@ private[rocketmq] final class RocketMQReadAhead(
       case Some(p) => drop(p); issue(offset, maxMessages)
       case None => issue(offset, maxMessages)
     }
-    val result = await(pending)
-    if (result.getPullStatus == PullStatus.FOUND) {
+    val result = await(pending, deadlineNanos)
+    if (result == null) ahead.put(offset, pending)
+    else if (result.getPullStatus == PullStatus.FOUND) {
       messages += result.getMsgFoundList.size()
       val next = result.getNextBeginOffset
-      if (pullsInFlight > 1 && next > offset) guessFrom(next, next - offset)
+      if (pullsInFlight > 1 && next > offset) guessFrom(next, next - offset, math.min(until, result.getMaxOffset))
     }
     result
   }
 
-  /** Issues pulls at `from`, `from + step`, ... while the bounds allow, skipping those under way. */
-  private def guessFrom(from: Long, step: Long): Unit = {
+  /** Issues pulls at `from`, `from + step`, ... below `end` while the bounds allow, skipping those under way. */
+  private def guessFrom(from: Long, step: Long, end: Long): Unit = {
     var offset = from
-    while (offset < until && outstanding.get() < pullsInFlight && held.get() < readAheadBytes) {
+    while (offset < end && outstanding.get() < pullsInFlight && held.get() < readAheadBytes) {
       if (!ahead.contains(offset)) ahead.put(offset, issue(offset, math.min(batchSize.toLong, until - offset).toInt))
       offset += step
     }
@@ -139,11 +148,15 @@ private[rocketmq] final class RocketMQReadAhead(
       outstanding.decrementAndGet()
     }
 
-  /** The answer of `pending`, its slot freed; a pull without an answer in time frees it when it ends. */
-  private def await(pending: Pending): PullResult = {
+  /**
+   * The answer of `pending`, its slot freed; a pull without an answer in time frees it when it ends. Null when
+   * `deadlineNanos` comes first (the pull stays outstanding).
+   */
+  private def await(pending: Pending, deadlineNanos: Long): PullResult = {
     val start = System.nanoTime()
+    val giveUpNanos = pending.issuedNanos + TimeUnit.MILLISECONDS.toNanos(answerTimeoutMs)
     try {
-      val result = pending.answer.get(answerTimeoutMs, TimeUnit.MILLISECONDS)
+      val result = pending.answer.get(math.min(giveUpNanos, deadlineNanos) - start, TimeUnit.NANOSECONDS)
       held.addAndGet(-pending.heldBytes)
       outstanding.decrementAndGet()
       result
@@ -151,6 +164,7 @@ private[rocketmq] final class RocketMQReadAhead(
       case e: ExecutionException =>
         outstanding.decrementAndGet()
         throw e.getCause
+      case _: TimeoutException if deadlineNanos < giveUpNanos => null
       case _: TimeoutException =>
         // The client answers every pull within its own timeout; this guards against one that never does.
         drop(pending)

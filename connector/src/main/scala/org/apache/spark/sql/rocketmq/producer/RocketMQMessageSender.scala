@@ -69,15 +69,19 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
   private[rocketmq] def peakInFlightBytes: Long = peakBytes.get()
 
   /**
-   * Messages waiting to go out as one batch, and their slots' bytes: of one topic without sharding keys
-   * (`queue` null: the producer picks the queue), or of one queue, whose sharding keys all pick it.
+   * Messages waiting to go out as one batch, encoded as they came (see [[RocketMQBatchEncoding]]), and
+   * their slots' bytes: of one topic without sharding keys (`queue` null: the producer picks the queue),
+   * or of one queue, whose sharding keys all pick it.
    */
-  private final class PendingBatch(val queue: MessageQueue) {
-    val messages = new java.util.ArrayList[Message](math.min(settings.sendBatchMessages, 1024))
+  private final class PendingBatch(val topic: String, val queue: MessageQueue) {
+    val encoding: RocketMQBatchEncoding =
+      if (spareEncodings.isEmpty) new RocketMQBatchEncoding(math.min(settings.sendBatchBytes, 1L << 20).toInt)
+      else spareEncodings.pop()
     var bytes = 0L
-    /** What the batch's encoding adds up to (the broker bounds it with its maxMessageSize). */
-    var encodedBytes = 0L
   }
+
+  /** Encodings of batches already sent, kept (at most two) so that their arrays are reused. */
+  private val spareEncodings = new java.util.ArrayDeque[RocketMQBatchEncoding](2)
 
   /** By topic (no sharding key) or by queue (sharding key). */
   private val pendingBatches = new java.util.HashMap[AnyRef, PendingBatch]()
@@ -87,10 +91,8 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
    * a batch for one queue (`queue`) of messages with sharding keys; resolves the slots of all its
    * messages exactly once.
    */
-  private final class Send(messages: java.util.List[Message], shardingKey: String, queue: MessageQueue, bytes: Long)
+  private final class Send(message: Message, count: Int, shardingKey: String, queue: MessageQueue, bytes: Long)
     extends SendCallback {
-    private val message = messages.get(0)
-    private val count = messages.size()
     private var budget: RocketMQRetry.Budget = _ // made at the first failure: most sends never need one
 
     /**
@@ -104,14 +106,12 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
     }
 
     private def attempt(): Unit =
-      if (queue != null) sendInline(producer.send(messages, queue, settings.sendTimeoutMs))
+      if (queue != null) sendInline(producer.send(message, queue, settings.sendTimeoutMs))
       else if (shardingKey != null) {
         sendInline(producer.send(message, RocketMQMessageSender.ByShardingKey, shardingKey, settings.sendTimeoutMs))
       } else {
-        try {
-          if (count == 1) producer.send(message, this, settings.sendTimeoutMs)
-          else producer.send(messages, this, settings.sendTimeoutMs)
-        } catch { case e: Throwable => onException(e) }
+        try producer.send(message, this, settings.sendTimeoutMs)
+        catch { case e: Throwable => onException(e) }
       }
 
     /** Makes the request now, and again after a pause while retries last, before returning. */
@@ -199,11 +199,12 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
     sentCount.incrementAndGet()
     bytesSentCount.addAndGet(message.getBody.length)
     if (shardingKey == null) {
-      if (batchable(message)) addToBatch(message.getTopic, null, message, bytes) else sendAlone(message, null, bytes)
+      if (batchable(message)) addToBatch(message.getTopic, null, message, null, bytes)
+      else sendAlone(message, null, bytes)
     } else {
       // Before the producer knows the topic's queues, one message goes alone (and has them looked up).
       val queue = if (batchable(message)) queueOf(message.getTopic, shardingKey) else null
-      if (queue != null) addToBatch(queue, queue, message, bytes)
+      if (queue != null) addToBatch(queue, queue, message, shardingKey, bytes)
       else {
         // Whatever waits in a batch was accepted before this message: it goes first, in order.
         sendPendingBatches()
@@ -213,12 +214,15 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
   }
 
   private def sendAlone(message: Message, shardingKey: String, bytes: Int): Unit =
-    new Send(java.util.Collections.singletonList(message), shardingKey, null, bytes).start()
+    new Send(message, 1, shardingKey, null, bytes).start()
 
-  /** A batch carries neither delivery times nor compressed bodies (RocketMQ compresses single messages only). */
+  /**
+   * A batch carries neither delivery times nor compressed bodies (RocketMQ compresses single messages
+   * only); an empty body goes alone, for the client to refuse it.
+   */
   private def batchable(message: Message): Boolean =
     settings.sendBatchMessages > 1 && message.getDeliverTimeMs <= 0 && message.getDelayTimeLevel <= 0 &&
-      message.getBody.length <= settings.compressionThreshold
+      message.getBody.length > 0 && message.getBody.length <= settings.compressionThreshold
 
   /**
    * The queue `shardingKey` picks among the topic's queues the producer knows now (the choice
@@ -233,26 +237,40 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
     }
   }
 
-  private def addToBatch(key: AnyRef, queue: MessageQueue, message: Message, bytes: Int): Unit = {
-    val encoded = RocketMQMessageSender.encodedSize(message)
+  private def addToBatch(key: AnyRef, queue: MessageQueue, message: Message, shardingKey: String, bytes: Int): Unit = {
     var batch = pendingBatches.get(key)
-    if (batch != null && batch.encodedBytes + encoded > settings.sendBatchBytes) {
-      sendBatch(key, batch)
-      batch = null
-    }
     if (batch == null) {
-      batch = new PendingBatch(queue)
+      batch = new PendingBatch(message.getTopic, queue)
       pendingBatches.put(key, batch)
     }
-    batch.messages.add(message)
+    val (sizeBefore, countBefore) = (batch.encoding.size, batch.encoding.count)
+    if (!batch.encoding.add(message)) {
+      // Properties too long for a batch entry: alone, after everything accepted before it.
+      sendPendingBatches()
+      sendAlone(message, shardingKey, bytes)
+      return
+    }
+    if (batch.encoding.size > settings.sendBatchBytes && countBefore > 0) {
+      batch.encoding.truncate(sizeBefore, countBefore)
+      sendBatch(key, batch)
+      batch = new PendingBatch(message.getTopic, queue)
+      pendingBatches.put(key, batch)
+      batch.encoding.add(message)
+    }
     batch.bytes += bytes
-    batch.encodedBytes += encoded
-    if (batch.messages.size() >= settings.sendBatchMessages) sendBatch(key, batch)
+    if (batch.encoding.count >= settings.sendBatchMessages || batch.encoding.size >= settings.sendBatchBytes) {
+      sendBatch(key, batch)
+    }
   }
 
+  /** Sends `batch` (one left empty, by a message that had to go alone, is only dropped). */
   private def sendBatch(key: AnyRef, batch: PendingBatch): Unit = {
     pendingBatches.remove(key)
-    new Send(batch.messages, null, batch.queue, batch.bytes).start()
+    val count = batch.encoding.count
+    val request = if (count > 0) batch.encoding.toRequest(batch.topic) else null
+    batch.encoding.truncate(0, 0)
+    if (spareEncodings.size < 2) spareEncodings.push(batch.encoding)
+    if (request != null) new Send(request, count, null, batch.queue, batch.bytes).start()
   }
 
   private def sendPendingBatches(): Unit =
@@ -301,17 +319,6 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
 }
 
 private[rocketmq] object RocketMQMessageSender {
-
-  /**
-   * What a message adds to a batch's encoding: its body, properties (`name value` pairs, each with two
-   * separators) and the fixed fields of each entry.
-   */
-  def encodedSize(message: Message): Long = {
-    var size = 20L + message.getBody.length
-    val properties = message.getProperties
-    if (properties != null) properties.forEach((k, v) => size += k.length + v.length + 2)
-    size
-  }
 
   /** The same key always picks the same queue (while the topic's queue count does not change). */
   val ByShardingKey: MessageQueueSelector = (queues: java.util.List[MessageQueue], _: Message, key: Any) =>

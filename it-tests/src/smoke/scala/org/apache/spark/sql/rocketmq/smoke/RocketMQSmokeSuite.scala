@@ -1,0 +1,222 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq.smoke
+
+import java.nio.file.Files
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.{DataFrame, ForeachWriter, Row, SparkSession}
+import org.apache.spark.sql.functions.{col, concat, lit}
+import org.apache.spark.sql.streaming.Trigger
+
+/**
+ * The Scala smoke suite of the compatibility matrix: batch and streaming reads and writes, AvailableNow, a
+ * restart from a checkpoint and the error paths, through the public DataFrame API only, so that one build runs
+ * on every Spark of a line (it is compiled against Spark 4.2 and run on 4.0, 4.1 and 4.3; the Scala 2.12 and 2.13
+ * builds against Spark 3.5.0 run on the Spark 3.5 they are given). python/tests/test_scala_smoke.py submits it
+ * with the connector jar the Python package chooses for that Spark, against topics it created.
+ *
+ * Arguments: name server, then three existing topics (source, copy, stream). Prints one line per check
+ * (`ok - name (time)` or `FAILED - name: why`), then `smoke: Spark <version>, Scala <version>: N passed, M failed`, and
+ * exits with 1 when any check failed.
+ */
+object RocketMQSmokeSuite {
+  private val Rows = 200
+  private val MoreRows = 50
+
+  /** `Trigger.RealTime("10 minutes")` where Spark has real-time mode (4.1 and later); by reflection, as 3.5 lacks it. */
+  private def realTimeTrigger: Option[Trigger] =
+    try Some(classOf[Trigger].getMethod("RealTime", classOf[String]).invoke(null, "10 minutes").asInstanceOf[Trigger])
+    catch { case _: NoSuchMethodException => None }
+
+  def main(args: Array[String]): Unit = {
+    require(args.length == 4, "usage: RocketMQSmokeSuite NAME_SERVER SOURCE_TOPIC COPY_TOPIC STREAM_TOPIC")
+    val Array(nameServer, source, copy, stream) = args
+    val spark = SparkSession.builder().appName("rocketmq-smoke").getOrCreate()
+    val suite = new RocketMQSmokeSuite(spark, nameServer)
+    val checks = Seq[(String, () => Unit)](
+      "batch write, then batch read: every row once with its body, tags, keys and queue" ->
+        (() => suite.batchWriteAndRead(source)),
+      "AvailableNow from one topic into another: every row once, then only what came after the checkpoint" ->
+        (() => suite.availableNowCopyAndRestart(source, copy)),
+      "a streaming query into a memory sink sees rows written while it runs" -> (() => suite.continuousRead(stream)),
+      "a missing nameServer fails naming the option" -> (() => suite.missingNameServer(source)),
+      "a bad startingOffsets fails naming the option, the value and what is allowed" ->
+        (() => suite.badStartingOffsets(source)),
+      "a write without a body column fails naming the column" -> (() => suite.writeWithoutBody(source))
+    ) ++ RocketMQSmokeSuite.realTimeTrigger.toSeq.map { trigger =>
+      "real time (Spark 4.1+): rows reach a foreach sink while the batch runs" ->
+        (() => suite.realTime(stream, trigger))
+    }
+    val results = checks.map { case (name, check) =>
+      val started = System.nanoTime()
+      val failure =
+        try { check(); None }
+        catch { case NonFatal(e) => Some(e) }
+      failure match {
+        case None => println(s"ok - $name (${(System.nanoTime() - started) / 1000000} ms)")
+        case Some(e) =>
+          println(s"FAILED - $name: $e")
+          e.printStackTrace(System.out)
+      }
+      failure.isEmpty
+    }
+    val failed = results.count(!_)
+    println(s"smoke: Spark ${spark.version}, Scala ${scala.util.Properties.versionNumberString}: " +
+      s"${results.size - failed} passed, $failed failed")
+    spark.stop()
+    if (failed > 0) sys.exit(1)
+  }
+}
+
+private final class RocketMQSmokeSuite(spark: SparkSession, nameServer: String) {
+  import spark.implicits._
+
+  private def check(condition: Boolean, what: => String): Unit = if (!condition) throw new AssertionError(what)
+
+  private def rows(from: Int, until: Int): DataFrame =
+    spark.range(from, until).select(concat(lit("smoke-"), col("id").cast("string")).as("body"),
+      (col("id") % 2).cast("string").as("tags"), col("id").cast("string").as("keys"))
+
+  private def readAll(topic: String): DataFrame =
+    spark.read.format("rocketmq").option("nameServer", nameServer).option("topic", topic)
+      .option("includeExtraColumns", "true").load()
+
+  private def bodies(topic: String): Seq[String] =
+    readAll(topic).selectExpr("CAST(body AS STRING)").as[String].collect().toSeq
+
+  def batchWriteAndRead(topic: String): Unit = {
+    rows(0, RocketMQSmokeSuite.Rows).write.format("rocketmq").option("nameServer", nameServer)
+      .option("topic", topic).save()
+    val read = readAll(topic).selectExpr("CAST(body AS STRING) AS body", "tags", "keys", "queueId", "queueOffset")
+      .as[(String, String, Seq[String], Int, Long)].collect().toSeq
+    check(read.size == RocketMQSmokeSuite.Rows, s"read ${read.size} rows, wrote ${RocketMQSmokeSuite.Rows}")
+    val expected = (0 until RocketMQSmokeSuite.Rows).map(i => (s"smoke-$i", (i % 2).toString, Seq(i.toString)))
+    val got = read.map { case (body, tags, keys, _, _) => (body, tags, keys) }
+    check(got.sortBy(_._1) == expected.sortBy(_._1), s"rows differ: ${got.sortBy(_._1).take(5)}")
+    val offsets = read.groupBy(_._4).values.map(_.map(_._5).sorted)
+    check(offsets.forall(o => o == o.indices.map(_.toLong)), s"offsets per queue are not 0..n-1: $offsets")
+  }
+
+  def availableNowCopyAndRestart(source: String, copy: String): Unit = {
+    val checkpoint = Files.createTempDirectory("rocketmq-smoke-checkpoint").toString
+    def runOnce(): Unit = {
+      val query = spark.readStream.format("rocketmq").option("nameServer", nameServer).option("topic", source)
+        .option("startingOffsets", "earliest").option("includeExtraColumns", "true").load()
+        .selectExpr("body", "tags")
+        .writeStream.format("rocketmq").option("nameServer", nameServer).option("topic", copy)
+        .option("checkpointLocation", checkpoint).trigger(Trigger.AvailableNow()).start()
+      query.awaitTermination()
+      query.exception.foreach(e => throw e)
+    }
+    runOnce()
+    val first = bodies(copy)
+    check(first.sorted == (0 until RocketMQSmokeSuite.Rows).map(i => s"smoke-$i").sorted,
+      s"the copy holds ${first.size} rows (${first.distinct.size} distinct), not the ${RocketMQSmokeSuite.Rows}")
+    val all = RocketMQSmokeSuite.Rows + RocketMQSmokeSuite.MoreRows
+    rows(RocketMQSmokeSuite.Rows, all).write.format("rocketmq").option("nameServer", nameServer)
+      .option("topic", source).save()
+    runOnce()
+    val second = bodies(copy)
+    check(second.sorted == (0 until all).map(i => s"smoke-$i").sorted,
+      s"after the restart the copy holds ${second.size} rows (${second.distinct.size} distinct), not $all")
+  }
+
+  def continuousRead(topic: String): Unit = {
+    val query = spark.readStream.format("rocketmq").option("nameServer", nameServer).option("topic", topic)
+      .option("startingOffsets", "earliest").load().selectExpr("CAST(body AS STRING) AS body")
+      .writeStream.format("memory").queryName("rocketmq_smoke_stream").start()
+    try {
+      query.processAllAvailable()
+      rows(0, 30).write.format("rocketmq").option("nameServer", nameServer).option("topic", topic).save()
+      query.processAllAvailable()
+      val got = spark.table("rocketmq_smoke_stream").as[String].collect().toSeq.sorted
+      check(got == (0 until 30).map(i => s"smoke-$i").sorted, s"the memory sink holds ${got.size} rows: $got")
+      val inputRows = query.recentProgress.map(_.numInputRows).sum
+      check(inputRows == 30, s"progress counts $inputRows input rows, not 30")
+    } finally query.stop()
+  }
+
+  /** Rows sent while a real-time batch of 10 minutes runs reach a foreach sink before it ends. */
+  def realTime(topic: String, trigger: Trigger): Unit = {
+    val query = spark.readStream.format("rocketmq").option("nameServer", nameServer).option("topic", topic)
+      .option("startingOffsets", "earliest").load()
+      .selectExpr("CAST(body AS STRING) AS body").writeStream.outputMode("update")
+      .foreach(new RocketMQSmokeSink).trigger(trigger).start()
+    try {
+      // The topic holds smoke-0 to smoke-29 already (continuousRead); these come while the batch runs.
+      rows(100, 110).write.format("rocketmq").option("nameServer", nameServer).option("topic", topic).save()
+      if (!RocketMQSmokeSink.awaitAtLeast(40, timeoutMs = 120000)) query.exception.foreach(e => throw e)
+      val got = RocketMQSmokeSink.bodies.sorted
+      val expected = ((0 until 30) ++ (100 until 110)).map(i => s"smoke-$i").sorted
+      check(got == expected, s"the foreach sink holds ${got.size} rows: $got")
+      check(query.lastProgress == null, "a batch ended before its 10 minutes")
+    } finally query.stop()
+  }
+
+  /** The error `action` fails with: its message and those of its causes. */
+  private def failureText(action: => Unit): String = {
+    val error =
+      try { action; None }
+      catch { case NonFatal(e) => Some(e) }
+    check(error.isDefined, "no error")
+    Iterator.iterate[Throwable](error.get)(_.getCause).takeWhile(_ != null).map(e => s"$e").mkString("\n")
+  }
+
+  def missingNameServer(topic: String): Unit = {
+    val text = failureText(spark.read.format("rocketmq").option("topic", topic).load().collect())
+    check(text.contains("ROCKETMQ_MISSING_OPTION") && text.contains("nameServer"), text)
+  }
+
+  def badStartingOffsets(topic: String): Unit = {
+    val text = failureText(spark.read.format("rocketmq").option("nameServer", nameServer).option("topic", topic)
+      .option("startingOffsets", "sideways").load().collect())
+    check(text.contains("ROCKETMQ_INVALID_OPTION_VALUE") && text.contains("startingOffsets") &&
+        text.contains("sideways") && text.contains("earliest"), text)
+  }
+
+  def writeWithoutBody(topic: String): Unit = {
+    val text = failureText(spark.range(3).selectExpr("CAST(id AS STRING) AS tags").write.format("rocketmq")
+      .option("nameServer", nameServer).option("topic", topic).save())
+    check(text.contains("ROCKETMQ_MISSING_COLUMN") && text.contains("body"), text)
+  }
+}
+
+/** A foreach sink collecting bodies in the driver's JVM (the smoke suite runs on local[2]). */
+private final class RocketMQSmokeSink extends ForeachWriter[Row] {
+  override def open(partitionId: Long, epochId: Long): Boolean = true
+  override def process(row: Row): Unit = RocketMQSmokeSink.add(row.getString(0))
+  override def close(errorOrNull: Throwable): Unit = ()
+}
+
+private object RocketMQSmokeSink {
+  private val received = scala.collection.mutable.ArrayBuffer.empty[String]
+
+  def add(body: String): Unit = synchronized { received += body; notifyAll() }
+
+  def bodies: Seq[String] = synchronized(received.toList)
+
+  /** Waits, woken by each row, until the sink holds `count` rows; false if `timeoutMs` passes first. */
+  def awaitAtLeast(count: Int, timeoutMs: Long): Boolean = synchronized {
+    val deadline = System.nanoTime() + timeoutMs * 1000000L
+    while (received.size < count && deadline - System.nanoTime() > 0) {
+      wait(math.max(1L, (deadline - System.nanoTime()) / 1000000L))
+    }
+    received.size >= count
+  }
+}

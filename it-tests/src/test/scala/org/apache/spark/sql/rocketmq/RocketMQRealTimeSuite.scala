@@ -1,0 +1,180 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq
+
+import java.nio.charset.StandardCharsets
+import java.nio.file.Files
+import java.util.concurrent.ConcurrentHashMap
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.{ForeachWriter, Row}
+import org.apache.spark.sql.streaming.{StreamingQuery, StreamingQueryException, Trigger}
+
+/** Real-time mode (Trigger.RealTime, Spark 4.1 and later): the source, and the sink where Spark lets it run. */
+class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
+
+  private def newDir(): String = Files.createTempDirectory("rocketmq-realtime-").toString
+
+  /** `topic` from its earliest offsets into the foreach sink `sink`, in real-time batches of `batch`. */
+  private def toForeach(topic: String, sink: String, checkpoint: String, batch: String): StreamingQuery =
+    streamTopic(topic, "startingOffsets" -> "earliest")
+      .selectExpr("CAST(body AS STRING) AS body", "queueId", "queueOffset")
+      .writeStream.outputMode("update").foreach(new EpochOutput(sink))
+      .option("checkpointLocation", checkpoint).trigger(Trigger.RealTime(batch)).start()
+
+  private def awaitRows(sink: String, count: Int): Unit =
+    EmbeddedRocketMQ.awaitCondition(s"$count rows in the foreach sink", 120000) {
+      EpochOutput.rows(sink).map(_._1).distinct.size >= count
+    }
+
+  private def inputRows(q: StreamingQuery): Long = q.recentProgress.map(_.numInputRows).sum
+
+  test("a real-time batch hands each message to the sink while it runs, not when it ends") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    val sink = rocketmq.newTopic("sink")
+    // One batch of 10 minutes: the rows can only be in the sink before its end.
+    val q = toForeach(topic, sink, newDir(), "10 minutes")
+    try {
+      rocketmq.sendBodies(topic, (0 until 10).map(i => s"m$i"))
+      awaitRows(sink, 10)
+      assert(q.lastProgress == null, "a batch ended before its 10 minutes")
+      assert(EpochOutput.rows(sink).map(_._1).sorted === (0 until 10).map(i => s"m$i").sorted)
+    } finally q.stop()
+  }
+
+  test("restarted from its checkpoint, a real-time query into a foreach sink loses and repeats nothing") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    val (sink, checkpoint) = (rocketmq.newTopic("sink"), newDir())
+    def send(prefix: String): Unit = rocketmq.sendBodies(topic, (0 until 10).map(i => s"$prefix$i"))
+    send("a")
+    val first = toForeach(topic, sink, checkpoint, "5 seconds")
+    try {
+      awaitRows(sink, 10)
+      send("b")
+      awaitRows(sink, 20)
+      // One batch ended with all 20 in it: the restart goes on from its end.
+      EmbeddedRocketMQ.awaitCondition("a batch holding all 20 rows to end", 120000)(inputRows(first) >= 20)
+      send("c") // read by the batch the stop interrupts, or by none: read again after the restart
+    } finally first.stop()
+    send("d")
+    val second = toForeach(topic, sink, checkpoint, "5 seconds")
+    try {
+      awaitRows(sink, 40)
+      send("e")
+      awaitRows(sink, 50)
+    } finally second.stop()
+    val rows = EpochOutput.rows(sink)
+    assert(rows.map(_._1).sorted === Seq("a", "b", "c", "d", "e").flatMap(p => (0 until 10).map(i => s"$p$i")).sorted)
+    val positions = rows.map(r => (r._2, r._3))
+    assert(positions.distinct.size === positions.size, "a (queue, offset) came out twice")
+    assert(positions.groupBy(_._1).values.map(_.map(_._2).sorted).forall(o => o == o.indices.map(_.toLong)))
+  }
+
+  test(
+    "a real-time query into RocketMQ (allowlist check off): a restart after a batch ended loses and repeats nothing") {
+    val (source, target) = (rocketmq.newTopic(), rocketmq.newTopic())
+    rocketmq.createTopic(source, queues = 2)
+    rocketmq.createTopic(target, queues = 2)
+    val checkpoint = newDir()
+    def start(): StreamingQuery =
+      streamTopic(source, "startingOffsets" -> "earliest").selectExpr("body", "'copied' AS tags")
+        .writeStream.outputMode("update").format("rocketmq").option("nameServer", rocketmq.nameServer)
+        .option("topic", target).option("checkpointLocation", checkpoint).trigger(Trigger.RealTime("5 seconds"))
+        .start()
+    def copied: Seq[String] =
+      rocketmq.readAll(target).map(m => new String(m.getBody, StandardCharsets.UTF_8))
+    spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
+    try {
+      rocketmq.sendBodies(source, (0 until 20).map(i => s"x$i"))
+      val first = start()
+      try {
+        EmbeddedRocketMQ.awaitCondition("20 messages copied", 120000)(copied.size >= 20)
+        EmbeddedRocketMQ.awaitCondition("a batch holding the 20 to end", 120000)(inputRows(first) >= 20)
+      } finally first.stop()
+      rocketmq.sendBodies(source, (20 until 30).map(i => s"x$i"))
+      val second = start()
+      try EmbeddedRocketMQ.awaitCondition("30 messages copied", 120000)(copied.size >= 30)
+      finally second.stop()
+      assert(copied.sorted === (0 until 30).map(i => s"x$i").sorted)
+    } finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
+  }
+
+  test("into RocketMQ with sendBatchMessages=1, each row is sent as it arrives, not when the batch ends") {
+    val (source, target) = (rocketmq.newTopic(), rocketmq.newTopic())
+    rocketmq.createTopic(source, queues = 2)
+    rocketmq.createTopic(target, queues = 2)
+    spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
+    try {
+      // One batch of 10 minutes: the messages can only be in the target before its end.
+      val q = streamTopic(source, "startingOffsets" -> "earliest").selectExpr("body")
+        .writeStream.outputMode("update").format("rocketmq").option("nameServer", rocketmq.nameServer)
+        .option("topic", target).option("sendBatchMessages", "1").option("checkpointLocation", newDir())
+        .trigger(Trigger.RealTime("10 minutes")).start()
+      try {
+        rocketmq.sendBodies(source, (0 until 10).map(i => s"y$i"))
+        EmbeddedRocketMQ.awaitCondition("10 messages copied", 120000)(rocketmq.readAll(target).size >= 10)
+        assert(q.lastProgress == null, "a batch ended before its 10 minutes")
+        assert(rocketmq.readAll(target).map(m => new String(m.getBody, StandardCharsets.UTF_8)).sorted ===
+          (0 until 10).map(i => s"y$i").sorted)
+      } finally q.stop()
+    } finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
+  }
+
+  test("options that bound or split a batch are refused in real-time mode, naming the option") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    for ((option, value) <- Seq("maxOffsetsPerTrigger" -> "10", "minPartitions" -> "4")) {
+      val q = streamTopic(topic, option -> value).selectExpr("CAST(body AS STRING) AS body")
+        .writeStream.outputMode("update").foreach(new EpochOutput(rocketmq.newTopic("sink")))
+        .option("checkpointLocation", newDir()).trigger(Trigger.RealTime("5 seconds")).start()
+      val e = intercept[StreamingQueryException](q.awaitTermination(120000))
+      val text = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+      assert(text.contains("ROCKETMQ_OPTION_NOT_ALLOWED.REAL_TIME") && text.contains(s"'$option'"), text)
+    }
+  }
+}
+
+/**
+ * A foreach sink keeping the rows of each (partition, epoch) apart, a rerun of one replacing what it wrote before:
+ * the idempotent output Spark's foreach documentation describes, exactly once from an at-least-once stream.
+ */
+private final class EpochOutput(sink: String) extends ForeachWriter[Row] {
+  private var rows: java.util.List[(String, Int, Long)] = _
+
+  override def open(partitionId: Long, epochId: Long): Boolean = {
+    rows = java.util.Collections.synchronizedList(new java.util.ArrayList[(String, Int, Long)]())
+    EpochOutput.parts.put((sink, partitionId, epochId), rows)
+    true
+  }
+
+  override def process(row: Row): Unit =
+    rows.add((row.getString(0), if (row.length > 1) row.getInt(1) else -1, if (row.length > 2) row.getLong(2) else -1L))
+
+  override def close(errorOrNull: Throwable): Unit = ()
+}
+
+private object EpochOutput {
+  val parts = new ConcurrentHashMap[(String, Long, Long), java.util.List[(String, Int, Long)]]()
+
+  /** What sink `sink` holds now: (body, queueId, queueOffset). */
+  def rows(sink: String): Seq[(String, Int, Long)] = parts.asScala.toSeq.collect {
+    case ((s, _, _), list) if s == sink => list.synchronized(list.asScala.toList)
+  }.flatten
+}

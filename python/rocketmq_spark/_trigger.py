@@ -1,0 +1,62 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Spark's real-time trigger, or a clear error where pyspark has none."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Tuple, cast
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
+
+
+def _spark_version(version: str) -> Tuple[int, int]:
+    found = re.match(r"(\d+)\.(\d+)", version)
+    if found is None:
+        raise ValueError(f"Cannot read the Spark version {version!r}")
+    return int(found.group(1)), int(found.group(2))
+
+
+def real_time_trigger(writer: "DataStreamWriter", batch_duration: str = "5 seconds") -> "DataStreamWriter":
+    """Set Spark's real-time trigger on ``writer`` and return it, or fail saying which Spark has it.
+
+    Each batch then runs for ``batch_duration`` (at least ``spark.sql.streaming.realTimeMode.minBatchDuration``,
+    5 seconds by default), every message going through the query as it arrives; the checkpoint is written when a
+    batch ends. The query needs output mode ``update`` and a sink Spark allows in real-time mode (see the README's
+    "Real-time mode"). pyspark 4.2 and later only: Spark 4.1 runs real-time queries too, but its Python API cannot
+    ask for one (use Scala there, ``Trigger.RealTime``).
+
+    Example::
+
+        query = real_time_trigger(
+            read_rocketmq_stream(spark, "127.0.0.1:9876", "orders").writeStream.outputMode("update")
+            .foreach(handle_row).option("checkpointLocation", "/chk/orders")
+        ).start()
+    """
+    import pyspark
+
+    if _spark_version(pyspark.__version__) < (4, 2):
+        raise RuntimeError(
+            f"The real-time trigger needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}. Spark 4.1 "
+            "runs real-time queries from Scala (Trigger.RealTime); older Spark has no real-time mode: use a "
+            "processing-time trigger there."
+        )
+    # pyspark's type hints list the trigger's keywords one overload each and leave realTime out.
+    trigger: Any = writer.trigger
+    return cast("DataStreamWriter", trigger(realTime=batch_duration))
+
+
+__all__ = ["real_time_trigger"]

@@ -1,0 +1,77 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Real-time mode from Python: ``real_time_trigger`` on every pyspark of the matrix (a real-time query where
+pyspark can ask for one, 4.2 and later; the error naming the versions elsewhere)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import List
+
+import pyspark
+import pytest
+
+from embedded_rocketmq import unique_topic
+from rocketmq_spark import EARLIEST, read_rocketmq_stream, real_time_trigger
+from waiting import wait_until
+
+pytestmark = pytest.mark.cross_version
+
+HAS_TRIGGER = tuple(int(p) for p in pyspark.__version__.split(".")[:2]) >= (4, 2)
+
+
+def _lines(folder: Path) -> List[str]:
+    return [line for f in folder.glob("*.txt") for line in f.read_text().splitlines()]
+
+
+def test_real_time_trigger_runs_a_query_or_names_the_pyspark_it_needs(spark, rocketmq, tmp_path: Path) -> None:
+    topic = unique_topic("rt")
+    rocketmq.create_topic(topic, queues=2)
+    rocketmq.send(topic, 10, "before-")
+    out = tmp_path / "out"
+    out.mkdir()
+    folder = str(out)
+
+    def keep(row) -> None:  # runs in Spark's Python workers
+        name = f"{os.getpid()}-{threading.get_ident()}.txt"
+        with open(os.path.join(folder, name), "a") as f:
+            f.write(f"{row.body}\t{row.queueId}\t{row.queueOffset}\n")
+
+    writer = (
+        read_rocketmq_stream(spark, rocketmq.name_server, topic, starting_offsets=EARLIEST)
+        .selectExpr("CAST(body AS STRING) AS body", "queueId", "queueOffset")
+        .writeStream.outputMode("update")
+        .foreach(keep)
+        .option("checkpointLocation", str(tmp_path / "cp"))
+    )
+    if not HAS_TRIGGER:
+        with pytest.raises(RuntimeError) as e:
+            real_time_trigger(writer, "5 seconds")
+        assert f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}" in str(e.value)
+        return
+    query = real_time_trigger(writer, "5 seconds").start()
+    try:
+        wait_until("the 10 messages sent before the start", lambda: len(set(_lines(out))) >= 10, 120)
+        rocketmq.send(topic, 10, "during-")
+        wait_until("the 10 messages sent while it runs", lambda: len(set(_lines(out))) >= 20, 120)
+        assert query.exception() is None
+    finally:
+        query.stop()
+    lines = _lines(out)
+    assert len(lines) == len(set(lines)), "a message came out twice"
+    bodies = sorted(line.split("\t")[0] for line in lines)
+    assert bodies == sorted([f"before-{i}" for i in range(10)] + [f"during-{i}" for i in range(10)])

@@ -1,0 +1,96 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The connector against a RocketMQ 4.9.7 broker, the line many production clusters still run: batch and
+streaming reads and writes, tags filtered by the broker, offsets in the checkpoint. The client is the
+connector's own (5.5.0, remoting protocol); the broker is Maven Central's 4.9.7, run as its own process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from embedded_rocketmq import unique_topic
+from rocketmq49 import RocketMQ49
+from rocketmq_spark import EARLIEST, read_rocketmq, read_rocketmq_stream, write_rocketmq
+
+
+@pytest.fixture(scope="module")
+def broker49(tmp_path_factory):
+    broker = RocketMQ49(tmp_path_factory.mktemp("rocketmq49")).start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def test_batch_write_and_read_with_tags_on_a_4_9_broker(spark, broker49) -> None:
+    topic = unique_topic("b49")
+    broker49.create_topic(topic, queues=4)
+    rows = [(f"order-{i}", "even" if i % 2 == 0 else "odd") for i in range(200)]
+    write_rocketmq(spark.createDataFrame(rows, "body STRING, tags STRING"), broker49.name_server, topic)
+    # And one request per row, which spreads them over the queues.
+    more = [(f"single-{i}", "odd") for i in range(40)]
+    write_rocketmq(
+        spark.createDataFrame(more, "body STRING, tags STRING"), broker49.name_server, topic, send_batch_messages=1
+    )
+
+    got = (
+        read_rocketmq(spark, broker49.name_server, topic)
+        .selectExpr("CAST(body AS STRING) AS body", "properties", "brokerName", "queueId")
+        .collect()
+    )
+    assert sorted(r.body for r in got) == sorted(b for b, _ in rows + more)
+    assert {json.loads(r.properties)["TAGS"] for r in got} == {"even", "odd"}
+    assert {r.brokerName for r in got} == {"broker-49"}
+    assert len({r.queueId for r in got}) > 1
+    evens = read_rocketmq(spark, broker49.name_server, topic, sub_expression="even")
+    assert sorted(r.body for r in evens.selectExpr("CAST(body AS STRING) AS body").collect()) == sorted(
+        b for b, t in rows if t == "even"
+    )
+
+
+def test_streaming_topic_to_topic_on_a_4_9_broker_resumes_from_its_checkpoint(spark, broker49, tmp_path: Path) -> None:
+    source, sink = unique_topic("s49"), unique_topic("k49")
+    broker49.create_topic(source, queues=4)
+    broker49.create_topic(sink, queues=2)
+    checkpoint = str(tmp_path / "cp")
+
+    def copy_available() -> None:
+        stream = read_rocketmq_stream(
+            spark, broker49.name_server, source, starting_offsets=EARLIEST, max_offsets_per_trigger=50
+        )
+        query = write_rocketmq(
+            stream.selectExpr("upper(CAST(body AS STRING)) AS body"),
+            broker49.name_server,
+            sink,
+            checkpoint_location=checkpoint,
+            available_now=True,
+        )
+        query.awaitTermination(180)
+        assert not query.isActive and query.exception() is None
+
+    write_rocketmq(
+        spark.createDataFrame([(f"e-{i}",) for i in range(120)], "body STRING"), broker49.name_server, source
+    )
+    copy_available()
+    write_rocketmq(
+        spark.createDataFrame([(f"e-{i}",) for i in range(120, 150)], "body STRING"), broker49.name_server, source
+    )
+    copy_available()  # from the checkpoint: only the 30 new ones
+
+    copied = read_rocketmq(spark, broker49.name_server, sink).selectExpr("CAST(body AS STRING) AS body").collect()
+    assert sorted(r.body for r in copied) == sorted(f"E-{i}" for i in range(150))
