@@ -84,7 +84,8 @@ def test_the_scala_smoke_suite_passes_on_this_pyspark(rocketmq) -> None:
     spark35 = version.startswith("3.5.")
     smoke_jar = _smoke_file("smokeSpark35_212.jar" if spark35 else "smokeSpark4.jar")
     args = [rocketmq.name_server, *_topics(rocketmq)]
-    command = submit_command("local[2]", jar_path(version), smoke_jar, *args)
+    # local[3]: the real-time check's batch holds two cores (one per queue) while a batch write needs a third.
+    command = submit_command("local[3]", jar_path(version), smoke_jar, *args)
     primary = len(command) - len(args) - 1
     command[primary:primary] = ["--class", MAIN_CLASS]
     done = run_or_dump_threads(command, 600, env=spark_env())
