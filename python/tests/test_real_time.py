@@ -29,7 +29,8 @@ from embedded_rocketmq import unique_topic
 from rocketmq_spark import EARLIEST, read_rocketmq_stream, real_time_trigger
 from waiting import wait_until
 
-pytestmark = pytest.mark.cross_version
+# Over Spark Connect too (e2e): the trigger and the foreach writer go through the Connect client.
+pytestmark = [pytest.mark.cross_version, pytest.mark.e2e]
 
 HAS_TRIGGER = tuple(int(p) for p in pyspark.__version__.split(".")[:2]) >= (4, 2)
 

@@ -37,6 +37,8 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
 
   /** Where the tasks of the running real-time batch started, by queue. */
   @volatile private var batchStart: Map[RocketMQQueue, Long] = Map.empty
+  /** The queue of each input partition of the running real-time batch, in the partitions' order. */
+  @volatile private var batchQueues: IndexedSeq[RocketMQQueue] = IndexedSeq.empty
   @volatile private var realTime = false
 
   override def prepareForRealTimeMode(): Unit = {
@@ -57,18 +59,23 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
     }
     val from = startsOf(startOffsets, latest)
     batchStart = from
+    batchQueues = from.keys.toIndexedSeq.sorted
     val executors = RocketMQOffsetRangeCalculator.executorLocations()
-    from.toSeq.sortBy(_._1).map { case (q, f) =>
-      RocketMQInputPartition(q, f, RocketMQQueuePuller.Open, settings,
+    batchQueues.map { q =>
+      RocketMQInputPartition(q, from(q), RocketMQQueuePuller.Open, settings,
         RocketMQOffsetRangeCalculator.preferredExecutor(q, executors)): InputPartition
     }.toArray
   }
 
-  override def mergeOffsets(offsets: Array[PartitionOffset]): Offset =
+  override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = {
+    val queues = batchQueues
     RocketMQSourceOffset(batchStart ++ offsets.map {
-      case RocketMQQueueOffset(queue, offset) => queue -> offset
-      case other => throw new IllegalArgumentException(s"Not an offset of a RocketMQ queue: $other")
+      case RocketMQRealTimePartitionReader.QueueOffset(partition, offset) if queues.indices.contains(partition) =>
+        queues(partition) -> offset
+      case other => throw new IllegalArgumentException(
+          s"Not the offset of one of the ${queues.size} queues of this real-time batch: $other")
     })
+  }
 
   override def createReaderFactory(): PartitionReaderFactory = RocketMQRealTimeReaderFactory
 
@@ -78,9 +85,6 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
     super.metrics(latestConsumedOffset)
   }
 }
-
-/** Where a real-time task stopped reading its queue: the next offset to read. */
-private[rocketmq] final case class RocketMQQueueOffset(queue: RocketMQQueue, offset: Long) extends PartitionOffset
 
 /** The micro-batch reader for bounded partitions, the real-time one for open ones. */
 private[rocketmq] object RocketMQRealTimeReaderFactory extends PartitionReaderFactory {
