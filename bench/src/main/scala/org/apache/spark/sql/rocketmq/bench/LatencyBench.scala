@@ -53,31 +53,48 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
     val perRun = (1 to runs).map(_ => once(system, send))
     Seq(50.0, 95.0, 99.0).foreach { p =>
       results.add(Figure("latency", s"produce to foreachBatch p${p.toInt} (trigger 0, $rate msg/s)", system.name,
-        "ms", perRun.map { case (latencies, _) => Measure.percentile(latencies, p) }))
+        "ms", perRun.map { case (latencies, _, _) => Measure.percentile(latencies, p) }))
     }
     results.add(Figure("latency", "micro-batches with data per second", system.name, "1/s",
-      perRun.map { case (_, batches) => batches.size.toDouble / seconds }))
+      perRun.map { case (_, batches, _) => batches.size.toDouble / seconds }))
     LatencyBench.Phases.foreach { phase =>
       results.add(Figure("latency", s"micro-batch phase $phase, median", system.name, "ms",
-        perRun.map { case (_, batches) => Measure.percentile(batches.map(_.getOrElse(phase, 0L).toDouble), 50) }))
-    }
-  }
-
-  /** Produce-to-sink latency under `Trigger.RealTime(realTimeBatch)`: p50, p95, p99 of each run. */
-  def measureRealTime(system: BenchSystem, realTimeBatch: String)(send: (String, Array[Byte]) => Unit): Unit = {
-    val perRun = (1 to runs).map(_ => once(system, send, Some(realTimeBatch))._1)
-    Seq(50.0, 95.0, 99.0).foreach { p =>
-      results.add(Figure("latency", s"produce to foreach p${p.toInt} (real-time, $realTimeBatch batches, $rate msg/s)",
-        system.name, "ms", perRun.map(latencies => Measure.percentile(latencies, p))))
+        perRun.map { case (_, batches, _) => Measure.percentile(batches.map(_.getOrElse(phase, 0L).toDouble), 50) }))
     }
   }
 
   /**
-   * The latencies of one run, and the phase durations of each batch with data in its measured part: a micro-batch
-   * query into foreachBatch, or with `realTime` a real-time one into a foreach sink.
+   * Produce-to-sink latency under `Trigger.RealTime` with batches of `batchSeconds`, each run measuring for
+   * `runSeconds` (so that a run spans as many batch ends as a user's query would see in that time): p50, p95, p99
+   * of each run, the sink's pause at a batch end and the phases Spark times.
    */
-  private def once(system: BenchSystem, send: (String, Array[Byte]) => Unit, realTime: Option[String] = None)
-      : (Seq[Double], Seq[Map[String, Long]]) = {
+  def measureRealTime(system: BenchSystem, batchSeconds: Int, runSeconds: Int)(
+      send: (String, Array[Byte]) => Unit): Unit = {
+    val batch = s"$batchSeconds seconds"
+    val perRun = (1 to runs).map(_ => once(system, send, Some(batch), runSeconds))
+    Seq(50.0, 95.0, 99.0).foreach { p =>
+      results.add(Figure("latency", s"produce to foreach p${p.toInt} (real-time, $batch batches, $rate msg/s)",
+        system.name, "ms", perRun.map { case (latencies, _, _) => Measure.percentile(latencies, p) }))
+    }
+    // Between two real-time batches no task reads: what the sink's arrivals show of that pause, and Spark's phases.
+    results.add(Figure("latency", s"real-time ($batch batches): the sink's pause at a batch end, median",
+      system.name, "ms",
+      perRun.map { case (_, _, pauses) => if (pauses.isEmpty) 0.0 else Measure.percentile(pauses, 50) }))
+    // A run shorter than a batch (the quick bench) has no batch that ended: no phases to show.
+    val ended = perRun.map(_._2).filter(_.nonEmpty)
+    if (ended.nonEmpty) LatencyBench.Phases.foreach { phase =>
+      results.add(Figure("latency", s"real-time ($batch batches) phase $phase, median", system.name, "ms",
+        ended.map(batches => Measure.percentile(batches.map(_.getOrElse(phase, 0L).toDouble), 50))))
+    }
+  }
+
+  /**
+   * The latencies of one run, the phase durations of each batch with data in its measured part, and the pauses at
+   * the sink (times between two arrivals of over [[LatencyBench.PauseMs]]): a micro-batch query into foreachBatch,
+   * or with `realTime` a real-time one into a foreach sink.
+   */
+  private def once(system: BenchSystem, send: (String, Array[Byte]) => Unit, realTime: Option[String] = None,
+      runSeconds: Int = seconds): (Seq[Double], Seq[Map[String, Long]], Seq[Double]) = {
     val topic = s"bench-lat-${System.nanoTime()}"
     system.createTopic(topic, if (realTime.isDefined) LatencyBench.RealTimeQueues else queues)
     val run = LatencyBench.newRun()
@@ -121,7 +138,7 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
         TimeUnit.MICROSECONDS)
       val start = System.currentTimeMillis()
       measuredFrom.set(start + warmupSeconds * 1000L)
-      val stop = start + (warmupSeconds + seconds) * 1000L
+      val stop = start + (warmupSeconds + runSeconds) * 1000L
       while (System.currentTimeMillis() < stop) {
         require(!query.awaitTermination(100), s"the ${system.name} latency query stopped: ${query.exception}")
       }
@@ -135,10 +152,11 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
             "messages reached the sink within 60 s")
         require(!query.awaitTermination(50), s"the ${system.name} latency query stopped: ${query.exception}")
       }
-      val measured = latencies.asScala.toSeq.collect {
-        case (produced, reached) if produced >= measuredFrom.get() => (reached - produced).toDouble
-      }
-      (measured, measuredBatches)
+      val inWindow = latencies.asScala.toSeq.filter { case (produced, _) => produced >= measuredFrom.get() }
+      val arrivals = inWindow.map(_._2).sorted
+      val pauses = arrivals.zip(arrivals.drop(1)).map { case (a, b) => (b - a).toDouble }
+        .filter(_ > LatencyBench.PauseMs)
+      (inWindow.map { case (produced, reached) => (reached - produced).toDouble }, measuredBatches, pauses)
     } finally {
       ticker.shutdownNow()
       query.stop()
@@ -152,6 +170,9 @@ object LatencyBench {
 
   /** Queues (Kafka partitions) of a real-time run's topic: each holds a task slot of local[2] for a whole batch. */
   val RealTimeQueues = 2
+
+  /** Arrivals at the sink further apart than this (ten times the producer's interval at 200 msg/s) are a pause. */
+  val PauseMs = 50L
 
   private val runs = new java.util.concurrent.ConcurrentHashMap[Long, ConcurrentLinkedQueue[(Long, Long)]]()
   private val runIds = new AtomicLong()
