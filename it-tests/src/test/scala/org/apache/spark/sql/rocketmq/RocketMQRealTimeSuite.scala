@@ -137,6 +137,34 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
     } finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
   }
 
+  test("in real-time mode a tag filter skips what it does not match, and progress reports no offsets behind") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    val sink = rocketmq.newTopic("sink")
+    def send(prefix: String): Unit = rocketmq.sendMessages(topic,
+      (0 until 10).map(i => TestMessage(s"$prefix$i", tags = if (i % 2 == 0) "keep" else "drop")))
+    send("a")
+    val q = streamTopic(topic, "startingOffsets" -> "earliest", "subExpression" -> "keep")
+      .selectExpr("CAST(body AS STRING) AS body", "queueId", "queueOffset")
+      .writeStream.outputMode("update").foreach(new EpochOutput(sink))
+      .option("checkpointLocation", newDir()).trigger(Trigger.RealTime("5 seconds")).start()
+    def behind: Option[String] =
+      Option(q.lastProgress).flatMap(p => Option(p.sources.head.metrics.get("maxOffsetsBehindLatest")))
+    try {
+      awaitRows(sink, 5)
+      send("b")
+      awaitRows(sink, 10)
+      // Batches end every 5 s; one ends once the tasks have also skipped the last non-matching messages.
+      EmbeddedRocketMQ.awaitCondition("a batch end with all 10 matching rows read and no offsets behind", 120000) {
+        inputRows(q) >= 10 && behind.contains("0")
+      }
+      assert(inputRows(q) === 10, "rows the filter skipped were counted as input")
+    } finally q.stop()
+    val rows = EpochOutput.rows(sink)
+    assert(rows.map(_._1).sorted === Seq("a", "b").flatMap(p => (0 until 10 by 2).map(i => s"$p$i")).sorted)
+    assert(rows.map(r => (r._2, r._3)).distinct.size === rows.size, "a (queue, offset) came out twice")
+  }
+
   test("options that bound or split a batch are refused in real-time mode, naming the option") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
