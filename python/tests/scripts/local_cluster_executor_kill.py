@@ -22,8 +22,8 @@ Prints ``DRIVER_URL spark://CoarseGrainedScheduler@host:port`` (how the test fin
 executor processes) once both executors are registered, and starts the query once the file <go> exists
 (the test sends the messages meanwhile; spark-submit gives a Python driver no stdin). Prints
 ``TASKS_RUNNING`` once Spark's status tracker shows tasks running on both executors, then
-``TASKS_COMPLETED <n>`` each time the number of tasks completed so far grows. Writes to the report
-every body and (queueId, queueOffset) in the output, the number of failed task attempts, the executor ids
+``TASKS <completed> <running>`` each time the number of tasks completed so far or running now changes.
+Writes to the report every body and (queueId, queueOffset) in the output, the number of failed task attempts, the executor ids
 seen while the query ran and those still there at the end.
 """
 
@@ -62,7 +62,7 @@ def main() -> None:
     done = threading.Event()
 
     def watch() -> None:
-        announced, completed_before = False, 0
+        announced, last = False, (0, 0)
         while not done.is_set():
             tracker = sc.statusTracker()
             executors_seen.update(executor_ids())
@@ -74,9 +74,9 @@ def main() -> None:
                 announced = True
             infos = [tracker.getStageInfo(i) for i in sorted(stages_seen)]
             completed = sum(s.numCompletedTasks for s in infos if s is not None)
-            if announced and completed > completed_before:
-                print(f"TASKS_COMPLETED {completed}", flush=True)
-                completed_before = completed
+            if announced and (completed, running) != last:
+                print(f"TASKS {completed} {running}", flush=True)
+                last = (completed, running)
             done.wait(0.1)
 
     watcher = threading.Thread(target=watch, daemon=True)
