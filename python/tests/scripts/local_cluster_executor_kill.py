@@ -22,8 +22,8 @@ Prints ``DRIVER_URL spark://CoarseGrainedScheduler@host:port`` (how the test fin
 executor processes) once both executors are registered, and starts the query once the file <go> exists
 (the test sends the messages meanwhile; spark-submit gives a Python driver no stdin). Prints
 ``TASKS_RUNNING`` once Spark's status tracker shows tasks running on both executors, then
-``TASKS <completed> <running>`` each time the number of tasks completed so far or running now changes.
-Writes to the report every body and (queueId, queueOffset) in the output, the number of failed task attempts, the executor ids
+``TASKS <completed> <running>`` each time the number of tasks completed so far or running now changes. Writes
+to the report every body and (queueId, queueOffset) in the output, the number of failed task attempts, the executor ids
 seen while the query ran and those still there at the end.
 """
 
