@@ -18,21 +18,30 @@ package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.write.{BatchWrite, DataWriterFactory, PhysicalWriteInfo, WriterCommitMessage}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
+import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionCoordinator
 
 /**
- * A batch write to RocketMQ. Every task sends its rows and commits only when the broker has
- * acknowledged each of them; there is nothing to do at job level (RocketMQ has no transaction to
- * close), so a failed job may leave the messages of its successful tasks: at-least-once.
+ * A batch write to RocketMQ. At-least-once: every task sends its rows and commits only when the
+ * broker has acknowledged each of them, and there is nothing to do at job level, so a failed job
+ * may leave the messages of its successful tasks. Exactly-once (`coordinator` makes one): tasks send
+ * half messages, and the job commits the kept attempts' or rolls back all of them.
  */
-private[rocketmq] class RocketMQBatchWrite(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns)
+private[rocketmq] class RocketMQBatchWrite(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
+    coordinator: () => Option[RocketMQTransactionCoordinator])
   extends BatchWrite {
+
+  private lazy val transactions = coordinator()
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
     new RocketMQDataWriterFactory(settings, columns)
 
-  override def useCommitCoordinator(): Boolean = false
+  override def useCommitCoordinator(): Boolean = settings.transaction.isDefined
 
-  override def commit(messages: Array[WriterCommitMessage]): Unit = ()
+  override def commit(messages: Array[WriterCommitMessage]): Unit = transactions.foreach { c =>
+    try c.commit(0L, messages) finally c.close()
+  }
 
-  override def abort(messages: Array[WriterCommitMessage]): Unit = ()
+  override def abort(messages: Array[WriterCommitMessage]): Unit = transactions.foreach { c =>
+    try c.abort(0L, messages) finally c.close()
+  }
 }

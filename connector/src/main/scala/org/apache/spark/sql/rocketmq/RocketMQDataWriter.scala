@@ -21,14 +21,15 @@ import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
 import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQWriteSettings}
+import org.apache.spark.sql.rocketmq.transaction.{RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages}
 
-/** Creates the writers of batch and streaming writes alike. */
+/** Creates the writers of batch and streaming writes alike (a batch job is epoch 0). */
 private[rocketmq] class RocketMQDataWriterFactory(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns)
   extends DataWriterFactory with StreamingDataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] =
-    new RocketMQDataWriter(settings, columns)
+    new RocketMQDataWriter(settings, columns, partitionId, taskId, 0L)
   override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] =
-    new RocketMQDataWriter(settings, columns)
+    new RocketMQDataWriter(settings, columns, partitionId, taskId, epochId)
 }
 
 /**
@@ -36,30 +37,38 @@ private[rocketmq] class RocketMQDataWriterFactory(settings: RocketMQWriteSetting
  * [[RocketMQMessageSender]] sends it asynchronously, with a bound on messages in flight whatever
  * the partition's size. `commit()` returns only once every send of the task is acknowledged; the
  * first failure fails the task with the broker's reason, so Spark's task retry gives at-least-once
- * delivery.
+ * delivery. Exactly-once: every message is a half message of this task attempt
+ * ([[RocketMQHalfMessageRecorder]]), and the commit message carries them to the driver.
  */
-private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns)
+private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
+    partition: Int, attempt: Long, epoch: Long)
   extends DataWriter[InternalRow] {
 
   private val converter = new RocketMQRowToMessage(settings, columns)
-  private val sender = new RocketMQMessageSender(settings)
+  private val halfMessages = settings.transaction.map(new RocketMQHalfMessageRecorder(_, epoch, partition, attempt))
+  private val sender = new RocketMQMessageSender(settings, halfMessages.orNull)
   private var rowsWritten = 0L
 
   override def write(row: InternalRow): Unit = {
-    sender.send(converter.toMessage(row, rowsWritten), converter.shardingKey(row))
+    val message = converter.toMessage(row, rowsWritten)
+    halfMessages.foreach(_.prepare(message))
+    sender.send(message, converter.shardingKey(row))
     rowsWritten += 1
   }
 
   override def commit(): WriterCommitMessage = {
     sender.flush()
-    // No commit message: the job commit has nothing to collect (counts are in the task metrics). And a
-    // class of ours here would break Spark Connect sessions that attached the connector with
-    // addArtifacts: the driver deserializes task results with Spark's own class loader, which cannot
-    // see session artifacts, and fails every streaming write with "ClassNotFound".
-    null
+    // At-least-once, no commit message: the job commit has nothing to collect (counts are in the task
+    // metrics). Exactly-once, one of Spark's own classes: the driver deserializes task results with
+    // Spark's class loader, which cannot see a connector that a Spark Connect session added with
+    // addArtifacts (see RocketMQTaskHalfMessages).
+    halfMessages.map(h => RocketMQTaskHalfMessages.toCommitMessage(h.encode())).orNull
   }
 
-  override def abort(): Unit = sender.abandon()
+  override def abort(): Unit = {
+    sender.abandon()
+    for (h <- halfMessages; scope <- settings.transaction) sender.rollBack(h.decoded, scope.group)
+  }
 
   override def currentMetricsValues(): Array[CustomTaskMetric] = Array(
     RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.MessagesSent, sender.sent),

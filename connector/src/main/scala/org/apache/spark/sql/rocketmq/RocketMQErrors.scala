@@ -100,6 +100,8 @@ private[rocketmq] object RocketMQErrors {
   def optionNotAllowed(option: String, sub: String): Throwable =
     invalidInput(s"ROCKETMQ_OPTION_NOT_ALLOWED.$sub", "option" -> option)
 
+  def exactlyOnceNeedsCheckpoint(): Throwable = invalidInput("ROCKETMQ_EXACTLY_ONCE_NEEDS_CHECKPOINT")
+
   /** Half a credential in `place`: `present` is set there, `missing` is not (names as that place spells them). */
   def incompleteCredentials(place: String, present: String, missing: String): Throwable =
     invalidInput("ROCKETMQ_INCOMPLETE_CREDENTIALS", "place" -> place, "present" -> present, "missing" -> missing)
@@ -238,6 +240,7 @@ private[rocketmq] object RocketMQErrors {
 
   object GaveUp {
     case object NotRetryable extends GaveUp("NOT_RETRYABLE")
+    case object ExactlyOnce extends GaveUp("EXACTLY_ONCE")
     final case class BudgetSpent(retries: Long, elapsedMs: Long, retryTimeoutMs: Long)
       extends GaveUp("RETRIES_EXHAUSTED", "retries" -> retries.toString, "elapsedMs" -> elapsedMs.toString,
         "retryTimeoutMs" -> retryTimeoutMs.toString)

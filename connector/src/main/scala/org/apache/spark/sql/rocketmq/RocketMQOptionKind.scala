@@ -136,6 +136,22 @@ private[rocketmq] object RocketMQOptionKind {
       AccessChannel.values().find(_.name.equalsIgnoreCase(value)).getOrElse(invalid(key, value, "ACCESS_CHANNEL"))
   }
 
+  /** A duration of at least 60 seconds: how long half messages of a transactional write wait for the driver. */
+  case object TransactionTimeout extends RocketMQOptionKind[Long]("transaction timeout", "duration >= 60s, e.g. 10min") {
+    override def parse(key: String, value: String): Long = {
+      val ms = Duration.parse(key, value)
+      if (ms < 60000L) invalid(key, value, "TRANSACTION_TIMEOUT") else ms
+    }
+    override def render(ms: Long): String = Duration.render(ms)
+  }
+
+  /** What a write promises: `at_least_once` (the default) or `exactly_once` (RocketMQ transactions). */
+  case object DeliveryGuaranteeKind
+    extends RocketMQOptionKind[DeliveryGuarantee]("delivery guarantee", "at_least_once or exactly_once") {
+    override def parse(key: String, value: String): DeliveryGuarantee =
+      DeliveryGuarantee.all.find(_.name.equalsIgnoreCase(value)).getOrElse(invalid(key, value, "DELIVERY_GUARANTEE"))
+  }
+
   /** An integer in `[min, max]`; `min` is 0 or 1. */
   sealed abstract class Integral[T](name: String, min: Long, max: Long, fromLong: Long => T)
     extends RocketMQOptionKind[T](name, if (min > 0) "positive integer" else "integer >= 0") {
@@ -217,4 +233,15 @@ private[rocketmq] object RocketMQOptionKind {
     }
     override def render(value: Map[RocketMQQueue, Long]): String = RocketMQOffsetsJson.format(value)
   }
+}
+
+/** The two delivery guarantees of a write (see the option deliveryGuarantee). */
+private[rocketmq] sealed abstract class DeliveryGuarantee(val name: String) {
+  override def toString: String = name
+}
+
+private[rocketmq] object DeliveryGuarantee {
+  case object AtLeastOnce extends DeliveryGuarantee("at_least_once")
+  case object ExactlyOnce extends DeliveryGuarantee("exactly_once")
+  val all: Seq[DeliveryGuarantee] = Seq(AtLeastOnce, ExactlyOnce)
 }

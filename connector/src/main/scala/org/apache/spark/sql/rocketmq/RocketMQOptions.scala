@@ -362,6 +362,20 @@ private[rocketmq] object RocketMQOptions {
   val ProducerGroup: Defaulted[String] = defaulted("producerGroup", Group, "spark-rocketmq-writer", SinkOnly,
     "Producer group the executors' producers join.", value = "producer group name")
 
+  /** At-least-once or exactly-once writes. */
+  val DeliveryGuaranteeOption: Defaulted[DeliveryGuarantee] = defaulted("deliveryGuarantee", DeliveryGuaranteeKind,
+    DeliveryGuarantee.AtLeastOnce, SinkOnly,
+    "exactly_once sends rows as RocketMQ transactional (half) messages and commits each micro-batch's (or batch " +
+      "job's) only when Spark commits it, so consumers see every row once, even after task retries and driver " +
+      "restarts; one request per row (sendBatchMessages does not apply). See \"Exactly-once writes\".")
+
+  /** How long half messages wait for the driver before the broker asks it. */
+  val TransactionTimeoutOption: Defaulted[Long] = defaulted("transactionTimeout", TransactionTimeout,
+    10L * 60 * 1000, SinkOnly,
+    "With exactly_once: the driver commits a task's half messages itself within half this time of the task's " +
+      "first send; later, and after a driver crash, the broker's check-back commits them from the decisions " +
+      "kept beside the checkpoint. Keep half of it above the broker's transactionCheckInterval.")
+
   /** A cap on resends of one message. */
   val SendRetries: Unset[Int] = unset("sendRetries", NonNegativeInt, SinkOnly,
     "Most resends of one message whose send failed for a retryable reason; then the task fails. Unset, resends go " +

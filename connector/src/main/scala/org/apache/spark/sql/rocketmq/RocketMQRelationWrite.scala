@@ -16,16 +16,20 @@
 
 package org.apache.spark.sql.rocketmq
 
+import java.util.UUID
+
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.{DataFrame, SaveMode, SQLContext}
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.write.WriterCommitMessage
 import org.apache.spark.sql.sources.BaseRelation
 import org.apache.spark.sql.types.StructType
 
 /**
  * `DataFrameWriter.save()` into RocketMQ: checks the save mode, the options and the columns on the
  * driver, then runs [[RocketMQDataWriter]] on every partition. A task that fails is retried by
- * Spark (at-least-once); the job fails if any task finally fails.
+ * Spark (at-least-once); the job fails if any task finally fails. Exactly-once: the tasks send half
+ * messages, which the driver commits when every task has succeeded.
  */
 private[rocketmq] object RocketMQRelationWrite {
 
@@ -34,21 +38,30 @@ private[rocketmq] object RocketMQRelationWrite {
       case SaveMode.Append | SaveMode.ErrorIfExists =>
       case other => throw RocketMQErrors.saveModeNotSupported(other.name())
     }
-    val write = RocketMQWrite.plan(options, data.schema)
+    val write = RocketMQWrite.plan(options, data.schema, UUID.randomUUID().toString, checkpointLocation = None)
     val factory = new RocketMQDataWriterFactory(write.settings, write.columns)
-    data.queryExecution.toRdd.foreachPartition { rows: Iterator[InternalRow] =>
-      val context = TaskContext.get()
-      val writer = factory.createWriter(context.partitionId(), context.taskAttemptId())
-      try {
-        rows.foreach(writer.write)
-        writer.commit()
-      } catch {
-        case e: Throwable =>
-          writer.abort()
-          throw e
-      } finally writer.close()
+    val rdd = data.queryExecution.toRdd
+    RocketMQWrite.batchCoordinator(write.settings) match {
+      case None => rdd.foreachPartition(rows => writePartition(factory, rows))
+      case Some(coordinator) =>
+        // Exactly-once: each task reports its half messages; the job commits them once all tasks are done.
+        try coordinator.commit(0L, rdd.mapPartitions(rows => Iterator.single(writePartition(factory, rows))).collect())
+        finally coordinator.close()
     }
     new WrittenRelation(sqlContext, data.schema)
+  }
+
+  private def writePartition(factory: RocketMQDataWriterFactory, rows: Iterator[InternalRow]): WriterCommitMessage = {
+    val context = TaskContext.get()
+    val writer = factory.createWriter(context.partitionId(), context.taskAttemptId())
+    try {
+      rows.foreach(writer.write)
+      writer.commit()
+    } catch {
+      case e: Throwable =>
+        writer.abort()
+        throw e
+    } finally writer.close()
   }
 
   /** What `save()` returns; Spark does not read it. */

@@ -19,22 +19,27 @@ package org.apache.spark.sql.rocketmq
 import org.apache.spark.sql.connector.write.{PhysicalWriteInfo, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
+import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionCoordinator
 
 /**
- * A streaming query's output to RocketMQ. Each micro-batch's tasks commit only once every message
- * they sent is acknowledged, so a batch Spark records as done is in RocketMQ. A task that fails is
- * retried, and a query restarted from its checkpoint re-runs the batch that did not finish: messages
- * are written at least once, never silently dropped.
+ * A streaming query's output to RocketMQ. At-least-once: each micro-batch's tasks commit only once
+ * every message they sent is acknowledged, so a batch Spark records as done is in RocketMQ; a task
+ * that fails is retried, and a query restarted from its checkpoint re-runs the batch that did not
+ * finish, so messages are written at least once, never silently dropped. Exactly-once (with a
+ * `coordinator`): the tasks' half messages become visible when Spark commits the epoch, once.
  */
-private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns)
+private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
+    coordinator: Option[RocketMQTransactionCoordinator])
   extends StreamingWrite {
 
   override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
     new RocketMQDataWriterFactory(settings, columns)
 
-  override def useCommitCoordinator(): Boolean = false
+  override def useCommitCoordinator(): Boolean = coordinator.isDefined
 
-  override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = ()
+  override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit =
+    coordinator.foreach(_.commit(epochId, messages))
 
-  override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit = ()
+  override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit =
+    coordinator.foreach(_.abort(epochId, messages))
 }

@@ -16,33 +16,68 @@
 
 package org.apache.spark.sql.rocketmq
 
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.write.{BatchWrite, Write}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
+import org.apache.spark.sql.rocketmq.transaction.{RocketMQDecisionLog, RocketMQTransactionCoordinator,
+  RocketMQTransactionScope}
 import org.apache.spark.sql.types.StructType
 
-/** A write to RocketMQ: at-least-once, each task committing only when all its sends are acknowledged. */
-private[rocketmq] class RocketMQWrite(val settings: RocketMQWriteSettings, val columns: RocketMQWriteColumns)
+/**
+ * A write to RocketMQ: at-least-once, each task committing only when all its sends are acknowledged;
+ * or, with `transaction` set in the settings, exactly-once through a [[RocketMQTransactionCoordinator]].
+ * `checkpointLocation` is the streaming query's, where an exactly-once stream keeps its decisions.
+ */
+private[rocketmq] class RocketMQWrite(
+    val settings: RocketMQWriteSettings, val columns: RocketMQWriteColumns, queryId: String,
+    checkpointLocation: Option[String])
   extends Write {
 
-  override def description(): String = s"RocketMQWrite[topic=${settings.topic.getOrElse("(from column topic)")}]"
+  override def description(): String =
+    s"RocketMQWrite[topic=${settings.topic.getOrElse("(from column topic)")}, ${settings.deliveryGuarantee}]"
 
-  override def toBatch: BatchWrite = new RocketMQBatchWrite(settings, columns)
+  override def toBatch: BatchWrite = new RocketMQBatchWrite(settings, columns, () => RocketMQWrite.batchCoordinator(settings))
 
-  override def toStreaming: StreamingWrite = new RocketMQStreamingWrite(settings, columns)
+  override def toStreaming: StreamingWrite = {
+    val coordinator = settings.transaction.map { scope =>
+      val dir = checkpointLocation.getOrElse(throw RocketMQErrors.exactlyOnceNeedsCheckpoint())
+      val session = SparkSession.active
+      val decisions = new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions", session.sessionState.newHadoopConf())
+      val coordinator = new RocketMQTransactionCoordinator(settings, scope, decisions)
+      RocketMQQueryEndListener.closeWhenQueryEnds(session, queryId, coordinator)
+      coordinator
+    }
+    new RocketMQStreamingWrite(settings, columns, coordinator)
+  }
 
   override def supportedCustomMetrics(): Array[CustomMetric] = RocketMQCustomMetrics.writeMetrics
 }
 
 private[rocketmq] object RocketMQWrite {
 
-  /** Checks the options and the columns, and that a topic named by the option exists, before any row is sent. */
-  def plan(options: RocketMQOptions, schema: StructType): RocketMQWrite = {
+  /**
+   * Checks the options and the columns, and that a topic named by the option exists, before any row is
+   * sent. `queryId` names an exactly-once write's transaction group (stable across restarts of a stream).
+   */
+  def plan(options: RocketMQOptions, schema: StructType, queryId: String, checkpointLocation: Option[String])
+      : RocketMQWrite = {
     options.validateForWrite()
-    val settings = RocketMQWriteSettings(options)
+    val base = RocketMQWriteSettings(options)
+    val settings = base.deliveryGuarantee match {
+      case DeliveryGuarantee.ExactlyOnce =>
+        val group = base.connection.onBroker(s"spark-rocketmq-txn-$queryId")
+        base.copy(transaction = Some(RocketMQTransactionScope(group, RocketMQTransactionScope.newRun(),
+          base.transactionTimeoutMs)))
+      case DeliveryGuarantee.AtLeastOnce => base
+    }
     val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
     settings.topic.foreach(topic => RocketMQOffsetReader.requireTopic(options, topic))
-    new RocketMQWrite(settings, columns)
+    new RocketMQWrite(settings, columns, queryId, checkpointLocation)
   }
+
+  /** A batch job's coordinator, if the write is exactly-once: its decisions live as long as the job. */
+  def batchCoordinator(settings: RocketMQWriteSettings): Option[RocketMQTransactionCoordinator] =
+    settings.transaction.map(scope => new RocketMQTransactionCoordinator(settings, scope, new RocketMQDecisionLog.InMemory))
 }

@@ -27,6 +27,8 @@ import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQRetry}
 import org.apache.spark.sql.rocketmq.RocketMQErrors.GaveUp
+import org.apache.spark.sql.rocketmq.transaction.{RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages,
+  RocketMQTransactionEnd}
 
 /**
  * Sends the messages of one write task through a producer borrowed from the executor's
@@ -41,7 +43,8 @@ import org.apache.spark.sql.rocketmq.RocketMQErrors.GaveUp
  * `sendRetries` times, if set), each attempt with a timeout of its own: a write rides out a broker
  * restart. The first failure for good is kept and thrown by the next `send` or by `flush`.
  */
-private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSettings) extends Closeable {
+private[rocketmq] final class RocketMQMessageSender(
+    settings: RocketMQWriteSettings, halfMessages: RocketMQHalfMessageRecorder = null) extends Closeable {
 
   private val log = LoggerFactory.getLogger(getClass)
   private val lease = RocketMQProducerPool.borrow(settings)
@@ -128,7 +131,10 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
     override def onSuccess(result: SendResult): Unit =
       if (result.getSendStatus != SendStatus.SEND_OK) {
         fail(RocketMQErrors.sendStatusNotOk(topicInQuery, result.getSendStatus.toString))
-      } else resolved()
+      } else {
+        if (halfMessages != null) halfMessages.record(result)
+        resolved()
+      }
 
     /** Frees the message's slots: its bytes first, so that all slots free means all bytes free. */
     private def resolved(): Unit = {
@@ -144,6 +150,7 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
     /** After a failed attempt: the pause before the next one, or why there is none. */
     private def retryPause(e: Throwable): Either[GaveUp, Long] = {
       if (!RocketMQRetry.isRetryable(e)) return Left(GaveUp.NotRetryable)
+      if (halfMessages != null) return Left(GaveUp.ExactlyOnce)
       if (RocketMQRetry.isNoRoute(e) && topicMissing(message.getTopic)) {
         return Left(GaveUp.TopicNotFound(settings.connection.nameServer))
       }
@@ -221,7 +228,7 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
    * only); an empty body goes alone, for the client to refuse it.
    */
   private def batchable(message: Message): Boolean =
-    settings.sendBatchMessages > 1 && message.getDeliverTimeMs <= 0 && message.getDelayTimeLevel <= 0 &&
+    halfMessages == null && settings.sendBatchMessages > 1 && message.getDeliverTimeMs <= 0 && message.getDelayTimeLevel <= 0 &&
       message.getBody.length > 0 && message.getBody.length <= settings.compressionThreshold
 
   /**
@@ -314,6 +321,11 @@ private[rocketmq] final class RocketMQMessageSender(settings: RocketMQWriteSetti
     sendPendingBatches()
     awaitAllResolved()
   }
+
+  /** Rolls back the half messages `task` sent, through this sender's client; returns how many were not confirmed. */
+  def rollBack(task: RocketMQTaskHalfMessages, group: String): Int =
+    RocketMQTransactionEnd.decide(producer.getDefaultMQProducerImpl.getMqClientFactory, group, task, commit = false,
+      settings.sendTimeoutMs, pool = null)
 
   override def close(): Unit = lease.release()
 }

@@ -16,13 +16,14 @@
 
 package org.apache.spark.sql.rocketmq.producer
 
-import org.apache.spark.sql.rocketmq.{RocketMQConnection, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.{DeliveryGuarantee, RocketMQConnection, RocketMQOptions}
 import org.apache.spark.sql.rocketmq.RocketMQOptions._
+import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionScope
 
 /**
  * What a write task needs: connection, producer and send settings, taken from the options on the
  * driver and shipped with the writer factory. Nothing here has a default of its own: every value
- * comes from the option declarations.
+ * comes from the option declarations, but `transaction`, which an exactly-once write's plan sets.
  */
 private[rocketmq] final case class RocketMQWriteSettings(
     connection: RocketMQConnection,
@@ -36,7 +37,10 @@ private[rocketmq] final case class RocketMQWriteSettings(
     sendBatchMessages: Int,
     sendBatchBytes: Long,
     compressionThreshold: Int,
-    deliveryDelayMs: Option[Long])
+    deliveryDelayMs: Option[Long],
+    deliveryGuarantee: DeliveryGuarantee,
+    transactionTimeoutMs: Long,
+    transaction: Option[RocketMQTransactionScope] = None)
 
 private[rocketmq] object RocketMQWriteSettings {
   def apply(options: RocketMQOptions): RocketMQWriteSettings = RocketMQWriteSettings(
@@ -51,5 +55,7 @@ private[rocketmq] object RocketMQWriteSettings {
     sendBatchMessages = options(SendBatchMessages),
     sendBatchBytes = options(SendBatchBytes),
     compressionThreshold = options(CompressionThreshold),
-    deliveryDelayMs = options(DeliveryDelayMs))
+    deliveryDelayMs = options(DeliveryDelayMs),
+    deliveryGuarantee = options(DeliveryGuaranteeOption),
+    transactionTimeoutMs = options(TransactionTimeoutOption))
 }

@@ -1,0 +1,99 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq.transaction
+
+import java.nio.charset.StandardCharsets
+import java.util.concurrent.ConcurrentHashMap
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+/** Which attempt of each partition an epoch committed, and in which run of the query. */
+private[rocketmq] final case class RocketMQEpochDecision(run: String, attempts: Map[Int, Long]) {
+  def names(origin: RocketMQHalfMessageRecorder.Origin): Boolean =
+    origin.run == run && attempts.get(origin.partition).contains(origin.attempt)
+}
+
+/**
+ * The decisions of an exactly-once write, by epoch. A decision is written once, before any of its
+ * half messages is committed, and never changes: an epoch Spark runs again finds it and commits
+ * nothing of its second copy.
+ */
+private[rocketmq] sealed trait RocketMQDecisionLog {
+  def read(epoch: Long): Option[RocketMQEpochDecision]
+
+  /** Records `decision` for `epoch` unless one is there already; returns the one that holds. */
+  def decide(epoch: Long, decision: RocketMQEpochDecision): RocketMQEpochDecision
+}
+
+private[rocketmq] object RocketMQDecisionLog {
+
+  /** For a batch job, which runs once: the decisions live as long as the job. */
+  final class InMemory extends RocketMQDecisionLog {
+    private val decisions = new ConcurrentHashMap[Long, RocketMQEpochDecision]()
+    override def read(epoch: Long): Option[RocketMQEpochDecision] = Option(decisions.get(epoch))
+    override def decide(epoch: Long, decision: RocketMQEpochDecision): RocketMQEpochDecision = {
+      val before = decisions.putIfAbsent(epoch, decision)
+      if (before == null) decision else before
+    }
+  }
+
+  /**
+   * For a streaming query: one small file per epoch in `dir` (beside the checkpoint, on its file
+   * system), written to a temporary name and renamed, so that a reader sees all of it or nothing.
+   * Text: the run on the first line, then `<partition> <attempt>` per line.
+   */
+  final class Files(dir: String, hadoopConf: Configuration) extends RocketMQDecisionLog {
+    private val root = new Path(dir)
+    private val fs = root.getFileSystem(hadoopConf)
+    private val cache = new ConcurrentHashMap[Long, RocketMQEpochDecision]()
+
+    override def read(epoch: Long): Option[RocketMQEpochDecision] = Option(cache.get(epoch)).orElse {
+      val file = new Path(root, epoch.toString)
+      if (!fs.exists(file)) None
+      else {
+        val in = fs.open(file)
+        val text = try new String(in.readAllBytes(), StandardCharsets.UTF_8) finally in.close()
+        val lines = text.split('\n').filter(_.nonEmpty)
+        val attempts = lines.drop(1).map { line =>
+          val Array(partition, attempt) = line.split(' ')
+          partition.toInt -> attempt.toLong
+        }.toMap
+        val decision = RocketMQEpochDecision(lines.head, attempts)
+        cache.put(epoch, decision)
+        Some(decision)
+      }
+    }
+
+    override def decide(epoch: Long, decision: RocketMQEpochDecision): RocketMQEpochDecision =
+      read(epoch).getOrElse {
+        fs.mkdirs(root)
+        val temp = new Path(root, s".$epoch.${decision.run}.tmp")
+        val out = fs.create(temp, true)
+        try {
+          val lines = decision.run +: decision.attempts.toSeq.sorted.map { case (p, a) => s"$p $a" }
+          out.write(lines.mkString("", "\n", "\n").getBytes(StandardCharsets.UTF_8))
+          out.hsync()
+        } finally out.close()
+        if (!fs.rename(temp, new Path(root, epoch.toString))) {
+          throw new java.io.IOException(s"could not record the sink's decision for epoch $epoch in $root")
+        }
+        cache.put(epoch, decision)
+        decision
+      }
+  }
+}

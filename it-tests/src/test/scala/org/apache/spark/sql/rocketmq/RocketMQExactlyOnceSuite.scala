@@ -1,0 +1,131 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq
+
+import java.io.File
+import java.nio.charset.StandardCharsets
+import java.nio.file.Files
+
+import org.apache.rocketmq.common.message.MessageExt
+
+import org.apache.spark.TaskContext
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.functions.udf
+import org.apache.spark.sql.streaming.Trigger
+
+/**
+ * deliveryGuarantee=exactly_once against the real broker: what an independent consumer (the plain
+ * pull client, which sees committed messages only) finds after jobs that succeed, fail half-way, or
+ * that Spark runs again after a restart. Each case also runs at-least-once where that shows the
+ * difference, so the test fails if the option stops doing anything.
+ */
+class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
+  import testImplicits._
+
+  private def body(m: MessageExt): String = new String(m.getBody, StandardCharsets.UTF_8)
+
+  private def newDir(): String = Files.createTempDirectory("rocketmq-eo-").toString
+
+  private def write(df: DataFrame, topic: String, guarantee: String): Unit =
+    df.write.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+      .option("deliveryGuarantee", guarantee).save()
+
+  test("a batch write: every row once, and keyed rows in order on their queue") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 4)
+    val rows = (0 until 400).map(i => (f"$i%04d", s"key-${i % 5}"))
+    write(rows.toDF("body", "shardingKey").repartition(3), topic, "exactly_once")
+    val stored = rocketmq.readAll(topic)
+    assert(stored.map(body).sorted === rows.map(_._1).sorted)
+    // Each committed message still says which run, epoch, partition and attempt sent it.
+    assert(stored.forall(m => Option(m.getProperty("spark.rocketmq.txn")).exists(_.split('/').length == 5)))
+    val keyed = Seq.tabulate(200)(i => (f"$i%04d", s"key-${i % 7}"))
+    val orderTopic = rocketmq.newTopic()
+    rocketmq.createTopic(orderTopic, queues = 8)
+    write(keyed.toDF("body", "shardingKey").coalesce(1), orderTopic, "exactly_once")
+    val byBody = rocketmq.readAll(orderTopic).map(m => body(m) -> m).toMap
+    assert(byBody.size === keyed.size)
+    keyed.groupBy(_._2).foreach { case (key, rs) =>
+      val messages = rs.map(r => byBody(r._1))
+      assert(messages.map(_.getQueueId).distinct.size === 1, s"$key spread over queues")
+      assert(messages.map(_.getQueueOffset) === messages.map(_.getQueueOffset).sorted, s"$key out of order")
+    }
+  }
+
+  test("a batch job that fails after some tasks succeeded leaves nothing visible (at-least-once leaves them)") {
+    val failLastPartition = udf { (s: String) =>
+      if (TaskContext.getPartitionId() == 3) throw new IllegalStateException("task 3 fails on purpose")
+      s
+    }
+    def failingJob(topic: String, guarantee: String): String = {
+      rocketmq.createTopic(topic, queues = 2)
+      // Partitions 0-2 succeed and send everything; 3 fails once it has waited for them (one task at a time).
+      val df = (0 until 400).toDF("i").repartition(4, $"i")
+        .selectExpr("CAST(i AS STRING) AS body").select(failLastPartition($"body").as("body"))
+      errorMessage(spark.createDataFrame(df.rdd.coalesce(4, shuffle = false), df.schema).sortWithinPartitions("body")
+        .write.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+        .option("deliveryGuarantee", guarantee).save())
+    }
+    val (once, atLeast) = (rocketmq.newTopic(), rocketmq.newTopic())
+    assert(failingJob(atLeast, "at_least_once").contains("task 3 fails on purpose"))
+    assert(rocketmq.readAll(atLeast).nonEmpty, "the control write should have left its successful tasks' rows")
+    assert(failingJob(once, "exactly_once").contains("task 3 fails on purpose"))
+    assert(rocketmq.readAll(once).isEmpty)
+  }
+
+  test("a micro-batch that Spark runs again after a restart is not committed twice (at-least-once duplicates)") {
+    def writeTwice(guarantee: String): Seq[String] = {
+      val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
+      rocketmq.createTopic(in, queues = 2)
+      rocketmq.createTopic(out, queues = 2)
+      rocketmq.sendBodies(in, (0 until 300).map(i => s"m$i"))
+      val checkpoint = newDir()
+      def run(): Unit = {
+        val q = streamTopic(in, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "100")
+          .selectExpr("body").writeStream.format("rocketmq").option("nameServer", rocketmq.nameServer)
+          .option("topic", out).option("deliveryGuarantee", guarantee).option("checkpointLocation", checkpoint)
+          .trigger(Trigger.AvailableNow()).start()
+        assert(q.awaitTermination(120000))
+        assert(q.exception.isEmpty, q.exception)
+      }
+      run()
+      // As if the driver died after the sink's commit and before Spark's: Spark runs the last batch again.
+      val commits = new File(checkpoint, "commits").listFiles().filter(_.getName.forall(_.isDigit))
+      val last = commits.maxBy(_.getName.toLong)
+      assert(last.delete())
+      new File(last.getParentFile, s".${last.getName}.crc").delete()
+      run()
+      rocketmq.readAll(out).map(body)
+    }
+    val atLeastOnce = writeTwice("at_least_once")
+    assert(atLeastOnce.size > atLeastOnce.distinct.size, "the control run should have duplicated the last batch")
+    val exactlyOnce = writeTwice("exactly_once")
+    assert(exactlyOnce.sorted === (0 until 300).map(i => s"m$i").sorted)
+  }
+
+  test("the options are checked: the guarantee's name and the timeout's floor, before anything is sent") {
+    val df = Seq("a").toDF("body")
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    val bad = errorMessage(write(df, topic, "twice"))
+    assert(bad.contains("deliveryGuarantee") && bad.contains("twice") && bad.contains("at_least_once or exactly_once"))
+    val short = errorMessage(df.write.format("rocketmq").option("nameServer", rocketmq.nameServer)
+      .option("topic", topic).option("deliveryGuarantee", "exactly_once").option("transactionTimeout", "30s").save())
+    assert(short.contains("transactionTimeout") && short.contains("30s") && short.contains("at least 60s"), short)
+    assert(rocketmq.readAll(topic).isEmpty)
+  }
+}
