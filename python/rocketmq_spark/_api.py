@@ -187,6 +187,8 @@ def write_rocketmq(
     send_batch_bytes: Optional[int] = None,
     compression_threshold: Optional[int] = None,
     delivery_delay_ms: Optional[int] = None,
+    delivery_guarantee: Optional[str] = None,
+    transaction_timeout: Optional[Duration] = None,
     request_timeout_ms: Optional[int] = None,
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,

@@ -132,6 +132,20 @@ def _access_channel(name: str, value: object) -> str:
     return text
 
 
+def _delivery_guarantee(name: str, value: object) -> str:
+    text = checked_text(name, value).strip().lower()
+    if text not in ("at_least_once", "exactly_once"):
+        raise ValueError(f"{name} must be 'at_least_once' or 'exactly_once', not {value!r}")
+    return text
+
+
+def _transaction_timeout(name: str, value: object) -> str:
+    text = _duration(name, value)
+    if isinstance(value, timedelta) and value < timedelta(seconds=60):
+        raise ValueError(f"{name} must be at least 60 seconds, not {value}")
+    return text
+
+
 #: Converter of each kind of value, by the kind's name in the connector's option declarations.
 _CONVERTERS: Dict[str, Convert] = {
     "text": checked_text,
@@ -150,6 +164,8 @@ _CONVERTERS: Dict[str, Convert] = {
     "per-queue timestamps": _timestamps,
     "namespace": checked_text,
     "access channel": _access_channel,
+    "delivery guarantee": _delivery_guarantee,
+    "transaction timeout": _transaction_timeout,
 }
 
 #: Keyword -> (option key, kind of value). The keywords of read_rocketmq, read_rocketmq_stream and
@@ -190,6 +206,8 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "send_retries": ("sendRetries", "non-negative int"),
     "compression_threshold": ("compressionThreshold", "positive int"),
     "delivery_delay_ms": ("deliveryDelayMs", "positive long"),
+    "delivery_guarantee": ("deliveryGuarantee", "delivery guarantee"),
+    "transaction_timeout": ("transactionTimeout", "transaction timeout"),
     "access_key": ("accessKey", "text"),
     "secret_key": ("secretKey", "text"),
     "security_token": ("securityToken", "text"),

@@ -59,6 +59,8 @@ HINTS = {
     "per-queue timestamps": "Timestamps",
     "namespace": "str",
     "access channel": "str",
+    "delivery guarantee": "str",
+    "transaction timeout": "Duration",
 }
 
 

@@ -18,6 +18,9 @@ the test kills with SIGKILL and starts again from the same checkpoint.
 Usage: kill_driver_stream.py <name_server> <topic> <sink_dir> <checkpoint_dir> <max_offsets> run
        kill_driver_stream.py <name_server> <topic> <sink_dir> <checkpoint_dir> <max_offsets> drain <report.json>
 
+<sink_dir> may be rocketmq://<topic>: then the stream writes to that topic with deliveryGuarantee=exactly_once
+(test_exactly_once_kill.py), and ``drain`` reports only its batches.
+
 ``run``: a RocketMQ -> Parquet stream in rate-limited micro-batches, until the process is killed.
 ``drain``: the same query with Trigger.AvailableNow (what is in the topic now, then stop), then the sink
 read back through its metadata log; writes every body and (queueId, queueOffset) it holds to the report.
@@ -31,6 +34,9 @@ import time
 
 from pyspark.sql import SparkSession
 
+# A sink argument of rocketmq://<topic> writes there exactly-once instead of to a Parquet directory.
+ROCKETMQ_SINK = "rocketmq://"
+
 
 def main() -> None:
     name_server, topic, sink, checkpoint, max_offsets, mode = sys.argv[1:7]
@@ -38,18 +44,32 @@ def main() -> None:
     spark = SparkSession.builder.appName(f"rocketmq-driver-kill-{mode}").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     print(f"SESSION_READY after {time.monotonic() - began:.1f} s", flush=True)
-    writer = (
+    stream = (
         spark.readStream.format("rocketmq")
         .option("nameServer", name_server)
         .option("topic", topic)
         .option("startingOffsets", "earliest")
         .option("maxOffsetsPerTrigger", max_offsets)
         .load()
-        .selectExpr("CAST(body AS STRING) AS body", "queueId", "queueOffset")
-        .writeStream.format("parquet")
-        .option("path", sink)
-        .option("checkpointLocation", checkpoint)
     )
+    if sink.startswith(ROCKETMQ_SINK):
+        # Exactly-once into another topic: the test reads that topic back with a plain consumer.
+        writer = (
+            stream.selectExpr("body")
+            .writeStream.format("rocketmq")
+            .option("nameServer", name_server)
+            .option("topic", sink[len(ROCKETMQ_SINK) :])
+            .option("deliveryGuarantee", "exactly_once")
+            .option("transactionTimeout", "60s")
+            .option("checkpointLocation", checkpoint)
+        )
+    else:
+        writer = (
+            stream.selectExpr("CAST(body AS STRING) AS body", "queueId", "queueOffset")
+            .writeStream.format("parquet")
+            .option("path", sink)
+            .option("checkpointLocation", checkpoint)
+        )
     if mode == "run":
         query = writer.trigger(processingTime="200 milliseconds").start()
         print(f"QUERY_STARTED {query.id} after {time.monotonic() - began:.1f} s", flush=True)
@@ -61,6 +81,11 @@ def main() -> None:
     query.awaitTermination()
     if query.exception() is not None:
         raise SystemExit(f"drain failed: {query.exception()}")
+    if sink.startswith(ROCKETMQ_SINK):
+        with open(sys.argv[7], "w", encoding="utf-8") as out:
+            json.dump({"drain_batches": len([p for p in query.recentProgress if p.numInputRows > 0])}, out)
+        spark.stop()
+        return
     # spark.read.parquet of a file sink's directory lists only the files its _spark_metadata log holds: the
     # part files of a killed batch that never reached the log are not read.
     rows = spark.read.parquet(sink).collect()

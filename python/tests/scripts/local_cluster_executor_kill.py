@@ -23,7 +23,8 @@ executor processes) once both executors are registered, and starts the query onc
 (the test sends the messages meanwhile; spark-submit gives a Python driver no stdin). Prints
 ``TASKS_RUNNING`` once Spark's status tracker shows tasks running on both executors, then
 ``TASKS <completed> <running>`` each time the number of tasks completed so far or running now changes. Writes
-to the report every body and (queueId, queueOffset) in the output, the number of failed task attempts, the executor ids
+to the report every body and (queueId, queueOffset) in the output (none for an <output_dir> of rocketmq://<topic>: the
+stream then writes to that topic exactly-once, and the test reads it back), the number of failed task attempts, the executor ids
 seen while the query ran and those still there at the end.
 """
 
@@ -39,6 +40,9 @@ from pyspark.sql import SparkSession
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from waiting import wait_until  # noqa: E402  (python/tests, next to this script's folder)
+
+# An output of rocketmq://<topic> writes there with deliveryGuarantee=exactly_once instead of to Parquet.
+ROCKETMQ_SINK = "rocketmq://"
 
 
 def main() -> None:
@@ -82,7 +86,7 @@ def main() -> None:
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
 
-    query = (
+    copied = (
         spark.readStream.format("rocketmq")
         .option("nameServer", name_server)
         .option("topic", topic)
@@ -96,12 +100,20 @@ def main() -> None:
             "queueOffset",
             "CASE WHEN queueOffset % 4 = 0 THEN reflect('java.lang.Thread', 'sleep', CAST(8 AS BIGINT)) END AS pause",
         )
-        .writeStream.format("parquet")
-        .option("path", output)
-        .option("checkpointLocation", checkpoint)
-        .trigger(availableNow=True)
-        .start()
     )
+    if output.startswith(ROCKETMQ_SINK):
+        # Exactly-once into another topic (the test reads it back with a plain consumer).
+        writer = (
+            # concat_ws skips the pause's null, and keeps it computed (a dropped column would be pruned).
+            copied.selectExpr("concat_ws('', body, pause) AS body")
+            .writeStream.format("rocketmq")
+            .option("nameServer", name_server)
+            .option("topic", output[len(ROCKETMQ_SINK) :])
+            .option("deliveryGuarantee", "exactly_once")
+        )
+    else:
+        writer = copied.writeStream.format("parquet").option("path", output)
+    query = writer.option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
     query.awaitTermination()
     done.set()
     watcher.join()
@@ -114,7 +126,7 @@ def main() -> None:
         if info is not None:
             stages_seen.update(info.stageIds)
     stages: Any = [tracker.getStageInfo(s) for s in sorted(stages_seen)]
-    rows = spark.read.parquet(output).collect()
+    rows = [] if output.startswith(ROCKETMQ_SINK) else spark.read.parquet(output).collect()
     report = {
         "bodies": [r.body for r in rows],
         "positions": [[r.queueId, r.queueOffset] for r in rows],

@@ -95,6 +95,10 @@ object Bench {
           connectors.batchWrite(system)
           connectors.streamingWrite(system)
         }
+        // What exactly-once costs: half messages, one request per row, committed by the driver.
+        val exactlyOnce = Map("deliveryGuarantee" -> "exactly_once")
+        connectors.batchWrite(rocketmq, "batch write, exactly_once", exactlyOnce)
+        connectors.streamingWrite(rocketmq, "streaming write (AvailableNow), exactly_once", exactlyOnce)
       }
       if (sections.contains("read")) {
         connectors.batchRead(rocketmq, rocketmqTopic)

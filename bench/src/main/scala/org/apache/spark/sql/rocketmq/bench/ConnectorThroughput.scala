@@ -49,24 +49,26 @@ final class ConnectorThroughput(
     dir
   }
 
-  def batchWrite(system: BenchSystem): Unit = results.add(Figure("write", "batch write", system.name, "msg/s",
+  def batchWrite(system: BenchSystem, label: String = "batch write", options: Map[String, String] = Map.empty)
+      : Unit = results.add(Figure("write", label, system.name, "msg/s",
     Measure.rates(messages, runs) { _ =>
       val topic = freshTopic(system, "bw")
       () =>
         rows.select(col("body").as(system.bodyColumn)).write.format(system.format)
-          .options(system.sinkOptions(topic)).save()
+          .options(system.sinkOptions(topic)).options(options).save()
     }))
 
-  def streamingWrite(system: BenchSystem): Unit = {
+  def streamingWrite(system: BenchSystem, label: String = "streaming write (AvailableNow)",
+      options: Map[String, String] = Map.empty): Unit = {
     val files = parquetRows
-    results.add(Figure("write", "streaming write (AvailableNow)", system.name, "msg/s",
+    results.add(Figure("write", label, system.name, "msg/s",
       Measure.rates(messages, runs) { _ =>
         val topic = freshTopic(system, "sw")
         val checkpoint = Files.createTempDirectory(scratch, "checkpoint-")
         () =>
           spark.readStream.schema(rows.schema).parquet(files.toString)
             .select(col("body").as(system.bodyColumn))
-            .writeStream.format(system.format).options(system.sinkOptions(topic))
+            .writeStream.format(system.format).options(system.sinkOptions(topic)).options(options)
             .option("checkpointLocation", checkpoint.toString).trigger(Trigger.AvailableNow()).start()
             .awaitTermination()
       }))

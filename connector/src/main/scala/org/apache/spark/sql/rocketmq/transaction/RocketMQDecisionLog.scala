@@ -67,7 +67,7 @@ private[rocketmq] object RocketMQDecisionLog {
       if (!fs.exists(file)) None
       else {
         val in = fs.open(file)
-        val text = try new String(in.readAllBytes(), StandardCharsets.UTF_8) finally in.close()
+        val text = try new String(readAll(in), StandardCharsets.UTF_8) finally in.close()
         val lines = text.split('\n').filter(_.nonEmpty)
         val attempts = lines.drop(1).map { line =>
           val Array(partition, attempt) = line.split(' ')
@@ -77,6 +77,15 @@ private[rocketmq] object RocketMQDecisionLog {
         cache.put(epoch, decision)
         Some(decision)
       }
+    }
+
+    /** The whole stream (InputStream.readAllBytes is newer than the Java 8 the Spark 3.5 build targets). */
+    private def readAll(in: java.io.InputStream): Array[Byte] = {
+      val out = new java.io.ByteArrayOutputStream()
+      val buffer = new Array[Byte](4096)
+      var n = in.read(buffer)
+      while (n >= 0) { out.write(buffer, 0, n); n = in.read(buffer) }
+      out.toByteArray
     }
 
     override def decide(epoch: Long, decision: RocketMQEpochDecision): RocketMQEpochDecision =

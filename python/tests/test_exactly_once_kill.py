@@ -1,0 +1,164 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Exactly-once writes through driver crashes: a RocketMQ -> RocketMQ stream with
+deliveryGuarantee=exactly_once whose driver process is killed with SIGKILL twenty times at random points of its
+progress while messages keep arriving (test_driver_kill.py's kill points: a batch planned, or committed). In one
+cycle the driver instead halts itself right after recording a batch's decision and before committing any of its
+half messages: only the broker's check-back, answered by a later run from the decisions beside the checkpoint,
+can make that batch visible, and the batch Spark runs again must not be. A last run then stays up until an
+independent consumer (the plain pull client: committed messages only) finds every message produced in the target
+topic, and none twice.
+
+ROCKETMQ_KILL_SEED=<seed> replays the kill points, as in test_driver_kill.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+from embedded_rocketmq import EmbeddedRocketMQProcess, unique_topic
+from rocketmq_spark import jar_path
+from spark_processes import kill_process_group, spark_env, submit_command, wait_until
+from test_driver_kill import (
+    DRAIN_MAX_OFFSETS_PER_TRIGGER,
+    MAX_OFFSETS_PER_TRIGGER,
+    QUEUES,
+    SCRIPT,
+    Producer,
+    driver_command,
+    last_batch,
+    start_and_kill,
+    tail,
+)
+
+CYCLES = 20
+# The sink's transactionTimeout (kill_driver_stream.py) is 60 s and the broker checks back every 30 s.
+CHECK_BACK_DEADLINE_S = 240
+
+
+def halt_after_decision(
+    cycle: int, name_server: str, topic: str, sink: str, checkpoint: Path, tmp_path: Path
+) -> Dict[str, Any]:
+    """Starts the driver so that it halts after recording the decision of the batch after next (after it has
+    committed one batch since it started), and checks that it did: the decision is beside the checkpoint, and
+    Spark's commit log does not have the batch."""
+    target = last_batch(checkpoint / "commits") + 2
+    log = tmp_path / f"driver-{cycle}-halt.log"
+    command = submit_command(
+        "local[2]",
+        jar_path(),
+        SCRIPT,
+        name_server,
+        topic,
+        sink,
+        str(checkpoint),
+        str(MAX_OFFSETS_PER_TRIGGER),
+        "run",
+        driver_memory="512m",
+        driver_java_options=f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Drocketmq.spark.test.haltAfterDecision={target}",
+    )
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=spark_env(), start_new_session=True)
+    try:
+        wait_until(f"cycle {cycle}: the driver halts after deciding batch {target} ({log})", lambda: proc.poll() is not None, timeout_s=240)
+    finally:
+        kill_process_group(proc)  # the Python driver outlives its JVM
+    assert proc.returncode == 137, f"cycle {cycle}: the driver ended with {proc.returncode}:\n{tail(log)}"
+    assert (checkpoint / "rocketmq-sink" / "decisions" / str(target)).exists()
+    assert last_batch(checkpoint / "commits") < target
+    return {"cycle": cycle, "kill_point": f"halt after the decision of batch {target}", "exit": proc.returncode}
+
+
+def read_until_complete(
+    rocketmq: EmbeddedRocketMQProcess, topic: str, produced: set, driver: "subprocess.Popen[bytes]", log: Path
+) -> List[str]:
+    """The target topic's bodies once it holds every message produced (the check-back may take a minute and a
+    half), while ``driver`` keeps running."""
+    holder: Dict[str, List[str]] = {"bodies": []}
+
+    def complete() -> bool:
+        if driver.poll() is not None:
+            raise AssertionError(f"the last driver exited ({driver.returncode}):\n{tail(log)}")
+        holder["bodies"] = rocketmq.bodies(topic)
+        return set(holder["bodies"]) >= produced
+
+    wait_until(f"every produced message in {topic}", complete, timeout_s=CHECK_BACK_DEADLINE_S, poll_s=2)
+    return holder["bodies"]
+
+
+def test_exactly_once_sink_through_twenty_driver_kills(rocketmq, tmp_path: Path) -> None:
+    seed = int(os.environ.get("ROCKETMQ_KILL_SEED", random.SystemRandom().randrange(2**32)))
+    rng = random.Random(seed)
+    print(f"exactly-once kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill points)")
+    source, target = unique_topic("eo-in"), unique_topic("eo-out")
+    rocketmq.create_topic(source, queues=QUEUES)
+    rocketmq.create_topic(target, queues=QUEUES)
+    sink, checkpoint = f"rocketmq://{target}", tmp_path / "checkpoint"
+    halt_cycle = rng.randint(2, CYCLES - 1)
+    cycles: List[Dict[str, Any]] = []
+    started = time.monotonic()
+    producer = Producer(rocketmq, source)
+    producer.start()
+    try:
+        for cycle in range(1, CYCLES + 1):
+            if cycle == halt_cycle:
+                cycles.append(halt_after_decision(cycle, rocketmq.name_server, source, sink, checkpoint, tmp_path))
+            else:
+                cycles.append(start_and_kill(cycle, rng, rocketmq.name_server, source, sink, checkpoint, tmp_path))
+            print(f"exactly-once kill test: {cycles[-1]}")
+    finally:
+        produced = producer.finish()
+    kills_done = time.monotonic()
+
+    # A last run that stays up, as a stream does: it reads what is left, and it is the producer of the transaction
+    # group that the broker asks about the half messages the halted cycle decided but never committed.
+    log = tmp_path / "driver-last.log"
+    with open(log, "wb") as out:
+        last = subprocess.Popen(
+            driver_command(rocketmq.name_server, source, sink, checkpoint, DRAIN_MAX_OFFSETS_PER_TRIGGER, "run"),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=spark_env(),
+            start_new_session=True,
+        )
+    try:
+        bodies = read_until_complete(rocketmq, target, produced, last, log)
+    finally:
+        kill_process_group(last)
+    finished = time.monotonic()
+
+    seen = set(bodies)
+    summary = {
+        "seed": seed,
+        "produced": len(produced),
+        "rows": len(bodies),
+        "duplicated": len(bodies) - len(seen),
+        "unexpected": len(seen - produced),
+        "batches": last_batch(checkpoint / "commits") + 1,
+        "decisions": len(list((checkpoint / "rocketmq-sink" / "decisions").glob("[0-9]*"))),
+        "kill_cycles_s": round(kills_done - started, 1),
+        "last_run_until_complete_s": round(finished - kills_done, 1),
+    }
+    print(f"exactly-once kill test: {json.dumps(summary)}")
+    (tmp_path / "summary.json").write_text(json.dumps({"summary": summary, "cycles": cycles}, indent=1))
+    assert sorted(seen - produced) == [], f"bodies never produced: {sorted(seen - produced)[:10]}"
+    assert len(bodies) == len(seen), f"{len(bodies) - len(seen)} rows duplicated (seed {seed})"
+    assert len(cycles) == CYCLES
