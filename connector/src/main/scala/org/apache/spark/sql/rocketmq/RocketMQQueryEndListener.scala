@@ -18,37 +18,29 @@ package org.apache.spark.sql.rocketmq
 
 import java.io.Closeable
 
-import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.streaming.StreamingQueryListener
-import org.apache.spark.sql.streaming.StreamingQueryListener.{QueryProgressEvent, QueryStartedEvent,
-  QueryTerminatedEvent}
+import org.apache.spark.SparkContext
+import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent}
+import org.apache.spark.sql.streaming.StreamingQueryListener.QueryTerminatedEvent
 
 /**
- * Closes `resource` when one run of a streaming query ends: the run `runId` if known, else the next
- * run of query `queryId` to end. Spark has no hook on a streaming write for the end of its query.
+ * Closes `resource` when the streaming query `queryId` next ends, then stops listening. Spark has no
+ * hook on a streaming write for the end of its query, and the stream thread's session is a clone whose
+ * query listeners hear nothing: the end is taken from the SparkContext's bus, where Spark posts every
+ * query event too. (Events arrive asynchronously: should the end of an earlier run of the query arrive
+ * after a new run added its listener, the new run's resource is closed early, and the run's next
+ * micro-batch makes a new one.)
  */
-private[rocketmq] final class RocketMQQueryEndListener(
-    session: SparkSession, queryId: String, runId: Option[String], resource: Closeable)
-  extends StreamingQueryListener {
+private[rocketmq] final class RocketMQQueryEndListener(sc: SparkContext, queryId: String, resource: Closeable)
+  extends SparkListener {
 
-  override def onQueryStarted(event: QueryStartedEvent): Unit = ()
-
-  override def onQueryProgress(event: QueryProgressEvent): Unit = ()
-
-  override def onQueryTerminated(event: QueryTerminatedEvent): Unit =
-    if (runId.fold(event.id.toString == queryId)(_ == event.runId.toString)) {
-      try resource.close() finally session.streams.removeListener(this)
-    }
+  override def onOtherEvent(event: SparkListenerEvent): Unit = event match {
+    case ended: QueryTerminatedEvent if ended.id.toString == queryId =>
+      try resource.close() finally sc.removeSparkListener(this)
+    case _ =>
+  }
 }
 
 private[rocketmq] object RocketMQQueryEndListener {
-
-  /**
-   * Closes `resource` when the query whose stream thread calls this ends: Spark names a run's jobs
-   * after its run id (the job group), which is set before the query builds its write.
-   */
-  def closeWhenQueryEnds(session: SparkSession, queryId: String, resource: Closeable): Unit = {
-    val runId = Option(session.sparkContext.getLocalProperty("spark.jobGroup.id"))
-    session.streams.addListener(new RocketMQQueryEndListener(session, queryId, runId, resource))
-  }
+  def closeWhenQueryEnds(sc: SparkContext, queryId: String, resource: Closeable): Unit =
+    sc.addSparkListener(new RocketMQQueryEndListener(sc, queryId, resource))
 }

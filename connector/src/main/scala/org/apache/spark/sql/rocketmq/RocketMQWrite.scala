@@ -22,7 +22,7 @@ import org.apache.spark.sql.connector.write.{BatchWrite, Write}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.rocketmq.transaction.{RocketMQDecisionLog, RocketMQTransactionCoordinator,
-  RocketMQTransactionScope}
+  RocketMQTransactionRuns, RocketMQTransactionScope}
 import org.apache.spark.sql.types.StructType
 
 /**
@@ -31,7 +31,7 @@ import org.apache.spark.sql.types.StructType
  * `checkpointLocation` is the streaming query's, where an exactly-once stream keeps its decisions.
  */
 private[rocketmq] class RocketMQWrite(
-    val settings: RocketMQWriteSettings, val columns: RocketMQWriteColumns, queryId: String,
+    val settings: RocketMQWriteSettings, val columns: RocketMQWriteColumns, queryId: String, runKey: String,
     checkpointLocation: Option[String])
   extends Write {
 
@@ -41,13 +41,13 @@ private[rocketmq] class RocketMQWrite(
   override def toBatch: BatchWrite = new RocketMQBatchWrite(settings, columns, () => RocketMQWrite.batchCoordinator(settings))
 
   override def toStreaming: StreamingWrite = {
-    val coordinator = settings.transaction.map { scope =>
+    val coordinator = settings.transaction.map { _ =>
       val dir = checkpointLocation.getOrElse(throw RocketMQErrors.exactlyOnceNeedsCheckpoint())
       val session = SparkSession.active
-      val decisions = new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions", session.sessionState.newHadoopConf())
-      val coordinator = new RocketMQTransactionCoordinator(settings, scope, decisions)
-      RocketMQQueryEndListener.closeWhenQueryEnds(session, queryId, coordinator)
-      coordinator
+      RocketMQTransactionRuns.coordinator(runKey)(
+        scope => new RocketMQTransactionCoordinator(settings, scope,
+          new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions", session.sessionState.newHadoopConf())),
+        end => RocketMQQueryEndListener.closeWhenQueryEnds(session.sparkContext, queryId, end))
     }
     new RocketMQStreamingWrite(settings, columns, coordinator)
   }
@@ -60,21 +60,33 @@ private[rocketmq] object RocketMQWrite {
   /**
    * Checks the options and the columns, and that a topic named by the option exists, before any row is
    * sent. `queryId` names an exactly-once write's transaction group (stable across restarts of a stream).
+   * A streaming write is planned again for every micro-batch: its transaction scope is the query run's
+   * ([[RocketMQTransactionRuns]], keyed by the query id, until the run ends). A batch write
+   * (`checkpointLocation` None) gets a scope of its own.
    */
   def plan(options: RocketMQOptions, schema: StructType, queryId: String, checkpointLocation: Option[String])
       : RocketMQWrite = {
     options.validateForWrite()
     val base = RocketMQWriteSettings(options)
+    val runKey = queryId // Spark runs one run of a query id at a time in a driver
     val settings = base.deliveryGuarantee match {
       case DeliveryGuarantee.ExactlyOnce =>
+        // RocketMQ does not deliver transactional messages late.
+        if (base.deliveryDelayMs.isDefined) {
+          throw RocketMQErrors.conflictingOptions(Seq(RocketMQOptions.DeliveryGuaranteeOption.key,
+            RocketMQOptions.DeliveryDelayMs.key))
+        }
         val group = base.connection.onBroker(s"spark-rocketmq-txn-$queryId")
-        base.copy(transaction = Some(RocketMQTransactionScope(group, RocketMQTransactionScope.newRun(),
-          base.transactionTimeoutMs)))
+        val scope =
+          if (checkpointLocation.isEmpty) {
+            RocketMQTransactionScope(group, RocketMQTransactionScope.newRun(), base.transactionTimeoutMs)
+          } else RocketMQTransactionRuns.scope(runKey, group, base.transactionTimeoutMs)
+        base.copy(transaction = Some(scope))
       case DeliveryGuarantee.AtLeastOnce => base
     }
     val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
     settings.topic.foreach(topic => RocketMQOffsetReader.requireTopic(options, topic))
-    new RocketMQWrite(settings, columns, queryId, checkpointLocation)
+    new RocketMQWrite(settings, columns, queryId, runKey, checkpointLocation)
   }
 
   /** A batch job's coordinator, if the write is exactly-once: its decisions live as long as the job. */

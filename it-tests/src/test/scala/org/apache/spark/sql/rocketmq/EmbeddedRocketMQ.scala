@@ -95,9 +95,9 @@ final class EmbeddedRocketMQ(
     val brokerNetty = new NettyServerConfig()
     brokerNetty.setListenPort(0)
     val store = TestBrokerConfig.store(storeDir, commitLogFileSize, consumeQueueFileEntries, haListenPort = 0)
-    store.setFileReservedTime(0) // every file but the newest may expire, once deletion is asked for
-    // ... and only then: RocketMQ also deletes expired files by the clock, during the hours deleteWhen
-    // lists (default "04"), which with no reserved time would delete unread messages from 04:00 to 04:59.
+    // Files are kept for RocketMQ's default reserved time (72 h): the broker also skips transactional half
+    // messages older than that. expireOldFiles lowers it to 0 while it deletes files. And files expire by
+    // the clock only during the hours deleteWhen lists (default "04"): none here.
     store.setDeleteWhen("-1") // an hour that never comes
     store.setCleanResourceInterval(500)
     broker =
@@ -208,12 +208,17 @@ final class EmbeddedRocketMQ(
    */
   def expireOldFiles(topic: String, queueId: Int = 0): Long = {
     val store = broker.getMessageStore
-    store.executeDeleteFilesManually()
-    awaitCondition(s"expired files of $topic/$queueId to be deleted", 60000) {
-      val min = store.getMinOffsetInQueue(topic, queueId)
-      store.getCommitLog.getMappedFileQueue.getMappedFiles.size == 1 && min > 0 &&
-      store.getCommitLogOffsetInQueue(topic, queueId, min) >= store.getMinPhyOffset
-    }
+    val config = broker.getMessageStoreConfig
+    val reservedHours = config.getFileReservedTime
+    config.setFileReservedTime(0) // every file but the newest is expired now
+    try {
+      store.executeDeleteFilesManually()
+      awaitCondition(s"expired files of $topic/$queueId to be deleted", 60000) {
+        val min = store.getMinOffsetInQueue(topic, queueId)
+        store.getCommitLog.getMappedFileQueue.getMappedFiles.size == 1 && min > 0 &&
+        store.getCommitLogOffsetInQueue(topic, queueId, min) >= store.getMinPhyOffset
+      }
+    } finally config.setFileReservedTime(reservedHours)
     store.getMinOffsetInQueue(topic, queueId)
   }
 

@@ -25,6 +25,7 @@ import org.apache.rocketmq.common.message.MessageExt
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.functions.udf
+import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionRuns
 import org.apache.spark.sql.streaming.Trigger
 
 /**
@@ -88,36 +89,46 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
   }
 
   test("a micro-batch that Spark runs again after a restart is not committed twice (at-least-once duplicates)") {
+    var lastRuns = Set.empty[String]
     def writeTwice(guarantee: String): Seq[String] = {
       val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
       rocketmq.createTopic(in, queues = 2)
       rocketmq.createTopic(out, queues = 2)
       rocketmq.sendBodies(in, (0 until 300).map(i => s"m$i"))
       val checkpoint = newDir()
-      def run(): Unit = {
+      def run(): Int = {
         val q = streamTopic(in, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "100")
           .selectExpr("body").writeStream.format("rocketmq").option("nameServer", rocketmq.nameServer)
           .option("topic", out).option("deliveryGuarantee", guarantee).option("checkpointLocation", checkpoint)
           .trigger(Trigger.AvailableNow()).start()
         assert(q.awaitTermination(120000))
         assert(q.exception.isEmpty, q.exception)
+        // One transaction run per query run, however many micro-batches; gone when the query ends.
+        val deadline = System.currentTimeMillis() + 30000
+        while (RocketMQTransactionRuns.size > 0 && System.currentTimeMillis() < deadline) Thread.sleep(50)
+        assert(RocketMQTransactionRuns.size === 0)
+        q.recentProgress.count(_.numInputRows > 0)
       }
-      run()
+      assert(run() === 3)
       // As if the driver died after the sink's commit and before Spark's: Spark runs the last batch again.
       val commits = new File(checkpoint, "commits").listFiles().filter(_.getName.forall(_.isDigit))
       val last = commits.maxBy(_.getName.toLong)
       assert(last.delete())
       new File(last.getParentFile, s".${last.getName}.crc").delete()
-      run()
-      rocketmq.readAll(out).map(body)
+      assert(run() === 1)
+      val stored = rocketmq.readAll(out)
+      lastRuns = stored.flatMap(m => Option(m.getProperty("spark.rocketmq.txn"))).map(_.split('/')(0)).toSet
+      stored.map(body)
     }
     val atLeastOnce = writeTwice("at_least_once")
     assert(atLeastOnce.size > atLeastOnce.distinct.size, "the control run should have duplicated the last batch")
     val exactlyOnce = writeTwice("exactly_once")
     assert(exactlyOnce.sorted === (0 until 300).map(i => s"m$i").sorted)
+    // Every message of the stream's run carries the same run id.
+    assert(lastRuns.size === 1, lastRuns)
   }
 
-  test("the options are checked: the guarantee's name and the timeout's floor, before anything is sent") {
+  test("the options are checked: the guarantee's name, the timeout's floor, no delivery delay; before any send") {
     val df = Seq("a").toDF("body")
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
@@ -126,6 +137,9 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
     val short = errorMessage(df.write.format("rocketmq").option("nameServer", rocketmq.nameServer)
       .option("topic", topic).option("deliveryGuarantee", "exactly_once").option("transactionTimeout", "30s").save())
     assert(short.contains("transactionTimeout") && short.contains("30s") && short.contains("at least 60s"), short)
+    val delayed = errorMessage(df.write.format("rocketmq").option("nameServer", rocketmq.nameServer)
+      .option("topic", topic).option("deliveryGuarantee", "exactly_once").option("deliveryDelayMs", "1000").save())
+    assert(delayed.contains("'deliveryGuarantee', 'deliveryDelayMs' cannot be used together"), delayed)
     assert(rocketmq.readAll(topic).isEmpty)
   }
 }

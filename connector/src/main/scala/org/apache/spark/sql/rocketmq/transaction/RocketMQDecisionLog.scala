@@ -102,7 +102,27 @@ private[rocketmq] object RocketMQDecisionLog {
           throw new java.io.IOException(s"could not record the sink's decision for epoch $epoch in $root")
         }
         cache.put(epoch, decision)
+        if (epoch % RetainEpochs == 0) prune(epoch)
         decision
       }
+
+    /**
+     * Deletes the decisions of epochs more than [[RetainEpochs]] before `epoch` that are also older than
+     * a day: by then the broker has long stopped asking about their half messages.
+     */
+    private def prune(epoch: Long): Unit = {
+      val dayAgo = System.currentTimeMillis() - 24L * 3600 * 1000
+      fs.listStatus(root).foreach { status =>
+        val name = status.getPath.getName
+        if (name.nonEmpty && name.forall(_.isDigit) && name.length < 19 && name.toLong < epoch - RetainEpochs &&
+          status.getModificationTime < dayAgo) {
+          fs.delete(status.getPath, false)
+          cache.remove(name.toLong)
+        }
+      }
+    }
   }
+
+  /** Decisions kept at least (by count; see [[Files]]). */
+  val RetainEpochs = 1000L
 }
