@@ -73,12 +73,17 @@ def halt_after_decision(
         str(MAX_OFFSETS_PER_TRIGGER),
         "run",
         driver_memory="512m",
-        driver_java_options=f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Drocketmq.spark.test.haltAfterDecision={target}",
+        driver_java_options="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
+        f"-Drocketmq.spark.test.haltAfterDecision={target}",
     )
     with open(log, "wb") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=spark_env(), start_new_session=True)
     try:
-        wait_until(f"cycle {cycle}: the driver halts after deciding batch {target} ({log})", lambda: proc.poll() is not None, timeout_s=240)
+        wait_until(
+            f"cycle {cycle}: the driver halts after deciding batch {target} ({log})",
+            lambda: proc.poll() is not None,
+            timeout_s=240,
+        )
     finally:
         kill_process_group(proc)  # the Python driver outlives its JVM
     assert proc.returncode == 137, f"cycle {cycle}: the driver ended with {proc.returncode}:\n{tail(log)}"

@@ -23,9 +23,9 @@ executor processes) once both executors are registered, and starts the query onc
 (the test sends the messages meanwhile; spark-submit gives a Python driver no stdin). Prints
 ``TASKS_RUNNING`` once Spark's status tracker shows tasks running on both executors, then
 ``TASKS <completed> <running>`` each time the number of tasks completed so far or running now changes. Writes
-to the report every body and (queueId, queueOffset) in the output (none for an <output_dir> of rocketmq://<topic>: the
-stream then writes to that topic exactly-once, and the test reads it back), the number of failed task attempts, the executor ids
-seen while the query ran and those still there at the end.
+to the report every body and (queueId, queueOffset) in the output (none for an <output_dir> of
+rocketmq://<topic>: the stream then writes to that topic exactly-once, and the test reads it back), the number
+of failed task attempts, the executor ids seen while the query ran and those still there at the end.
 """
 
 from __future__ import annotations

@@ -38,10 +38,12 @@ private[rocketmq] class RocketMQBatchWrite(settings: RocketMQWriteSettings, colu
   override def useCommitCoordinator(): Boolean = settings.transaction.isDefined
 
   override def commit(messages: Array[WriterCommitMessage]): Unit = transactions.foreach { c =>
-    try c.commit(0L, messages) finally c.close()
+    try c.commit(0L, messages)
+    finally c.close()
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit = transactions.foreach { c =>
-    try c.abort(0L, messages) finally c.close()
+    try c.abort(0L, messages)
+    finally c.close()
   }
 }

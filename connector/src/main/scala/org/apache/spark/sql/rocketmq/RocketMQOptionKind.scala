@@ -137,7 +137,8 @@ private[rocketmq] object RocketMQOptionKind {
   }
 
   /** A duration of at least 60 seconds: how long half messages of a transactional write wait for the driver. */
-  case object TransactionTimeout extends RocketMQOptionKind[Long]("transaction timeout", "duration >= 60s, e.g. 10min") {
+  case object TransactionTimeout
+    extends RocketMQOptionKind[Long]("transaction timeout", "duration >= 60s, e.g. 10min") {
     override def parse(key: String, value: String): Long = {
       val ms = Duration.parse(key, value)
       if (ms < 60000L) invalid(key, value, "TRANSACTION_TIMEOUT") else ms

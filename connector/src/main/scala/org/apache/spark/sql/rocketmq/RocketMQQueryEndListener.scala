@@ -35,7 +35,8 @@ private[rocketmq] final class RocketMQQueryEndListener(sc: SparkContext, queryId
 
   override def onOtherEvent(event: SparkListenerEvent): Unit = event match {
     case ended: QueryTerminatedEvent if ended.id.toString == queryId =>
-      try resource.close() finally sc.removeSparkListener(this)
+      try resource.close()
+      finally sc.removeSparkListener(this)
     case _ =>
   }
 }

@@ -21,8 +21,10 @@ import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.write.{BatchWrite, Write}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
-import org.apache.spark.sql.rocketmq.transaction.{RocketMQDecisionLog, RocketMQTransactionCoordinator,
-  RocketMQTransactionRuns, RocketMQTransactionScope}
+import org.apache.spark.sql.rocketmq.transaction.{
+  RocketMQDecisionLog, RocketMQTransactionCoordinator,
+  RocketMQTransactionRuns, RocketMQTransactionScope
+}
 import org.apache.spark.sql.types.StructType
 
 /**
@@ -38,15 +40,17 @@ private[rocketmq] class RocketMQWrite(
   override def description(): String =
     s"RocketMQWrite[topic=${settings.topic.getOrElse("(from column topic)")}, ${settings.deliveryGuarantee}]"
 
-  override def toBatch: BatchWrite = new RocketMQBatchWrite(settings, columns, () => RocketMQWrite.batchCoordinator(settings))
+  override def toBatch: BatchWrite =
+    new RocketMQBatchWrite(settings, columns, () => RocketMQWrite.batchCoordinator(settings))
 
   override def toStreaming: StreamingWrite = {
     val coordinator = settings.transaction.map { _ =>
       val dir = checkpointLocation.getOrElse(throw RocketMQErrors.exactlyOnceNeedsCheckpoint())
       val session = SparkSession.active
       RocketMQTransactionRuns.coordinator(runKey)(
-        scope => new RocketMQTransactionCoordinator(settings, scope,
-          new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions", session.sessionState.newHadoopConf())),
+        scope =>
+          new RocketMQTransactionCoordinator(settings, scope,
+            new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions", session.sessionState.newHadoopConf())),
         end => RocketMQQueryEndListener.closeWhenQueryEnds(session.sparkContext, queryId, end))
     }
     new RocketMQStreamingWrite(settings, columns, coordinator)
@@ -91,5 +95,6 @@ private[rocketmq] object RocketMQWrite {
 
   /** A batch job's coordinator, if the write is exactly-once: its decisions live as long as the job. */
   def batchCoordinator(settings: RocketMQWriteSettings): Option[RocketMQTransactionCoordinator] =
-    settings.transaction.map(scope => new RocketMQTransactionCoordinator(settings, scope, new RocketMQDecisionLog.InMemory))
+    settings.transaction.map(scope =>
+      new RocketMQTransactionCoordinator(settings, scope, new RocketMQDecisionLog.InMemory))
 }

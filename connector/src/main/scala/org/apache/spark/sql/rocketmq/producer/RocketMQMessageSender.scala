@@ -27,8 +27,10 @@ import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQRetry}
 import org.apache.spark.sql.rocketmq.RocketMQErrors.GaveUp
-import org.apache.spark.sql.rocketmq.transaction.{RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages,
-  RocketMQTransactionEnd}
+import org.apache.spark.sql.rocketmq.transaction.{
+  RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages,
+  RocketMQTransactionEnd
+}
 
 /**
  * Sends the messages of one write task through a producer borrowed from the executor's
@@ -228,7 +230,8 @@ private[rocketmq] final class RocketMQMessageSender(
    * only); an empty body goes alone, for the client to refuse it.
    */
   private def batchable(message: Message): Boolean =
-    halfMessages == null && settings.sendBatchMessages > 1 && message.getDeliverTimeMs <= 0 && message.getDelayTimeLevel <= 0 &&
+    halfMessages == null && settings.sendBatchMessages > 1 && message.getDeliverTimeMs <= 0 &&
+      message.getDelayTimeLevel <= 0 &&
       message.getBody.length > 0 && message.getBody.length <= settings.compressionThreshold
 
   /**

@@ -31,13 +31,21 @@ private[rocketmq] final case class RocketMQEpochDecision(run: String, attempts: 
 /**
  * The decisions of an exactly-once write, by epoch. A decision is written once, before any of its
  * half messages is committed, and never changes: an epoch Spark runs again finds it and commits
- * nothing of its second copy.
+ * nothing of its second copy. Once the driver has seen the broker confirm the commit of every half
+ * message of a partition, it records that too: the broker may still hold a copy of such a message
+ * (it copies a half message each time it looks at it), and a check-back about that copy must be
+ * answered with a roll back.
  */
 private[rocketmq] sealed trait RocketMQDecisionLog {
   def read(epoch: Long): Option[RocketMQEpochDecision]
 
   /** Records `decision` for `epoch` unless one is there already; returns the one that holds. */
   def decide(epoch: Long, decision: RocketMQEpochDecision): RocketMQEpochDecision
+
+  /** The partitions of `epoch` whose half messages the driver committed, each confirmed. */
+  def committed(epoch: Long): Set[Int]
+
+  def markCommitted(epoch: Long, partitions: Set[Int]): Unit
 }
 
 private[rocketmq] object RocketMQDecisionLog {
@@ -45,6 +53,9 @@ private[rocketmq] object RocketMQDecisionLog {
   /** For a batch job, which runs once: the decisions live as long as the job. */
   final class InMemory extends RocketMQDecisionLog {
     private val decisions = new ConcurrentHashMap[Long, RocketMQEpochDecision]()
+    private val done = new ConcurrentHashMap[Long, Set[Int]]()
+    override def committed(epoch: Long): Set[Int] = Option(done.get(epoch)).getOrElse(Set.empty)
+    override def markCommitted(epoch: Long, partitions: Set[Int]): Unit = done.put(epoch, partitions)
     override def read(epoch: Long): Option[RocketMQEpochDecision] = Option(decisions.get(epoch))
     override def decide(epoch: Long, decision: RocketMQEpochDecision): RocketMQEpochDecision = {
       val before = decisions.putIfAbsent(epoch, decision)
@@ -55,7 +66,8 @@ private[rocketmq] object RocketMQDecisionLog {
   /**
    * For a streaming query: one small file per epoch in `dir` (beside the checkpoint, on its file
    * system), written to a temporary name and renamed, so that a reader sees all of it or nothing.
-   * Text: the run on the first line, then `<partition> <attempt>` per line.
+   * Text: the run on the first line, then `<partition> <attempt>` per line. The partitions committed
+   * go to `<epoch>.committed`, one per line.
    */
   final class Files(dir: String, hadoopConf: Configuration) extends RocketMQDecisionLog {
     private val root = new Path(dir)
@@ -67,7 +79,8 @@ private[rocketmq] object RocketMQDecisionLog {
       if (!fs.exists(file)) None
       else {
         val in = fs.open(file)
-        val text = try new String(readAll(in), StandardCharsets.UTF_8) finally in.close()
+        val text = try new String(readAll(in), StandardCharsets.UTF_8)
+        finally in.close()
         val lines = text.split('\n').filter(_.nonEmpty)
         val attempts = lines.drop(1).map { line =>
           val Array(partition, attempt) = line.split(' ')
@@ -88,19 +101,44 @@ private[rocketmq] object RocketMQDecisionLog {
       out.toByteArray
     }
 
+    private val committedCache = new ConcurrentHashMap[Long, Set[Int]]()
+
+    override def committed(epoch: Long): Set[Int] = Option(committedCache.get(epoch)).getOrElse {
+      val file = new Path(root, s"$epoch.committed")
+      if (!fs.exists(file)) Set.empty
+      else {
+        val in = fs.open(file)
+        val text = try new String(readAll(in), StandardCharsets.UTF_8)
+        finally in.close()
+        val partitions = text.split('\n').filter(_.nonEmpty).map(_.toInt).toSet
+        committedCache.put(epoch, partitions)
+        partitions
+      }
+    }
+
+    override def markCommitted(epoch: Long, partitions: Set[Int]): Unit = {
+      write(s"$epoch.committed", partitions.toSeq.sorted.map(_.toString), s"-${System.nanoTime()}")
+      committedCache.put(epoch, partitions)
+    }
+
+    /** Writes `lines` to `name` in `root` whole: to a temporary file first, then renamed. */
+    private def write(name: String, lines: Seq[String], tempSuffix: String): Unit = {
+      fs.mkdirs(root)
+      val temp = new Path(root, s".$name$tempSuffix.tmp")
+      val out = fs.create(temp, true)
+      try {
+        out.write(lines.mkString("", "\n", "\n").getBytes(StandardCharsets.UTF_8))
+        out.hsync()
+      } finally out.close()
+      if (!fs.rename(temp, new Path(root, name))) {
+        throw new java.io.IOException(s"could not record the sink's $name in $root")
+      }
+    }
+
     override def decide(epoch: Long, decision: RocketMQEpochDecision): RocketMQEpochDecision =
       read(epoch).getOrElse {
-        fs.mkdirs(root)
-        val temp = new Path(root, s".$epoch.${decision.run}.tmp")
-        val out = fs.create(temp, true)
-        try {
-          val lines = decision.run +: decision.attempts.toSeq.sorted.map { case (p, a) => s"$p $a" }
-          out.write(lines.mkString("", "\n", "\n").getBytes(StandardCharsets.UTF_8))
-          out.hsync()
-        } finally out.close()
-        if (!fs.rename(temp, new Path(root, epoch.toString))) {
-          throw new java.io.IOException(s"could not record the sink's decision for epoch $epoch in $root")
-        }
+        write(epoch.toString, decision.run +: decision.attempts.toSeq.sorted.map { case (p, a) => s"$p $a" },
+          s".${decision.run}")
         cache.put(epoch, decision)
         if (epoch % RetainEpochs == 0) prune(epoch)
         decision
@@ -113,11 +151,12 @@ private[rocketmq] object RocketMQDecisionLog {
     private def prune(epoch: Long): Unit = {
       val dayAgo = System.currentTimeMillis() - 24L * 3600 * 1000
       fs.listStatus(root).foreach { status =>
-        val name = status.getPath.getName
-        if (name.nonEmpty && name.forall(_.isDigit) && name.length < 19 && name.toLong < epoch - RetainEpochs &&
-          status.getModificationTime < dayAgo) {
+        val number = status.getPath.getName.stripSuffix(".committed")
+        if (number.nonEmpty && number.forall(_.isDigit) && number.length < 19 &&
+          number.toLong < epoch - RetainEpochs && status.getModificationTime < dayAgo) {
           fs.delete(status.getPath, false)
-          cache.remove(name.toLong)
+          cache.remove(number.toLong)
+          committedCache.remove(number.toLong)
         }
       }
     }

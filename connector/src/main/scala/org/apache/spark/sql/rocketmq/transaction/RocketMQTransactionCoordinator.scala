@@ -39,11 +39,13 @@ import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
  *      epoch has one already: then this is a copy Spark ran again after a restart, and all of it is
  *      rolled back;
  *   2. commits the kept half messages itself (END_TRANSACTION), for tasks whose first send is less
- *      than half the transaction timeout old. The rest, and whatever a crash left undecided, the
- *      broker asks about once their check immunity (the transaction timeout) is over.
+ *      than half the transaction timeout old, and records the partitions whose commits the broker
+ *      all confirmed. The rest, and whatever a crash left undecided, the broker asks about once their
+ *      check immunity (the transaction timeout) is over.
  * It runs a producer of the write's transaction group that answers those questions from the
- * decisions: commit a message of an attempt its epoch kept; roll back one of an attempt it did not
- * keep, or of an earlier run that never decided its epoch; unknown while this run may still decide.
+ * decisions: commit a message of an attempt its epoch kept, unless the driver committed that
+ * partition itself (the broker then asks about a copy); roll back one of an attempt it did not keep,
+ * or of an earlier run that never decided its epoch; unknown while this run may still decide.
  */
 private[rocketmq] final class RocketMQTransactionCoordinator(
     settings: RocketMQWriteSettings, scope: RocketMQTransactionScope, decisions: RocketMQDecisionLog)
@@ -51,11 +53,12 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
 
   import RocketMQTransactionCoordinator._
 
-  private val pool: ExecutorService = Executors.newFixedThreadPool(4, (r: Runnable) => {
-    val thread = new Thread(r, s"rocketmq-transaction-end-${scope.run}")
-    thread.setDaemon(true)
-    thread
-  })
+  private val pool: ExecutorService = Executors.newFixedThreadPool(4,
+    (r: Runnable) => {
+      val thread = new Thread(r, s"rocketmq-transaction-end-${scope.run}")
+      thread.setDaemon(true)
+      thread
+    })
 
   private val producer: TransactionMQProducer = {
     val p = new TransactionMQProducer(scope.group, settings.connection.rpcHook)
@@ -93,8 +96,9 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
     afterDecisionHook(epoch)
     val now = System.currentTimeMillis()
     val (direct, later) = tasks.partition(t => t.firstSendMs < 0 || now - t.firstSendMs < scope.timeoutMs / 2)
-    val unconfirmed = direct.map(t => end(t, commit = true)).sum
-    val leftToBroker = later.map(_.messages.size).sum + unconfirmed
+    val unconfirmed = direct.map(t => t.partition -> end(t, commit = true))
+    decisions.markCommitted(epoch, unconfirmed.collect { case (partition, 0) => partition }.toSet)
+    val leftToBroker = later.map(_.messages.size).sum + unconfirmed.map(_._2).sum
     if (leftToBroker > 0) {
       log.warn(s"Epoch $epoch: $leftToBroker of ${tasks.map(_.messages.size).sum} half messages are left for the " +
         s"broker to commit when it checks back (their transaction timeout is ${scope.timeoutMs} ms)")
@@ -122,21 +126,28 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
           try {
             decisions.read(origin.epoch) match {
               case Some(decision) =>
-                if (decision.names(origin)) LocalTransactionState.COMMIT_MESSAGE
-                else LocalTransactionState.ROLLBACK_MESSAGE
+                // A copy of a message the driver committed itself (the broker copies what it looks at) is
+                // rolled back; so is any message of an attempt the epoch did not keep.
+                if (decision.names(origin) && !decisions.committed(origin.epoch).contains(origin.partition)) {
+                  LocalTransactionState.COMMIT_MESSAGE
+                } else LocalTransactionState.ROLLBACK_MESSAGE
               case None if RocketMQTransactionScope.startOf(origin.run) < RocketMQTransactionScope.startOf(scope.run) =>
                 LocalTransactionState.ROLLBACK_MESSAGE // a run that ended without deciding this epoch
               case None => LocalTransactionState.UNKNOW
             }
           } catch { case NonFatal(e) => log.warn(s"Cannot answer for $origin yet: $e"); LocalTransactionState.UNKNOW }
       }
-      log.info(s"Check-back for ${message.getProperty(RocketMQHalfMessageRecorder.TransactionProperty)}: $answer")
+      // Rare (a slow epoch, or one a crashed driver decided): worth a line each, with the half message's place.
+      log.warn(
+        s"Broker check-back for half message ${message.getProperty(RocketMQHalfMessageRecorder.TransactionProperty)}" +
+          s" (queue offset ${message.getQueueOffset}, check ${message.getProperty("TRANSACTION_CHECK_TIMES")}): $answer")
       answer
     }
   }
 
   override def close(): Unit = {
-    try producer.shutdown() finally pool.shutdownNow()
+    try producer.shutdown()
+    finally pool.shutdownNow()
   }
 }
 

@@ -36,7 +36,8 @@ private[rocketmq] object RocketMQTransactionRuns {
 
   /** The scope of run `key`, made at its first micro-batch. */
   def scope(key: String, group: String, timeoutMs: Long): RocketMQTransactionScope =
-    runs.computeIfAbsent(key, _ => new Run(RocketMQTransactionScope(group, RocketMQTransactionScope.newRun(), timeoutMs)))
+    runs.computeIfAbsent(key,
+      _ => new Run(RocketMQTransactionScope(group, RocketMQTransactionScope.newRun(), timeoutMs)))
       .scope
 
   /**

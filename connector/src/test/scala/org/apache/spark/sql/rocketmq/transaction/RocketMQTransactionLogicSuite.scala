@@ -52,7 +52,8 @@ class RocketMQTransactionLogicSuite extends AnyFunSuite {
     recorder.record(result("out", "broker-a", 1, 10, 4096))
     recorder.record(result("out", "broker-b", 0, 11, 8192))
     recorder.record(result("out", "broker-a", 1, 12, 12288))
-    val decoded = RocketMQTaskHalfMessages.fromCommitMessage(RocketMQTaskHalfMessages.toCommitMessage(recorder.encode()))
+    val decoded =
+      RocketMQTaskHalfMessages.fromCommitMessage(RocketMQTaskHalfMessages.toCommitMessage(recorder.encode()))
     assert(decoded.map(t => (t.run, t.epoch, t.partition, t.attempt)) === Some((scope.run, 7L, 3, 42L)))
     val task = decoded.get
     assert(task.firstSendMs > 0 && task.firstSendMs <= System.currentTimeMillis())
@@ -73,7 +74,7 @@ class RocketMQTransactionLogicSuite extends AnyFunSuite {
     assert(!decision.names(RocketMQHalfMessageRecorder.Origin("1700000000001-ffffffff", 3, 1, 9)))
   }
 
-  test("a decision file is written once: a later proposal for the epoch gets the first, also after a restart") {
+  test("a decision file is written once (a later proposal gets the first, also after a restart); so are commits") {
     val dir = Files.createTempDirectory("decisions-").resolve("d").toString
     val first = new RocketMQDecisionLog.Files(dir, new Configuration())
     assert(first.read(4) === None)
@@ -84,6 +85,10 @@ class RocketMQTransactionLogicSuite extends AnyFunSuite {
     assert(restarted.read(4) === Some(kept))
     assert(restarted.decide(4, RocketMQEpochDecision("3-c", Map(0 -> 8L))) === kept)
     assert(restarted.read(5) === None)
+    assert(restarted.committed(4) === Set.empty)
+    restarted.markCommitted(4, Set(0, 1))
+    assert(new RocketMQDecisionLog.Files(dir, new Configuration()).committed(4) === Set(0, 1))
+    assert(first.committed(4) === Set(0, 1))
     val memory = new RocketMQDecisionLog.InMemory
     assert(memory.decide(0, kept) === kept && memory.decide(0, RocketMQEpochDecision("2-b", Map.empty)) === kept)
   }
