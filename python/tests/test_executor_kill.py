@@ -177,6 +177,8 @@ def test_executor_killed_mid_batch_on_local_cluster_loses_and_duplicates_nothing
     report = json.loads(report_path.read_text())
     # Exactly-once: what an independent consumer (the plain pull client, committed messages only) finds.
     bodies: List[str] = rocketmq.bodies(target) if sink == "rocketmq-exactly-once" else report["bodies"]
+    if sink == "rocketmq-exactly-once":
+        print(f"executor kill test: target offsets {rocketmq.latest_offsets(target)}")
     seen = set(bodies)
     lost, unexpected = sorted(produced - seen), sorted(seen - produced)
     summary = {
