@@ -58,6 +58,21 @@ private[rocketmq] object RocketMQRetry {
     case _ => false
   }
 
+  /**
+   * Whether a failed send may have stored its message all the same: it went out and no answer came
+   * back (a timeout, a connection lost mid-request). An error answer from the broker (busy, flow
+   * control, not available) or a request that never left means that it was not stored.
+   */
+  def mayHaveBeenStored(t: Throwable): Boolean =
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(5).exists {
+      case _: RemotingTimeoutException | _: RemotingSendRequestException => true
+      case e: RemotingException if e.getClass == classOf[RemotingException] => true
+      case e: MQClientException =>
+        e.getResponseCode == ClientErrorCode.ACCESS_BROKER_TIMEOUT ||
+        e.getResponseCode == ClientErrorCode.REQUEST_TIMEOUT_EXCEPTION
+      case _ => false
+    }
+
   private def retryableCode(code: Int): Boolean =
     code == RemotingSysResponseCode.SYSTEM_BUSY || code == RemotingSysResponseCode.SYSTEM_ERROR ||
       code == ResponseCode.SERVICE_NOT_AVAILABLE || code == ClientErrorCode.CONNECT_BROKER_EXCEPTION ||

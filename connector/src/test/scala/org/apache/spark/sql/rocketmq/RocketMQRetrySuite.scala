@@ -57,6 +57,16 @@ class RocketMQRetrySuite extends AnyFunSuite {
     nonRetryable.foreach(e => assert(!RocketMQRetry.isRetryable(e), e))
   }
 
+  test("a send may have stored its message only when no answer came back") {
+    assert(RocketMQRetry.mayHaveBeenStored(new RemotingTimeoutException("wait response timeout")))
+    assert(RocketMQRetry.mayHaveBeenStored(new MQClientException("send failed", new RemotingTimeoutException("t"))))
+    assert(RocketMQRetry.mayHaveBeenStored(new RemotingException("connection closed mid-request")))
+    assert(!RocketMQRetry.mayHaveBeenStored(new MQBrokerException(RemotingSysResponseCode.SYSTEM_BUSY, "[OVERLOAD]")))
+    assert(!RocketMQRetry.mayHaveBeenStored(new RemotingConnectException("127.0.0.1:1")))
+    assert(!RocketMQRetry.mayHaveBeenStored(new MQClientException(ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION,
+      "no route")))
+  }
+
   test("a missing route is told apart from other retryable failures") {
     assert(RocketMQRetry.isNoRoute(new MQClientException("No route info of this topic: t", null)
       .setResponseCode(ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION)))

@@ -152,7 +152,8 @@ private[rocketmq] final class RocketMQMessageSender(
     /** After a failed attempt: the pause before the next one, or why there is none. */
     private def retryPause(e: Throwable): Either[GaveUp, Long] = {
       if (!RocketMQRetry.isRetryable(e)) return Left(GaveUp.NotRetryable)
-      if (halfMessages != null) return Left(GaveUp.ExactlyOnce)
+      // A half message that may be stored already is not sent again: both copies would be committed.
+      if (halfMessages != null && RocketMQRetry.mayHaveBeenStored(e)) return Left(GaveUp.ExactlyOnce)
       if (RocketMQRetry.isNoRoute(e) && topicMissing(message.getTopic)) {
         return Left(GaveUp.TopicNotFound(settings.connection.nameServer))
       }
