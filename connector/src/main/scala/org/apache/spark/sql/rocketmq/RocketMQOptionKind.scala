@@ -237,7 +237,8 @@ private[rocketmq] object RocketMQOptionKind {
 }
 
 /** The two delivery guarantees of a write (see the option deliveryGuarantee). */
-private[rocketmq] sealed abstract class DeliveryGuarantee(val name: String) {
+/** Serializable: write settings carry one to the executors (Scala 2.12 needs the parent to be, too). */
+private[rocketmq] sealed abstract class DeliveryGuarantee(val name: String) extends Serializable {
   override def toString: String = name
 }
 
