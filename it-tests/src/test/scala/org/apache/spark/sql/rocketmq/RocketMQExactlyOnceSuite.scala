@@ -104,9 +104,8 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
         assert(q.awaitTermination(120000))
         assert(q.exception.isEmpty, q.exception)
         // One transaction run per query run, however many micro-batches; gone when the query ends.
-        val deadline = System.currentTimeMillis() + 30000
-        while (RocketMQTransactionRuns.size > 0 && System.currentTimeMillis() < deadline) Thread.sleep(50)
-        assert(RocketMQTransactionRuns.size === 0)
+        EmbeddedRocketMQ.awaitCondition("the query run's transaction state to be closed", 30000)(
+          RocketMQTransactionRuns.size == 0)
         q.recentProgress.count(_.numInputRows > 0)
       }
       assert(run() === 3)

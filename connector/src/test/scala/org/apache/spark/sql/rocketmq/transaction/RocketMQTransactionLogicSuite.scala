@@ -29,7 +29,8 @@ class RocketMQTransactionLogicSuite extends AnyFunSuite {
   private val scope = RocketMQTransactionScope("spark-rocketmq-txn-q", "1700000000000-abcd1234", 120000L)
 
   private def result(topic: String, broker: String, queueId: Int, queueOffset: Long, commitLogOffset: Long) = {
-    val storeHost = java.nio.ByteBuffer.allocate(8).put(Array[Byte](127, 0, 0, 1)).putInt(10911)
+    // The store host is only encoded into the message id here: no socket is opened.
+    val storeHost = java.nio.ByteBuffer.allocate(8).put(Array[Byte](127, 0, 0, 1)).putInt(0)
     storeHost.flip()
     val offsetMsgId = MessageDecoder.createMessageId(java.nio.ByteBuffer.allocate(16), storeHost, commitLogOffset)
     new SendResult(SendStatus.SEND_OK, "uniq", offsetMsgId, new MessageQueue(topic, broker, queueId), queueOffset)
