@@ -28,6 +28,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 SYSTEMS = {"rocketmq": "RocketMQ", "kafka": "Kafka"}
 COLOURS = {"rocketmq": "#d9534f", "kafka": "#337ab7"}
+# Spark's floor: the latency query on Spark's own socket source, no broker (LatencyBench.measureSparkFloor).
+FLOOR = "spark"
+FLOOR_TITLE = "Spark alone (socket source)"
 
 
 def figures(results: dict) -> dict:
@@ -46,21 +49,27 @@ def value(f: dict) -> str:
 
 
 def table(results: dict) -> str:
-    """One row per figure name: RocketMQ's, Kafka's, and their ratio where both exist."""
+    """One row per figure name: RocketMQ's, Kafka's, their ratio where both exist, and Spark's floor if measured."""
     by_key = figures(results)
     names = []
     for f in results["figures"]:
         if (f["section"], f["name"]) not in names:
             names.append((f["section"], f["name"]))
+    floor = any(f["system"] == FLOOR for f in results["figures"])
+    extra = f" {FLOOR_TITLE} |" if floor else ""
     lines = [
-        "| | figure | RocketMQ | Kafka | RocketMQ ÷ Kafka |",
-        "|---|---|---|---|---|",
+        f"| | figure | RocketMQ | Kafka | RocketMQ ÷ Kafka |{extra}",
+        "|---|---|---|---|---|" + ("---|" if floor else ""),
     ]
     for section, name in names:
         r = by_key.get((section, name, "rocketmq"))
         k = by_key.get((section, name, "kafka"))
         ratio = f"{r['median'] / k['median']:.2f}" if r and k and k["median"] else ""
-        lines.append(f"| {section} | {name} | {value(r) if r else ''} | {value(k) if k else ''} | {ratio} |")
+        row = f"| {section} | {name} | {value(r) if r else ''} | {value(k) if k else ''} | {ratio} |"
+        if floor:
+            s = by_key.get((section, name, FLOOR))
+            row += f" {value(s) if s else ''} |"
+        lines.append(row)
     m, v, s = results["machine"], results["versions"], results["settings"]
     lines.append("")
     lines.append(
@@ -96,19 +105,25 @@ def bars(ax, results: dict, section: str, title: str) -> None:
 
 
 def latency(ax, results: dict) -> None:
+    """p50, p95, p99 at trigger 0 with Spark's default checkpoint files: each system, and Spark's floor if measured."""
     chosen = [
-        f for f in results["figures"] if f["section"] == "latency" and f["name"].startswith("produce to foreachBatch")
+        f
+        for f in results["figures"]
+        if f["section"] == "latency" and f["name"].startswith("produce to foreachBatch") and f["name"].endswith("/s)")
     ]
     labels = list(dict.fromkeys(f["name"].split(" ")[3] for f in chosen))  # p50, p95, p99
-    width = 0.4
-    for i, system in enumerate(SYSTEMS):
+    shown = {**SYSTEMS, FLOOR: FLOOR_TITLE}
+    colours = {**COLOURS, FLOOR: "#999999"}
+    present = [system for system in shown if any(f["system"] == system for f in chosen)]
+    width = 0.8 / max(1, len(present))
+    for i, system in enumerate(present):
         values = [f["median"] for f in chosen if f["system"] == system]
         ax.bar(
-            [j + (i - 0.5) * width for j in range(len(values))],
+            [j + (i - (len(present) - 1) / 2) * width for j in range(len(values))],
             values,
             width,
-            label=SYSTEMS[system],
-            color=COLOURS[system],
+            label=shown[system],
+            color=colours[system],
         )
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels)

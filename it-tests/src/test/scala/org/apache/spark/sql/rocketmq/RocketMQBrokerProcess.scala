@@ -202,6 +202,12 @@ final class RocketMQBrokerProcess(
     standby = new BrokerJvm()
   }
 
+  /** The operating system's id of the running broker's JVM (the bench reads its CPU time). */
+  def brokerPid: Long = {
+    require(isRunning, "the broker is not running")
+    broker.process.pid()
+  }
+
   /** Sends one command line to the running broker and returns its `OK` answer's rest. */
   private def command(line: String): String = {
     require(isRunning, s"the broker is not running (command: $line)")

@@ -33,6 +33,9 @@ import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, RocketMQBrokerProcess, R
  * `--quick` runs every section on small sizes, one run each: it checks the bench works, not the speed.
  */
 object Bench {
+  /** The name of the bench's own JVM (Spark in local mode, the plain clients) among the processes it watches. */
+  val OwnJvm = "bench JVM"
+
   private val AllSections = Seq("write", "read", "plain", "latency", "planning", "heap")
 
   final case class Sizes(messages: Int, runs: Int, latencySeconds: Int, latencyRuns: Int, planningRuns: Int,
@@ -82,6 +85,8 @@ object Bench {
     val kafkaBroker =
       new KafkaProcess(kafkaClasspath, BrokerHeap, logs.resolve(s"kafka-${System.currentTimeMillis()}.log"))
         .start()
+    Measure.watched = Seq("rocketmq broker" -> rocketmqBroker.brokerPid, "kafka broker" -> kafkaBroker.pid,
+      OwnJvm -> ProcessHandle.current().pid())
     val rocketmq = new RocketMQSystem(rocketmqBroker)
     val kafka = new KafkaSystem(kafkaBroker)
     val plainRocketMQ = new RocketMQPlainClients(rocketmqBroker.nameServer)
@@ -122,22 +127,26 @@ object Bench {
       if (sections.contains("latency")) {
         val latency = new LatencyBench(spark, results, scratch, Queues, LatencyRate, warmupSeconds = 2,
           sizes.latencySeconds, sizes.latencyRuns)
-        latency.measure(rocketmq) { (topic, body) =>
-          plainRocketMQ.producer.sendOneway(new Message(topic, body))
-        }
+        val sendToRocketMQ: (String, Array[Byte]) => Unit =
+          (topic, body) => plainRocketMQ.producer.sendOneway(new Message(topic, body))
+        latency.measureSparkFloor()
+        latency.measure(rocketmq)(sendToRocketMQ)
         // A full run spans three batch ends at least, as many as a user's query would meet in that time.
         def realTimeRunSeconds(batchSeconds: Int): Int =
           if (quick) sizes.latencySeconds else math.max(sizes.latencySeconds, 3 * batchSeconds)
         RealTimeBatchSeconds.foreach { batchSeconds =>
-          latency.measureRealTime(rocketmq, batchSeconds, realTimeRunSeconds(batchSeconds)) { (topic, body) =>
-            plainRocketMQ.producer.sendOneway(new Message(topic, body))
-          }
+          latency.measureRealTime(rocketmq, batchSeconds, realTimeRunSeconds(batchSeconds))(sendToRocketMQ)
         }
         val producer = KafkaProcess.producer(kafkaBroker.bootstrapServers)
         try {
           val sendToKafka: (String, Array[Byte]) => Unit =
             (topic, body) => producer.send(new org.apache.kafka.clients.producer.ProducerRecord(topic, body))
           latency.measure(kafka)(sendToKafka)
+          // The same three with checkpoint files written without Spark's default manager's chmod processes.
+          val fileSystem = Some(LatencyBench.FileSystemCheckpoints)
+          latency.measureSparkFloor(fileSystem)
+          latency.measure(rocketmq, fileSystem)(sendToRocketMQ)
+          latency.measure(kafka, fileSystem)(sendToKafka)
           RealTimeBatchSeconds.foreach { batchSeconds =>
             latency.measureRealTime(kafka, batchSeconds, realTimeRunSeconds(batchSeconds))(sendToKafka)
           }

@@ -53,6 +53,17 @@ final class BenchResults(settings: Map[String, Any]) {
     figure
   }
 
+  /**
+   * The CPU the runs just measured for `label` used ([[Measure.lastCores]]): `system`'s broker, and the bench's own
+   * JVM, where Spark's tasks (or the plain clients) run. Together they show how near the run came to the machine.
+   */
+  def addCpu(label: String, system: String): Unit =
+    Seq(s"$system broker" -> "the broker", Bench.OwnJvm -> "the Spark / client JVM").foreach { case (process, shown) =>
+      Measure.lastCores.get(process).foreach { cores =>
+        add(Figure("cpu", s"$label: CPU cores used by $shown", system, "cores", cores))
+      }
+    }
+
   def all: Seq[Figure] = synchronized(figures.toList)
 
   /** Writes the machine, the versions, the settings and every figure (median, min, max, runs) to `path`. */

@@ -50,13 +50,16 @@ final class ConnectorThroughput(
   }
 
   def batchWrite(system: BenchSystem, label: String = "batch write", options: Map[String, String] = Map.empty)
-      : Unit = results.add(Figure("write", label, system.name, "msg/s",
-    Measure.rates(messages, runs) { _ =>
-      val topic = freshTopic(system, "bw")
-      () =>
-        rows.select(col("body").as(system.bodyColumn)).write.format(system.format)
-          .options(system.sinkOptions(topic)).options(options).save()
-    }))
+      : Unit = {
+    results.add(Figure("write", label, system.name, "msg/s",
+      Measure.rates(messages, runs) { _ =>
+        val topic = freshTopic(system, "bw")
+        () =>
+          rows.select(col("body").as(system.bodyColumn)).write.format(system.format)
+            .options(system.sinkOptions(topic)).options(options).save()
+      }))
+    if (options.isEmpty) results.addCpu(label, system.name)
+  }
 
   def streamingWrite(system: BenchSystem, label: String = "streaming write (AvailableNow)",
       options: Map[String, String] = Map.empty): Unit = {
@@ -72,6 +75,7 @@ final class ConnectorThroughput(
             .option("checkpointLocation", checkpoint.toString).trigger(Trigger.AvailableNow()).start()
             .awaitTermination()
       }))
+    if (options.isEmpty) results.addCpu(label, system.name)
   }
 
   /** A topic holding the bench's `messages` rows, checked by counting them through the connector. */
@@ -85,16 +89,20 @@ final class ConnectorThroughput(
     topic
   }
 
+  /** A batch read into `noop`; with no `options` (the plain read), also the CPU it used. */
   def batchRead(system: BenchSystem, topic: String, label: String = "batch read",
-      options: Map[String, String] = Map.empty): Unit =
+      options: Map[String, String] = Map.empty): Unit = {
     results.add(Figure("read", label, system.name, "msg/s",
       Measure.rates(messages, runs) { _ => () =>
         spark.read.format(system.format).options(system.sourceOptions(topic)).options(options).load()
           .write.format("noop").mode("overwrite").save()
       }))
+    if (options.isEmpty) results.addCpu(label, system.name)
+  }
 
-  def streamingRead(system: BenchSystem, topic: String): Unit =
-    results.add(Figure("read", "streaming read (AvailableNow)", system.name, "msg/s",
+  def streamingRead(system: BenchSystem, topic: String): Unit = {
+    val label = "streaming read (AvailableNow)"
+    results.add(Figure("read", label, system.name, "msg/s",
       Measure.rates(messages, runs) { _ =>
         val checkpoint = Files.createTempDirectory(scratch, "checkpoint-")
         () =>
@@ -103,6 +111,8 @@ final class ConnectorThroughput(
             .writeStream.format("noop").option("checkpointLocation", checkpoint.toString)
             .trigger(Trigger.AvailableNow()).start().awaitTermination()
       }))
+    results.addCpu(label, system.name)
+  }
 
   private def freshTopic(system: BenchSystem, prefix: String): String = {
     val topic = s"bench-$prefix-${System.nanoTime()}"

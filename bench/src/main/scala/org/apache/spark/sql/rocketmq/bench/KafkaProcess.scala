@@ -74,6 +74,9 @@ final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFil
     this
   }
 
+  /** The operating system's id of the broker's JVM (the bench reads its CPU time). */
+  def pid: Long = process.pid()
+
   def createTopic(topic: String, partitions: Int): Unit = {
     val admin = Admin.create(Map[String, AnyRef](AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG -> bootstrapServers).asJava)
     try admin.createTopics(Seq(new NewTopic(topic, partitions, 1.toShort)).asJava).all().get()

@@ -25,15 +25,43 @@ object Measure {
    */
   @volatile var warmupRuns: Int = 1
 
+  /** The processes whose CPU use each timed run records: a name and the operating system's process id. */
+  @volatile var watched: Seq[(String, Long)] = Nil
+
+  /**
+   * For the last call of [[seconds]]: the CPU each watched process used over each timed run, in cores (CPU
+   * seconds per second of the run; the machine's cores are the most there is).
+   */
+  @volatile var lastCores: Map[String, Seq[Double]] = Map.empty
+
   /** Seconds `action` takes, for `runs` actions each made by `prepare` (not timed), after the warm-up runs. */
   def seconds(runs: Int)(prepare: Int => () => Unit): Seq[Double] = {
     (1 to warmupRuns).foreach(run => prepare(-run)())
-    (1 to runs).map { run =>
+    val processes = watched
+    val timed = (1 to runs).map { run =>
       val action = prepare(run)
+      val cpuBefore = processes.map { case (_, pid) => cpuSeconds(pid) }
       val start = System.nanoTime()
       action()
-      (System.nanoTime() - start) / 1e9
+      val wall = (System.nanoTime() - start) / 1e9
+      val cores = processes.zip(cpuBefore).map { case ((name, pid), before) =>
+        name -> (cpuSeconds(pid) - before) / wall
+      }
+      (wall, cores)
     }
+    lastCores = processes.map { case (name, _) => name -> timed.map(_._2.toMap.apply(name)) }.toMap
+    timed.map(_._1)
+  }
+
+  /**
+   * CPU seconds (user and system) a process has used so far, from Linux's `/proc/<pid>/stat` (fields 14 and 15,
+   * in clock ticks of 1/100 s, Linux's fixed user-visible tick rate).
+   */
+  def cpuSeconds(pid: Long): Double = {
+    val stat = new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(s"/proc/$pid/stat")), "US-ASCII")
+    // The command name (field 2) is in parentheses and may hold spaces: count the fields after its end.
+    val after = stat.substring(stat.lastIndexOf(')') + 2).split(' ')
+    (after(11).toLong + after(12).toLong) / 100.0
   }
 
   /** Messages per second for `messages` moved by each of `runs` actions. */

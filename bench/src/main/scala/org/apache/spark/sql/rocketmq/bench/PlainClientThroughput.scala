@@ -67,6 +67,7 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
           Option(failure.get()).foreach(e => throw e)
         }
       }))
+    results.addCpu(label, system.name)
   }
 
   /**
@@ -112,10 +113,12 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
         }
         require(read.get() == messages, s"read ${read.get()} messages, not $messages")
       }))
+    results.addCpu(label, system.name)
   }
 
-  def kafkaWrite(system: KafkaSystem): Unit =
-    results.add(Figure("write", "plain producer (async, batches)", system.name, "msg/s",
+  def kafkaWrite(system: KafkaSystem): Unit = {
+    val label = "plain producer (async, batches)"
+    results.add(Figure("write", label, system.name, "msg/s",
       Measure.rates(messages, runs) { _ =>
         val topic = s"bench-pw-${System.nanoTime()}"
         system.createTopic(topic, queues)
@@ -128,9 +131,12 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
           Option(failure.get()).foreach(e => throw e)
         }
       }))
+    results.addCpu(label, system.name)
+  }
 
-  def kafkaRead(system: KafkaSystem, topic: String): Unit =
-    results.add(Figure("read", "plain consumer (async)", system.name, "msg/s",
+  def kafkaRead(system: KafkaSystem, topic: String): Unit = {
+    val label = "plain consumer (async)"
+    results.add(Figure("read", label, system.name, "msg/s",
       Measure.rates(messages, runs) { _ => () =>
         val read = new AtomicLong()
         val partitions = (0 until queues).map(new TopicPartition(topic, _))
@@ -152,6 +158,8 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
         }
         require(read.get() == messages, s"read ${read.get()} messages, not $messages")
       }))
+    results.addCpu(label, system.name)
+  }
 
   /** Runs `work` over `items` on `threads` threads (item i on thread i mod threads); rethrows a failure. */
   private def inThreads[T](items: Seq[T])(work: T => Unit): Unit = {
