@@ -244,7 +244,7 @@ private[rocketmq] object RocketMQOptions {
     "Most messages fetched by one pull request (the broker may return fewer).")
 
   /** Pulls of one queue under way at once. */
-  val PullsInFlight: Defaulted[Int] = defaulted("pullsInFlight", PositiveInt, 4, SourceBoth,
+  val PullsInFlight: Defaulted[Int] = defaulted("pullsInFlight", PositiveInt, 16, SourceBoth,
     "Most pull requests a task keeps under way for its queue: the next pulls are issued while the last one is " +
       "turned into rows (without a filter; a filtered read pulls one at a time). 1: one pull at a time.")
 

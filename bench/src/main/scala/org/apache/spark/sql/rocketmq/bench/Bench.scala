@@ -30,6 +30,7 @@ import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, RocketMQBrokerProcess, R
  * Prints every figure as it comes and writes them all to one JSON file.
  *
  * Usage: Bench --kafka-classpath <file> --out <results.json> [--quick] [--sections write,read,...] [--logs <dir>]
+ * The section `pulls` (batch reads with 4, 8, 16 and 32 pulls under way, taken in turns) runs only when named.
  * `--quick` runs every section on small sizes, one run each: it checks the bench works, not the speed.
  */
 object Bench {
@@ -63,7 +64,9 @@ object Bench {
     val quick = options.contains("quick")
     val sizes = if (quick) Quick else Full
     Measure.warmupRuns = if (quick) 0 else 1
-    val sections = options.get("sections").map(_.split(",").toSeq).getOrElse(AllSections)
+    // The quick mode checks every section works, `pulls` included.
+    val sections = options.get("sections").map(_.split(",").toSeq)
+      .getOrElse(if (quick) AllSections :+ "pulls" else AllSections)
     val out = Paths.get(options.getOrElse("out", sys.error("--out <results.json> is required")))
     val kafkaClasspath = KafkaProcess.classpathFrom(
       Paths.get(options.getOrElse("kafka-classpath", sys.error("--kafka-classpath <file> is required"))))
@@ -106,8 +109,12 @@ object Bench {
         connectors.streamingWrite(rocketmq, "streaming write (AvailableNow), exactly_once", exactlyOnce)
       }
       if (sections.contains("read")) {
+        connectors.warmUpReads(rocketmq, rocketmqTopic, most = if (quick) 1 else 12)
+        connectors.warmUpReads(kafka, kafkaTopic, most = if (quick) 1 else 12)
         connectors.batchRead(rocketmq, rocketmqTopic)
         connectors.batchRead(rocketmq, rocketmqTopic, "batch read, pullsInFlight=1", Map("pullsInFlight" -> "1"))
+        connectors.batchRead(rocketmq, rocketmqTopic, "batch read, pullsInFlight=4 (the earlier default)",
+          Map("pullsInFlight" -> "4"))
         // What raising the broker's pull limits buys (the only figure not on default broker settings).
         rocketmq.setPullLimits(plainRocketMQ, RocketMQSystem.RaisedPullLimits)
         try connectors.batchRead(rocketmq, rocketmqTopic, "batch read, broker pull limits 1024 / 4 MiB")
@@ -115,6 +122,15 @@ object Bench {
         connectors.batchRead(kafka, kafkaTopic)
         connectors.streamingRead(rocketmq, rocketmqTopic)
         connectors.streamingRead(kafka, kafkaTopic)
+      }
+      if (sections.contains("pulls")) { // only when asked for: how many pulls under way pay (about 4 minutes)
+        connectors.warmUpReads(rocketmq, rocketmqTopic, most = if (quick) 1 else 12)
+        (1 to 3).foreach { round =>
+          Seq("4", "8", "16", "32").foreach { pulls =>
+            connectors.batchRead(rocketmq, rocketmqTopic, s"batch read, pullsInFlight=$pulls, round $round",
+              Map("pullsInFlight" -> pulls))
+          }
+        }
       }
       if (sections.contains("plain")) {
         plain.rocketmqWrite(rocketmq, plainRocketMQ, batch = 1)
