@@ -100,8 +100,7 @@ final class ConnectorThroughput(
     var rising = true
     while (rising && rounds < most) {
       val start = System.nanoTime()
-      spark.read.format(system.format).options(system.sourceOptions(topic)).load()
-        .write.format("noop").mode("overwrite").save()
+      readIntoNoop(system, topic)
       val rate = messages / ((System.nanoTime() - start) / 1e9)
       rounds += 1
       rising = rate > best * 1.05
@@ -114,12 +113,14 @@ final class ConnectorThroughput(
   def batchRead(system: BenchSystem, topic: String, label: String = "batch read",
       options: Map[String, String] = Map.empty): Unit = {
     results.add(Figure("read", label, system.name, "msg/s",
-      Measure.rates(messages, runs) { _ => () =>
-        spark.read.format(system.format).options(system.sourceOptions(topic)).options(options).load()
-          .write.format("noop").mode("overwrite").save()
-      }))
+      Measure.rates(messages, runs) { _ => () => readIntoNoop(system, topic, options) }))
     if (options.isEmpty) results.addCpu(label, system.name)
   }
+
+  /** One batch read of the whole `topic` into Spark's `noop` sink. */
+  private def readIntoNoop(system: BenchSystem, topic: String, options: Map[String, String] = Map.empty): Unit =
+    spark.read.format(system.format).options(system.sourceOptions(topic)).options(options).load()
+      .write.format("noop").mode("overwrite").save()
 
   def streamingRead(system: BenchSystem, topic: String): Unit = {
     val label = "streaming read (AvailableNow)"
