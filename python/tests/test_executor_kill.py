@@ -17,9 +17,9 @@
 deliveryGuarantee=exactly_once, loses one executor to SIGKILL while its tasks are reading (and sending half
 messages); Spark runs the lost tasks again elsewhere, and the output holds every message exactly once.
 
-The point of the kill (once both executors run tasks and 0 to 5 tasks have completed, a condition on
-progress, never a delay) comes from a seeded random generator: the seed is printed, and
-ROCKETMQ_KILL_SEED=<seed> replays it.
+The point of the kill (once 0 to 4 tasks have completed, the executor whose task started last, while that
+task has most of its run ahead: a condition on progress, never a delay) comes from a seeded random generator:
+the seed is printed, and ROCKETMQ_KILL_SEED=<seed> replays it.
 """
 
 from __future__ import annotations
@@ -46,6 +46,9 @@ from spark_processes import kill_process_group, spark_env, submit_command, wait_
 QUEUES = 8
 CHUNKS, CHUNK = 4, 5000  # 20,000 messages
 MAX_OFFSETS_PER_TRIGGER = 10000  # two micro-batches of eight tasks each
+# A task reads 1,250 messages and sleeps 8 ms on every 4th (the script's `pause`): 2.5 s of sleeps at least.
+MIN_TASK_MS = 10000 // QUEUES // 4 * 8
+YOUNG_TASK_MS = MIN_TASK_MS // 2  # a task started less than this long ago still has over a second to run
 SCRIPT = Path(__file__).parent / "scripts" / "local_cluster_executor_kill.py"
 
 
@@ -150,19 +153,21 @@ def test_executor_killed_mid_batch_on_local_cluster_loses_and_duplicates_nothing
         tasks_running = time.monotonic()
         pids = executor_pids(driver_url)
         assert len(pids) == 2, f"expected two executor JVMs for {driver_url}, found {pids}"
-        victim = rng.choice(pids)
-        victim_id = executor_id(victim)
-        # The kill point, a condition on progress: once `after_tasks` tasks have completed (0: at once) and a task
-        # runs on each executor (one core each: two running). Completed tasks alone were not enough: an executor
-        # can sit idle between two tasks (the scheduler holding a task for the other one's locality), and a kill
-        # then hits no task. The first micro-batch has eight tasks; at five completed, twice in a row (run 18 of
-        # 2026-11-24 and a rerun), the kill of an executor that Spark counted as running a task failed no task
-        # (cause not found yet), so the kill point is at most four completed.
+        pid_of = {executor_id(pid): pid for pid in pids}
+        # The kill point, a condition on progress: once `after_tasks` tasks have completed (0: at once), the
+        # executor that started a task last, while that task is younger than YOUNG_TASK_MS. Every task sleeps
+        # at least MIN_TASK_MS in all, so the kill lands in the middle of it. (Two earlier versions of this
+        # condition missed: "n tasks completed" let the kill hit an executor idle between two tasks, held back
+        # by the scheduler's locality wait; "n completed and two running", read from the status tracker's
+        # stage counts, saw tasks running that had ended seconds before, since Spark writes those counts at
+        # most every 100 ms and otherwise at the stage's next event.)
         after_tasks = rng.randint(0, 4)
         while True:
-            completed, running = (int(n) for n in next_line("TASKS ", 300).split()[1:3])
-            if completed >= after_tasks and running >= 2:
+            fields = next_line("TASKS ", 300).split()[1:]
+            completed, victim_id, victim_task, launched = int(fields[0]), fields[2], int(fields[3]), int(fields[4])
+            if completed >= after_tasks and time.time() * 1000 - launched < YOUNG_TASK_MS:
                 break
+        victim = pid_of[victim_id]
         os.kill(victim, signal.SIGKILL)
         killed = time.monotonic()
         wait_until(f"executor JVM {victim} to be gone", lambda: not running_pid(victim), timeout_s=30)
@@ -186,6 +191,7 @@ def test_executor_killed_mid_batch_on_local_cluster_loses_and_duplicates_nothing
         "killed_pid": victim,
         "killed_executor": victim_id,
         "killed_after_tasks": after_tasks,
+        "killed_task": victim_task,
         "rows": len(bodies),
         "lost": len(lost),
         "duplicated": len(bodies) - len(seen),
@@ -202,7 +208,7 @@ def test_executor_killed_mid_batch_on_local_cluster_loses_and_duplicates_nothing
     print(f"executor kill test: {json.dumps(summary)}")
 
     # The executor really died in the middle of a task, the driver saw it go, and the query went on without it.
-    assert report["failed_tasks"] >= 1, "no task failed: the kill did not hit a running task"
+    assert victim_task in report["failed_task_ids"], f"task {victim_task}, running on the killed executor, did not fail"
     assert victim_id in report["executors_seen"] and victim_id not in report["executors_at_end"]
     assert len(report["batch_ms"]) >= 2
     # Every message once.

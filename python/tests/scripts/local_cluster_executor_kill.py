@@ -21,11 +21,17 @@ Usage: local_cluster_executor_kill.py <name_server> <topic> <output_dir> <checkp
 Prints ``DRIVER_URL spark://CoarseGrainedScheduler@host:port`` (how the test finds this application's
 executor processes) once both executors are registered, and starts the query once the file <go> exists
 (the test sends the messages meanwhile; spark-submit gives a Python driver no stdin). Prints
-``TASKS_RUNNING`` once Spark's status tracker shows tasks running on both executors, then
-``TASKS <completed> <running>`` each time the number of tasks completed so far or running now changes. Writes
-to the report every body and (queueId, queueOffset) in the output (none for an <output_dir> of
-rocketmq://<topic>: the stream then writes to that topic exactly-once, and the test reads it back), the number
-of failed task attempts, the executor ids seen while the query ran and those still there at the end.
+``TASKS_RUNNING`` once tasks run on both executors, then ``TASKS <completed> <busy executors> <executor id>
+<task id> <launch time, epoch ms>`` (the last three: the task that started last among those running now) each
+time that changes. Writes to the report every body and (queueId, queueOffset) in the output (none for an
+<output_dir> of rocketmq://<topic>: the stream then writes to that topic exactly-once, and the test reads it
+back), the number of failed task attempts and their task ids, the executor ids seen while the query ran and
+those still there at the end.
+
+Task states come from Spark's status store task by task: the listener writes a task's entry at its start and
+at its end, while a stage's counts (what the status tracker's stage info shows) are written at most every
+100 ms and otherwise only at the stage's next event, so they can show a task running on an executor that has
+been idle for seconds.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ import json
 import os
 import sys
 import threading
-from typing import Any, Set
+from typing import Any, Dict, Set, Tuple
 
 from pyspark.sql import SparkSession
 
@@ -65,23 +71,43 @@ def main() -> None:
     stages_seen: Set[int] = set()
     done = threading.Event()
 
+    store = jsc.sc().statusStore()  # test-only: task by task, see the module's docstring
+    tasks_by_id: Dict[int, Tuple[str, str, int]] = {}  # task id -> (status, executor id, launch time)
+
+    def refresh_tasks(tracker: Any) -> None:
+        for stage_id in sorted(stages_seen):
+            info = tracker.getStageInfo(stage_id)
+            if info is None:
+                continue
+            found = store.taskList(stage_id, info.currentAttemptId, 10000)
+            for i in range(found.size()):
+                task = found.apply(i)
+                tasks_by_id[task.taskId()] = (task.status(), task.executorId(), task.launchTime().getTime())
+
     def watch() -> None:
-        announced, last = False, (0, 0)
+        announced, last = False, None
         while not done.is_set():
             tracker = sc.statusTracker()
             executors_seen.update(executor_ids())
-            active = tracker.getActiveStageIds()
-            stages_seen.update(active)
-            running = sum(s.numActiveTasks for s in (tracker.getStageInfo(i) for i in active) if s is not None)
-            if running >= 2 and not announced:
+            stages_seen.update(tracker.getActiveStageIds())
+            refresh_tasks(tracker)
+            completed = sum(1 for status, _, _ in tasks_by_id.values() if status == "SUCCESS")
+            running = [
+                (launched, task_id, executor)
+                for task_id, (status, executor, launched) in tasks_by_id.items()
+                if status == "RUNNING"
+            ]
+            busy = len({executor for _, _, executor in running})
+            if busy >= 2 and not announced:
                 print("TASKS_RUNNING", flush=True)
                 announced = True
-            infos = [tracker.getStageInfo(i) for i in sorted(stages_seen)]
-            completed = sum(s.numCompletedTasks for s in infos if s is not None)
-            if announced and (completed, running) != last:
-                print(f"TASKS {completed} {running}", flush=True)
-                last = (completed, running)
-            done.wait(0.1)
+            if announced and running:
+                launched, task_id, executor = max(running)
+                now = (completed, busy, executor, task_id, launched)
+                if now != last:
+                    print("TASKS " + " ".join(str(v) for v in now), flush=True)
+                    last = now
+            done.wait(0.05)
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
@@ -125,12 +151,14 @@ def main() -> None:
         info = tracker.getJobInfo(job)
         if info is not None:
             stages_seen.update(info.stageIds)
+    refresh_tasks(tracker)
     stages: Any = [tracker.getStageInfo(s) for s in sorted(stages_seen)]
     rows = [] if output.startswith(ROCKETMQ_SINK) else spark.read.parquet(output).collect()
     report = {
         "bodies": [r.body for r in rows],
         "positions": [[r.queueId, r.queueOffset] for r in rows],
         "failed_tasks": sum(s.numFailedTasks for s in stages if s is not None),
+        "failed_task_ids": sorted(t for t, (status, _, _) in tasks_by_id.items() if status == "FAILED"),
         "stages": len(stages),
         "executors_seen": sorted(executors_seen),
         "executors_at_end": sorted(executor_ids()),
