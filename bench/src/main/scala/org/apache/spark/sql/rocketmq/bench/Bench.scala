@@ -39,12 +39,12 @@ object Bench {
 
   private val AllSections = Seq("read", "plain", "latency", "planning", "write", "heap")
 
-  final case class Sizes(messages: Int, runs: Int, latencySeconds: Int, latencyRuns: Int, planningRuns: Int,
+  final case class Sizes(messages: Int, runs: Int, latencySeconds: Int, latencyRuns: Int, planningRounds: Int,
       heapBacklogBytes: Long)
 
-  private val Full = Sizes(messages = 500000, runs = 3, latencySeconds = 20, latencyRuns = 3, planningRuns = 5,
+  private val Full = Sizes(messages = 500000, runs = 3, latencySeconds = 20, latencyRuns = 3, planningRounds = 20,
     heapBacklogBytes = 20L * 512 * 1024 * 1024)
-  private val Quick = Sizes(messages = 20000, runs = 1, latencySeconds = 3, latencyRuns = 1, planningRuns = 1,
+  private val Quick = Sizes(messages = 20000, runs = 1, latencySeconds = 3, latencyRuns = 1, planningRounds = 1,
     heapBacklogBytes = 64L * 1024 * 1024)
 
   private val Queues = 8
@@ -164,7 +164,8 @@ object Bench {
         } finally producer.close()
       }
       if (sections.contains("planning")) {
-        val planning = new PlanningBench(spark, results, Seq(8, 64, 256, 1024), sizes.planningRuns)
+        val planning = new PlanningBench(spark, results, Seq(8, 64, 256, 1024), sizes.planningRounds,
+          warmupRounds = if (quick) 0 else 20)
         planning.measure(rocketmq)
         planning.measure(kafka)
       }
