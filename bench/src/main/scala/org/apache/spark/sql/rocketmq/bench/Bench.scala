@@ -29,7 +29,7 @@ import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, RocketMQBrokerProcess, R
  * same heap, default settings), the same Spark session (`local[2]`), messages, body size and queue count.
  * Prints every figure as it comes and writes them all to one JSON file.
  *
- * Usage: Bench --kafka-classpath <file> --out <results.json> [--quick] [--sections write,read,...] [--logs <dir>]
+ * Usage: Bench --kafka-classpath <file> --out <results.json> [--quick] [--sections read,plain,...] [--logs <dir>]
  * The section `pulls` (batch reads with 4, 8, 16 and 32 pulls under way, taken in turns) runs only when named.
  * `--quick` runs every section on small sizes, one run each: it checks the bench works, not the speed.
  */
