@@ -119,10 +119,10 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
    */
   private def attemptQueueRanges(topic: String, known: Set[RocketMQQueue])
       : Either[Unavailable, Option[Map[RocketMQQueue, RocketMQQueueRange]]] = {
-    val route =
-      try Some(fetchRoute(topic))
-      catch { case e: RocketMQInvalidInputException if e.getCondition == "ROCKETMQ_TOPIC_NOT_FOUND" => None }
     lazy val live = liveBrokers()
+    // Route, then live brokers: a broker that registered in between makes its own topic look missing,
+    // so a route missing while brokers are live is asked for once more.
+    val route = routeIfAny(topic).orElse(if (live.nonEmpty) routeIfAny(topic) else None)
     val routed = route.toSeq.flatMap(_.getBrokerDatas.asScala.map(_.getBrokerName)).toSet
     // Brokers this stream reads from that the route does not list: down if the name server does not
     // list them as live either; if it does, they are asked directly (a name server that restarted
@@ -257,10 +257,11 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   private def awaitRoute(topic: String): TopicRouteData = {
     val budget = new RocketMQRetry.Budget(retryTimeoutMs)
     while (true) {
-      try return fetchRoute(topic)
-      catch {
-        case e: RocketMQInvalidInputException
-            if e.getCondition == "ROCKETMQ_TOPIC_NOT_FOUND" && liveBrokers().isEmpty =>
+      routeIfAny(topic) match {
+        case Some(route) => return route
+        // Asked once more when brokers are live: one may have registered since the route request.
+        case None if liveBrokers().nonEmpty => return fetchRoute(topic)
+        case None =>
           budget.nextPauseMs() match {
             case Some(pauseMs) =>
               log.warn(s"The name server lists no live broker, so topic '$topic' has no route; asking again in " +
@@ -272,6 +273,15 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
     }
     throw new IllegalStateException("unreachable")
   }
+
+  /** `topic`'s route; None when the name server has none (then the test hook `afterMissingRoute` runs). */
+  private def routeIfAny(topic: String): Option[TopicRouteData] =
+    try Some(fetchRoute(topic))
+    catch {
+      case e: RocketMQInvalidInputException if e.getCondition == "ROCKETMQ_TOPIC_NOT_FOUND" =>
+        RocketMQOffsetReader.afterMissingRoute()
+        None
+    }
 
   private[rocketmq] def fetchRoute(topic: String): TopicRouteData = {
     try {
@@ -304,6 +314,12 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
 }
 
 private[rocketmq] object RocketMQOffsetReader {
+  /**
+   * Run after each route request the name server answered with "no route" (tests only: a test restarts a
+   * broker here, to place its registration between that answer and the next request).
+   */
+  @volatile private[rocketmq] var afterMissingRoute: () => Unit = () => ()
+
   /**
    * Fails fast, on the driver, when `topic` does not exist; waits (up to `retryTimeoutMs`) while the
    * name server lists no live broker, as during a restart of the only one.
