@@ -315,8 +315,9 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
 
 private[rocketmq] object RocketMQOffsetReader {
   /**
-   * Run after each route request the name server answered with "no route" (tests only: a test restarts a
-   * broker here, to place its registration between that answer and the next request).
+   * Run after each route request the name server answered with "no route", here and in a writer's topic
+   * check (`RocketMQProducerPool.topicMissing`). Tests only: a test restarts a broker here, to place its
+   * registration between that answer and the next request.
    */
   @volatile private[rocketmq] var afterMissingRoute: () => Unit = () => ()
 

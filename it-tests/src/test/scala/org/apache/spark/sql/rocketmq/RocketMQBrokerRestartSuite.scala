@@ -26,6 +26,7 @@ import scala.concurrent.{Await, Future}
 import scala.concurrent.ExecutionContext.Implicits.global
 import scala.concurrent.duration._
 
+import org.apache.rocketmq.client.producer.DefaultMQProducer
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -33,6 +34,7 @@ import org.apache.spark.TaskContext
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.expressions.UserDefinedFunction
 import org.apache.spark.sql.functions.{col, count, count_distinct, lit, udf}
+import org.apache.spark.sql.rocketmq.producer.RocketMQProducerPool
 import org.apache.spark.sql.streaming.{StreamingQueryListener, Trigger}
 
 /**
@@ -265,6 +267,28 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(read(topic).count() === 110)
     } finally {
       RocketMQOffsetReader.afterMissingRoute = () => ()
+      cleanUp()
+    }
+  }
+
+  test("a writer's topic check, the broker back between its route and live-broker requests: not missing") {
+    val topic = newTopic("restart-check")
+    broker.createTopic(topic, queues = 2)
+    val producer = new DefaultMQProducer(s"restart-check-${UUID.randomUUID()}")
+    producer.setNamesrvAddr(broker.nameServer)
+    producer.setInstanceName(s"restart-check-${UUID.randomUUID()}")
+    producer.start()
+    val restarts = new AtomicInteger(0)
+    try {
+      broker.kill()
+      RocketMQOffsetReader.afterMissingRoute = () => if (restarts.getAndIncrement() == 0) broker.restart()
+      assert(!RocketMQProducerPool.topicMissing(producer, topic, 3000), s"topic '$topic' taken for missing")
+      assert(restarts.get >= 1, "the check never found the route missing: the broker was back too soon")
+      // A topic that does not exist still is missing.
+      assert(RocketMQProducerPool.topicMissing(producer, s"no-such-topic-${UUID.randomUUID()}", 3000))
+    } finally {
+      RocketMQOffsetReader.afterMissingRoute = () => ()
+      producer.shutdown()
       cleanUp()
     }
   }

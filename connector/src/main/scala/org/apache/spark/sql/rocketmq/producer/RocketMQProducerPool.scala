@@ -22,7 +22,7 @@ import org.apache.rocketmq.client.exception.MQClientException
 import org.apache.rocketmq.client.producer.DefaultMQProducer
 import org.apache.rocketmq.remoting.protocol.ResponseCode
 
-import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQConnection}
+import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQConnection, RocketMQOffsetReader}
 
 /**
  * The producers of one executor JVM, one per (connection, producer group, compression threshold),
@@ -56,15 +56,20 @@ private[rocketmq] object RocketMQProducerPool {
 
   /**
    * Whether `topic` does not exist at all: the name server has no route for it while it lists live
-   * brokers. (With no live broker, a missing route is an outage, not a missing topic.) False when
-   * the name server cannot be asked: the send is then retried as for any outage.
+   * brokers. (With no live broker, a missing route is an outage, not a missing topic.) The route is
+   * asked for again after the live brokers, as a broker registering in between would make its own topic
+   * look missing. False when the name server cannot be asked: the send is then retried as for any outage.
    */
   def topicMissing(producer: DefaultMQProducer, topic: String, timeoutMs: Long): Boolean =
     try {
       val api = producer.getDefaultMQProducerImpl.getMqClientFactory.getMQClientAPIImpl
-      val routed =
+      def routed(): Boolean =
         try { api.getTopicRouteInfoFromNameServer(topic, timeoutMs); true }
-        catch { case e: MQClientException if e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST => false }
-      !routed && !api.getBrokerClusterInfo(timeoutMs).getBrokerAddrTable.isEmpty
+        catch {
+          case e: MQClientException if e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST =>
+            RocketMQOffsetReader.afterMissingRoute()
+            false
+        }
+      !routed() && !api.getBrokerClusterInfo(timeoutMs).getBrokerAddrTable.isEmpty && !routed()
     } catch { case NonFatal(_) => false }
 }
