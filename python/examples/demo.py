@@ -57,9 +57,10 @@ def main() -> None:
 
         print("Reading them back with read_rocketmq:")
         df = read_rocketmq(spark, name_server=broker.name_server, topic=topic)
-        df.selectExpr("queueId", "queueOffset", "CAST(body AS STRING) AS body", "properties").orderBy(
-            "queueId", "queueOffset"
-        ).show(truncate=False)
+        # The body as text and the tag from the message's properties (a JSON map, with the client's own keys too).
+        df.selectExpr(
+            "queueId", "queueOffset", "CAST(body AS STRING) AS body", "get_json_object(properties, '$.TAGS') AS tags"
+        ).orderBy("queueId", "queueOffset").show(truncate=False)
         refunded = read_rocketmq(spark, name_server=broker.name_server, topic=topic, sub_expression="refunded")
         print(f"Messages tagged 'refunded' (tag filter on the broker): {refunded.count()}")
         spark.stop()

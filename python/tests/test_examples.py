@@ -58,6 +58,8 @@ def test_demo_starts_its_own_broker_writes_and_reads_back() -> None:
     assert done.returncode == 0, done.stderr[-4000:]
     assert "Writing 12 messages to topic 'demo-orders'" in done.stdout
     assert done.stdout.count('{"order": ') == 12
+    # What a user wants to see: bodies and tags, not the client's bookkeeping properties.
+    assert "UNIQ_KEY" not in done.stdout and "|paid    |" in done.stdout
     assert "Messages tagged 'refunded' (tag filter on the broker): 4" in done.stdout
     assert done.stdout.rstrip().endswith("RocketMQ stopped.")
 
