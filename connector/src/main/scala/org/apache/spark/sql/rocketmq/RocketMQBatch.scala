@@ -29,7 +29,7 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions) extends Batch {
   private lazy val partitions: Array[InputPartition] = {
     val reader = new RocketMQOffsetReader(options)
     val (start, end) = try {
-      val ranges = reader.fetchQueueRanges(options.topicsToRead)
+      val ranges = reader.fetchQueueRanges(options.topicsToRead, awaitIndexed = true)
       (RocketMQOffsetResolver.resolve(options.batchStartingOffsets, ranges, isStart = true, reader),
         RocketMQOffsetResolver.resolve(options.batchEndingOffsets, ranges, isStart = false, reader))
     } finally reader.close()

@@ -193,18 +193,29 @@ private[rocketmq] object RocketMQErrors {
   def sendStatusNotOk(topic: String, status: String): Throwable =
     requestFailed("ROCKETMQ_SEND_FAILED.BROKER_STATUS", null, "topic" -> topic, "status" -> status)
 
-  /** The driver waited `waitedMs` for `broker` (None: for any broker) to serve `topic`. */
+  /**
+   * The connector (the driver planning, or a task) waited `waitedMs` for `broker` (None: for any broker) to
+   * serve `topic`; with a [[NoServingBroker]] cause, for a broker group whose master is down.
+   */
   def brokerUnavailable(topic: String, broker: Option[String], nameServer: String, waitedMs: Long, cause: Throwable)
-      : Throwable = broker match {
-    case Some(name) =>
+      : Throwable = (broker, cause) match {
+    case (Some(name), _: NoServingBroker) =>
+      requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.NO_MASTER", cause, "topic" -> topic, "broker" -> name,
+        "waitedMs" -> waitedMs.toString)
+    case (Some(name), _) =>
       requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.UNREACHABLE",
         Option(cause).getOrElse(
           new IllegalStateException("missing from the route")), "topic" -> topic, "broker" -> name,
         "nameServer" -> nameServer, "waitedMs" -> waitedMs.toString)
-    case None =>
+    case (None, _) =>
       requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.NO_LIVE_BROKER", null, "topic" -> topic,
         "nameServer" -> nameServer, "waitedMs" -> waitedMs.toString)
   }
+
+  /** The driver waited `waitedMs` for `broker` to index the messages it had stored when a batch read was planned. */
+  def indexingBehind(topic: String, broker: String, behindBytes: Long, waitedMs: Long): Throwable =
+    requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.INDEXING_BEHIND", null, "topic" -> topic, "broker" -> broker,
+      "behindBytes" -> behindBytes.toString, "waitedMs" -> waitedMs.toString)
 
   /**
    * The broker refused the credentials, or access to `topic` with them: the error names the access
@@ -220,6 +231,14 @@ private[rocketmq] object RocketMQErrors {
 
   def sendNotAcknowledged(pending: Int, waitMs: Long): Throwable =
     requestFailed("ROCKETMQ_SEND_NOT_ACKNOWLEDGED", null, "pending" -> pending.toString, "waitMs" -> waitMs.toString)
+
+  /**
+   * Why broker group `group` cannot serve `topic` now: its master is down and each of its replicas refused
+   * (`reasons`, one per replica asked). Not data loss: a cause of [[brokerUnavailable]] once the wait is over.
+   */
+  final class NoServingBroker(val group: String, topic: String, reasons: Seq[String])
+    extends Exception(s"topic '$topic': no master in broker group '$group'" +
+      (if (reasons.isEmpty) ", and no replica" else reasons.mkString("; ", "; ", "")))
 
   /** Why offsets were lost: a sub-condition of ROCKETMQ_DATA_LOSS and the details it names. */
   sealed abstract class DataLossReason(val condition: String, val details: (String, String)*)
@@ -256,6 +275,7 @@ private[rocketmq] object RocketMQErrors {
 
   object BrokerRequest {
     final case class TopicStats(topic: String) extends BrokerRequest("TOPIC_STATS", "topic" -> topic)
+    final case class IndexProgress(topic: String) extends BrokerRequest("INDEX_PROGRESS", "topic" -> topic)
     final case class SearchOffset(queue: RocketMQQueue, timestampMs: Long)
       extends BrokerRequest("SEARCH_OFFSET", "queue" -> queue.toString, "timestamp" -> timestampMs.toString) {
       override def topic: String = queue.topic

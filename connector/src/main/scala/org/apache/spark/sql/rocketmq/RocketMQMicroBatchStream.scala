@@ -87,7 +87,8 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
   }
 
   override def prepareForTriggerAvailableNow(): Unit = {
-    availableNowTarget = Some(reader.fetchQueueRanges(topics, allowMissing = true).map { case (q, r) => q -> r.max })
+    availableNowTarget =
+      Some(reader.fetchQueueRanges(topics, allowMissing = true, awaitIndexed = true).map { case (q, r) => q -> r.max })
   }
 
   override def latestOffset(): Offset = throw new UnsupportedOperationException(
@@ -100,7 +101,7 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
     commitProgress(startOffsets)
     val ranges = reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = startOffsets.keySet)
     latestRanges = ranges
-    val latest = availableNowTarget.getOrElse(ranges.map { case (q, r) => q -> r.max })
+    val latest = availableNowTarget.getOrElse(endsOf(ranges, startOffsets))
     val end = limitBatch(startsOf(startOffsets, latest), latest, limit) match {
       case None => startOffsets // hold this trigger: not enough new offsets yet
       case Some(until) =>
@@ -108,6 +109,15 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
         until
     }
     RocketMQSourceOffset(end)
+  }
+
+  /**
+   * Each queue's end now. A replica standing in for its group's master may trail where the stream already is
+   * (it copies from the master asynchronously): there, nothing is new yet; the stream never goes back.
+   */
+  protected def endsOf(ranges: Map[RocketMQQueue, RocketMQQueueRange], startOffsets: Map[RocketMQQueue, Long])
+      : Map[RocketMQQueue, Long] = ranges.map { case (q, r) =>
+    q -> (if (r.fromReplica) math.max(r.max, startOffsets.getOrElse(q, r.max)) else r.max)
   }
 
   /**

@@ -25,12 +25,12 @@ import org.apache.rocketmq.client.ClientConfig
 import org.apache.rocketmq.client.exception.{MQBrokerException, MQClientException}
 import org.apache.rocketmq.client.impl.MQClientManager
 import org.apache.rocketmq.client.impl.factory.MQClientInstance
-import org.apache.rocketmq.common.BoundaryType
+import org.apache.rocketmq.common.{BoundaryType, MixAll}
 import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.remoting.protocol.ResponseCode
 import org.apache.rocketmq.remoting.protocol.admin.TopicStatsTable
 import org.apache.rocketmq.remoting.protocol.header.UpdateConsumerOffsetRequestHeader
-import org.apache.rocketmq.remoting.protocol.route.TopicRouteData
+import org.apache.rocketmq.remoting.protocol.route.{BrokerData, TopicRouteData}
 
 import org.slf4j.LoggerFactory
 
@@ -57,7 +57,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
 
   private var lease: RocketMQOffsetReader.clients.Lease = _
 
-  /** Master (else replica) address of each broker, from the latest route lookup. */
+  /** Master (else replica) address of each broker group, from the latest route lookup. */
   private var brokerAddresses: Map[String, String] = Map.empty
 
   /** Requests sent to brokers and name server so far (tests check planning stays per broker). */
@@ -83,12 +83,17 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
    * the name server's live brokers, or a routed broker does not answer, this waits and asks again, for
    * up to `retryTimeoutMs`, then fails naming the broker. Only a broker that answers and denies the
    * topic, or a live broker the route no longer lists, takes the topic's queues there away.
+   *
+   * `awaitIndexed` (a batch read, the end of an AvailableNow stream): each master is first asked to index
+   * what it has stored, so that the read sees every write the broker acknowledged before it was planned.
    */
   def fetchQueueRanges(
       topics: Seq[String],
       allowMissing: Boolean = false,
-      knownQueues: Set[RocketMQQueue] = Set.empty): Map[RocketMQQueue, RocketMQQueueRange] = {
+      knownQueues: Set[RocketMQQueue] = Set.empty,
+      awaitIndexed: Boolean = false): Map[RocketMQQueue, RocketMQQueueRange] = {
     val budget = new RocketMQRetry.Budget(retryTimeoutMs)
+    indexedBrokers = if (awaitIndexed) Set.empty else null
     while (true) {
       val attempts = topics.map(topic => topic -> attemptQueueRanges(topic, knownQueues.filter(_.topic == topic)))
       attempts.collectFirst { case (topic, Left(unavailable)) => (topic, unavailable) } match {
@@ -134,7 +139,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
     else
       try {
         val ranges = route.map(queueRanges(topic, _)).getOrElse(Map.empty) ++
-          unrouted.flatMap(b => brokerRanges(topic, b, live(b), queueCount = None))
+          unrouted.flatMap(b => groupRanges(topic, live(b), queueCount = None))
         Right(if (ranges.isEmpty) None else Some(ranges))
       } catch { case BrokerDown(broker, cause) => Left(Unavailable(Some(broker), cause)) }
   }
@@ -149,15 +154,13 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
   /** A routed broker that did not answer a request, for a retryable reason. */
   private case class BrokerDown(broker: String, cause: Throwable) extends Exception(cause)
 
-  /** Brokers the name server lists as live: name -> address (the master's, else a replica's). */
-  private def liveBrokers(): Map[String, String] = {
+  /** Broker groups the name server lists as live (with at least one broker up), by name. */
+  private def liveBrokers(): Map[String, BrokerData] = {
     val cluster = RocketMQRetry.withRetries("cluster info", attempts, intervalMs, () => rebuildClient()) {
       requestCount += 1
       api.getBrokerClusterInfo(timeoutMs)
     }
-    cluster.getBrokerAddrTable.asScala.collect {
-      case (name, data) if !data.getBrokerAddrs.isEmpty => name -> data.selectBrokerAddr()
-    }.toMap
+    cluster.getBrokerAddrTable.asScala.filter { case (_, data) => !data.getBrokerAddrs.isEmpty }.toMap
   }
 
   /** The readable queues of `topic` in its route, with their offsets (empty: none readable). */
@@ -166,35 +169,64 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
       .filter(q => PermName.isReadable(q.getPerm) && q.getReadQueueNums > 0)
       .map(q => q.getBrokerName -> q.getReadQueueNums)
       .toMap
-    route.getBrokerDatas.asScala.filter(b => readable.contains(b.getBrokerName)).flatMap { broker =>
-      brokerRanges(topic, broker.getBrokerName, broker.selectBrokerAddr(), Some(readable(broker.getBrokerName)))
+    route.getBrokerDatas.asScala.filter(b => readable.contains(b.getBrokerName)).flatMap { group =>
+      groupRanges(topic, group, Some(readable(group.getBrokerName)))
     }.toMap
   }
 
   /**
-   * The queues of `topic` on one broker and their offsets: `queueCount` of them (from the route), or
-   * those the broker reports. Empty when the broker denies the topic.
+   * The queues of `topic` on one broker group and their offsets, asked of the group's master; empty when
+   * the master denies the topic (it was deleted there). A group whose master is down is asked through
+   * its replicas, as RocketMQ's consumers read from them: the first that knows the topic gives the ranges
+   * (marked as a replica's). A replica that does not know the topic (it copies its master's topic list
+   * every few seconds) denies nothing: with no replica that knows it, the group is unavailable.
    */
-  private def brokerRanges(topic: String, broker: String, address: String, queueCount: Option[Int])
+  private def groupRanges(topic: String, group: BrokerData, queueCount: Option[Int])
       : Seq[(RocketMQQueue, RocketMQQueueRange)] = {
-    brokerAddresses += broker -> address
-    topicStats(broker, address, topic).toSeq.flatMap { stats =>
-      val reported = stats.getOffsetTable.asScala.collect {
-        case (mq, offsets) if mq.getBrokerName == broker =>
-          RocketMQQueue(topic, broker, mq.getQueueId) -> RocketMQQueueRange(offsets.getMinOffset, offsets.getMaxOffset)
-      }
-      val count = queueCount.getOrElse(if (reported.isEmpty) 0 else reported.keys.map(_.queueId).max + 1)
-      // A queue the broker has no stats for yet has never been written: it is empty.
-      (0 until count).map { id =>
-        val queue = RocketMQQueue(topic, broker, id)
-        queue -> reported.getOrElse(queue, RocketMQQueueRange(0L, 0L))
-      }
+    val name = group.getBrokerName
+    val addresses = group.getBrokerAddrs.asScala
+    brokerAddresses += name -> group.selectBrokerAddr()
+    addresses.get(MixAll.MASTER_ID) match {
+      case Some(master) =>
+        if (indexedBrokers != null && !indexedBrokers.contains(master)) {
+          awaitIndexing(topic, name, master)
+          indexedBrokers += master
+        }
+        topicStats(name, master, topic).toSeq.flatMap(brokerRanges(topic, name, _, queueCount))
+      case None =>
+        val replicas = addresses.toSeq.sortBy(_._1).map(_._2)
+        val answers = replicas.iterator.map { address =>
+          try topicStats(name, address, topic).toRight(s"replica $address does not know the topic yet")
+          catch { case BrokerDown(_, cause) => Left(s"replica $address does not answer: $cause") }
+        }.toSeq
+        answers.collectFirst { case Right(stats) => stats } match {
+          case Some(stats) => brokerRanges(topic, name, stats, queueCount).map { case (q, r) =>
+              q -> r.copy(fromReplica = true)
+            }
+          case None => throw BrokerDown(name,
+              new RocketMQErrors.NoServingBroker(name, topic, answers.collect { case Left(why) => why }))
+        }
+    }
+  }
+
+  /** The ranges of `count` queues (from the route, else those the broker reports) in one broker's stats. */
+  private def brokerRanges(topic: String, broker: String, stats: TopicStatsTable, queueCount: Option[Int])
+      : Seq[(RocketMQQueue, RocketMQQueueRange)] = {
+    val reported = stats.getOffsetTable.asScala.collect {
+      case (mq, offsets) if mq.getBrokerName == broker =>
+        RocketMQQueue(topic, broker, mq.getQueueId) -> RocketMQQueueRange(offsets.getMinOffset, offsets.getMaxOffset)
+    }
+    val count = queueCount.getOrElse(if (reported.isEmpty) 0 else reported.keys.map(_.queueId).max + 1)
+    // A queue the broker has no stats for yet has never been written: it is empty.
+    (0 until count).map { id =>
+      val queue = RocketMQQueue(topic, broker, id)
+      queue -> reported.getOrElse(queue, RocketMQQueueRange(0L, 0L))
     }
   }
 
   /**
    * The stats of `topic`'s queues on one broker; None when the broker answers that it does not have
-   * the topic (deleted, while the name server still routes it: its queues there are gone).
+   * the topic (on a master: deleted, while the name server still routes it; its queues there are gone).
    */
   private def topicStats(broker: String, address: String, topic: String): Option[TopicStatsTable] =
     try Some(request(broker, TopicStats(topic)) {
@@ -202,14 +234,52 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
         api.getTopicStatsInfo(address, connection.onBroker(topic), timeoutMs)
       })
     catch {
-      case e: RocketMQRequestException if deniesTopic(e.getCause) => None
+      case e: RocketMQRequestException if RocketMQRetry.deniesTopic(e.getCause) => None
       case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) => throw BrokerDown(broker, e.getCause)
     }
 
-  private def deniesTopic(t: Throwable): Boolean = t match {
-    case e: MQBrokerException => e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST
-    case e: MQClientException => e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST
-    case _ => false
+  /** Masters that have indexed what they stored, in this call of [[fetchQueueRanges]] (null: not waited for). */
+  private var indexedBrokers: Set[String] = _
+
+  /**
+   * Returns once the master at `address` has indexed every message it had stored when asked. A broker
+   * acknowledges a send once the message is in its commit log and builds the queues' indexes from the log
+   * a moment later (longer on a busy machine), while offsets count indexed messages only. Two requests when
+   * nothing is behind; a broker that cannot tell (RocketMQ 4.x) is not waited for. Bounded by retryTimeoutMs.
+   */
+  private def awaitIndexing(topic: String, broker: String, address: String): Unit = {
+    // Where the commit log ends, then how far indexing is behind its end at that later moment: the part
+    // indexed is at least the first minus the second.
+    def storedEnd(): Option[Long] = try {
+      requestCount += 1
+      Some(api.getBrokerHAStatus(address, timeoutMs).getMasterCommitLogMaxOffset)
+    } catch {
+      case e: MQBrokerException if !RocketMQRetry.isRetryable(e) => None
+      case NonFatal(e) if RocketMQRetry.isRetryable(e) => throw BrokerDown(broker, e)
+    }
+    def behind(): Long = try request(broker, IndexProgress(topic)) {
+        requestCount += 1
+        Option(api.getBrokerRuntimeInfo(address, timeoutMs).getTable.get("dispatchBehindBytes")).fold(0L)(_.toLong)
+      }
+    catch {
+      case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) => throw BrokerDown(broker, e.getCause)
+    }
+    val begin = System.nanoTime()
+    storedEnd().foreach { target =>
+      var lag = behind()
+      var end = target
+      while (end - lag < target) {
+        val waitedMs = (System.nanoTime() - begin) / 1000000
+        if (waitedMs > retryTimeoutMs)
+          throw RocketMQErrors.indexingBehind(topic, broker, target - (end - lag), waitedMs)
+        RocketMQOffsetReader.whileIndexing()
+        Thread.sleep(RocketMQOffsetReader.IndexPollMs)
+        end = storedEnd().getOrElse(target)
+        lag = behind()
+      }
+      val waitedMs = (System.nanoTime() - begin) / 1000000
+      if (end != target) log.info(s"Broker '$broker' indexed what it had stored after $waitedMs ms; planning goes on")
+    }
   }
 
   /**
@@ -314,12 +384,18 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
 }
 
 private[rocketmq] object RocketMQOffsetReader {
+
+  /** The pause between two looks at how far a broker has indexed. */
+  private val IndexPollMs = 10L
   /**
    * Run after each route request the name server answered with "no route", here and in a writer's topic
    * check (`RocketMQProducerPool.topicMissing`). Tests only: a test restarts a broker here, to place its
    * registration between that answer and the next request.
    */
   @volatile private[rocketmq] var afterMissingRoute: () => Unit = () => ()
+
+  /** Run each time planning finds a broker still indexing what it stored. Tests only: a test resumes indexing. */
+  @volatile private[rocketmq] var whileIndexing: () => Unit = () => ()
 
   /**
    * Fails fast, on the driver, when `topic` does not exist; waits (up to `retryTimeoutMs`) while the

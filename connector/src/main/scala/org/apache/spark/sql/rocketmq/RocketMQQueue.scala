@@ -36,8 +36,12 @@ private[rocketmq] object RocketMQQueue {
     Ordering.by((q: RocketMQQueue) => (q.topic, q.brokerName, q.queueId))
 }
 
-/** The offsets a queue holds now: `min` is the oldest stored message, `max` the next one to be written. */
-private[rocketmq] final case class RocketMQQueueRange(min: Long, max: Long)
+/**
+ * The offsets a queue holds now: `min` is the oldest stored message, `max` the next one to be written.
+ * `fromReplica`: a replica reported them while its group has no master; a replica may trail its master, so
+ * its `max` below where a stream already is means "nothing new yet", never "offsets went back".
+ */
+private[rocketmq] final case class RocketMQQueueRange(min: Long, max: Long, fromReplica: Boolean = false)
 
 /** Offsets `[from, until)` of one queue, to be read. */
 private[rocketmq] final case class RocketMQOffsetRange(queue: RocketMQQueue, from: Long, until: Long) {

@@ -100,6 +100,13 @@ private[rocketmq] object RocketMQRetry {
       case _ => false
     }
 
+  /** A broker answered that it does not have the topic (from a master: deleted; from a replica: not yet copied). */
+  def deniesTopic(t: Throwable): Boolean = t match {
+    case e: MQBrokerException => e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST
+    case e: MQClientException => e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST
+    case _ => false
+  }
+
   /** A client that found no route for a topic: an outage, or a topic that does not exist. */
   def isNoRoute(t: Throwable): Boolean = t match {
     case e: MQClientException =>

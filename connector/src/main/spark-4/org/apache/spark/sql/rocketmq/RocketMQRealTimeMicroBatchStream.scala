@@ -50,7 +50,7 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
     val startOffsets = RocketMQSourceOffset(start).queueOffsets
     // Spark asks for the latest offsets before each batch: latestRanges lists the queues there are now.
     if (latestRanges.isEmpty) latestRanges = reader.fetchQueueRanges(topics, allowMissing = true)
-    val latest = latestRanges.map { case (q, r) => q -> r.max }
+    val latest = endsOf(latestRanges, startOffsets)
     (startOffsets.keySet -- latest.keySet).foreach(q => reportDataLoss(RocketMQErrors.queueGone(q, startOffsets(q))))
     latest.foreach { case (q, l) =>
       startOffsets.get(q).filter(_ > l).foreach { s =>

@@ -28,7 +28,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import org.apache.spark.SparkThrowable
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.ArrayBasedMapData
-import org.apache.spark.sql.rocketmq.RocketMQErrors.{BrokerRequest, DataLossReason, GaveUp}
+import org.apache.spark.sql.rocketmq.RocketMQErrors.{BrokerRequest, DataLossReason, GaveUp, NoServingBroker}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
@@ -120,6 +120,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(RocketMQSourceOffset.parse("""{"version":1,"offsets":{"t":{"b":{"0":[]}}}}""")),
     RocketMQErrors.nameServerUnreachable("h:1", "t", 3, 1000, cause),
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.TopicStats("t")),
+    RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.IndexProgress("t")),
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.SearchOffset(q, 17)),
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.CommitOffset("g", q, 5)),
     RocketMQErrors.queueGone(q, 5),
@@ -137,6 +138,9 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     RocketMQErrors.sendStatusNotOk("t", "FLUSH_DISK_TIMEOUT"),
     RocketMQErrors.brokerUnavailable("t", Some("b"), "h:1", 60000, cause),
     RocketMQErrors.brokerUnavailable("t", None, "h:1", 60000, null),
+    RocketMQErrors.indexingBehind("t", "b", 4096, 60000),
+    RocketMQErrors.brokerUnavailable("t", Some("b"), "h:1", 60000,
+      new NoServingBroker("b", "t", Seq("replica r:1 does not know the topic yet"))),
     RocketMQErrors.sendNotAcknowledged(3, 1000),
     RocketMQErrors.unlessAccessDenied(new MQBrokerException(ResponseCode.NO_PERMISSION, "check signature failed"),
       Some("ak"), "t")(fail("a denial is an access error"))

@@ -67,8 +67,8 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
    * Reads `[from, until)` against `answers`: a pull answer, or a failure the pull throws. A failure of
    * the read is rethrown; `gaveUp` counts calls of the puller's give-up hook.
    */
-  private def script(from: Long, until: Long, answers: Seq[Either[Throwable, PullResult]], allUsed: Boolean = true)(
-      implicit s: RocketMQReadSettings): Outcome = {
+  private def script(from: Long, until: Long, answers: Seq[Either[Throwable, PullResult]], allUsed: Boolean = true,
+      master: Option[String] = Some("master:1"))(implicit s: RocketMQReadSettings): Outcome = {
     val script = mutable.Queue(answers: _*)
     val asked = mutable.Buffer.empty[(Long, Int)]
     var gaveUp = 0
@@ -78,7 +78,7 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
         asked += offset -> max
         if (script.isEmpty) fail(s"an unexpected pull at $offset") else done(script.dequeue())
       }, until, s.pullBatchSize, pullsInFlight = 1, readAheadBytes = 1L << 20, answerTimeoutMs = 1000)
-    val puller = new RocketMQQueuePuller(queue, from, until, s, reads, () => gaveUp += 1, () => ())
+    val puller = new RocketMQQueuePuller(queue, from, until, s, reads, () => master, () => gaveUp += 1, () => ())
     try {
       val got = Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList
       if (allUsed) assert(script.isEmpty, "answers left unused")
@@ -212,5 +212,36 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
     val none = intercept[PullerFailed](script(0, 5, Seq(Left(refused)))(
       settings(failOnDataLoss = true, retryTimeoutMs = 0)))
     assert(none.error.getCondition === "ROCKETMQ_PULL_FAILED.RETRIES_EXHAUSTED" && none.retries === 0)
+  }
+
+  test("a replica that does not know the topic while its group has no master is an outage, not a deleted topic") {
+    implicit val s: RocketMQReadSettings = settings(failOnDataLoss = true, retryTimeoutMs = 300)
+    val denied = new MQBrokerException(ResponseCode.TOPIC_NOT_EXIST, "topic[t] not exist, apply first please!",
+      "replica:1")
+    // Pulled again until the replica knows the topic.
+    val ok = script(3, 5, Seq(Left(denied), Left(denied), Right(found(5, 3, 4))), master = None)
+    assert(ok.got === Seq(3, 4) && ok.retries === 2 && ok.gaveUp === 0)
+    // Never does: the group is unavailable, named.
+    val failed = intercept[PullerFailed](script(3, 5, Seq.fill(1000)(Left(denied)), allUsed = false, master = None))
+    assert(failed.error.getCondition === "ROCKETMQ_BROKER_UNAVAILABLE.NO_MASTER", failed.error.getMessage)
+    assert(failed.error.getMessage.contains("broker group 'b'") && failed.retries >= 1 && failed.gaveUp === 1)
+    // A replica denying while the group has a master (the master suggested it): retried as well.
+    val replica = script(3, 5, Seq(Left(denied), Right(found(5, 3, 4))))
+    assert(replica.got === Seq(3, 4) && replica.retries === 1)
+  }
+
+  test("the master answering that the topic does not exist fails the pull at once") {
+    implicit val s: RocketMQReadSettings = settings(failOnDataLoss = true)
+    val denied = new MQBrokerException(ResponseCode.TOPIC_NOT_EXIST, "topic[t] not exist, apply first please!",
+      "master:1")
+    val failed = intercept[PullerFailed](script(3, 5, Seq(Left(denied))))
+    assert(failed.error.getCondition === "ROCKETMQ_PULL_FAILED.NOT_RETRYABLE" && failed.retries === 0)
+  }
+
+  test("a group left without any broker fails, once retryTimeoutMs is spent, as unavailable and named") {
+    val failed = intercept[PullerFailed](script(0, 5, Seq.fill(1000)(Left(refused)), allUsed = false,
+      master = None)(settings(failOnDataLoss = true, retryTimeoutMs = 300)))
+    assert(failed.error.getCondition === "ROCKETMQ_BROKER_UNAVAILABLE.NO_MASTER", failed.error.getMessage)
+    assert(failed.error.getMessage.contains("waited") && failed.error.getMessage.contains("'b'"))
   }
 }

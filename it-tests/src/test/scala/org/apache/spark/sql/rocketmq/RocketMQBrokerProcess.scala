@@ -16,12 +16,11 @@
 
 package org.apache.spark.sql.rocketmq
 
-import java.io.{BufferedReader, File, IOException, InputStreamReader, PrintWriter}
-import java.lang.management.ManagementFactory
+import java.io.IOException
 import java.net.{InetSocketAddress, ServerSocket}
 import java.nio.charset.StandardCharsets.UTF_8
-import java.nio.file.{Files, Path, Paths, StandardOpenOption}
-import java.util.concurrent.{LinkedBlockingQueue, TimeUnit}
+import java.nio.file.{Files, Path, Paths}
+import java.util.concurrent.TimeUnit
 
 import scala.jdk.CollectionConverters._
 import scala.util.Random
@@ -104,8 +103,7 @@ final class RocketMQBrokerProcess(
   def kill(): Unit = synchronized {
     require(isRunning, "the broker is not running")
     val begin = System.nanoTime()
-    broker.process.destroyForcibly()
-    require(broker.process.waitFor(30, TimeUnit.SECONDS), "the killed broker JVM did not exit")
+    broker.kill()
     broker = null
     awaitCondition("the name server to drop the killed broker", 60000)(!registered)
     lastDropMillis = (System.nanoTime() - begin) / 1000000
@@ -175,7 +173,7 @@ final class RocketMQBrokerProcess(
   /** Starts the broker in the stand-by JVM; returns once it is registered and every topic is routed again. */
   private def launch(): Unit = {
     val begin = System.nanoTime()
-    val jvm = if (standby != null && standby.process.isAlive) standby else new BrokerJvm()
+    val jvm = if (standby != null && standby.process.isAlive) standby else newJvm()
     standby = null
     // A killed broker's listening sockets close with it; connections it had accepted may linger in
     // TIME_WAIT, which SO_REUSEADDR (RocketMQ's servers set it) allows to bind over.
@@ -199,7 +197,7 @@ final class RocketMQBrokerProcess(
     }
     topics.asScala.foreach { case (topic, queues) => awaitRoute(topic, queues) }
     lastStartMillis = (System.nanoTime() - begin) / 1000000
-    standby = new BrokerJvm()
+    standby = newJvm()
   }
 
   /** The operating system's id of the running broker's JVM (the bench reads its CPU time). */
@@ -215,70 +213,9 @@ final class RocketMQBrokerProcess(
     broker.awaitReply("OK").stripPrefix("OK").trim
   }
 
-  /** A JVM running [[RocketMQBrokerProcessMain]]; its protocol lines are queued, other output logged. */
-  private final class BrokerJvm {
-    private val jvmFlags = ManagementFactory.getRuntimeMXBean.getInputArguments.asScala.filter { a =>
-      a.startsWith("--add-") || a == "-XX:+IgnoreUnrecognizedVMOptions" || a.startsWith("-Djdk.reflect.") ||
-      a.startsWith("-Dio.netty.")
-    }
-    private val cmd = Seq(Paths.get(System.getProperty("java.home"), "bin", "java").toString) ++
-      brokerJvmOptions ++ jvmFlags ++ Seq(
-        s"-Duser.home=${System.getProperty("user.home")}",
-        s"-Drocketmq.log.root=$logDir",
-        s"-Drmq.logback.configurationFile=${logDir.resolve("rmq.logback.xml")}",
-        "-Drocketmq.broker.diskSpaceWarningLevelRatio=0.99",
-        "-Dtls.server.mode=disabled", // else building a self-signed TLS context takes seconds at each start
-        "-cp",
-        System.getProperty("java.class.path"),
-        RocketMQBrokerProcessMain.getClass.getName.stripSuffix("$"),
-        nameServer,
-        storeDirectory.toString,
-        port.toString,
-        haPort.toString,
-        brokerName,
-        clusterName,
-        commitLogFileSize.toString)
-    val process: Process = new ProcessBuilder(cmd: _*)
-      .redirectError(ProcessBuilder.Redirect.appendTo(logDir.resolve("broker-stderr.log").toFile))
-      .start()
-    private val stdin = new PrintWriter(process.getOutputStream, true, UTF_8)
-    private val replies = new LinkedBlockingQueue[String]()
-    private val reader = new Thread(() => copyOutput(), s"broker-process-stdout-${process.pid()}")
-    reader.setDaemon(true)
-    reader.start()
-
-    private def copyOutput(): Unit = {
-      val in = new BufferedReader(new InputStreamReader(process.getInputStream, UTF_8))
-      val other = logDir.resolve("broker-stdout.log").toFile
-      def next(): String = try in.readLine()
-      catch { case _: IOException => null }
-      Iterator.continually(next()).takeWhile(_ != null).foreach { line =>
-        if (line.startsWith(RocketMQBrokerProcessMain.Prefix)) {
-          replies.put(line.stripPrefix(RocketMQBrokerProcessMain.Prefix))
-        } else appendLine(other, line)
-      }
-    }
-
-    def send(line: String): Unit = stdin.println(line)
-
-    /** The next protocol line, which must start with `expected`; fails if the JVM exits or 2 min pass. */
-    def awaitReply(expected: String): String = {
-      val deadline = System.nanoTime() + 120L * 1000 * 1000 * 1000
-      var answer: String = null
-      while (answer == null) {
-        answer = replies.poll(100, TimeUnit.MILLISECONDS)
-        if (answer == null && (!process.isAlive || System.nanoTime() > deadline)) {
-          val state = if (process.isAlive) "no answer within 2 min" else s"it exited (${process.exitValue()})"
-          throw new IllegalStateException(s"broker JVM for port $port: $state; stderr ends with:\n$stderrTail")
-        }
-      }
-      if (!answer.startsWith(expected)) throw new IllegalStateException(s"broker JVM: '$answer', not $expected")
-      answer
-    }
-
-    private def stderrTail: String =
-      Files.readAllLines(logDir.resolve("broker-stderr.log")).asScala.takeRight(20).mkString("\n")
-  }
+  private def newJvm(): BrokerJvm = new BrokerJvm(logDir, brokerJvmOptions,
+    Seq(nameServer, storeDirectory.toString, port.toString, haPort.toString, brokerName, clusterName,
+      commitLogFileSize.toString))
 }
 
 object RocketMQBrokerProcess {
@@ -295,7 +232,7 @@ object RocketMQBrokerProcess {
   }
 
   /** A broker port `p` below the ephemeral range with `p - 2`, `p` and `p + 1` free. */
-  private def choosePort(): Int = {
+  def choosePort(): Int = {
     val rangeFile = Paths.get("/proc/sys/net/ipv4/ip_local_port_range")
     val ephemeralLow =
       if (Files.exists(rangeFile)) Files.readAllLines(rangeFile).get(0).trim.split("\\s+")(0).toInt else 32768
@@ -306,10 +243,7 @@ object RocketMQBrokerProcess {
       .getOrElse(throw new IllegalStateException("no free broker port found"))
   }
 
-  private def appendLine(file: File, line: String): Unit =
-    Files.write(file.toPath, (line + "\n").getBytes(UTF_8), StandardOpenOption.CREATE, StandardOpenOption.APPEND)
-
-  private def logbackConfig(file: Path): String =
+  def logbackConfig(file: Path): String =
     s"""<configuration>
        |  <appender name="FILE" class="ch.qos.logback.core.FileAppender">
        |    <file>$file</file>

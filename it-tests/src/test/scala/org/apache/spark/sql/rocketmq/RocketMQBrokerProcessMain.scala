@@ -22,9 +22,10 @@ import java.nio.charset.StandardCharsets
 import java.nio.file.Paths
 
 import org.apache.rocketmq.broker.BrokerController
-import org.apache.rocketmq.common.{MQVersion, TopicConfig}
+import org.apache.rocketmq.common.{MixAll, MQVersion, TopicConfig}
 import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.remoting.netty.{NettyClientConfig, NettyServerConfig}
+import org.apache.rocketmq.store.{CommitLogDispatcher, DispatchRequest}
 import org.apache.rocketmq.remoting.protocol.RemotingCommand
 
 /**
@@ -32,14 +33,22 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand
  * [[EmbeddedRocketMQ]] configures its broker, but on fixed ports and a fixed store directory, so that
  * a broker killed with SIGKILL comes back at the same address with the same messages.
  *
- * Arguments: `nameServer storeDir listenPort haListenPort brokerName clusterName commitLogFileSize`.
+ * Arguments: `nameServer storeDir listenPort haListenPort brokerName clusterName commitLogFileSize`, then any
+ * number of `key=value` broker or store settings (RocketMQ's own names, as in a broker.conf: `brokerId=1`,
+ * `brokerRole=SLAVE`, `slaveReadEnable=true`, `enableControllerMode=true` ...) for the brokers of a cluster.
  * The JVM starts as a stand-by: it loads the broker's classes, prints `STANDBY` and touches neither the
  * store nor the ports until told to `start` (so a restart does not wait for a JVM to boot). Then it
  * answers one command per stdin line with one line (every protocol line starts with [[Prefix]]):
  *   - `start`: loads the store (recovering it after a crash) and starts the broker; answers `READY`;
  *   - `register`: registers with the name server now (the first periodic registration comes 10 s late);
  *   - `createTopic <topic> <queues>`: creates or resizes a read-write topic and registers it;
- *   - `indexed`: returns once every message stored in the commit log is indexed into its queue.
+ *   - `indexed`: returns once every message stored in the commit log is indexed into its queue;
+ *   - `pauseIndexing` / `resumeIndexing`: holds the indexing of newly stored messages back, and lets it go on
+ *     (sends are still stored and acknowledged: the lag a busy broker shows, made to order);
+ *   - `set <key> <value>`: changes a broker setting at run time (as `mqadmin updateBrokerConfig`);
+ *   - `knowsTopic <topic>`: answers `OK true` or `OK false` (a replica learns its master's topics late);
+ *   - `offsets <topic>`: answers `OK <max offset of queue 0>,<of queue 1>,...` as this broker's store has them;
+ *   - `role`: answers `OK <brokerRole> <brokerId>` (in controller mode the controller assigns both).
  * Other answers are `OK` or `ERROR <message>`. When stdin closes (the parent is gone) the process halts
  * at once: it never outlives its test JVM.
  */
@@ -82,6 +91,25 @@ object RocketMQBrokerProcessMain {
               broker.getTopicConfigManager.updateTopicConfig(config)
               broker.registerIncrementBrokerData(config, broker.getTopicConfigManager.getDataVersion)
               "OK"
+            case "set" :: key :: value :: Nil =>
+              val update = new java.util.Properties()
+              update.setProperty(key, value)
+              broker.getConfiguration.update(update)
+              "OK"
+            case "knowsTopic" :: topic :: Nil =>
+              s"OK ${broker.getTopicConfigManager.selectTopicConfig(topic) != null}"
+            case "offsets" :: topic :: Nil =>
+              val queues =
+                Option(broker.getTopicConfigManager.selectTopicConfig(topic)).map(_.getReadQueueNums).getOrElse(0)
+              "OK " + (0 until queues).map(q => broker.getMessageStore.getMaxOffsetInQueue(topic, q)).mkString(",")
+            case "role" :: Nil =>
+              s"OK ${broker.getMessageStoreConfig.getBrokerRole} ${broker.getBrokerConfig.getBrokerId}"
+            case "pauseIndexing" :: Nil =>
+              IndexingGate.close(broker)
+              "OK"
+            case "resumeIndexing" :: Nil =>
+              IndexingGate.open()
+              "OK"
             case "indexed" :: Nil =>
               val store = broker.getMessageStore
               EmbeddedRocketMQ.awaitCondition("the broker to index every stored message", 60000) {
@@ -100,12 +128,20 @@ object RocketMQBrokerProcessMain {
   }
 
   private def startBroker(args: Array[String]): BrokerController = {
-    val Array(nameServer, storeDir, listenPort, haListenPort, brokerName, clusterName, commitLogFileSize) = args
+    val Array(nameServer, storeDir, listenPort, haListenPort, brokerName, clusterName, commitLogFileSize) =
+      args.take(7)
     val store = Paths.get(storeDir)
     val brokerConfig = TestBrokerConfig.broker(nameServer, brokerName, clusterName)
     val netty = new NettyServerConfig()
     netty.setListenPort(listenPort.toInt) // RocketMQ also binds listenPort - 2 (its "fast" server)
     val storeConfig = TestBrokerConfig.store(store, commitLogFileSize.toInt, 300000, haListenPort.toInt)
+    val settings = new java.util.Properties()
+    args.drop(7).foreach { setting =>
+      val Array(key, value) = setting.split("=", 2)
+      settings.setProperty(key, value)
+    }
+    MixAll.properties2Object(settings, brokerConfig)
+    MixAll.properties2Object(settings, storeConfig)
 
     // initialize() loads the store; after a SIGKILL the `abort` file is still there and it recovers
     // the commit log abnormally (re-checking the last files message by message).
@@ -124,5 +160,33 @@ object RocketMQBrokerProcessMain {
   private def reply(line: String): Unit = synchronized {
     System.out.println(Prefix + line)
     System.out.flush()
+  }
+}
+
+/**
+ * Holds a broker's indexing back on command: a dispatcher placed first in the store's list, which blocks
+ * the store's indexing thread while the gate is closed. Messages are still stored and acknowledged; their
+ * consume-queue entries (what offsets and pulls see) come once the gate opens.
+ */
+private object IndexingGate {
+  private val lock = new Object
+  @volatile private var closed = false
+  @volatile private var installed = false
+
+  def close(broker: BrokerController): Unit = lock.synchronized {
+    if (!installed) {
+      broker.getMessageStore.getDispatcherList.addFirst(new CommitLogDispatcher {
+        override def dispatch(request: DispatchRequest): Unit = lock.synchronized {
+          while (closed) lock.wait(100)
+        }
+      })
+      installed = true
+    }
+    closed = true
+  }
+
+  def open(): Unit = lock.synchronized {
+    closed = false
+    lock.notifyAll()
   }
 }

@@ -22,7 +22,8 @@ import java.util.UUID
 import scala.jdk.CollectionConverters._
 
 import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullStatus}
-import org.apache.rocketmq.client.producer.{DefaultMQProducer, SendStatus}
+import org.apache.rocketmq.client.exception.MQClientException
+import org.apache.rocketmq.client.producer.{DefaultMQProducer, SendResult, SendStatus}
 import org.apache.rocketmq.common.message.{Message, MessageExt, MessageQueue}
 import org.apache.rocketmq.remoting.RPCHook
 
@@ -36,11 +37,25 @@ final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null) ex
   private var startedProducer: DefaultMQProducer = _
   private var startedConsumer: DefaultMQPullConsumer = _
 
-  /** Sends `count` messages, bodies `body(0 until count)`, in synchronous batches of `batchSize`. */
+  /**
+   * Sends `count` messages, bodies `body(0 until count)`, in synchronous batches of `batchSize`. A batch
+   * whose send fails (a broker just killed, before the producer's routes say so) is sent again with fresh
+   * routes, for up to a minute, as an application would.
+   */
   def produce(topic: String, count: Int, body: Int => String = _.toString, batchSize: Int = 100): Unit = {
     val p = producer
     (0 until count).grouped(batchSize).foreach { ids =>
-      val result = p.send(ids.map(i => new Message(topic, body(i).getBytes(UTF_8))).asJava)
+      val batch = ids.map(i => new Message(topic, body(i).getBytes(UTF_8))).asJava
+      val deadline = System.nanoTime() + 60L * 1000 * 1000 * 1000
+      var result: SendResult = null
+      while (result == null) {
+        try result = p.send(batch)
+        catch {
+          case e: MQClientException if System.nanoTime() < deadline && !RocketMQRetry.mayHaveBeenStored(e) =>
+            p.getDefaultMQProducerImpl.getMqClientFactory.updateTopicRouteInfoFromNameServer(topic)
+            java.util.concurrent.locks.LockSupport.parkNanos(100L * 1000 * 1000)
+        }
+      }
       require(result.getSendStatus == SendStatus.SEND_OK, s"batch send to $topic failed: $result")
     }
   }

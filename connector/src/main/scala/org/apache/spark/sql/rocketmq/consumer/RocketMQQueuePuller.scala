@@ -19,14 +19,18 @@ package org.apache.spark.sql.rocketmq.consumer
 import java.io.Closeable
 
 import scala.annotation.nowarn
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullCallback, PullResult, PullStatus}
+import org.apache.rocketmq.client.exception.MQBrokerException
+import org.apache.rocketmq.client.impl.MQClientManager
+import org.apache.rocketmq.common.MixAll
 import org.apache.rocketmq.common.message.MessageExt
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQQueue, RocketMQRetry}
-import org.apache.spark.sql.rocketmq.RocketMQErrors.{DataLossReason, GaveUp}
+import org.apache.spark.sql.rocketmq.RocketMQErrors.{DataLossReason, GaveUp, NoServingBroker}
 import org.apache.spark.sql.rocketmq.RocketMQErrors.DataLossReason._
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
 
@@ -45,6 +49,13 @@ import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
  * failure in a row, so that a task rides out a broker restart; other failures fail the task at once.
  * `onGiveUp` runs before a failure is thrown (the pooled consumer is then replaced).
  *
+ * On a cluster, pulls go to the queue's broker group: its master, or a replica while the master is down.
+ * After each failure `groupMaster` asks the name server afresh where the group's master is (None: it has
+ * none now), which also points the next pull there. A replica answering that it does not know the topic
+ * (it copies its master's topics every few seconds) is retried like an outage; only the master's denial is
+ * final. A group that stays without a master that serves the read fails with ROCKETMQ_BROKER_UNAVAILABLE
+ * naming the group once `retryTimeoutMs` is spent.
+ *
  * With `until` = [[RocketMQQueuePuller.Open]] (real-time mode) the range has no end: the puller follows the
  * queue's end with long polls, which the broker holds until a message arrives, and `next(deadlineNanos)`
  * returns null once the deadline passes with nothing new. Reaching the end is then normal, not a loss; a queue
@@ -56,6 +67,7 @@ private[rocketmq] final class RocketMQQueuePuller(
     until: Long,
     settings: RocketMQReadSettings,
     reads: RocketMQReadAhead,
+    groupMaster: () => Option[String],
     onGiveUp: () => Unit,
     onClose: () => Unit)
   extends Closeable {
@@ -187,7 +199,12 @@ private[rocketmq] final class RocketMQQueuePuller(
         if (result != null) retryBudget.succeeded()
         return result
       } catch {
-        case NonFatal(e) if RocketMQRetry.isRetryable(e) =>
+        case NonFatal(e) if RocketMQRetry.isRetryable(e) || RocketMQRetry.deniesTopic(e) =>
+          val master = groupMaster()
+          if (RocketMQRetry.deniesTopic(e) && master.isDefined && answeredBy(e).forall(master.contains)) {
+            onGiveUp()
+            throw RocketMQErrors.pullFailed(queue, offset, e, GaveUp.NotRetryable)
+          }
           retryBudget.nextPauseMs() match {
             case Some(pauseMs) =>
               log.warn(s"Pull of $queue at offset $offset failed (${retryBudget.elapsedMs} ms into a retry budget " +
@@ -195,8 +212,13 @@ private[rocketmq] final class RocketMQQueuePuller(
               Thread.sleep(pauseMs)
             case None =>
               onGiveUp()
-              throw RocketMQErrors.pullFailed(queue, offset, e,
-                GaveUp.BudgetSpent(retryBudget.retries, retryBudget.elapsedMs, settings.retryTimeoutMs))
+              throw if (master.isEmpty) {
+                RocketMQErrors.brokerUnavailable(queue.topic, Some(queue.brokerName), settings.connection.nameServer,
+                  retryBudget.elapsedMs, new NoServingBroker(queue.brokerName, queue.topic, Seq(e.toString)))
+              } else {
+                RocketMQErrors.pullFailed(queue, offset, e,
+                  GaveUp.BudgetSpent(retryBudget.retries, retryBudget.elapsedMs, settings.retryTimeoutMs))
+              }
           }
         case NonFatal(e) =>
           onGiveUp()
@@ -205,6 +227,12 @@ private[rocketmq] final class RocketMQQueuePuller(
       }
     }
     throw new IllegalStateException("unreachable")
+  }
+
+  /** The broker that gave an error answer, where the client says (it does for pulls). */
+  private def answeredBy(e: Throwable): Option[String] = e match {
+    case b: MQBrokerException => Option(b.getBrokerAddr)
+    case _ => None
   }
 
   /** Moves past offsets already accounted for (filtered out or reported lost). */
@@ -270,6 +298,14 @@ private[rocketmq] object RocketMQQueuePuller {
       if (until == Open) RocketMQConsumerPool.LongPollAnswerTimeoutMs else settings.pullTimeoutMs
     val reads = new RocketMQReadAhead(pullAsync, until, settings.pullBatchSize, inFlight, settings.readAheadBytes,
       answerTimeoutMs = answerTimeoutMs + AnswerGraceMs)
-    new RocketMQQueuePuller(queue, from, until, settings, reads, () => lease.markBroken(), () => lease.release())
+    val client = MQClientManager.getInstance().getOrCreateMQClientInstance(consumer)
+    val topicOnBroker = settings.connection.onBroker(queue.topic)
+    def groupMaster(): Option[String] = {
+      client.updateTopicRouteInfoFromNameServer(topicOnBroker)
+      Option(client.getTopicRouteTable.get(topicOnBroker)).toSeq.flatMap(_.getBrokerDatas.asScala)
+        .find(_.getBrokerName == queue.brokerName).flatMap(group => Option(group.getBrokerAddrs.get(MixAll.MASTER_ID)))
+    }
+    new RocketMQQueuePuller(queue, from, until, settings, reads, () => groupMaster(), () => lease.markBroken(),
+      () => lease.release())
   }
 }

@@ -20,7 +20,11 @@ import java.io.Closeable
 import java.util.concurrent.{Semaphore, TimeUnit}
 import java.util.concurrent.atomic.{AtomicLong, AtomicReference}
 
+import scala.jdk.CollectionConverters._
+
+import org.apache.rocketmq.client.impl.producer.TopicPublishInfo
 import org.apache.rocketmq.client.producer.{MessageQueueSelector, SendCallback, SendResult, SendStatus}
+import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.common.message.{Message, MessageQueue}
 
 import org.slf4j.LoggerFactory
@@ -113,7 +117,7 @@ private[rocketmq] final class RocketMQMessageSender(
     private def attempt(): Unit =
       if (queue != null) sendInline(producer.send(message, queue, settings.sendTimeoutMs))
       else if (shardingKey != null) {
-        sendInline(producer.send(message, RocketMQMessageSender.ByShardingKey, shardingKey, settings.sendTimeoutMs))
+        sendInline(producer.send(message, byShardingKey, shardingKey, settings.sendTimeoutMs))
       } else {
         try producer.send(message, this, settings.sendTimeoutMs)
         catch { case e: Throwable => onException(e) }
@@ -241,12 +245,13 @@ private[rocketmq] final class RocketMQMessageSender(
    */
   private def queueOf(topic: String, shardingKey: String): MessageQueue = {
     val info = producer.getDefaultMQProducerImpl.getTopicPublishInfoTable.get(topic)
-    if (info == null || !info.ok()) null
-    else {
-      val queues = info.getMessageQueueList
-      queues.get(Math.floorMod(shardingKey.hashCode, queues.size))
-    }
+    if (info == null || !info.ok()) null else RocketMQMessageSender.queueForKey(topic, info, shardingKey)
   }
+
+  /** Picks the queue of a message sent alone with a sharding key, once the producer knows the topic's route. */
+  private val byShardingKey: MessageQueueSelector = (_: java.util.List[MessageQueue], message: Message, key: Any) =>
+    RocketMQMessageSender.queueForKey(message.getTopic,
+      producer.getDefaultMQProducerImpl.getTopicPublishInfoTable.get(message.getTopic), key)
 
   private def addToBatch(key: AnyRef, queue: MessageQueue, message: Message, shardingKey: String, bytes: Int): Unit = {
     var batch = pendingBatches.get(key)
@@ -336,7 +341,17 @@ private[rocketmq] final class RocketMQMessageSender(
 
 private[rocketmq] object RocketMQMessageSender {
 
-  /** The same key always picks the same queue (while the topic's queue count does not change). */
-  val ByShardingKey: MessageQueueSelector = (queues: java.util.List[MessageQueue], _: Message, key: Any) =>
-    queues.get(Math.floorMod(key.hashCode, queues.size))
+  /**
+   * The queue `key` picks among all the writable queues of `topic`'s route, in the order RocketMQ's producer
+   * lists them (by broker group name, then queue id). The same key always picks the same queue while the
+   * topic's queue count does not change: a group whose master is down keeps its queues in the list (RocketMQ's
+   * producer leaves them out), so its keys wait for it (sends fail there and are retried) instead of moving
+   * to another group's queue.
+   */
+  def queueForKey(topic: String, info: TopicPublishInfo, key: Any): MessageQueue = {
+    val queues = info.getTopicRouteData.getQueueDatas.asScala.filter(q => PermName.isWriteable(q.getPerm))
+      .sortBy(_.getBrokerName).flatMap(q =>
+        (0 until q.getWriteQueueNums).map(new MessageQueue(topic, q.getBrokerName, _)))
+    queues(Math.floorMod(key.hashCode, queues.size))
+  }
 }
