@@ -187,11 +187,22 @@ private[rocketmq] object RocketMQErrors {
       queueParameters(queue) ++ Seq("offset" -> offset.toString, "status" -> status,
         "nextOffset" -> nextOffset.toString, "times" -> times.toString): _*)
 
-  def sendFailed(topic: String, cause: Throwable, gaveUp: GaveUp): Throwable =
-    requestFailed(s"ROCKETMQ_SEND_FAILED.${gaveUp.condition}", cause, ("topic" -> topic) +: gaveUp.details: _*)
+  /**
+   * A send given up. `queue` is the queue a sharding key pins the message to, as (broker group, queue id), or
+   * None where the producer picks one among the live groups' queues.
+   */
+  def sendFailed(topic: String, queue: Option[(String, Int)], cause: Throwable, gaveUp: GaveUp): Throwable =
+    requestFailed(s"ROCKETMQ_SEND_FAILED.${gaveUp.condition}", cause,
+      Seq("topic" -> topic, "destination" -> sendDestination(queue)) ++ gaveUp.details: _*)
 
-  def sendStatusNotOk(topic: String, status: String): Throwable =
-    requestFailed("ROCKETMQ_SEND_FAILED.BROKER_STATUS", null, "topic" -> topic, "status" -> status)
+  def sendStatusNotOk(topic: String, queue: Option[(String, Int)], status: String): Throwable =
+    requestFailed("ROCKETMQ_SEND_FAILED.BROKER_STATUS", null, "topic" -> topic,
+      "destination" -> sendDestination(queue), "status" -> status)
+
+  private def sendDestination(queue: Option[(String, Int)]): String =
+    queue.fold("to a queue the producer picks among the live broker groups") {
+      case (group, id) => s"to queue $id of broker group '$group', which its sharding key picks"
+    }
 
   /**
    * The connector (the driver planning, or a task) waited `waitedMs` for `broker` (None: for any broker) to

@@ -138,6 +138,20 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
       e.getMessage.contains("NO_MATCHED_MSG with next offset 4"))
   }
 
+  test("a replica that has not indexed the range yet while its group has no master: waited for, then unavailable") {
+    // "Pull again" for longer than a pull may take (pullTimeoutMs=200), then the replica has the messages.
+    val trailing = Seq.fill(14)(Right(answer(PullStatus.NO_MATCHED_MSG, 4)))
+    val caughtUp = script(4, 6, trailing :+ Right(found(6, 4, 5)), master = None)(
+      settings(failOnDataLoss = true, retryTimeoutMs = 10000))
+    assert(caughtUp.got === Seq(4, 5) && caughtUp.lost === 0)
+    val forever = Seq.fill(1000)(Right(answer(PullStatus.NO_MATCHED_MSG, 4)))
+    val failed = intercept[PullerFailed](script(4, 6, forever, allUsed = false, master = None)(
+      settings(failOnDataLoss = true, retryTimeoutMs = 300))).error
+    assert(failed.getCondition === "ROCKETMQ_BROKER_UNAVAILABLE.NO_MASTER", failed.getMessage)
+    assert(failed.getMessage.contains("'b'") && failed.getMessage.contains("has not indexed offset 4"),
+      failed.getMessage)
+  }
+
   test("NO_NEW_MSG: a consume queue gone, or a truncated queue") {
     val gone = lossOf(0, 10, answer(PullStatus.NO_NEW_MSG, 4))
     assert(gone.getCondition === "ROCKETMQ_DATA_LOSS.CONSUME_QUEUE_GONE" && gone.getMessage.contains("[0, 4)"))

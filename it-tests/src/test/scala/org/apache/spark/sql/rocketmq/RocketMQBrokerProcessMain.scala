@@ -48,6 +48,7 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand
  *   - `set <key> <value>`: changes a broker setting at run time (as `mqadmin updateBrokerConfig`);
  *   - `knowsTopic <topic>`: answers `OK true` or `OK false` (a replica learns its master's topics late);
  *   - `offsets <topic>`: answers `OK <max offset of queue 0>,<of queue 1>,...` as this broker's store has them;
+ *   - `logEnd`: answers `OK <offset>`, where this broker's commit log ends (a replica's grows as it copies);
  *   - `role`: answers `OK <brokerRole> <brokerId>` (in controller mode the controller assigns both).
  * Other answers are `OK` or `ERROR <message>`. When stdin closes (the parent is gone) the process halts
  * at once: it never outlives its test JVM.
@@ -102,6 +103,7 @@ object RocketMQBrokerProcessMain {
               val queues =
                 Option(broker.getTopicConfigManager.selectTopicConfig(topic)).map(_.getReadQueueNums).getOrElse(0)
               "OK " + (0 until queues).map(q => broker.getMessageStore.getMaxOffsetInQueue(topic, q)).mkString(",")
+            case "logEnd" :: Nil => s"OK ${broker.getMessageStore.getMaxPhyOffset}"
             case "role" :: Nil =>
               s"OK ${broker.getMessageStoreConfig.getBrokerRole} ${broker.getBrokerConfig.getBrokerId}"
             case "pauseIndexing" :: Nil =>

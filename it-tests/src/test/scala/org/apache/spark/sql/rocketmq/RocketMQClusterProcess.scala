@@ -201,9 +201,15 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
   /** Whether running broker `label` knows `topic` (a replica copies its master's topics every few seconds). */
   def knowsTopic(label: String, topic: String): Boolean = command(label, s"knowsTopic $topic").toBoolean
 
-  /** Sends `count` messages with the plain producer (which spreads batches over the live groups' queues). */
-  def produce(topic: String, count: Int, body: Int => String = _.toString, batchSize: Int = 100): Unit =
+  /**
+   * Sends `count` messages with the plain producer, which spreads its batches over the live groups' queues in
+   * turn, after it has asked for the topic's route afresh (it would otherwise learn of a group that joined the
+   * topic only at its next periodic look-up).
+   */
+  def produce(topic: String, count: Int, body: Int => String = _.toString, batchSize: Int = 100): Unit = {
+    clients.producer.getDefaultMQProducerImpl.getMqClientFactory.updateTopicRouteInfoFromNameServer(topic)
     clients.produce(topic, count, body, batchSize)
+  }
 
   /** Every message of `topic` the brokers serve now, read with a plain pull consumer. */
   def readAll(topic: String): Seq[MessageExt] = {
@@ -212,6 +218,26 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
   }
 
   def readBodies(topic: String): Seq[String] = readAll(topic).map(m => new String(m.getBody, UTF_8))
+
+  /** The bodies of `topic`'s messages in `group`'s queues, as its master (or a replica) serves them now. */
+  def bodiesOn(topic: String, group: String): Seq[String] = {
+    val c = clients.consumer
+    c.fetchSubscribeMessageQueues(topic).asScala.toSeq.filter(_.getBrokerName == group).flatMap { mq =>
+      clients.readRange(mq, c.minOffset(mq), c.maxOffset(mq))
+    }.map(m => new String(m.getBody, UTF_8))
+  }
+
+  /** Waits until `label` has indexed everything in its commit log. */
+  def awaitIndexed(label: String): Unit = command(label, "indexed")
+
+  /** Waits until every running replica of `group` has copied its master's commit log to its end. */
+  def awaitReplicatedLog(group: String): Unit = {
+    val master = masterOf(group).getOrElse(throw new IllegalStateException(s"group $group has no master"))
+    val end = command(master.label, "logEnd").toLong
+    brokers.filter(b => b.group == group && b != master && b.isRunning).foreach { replica =>
+      awaitCondition(s"$replica to copy $master's commit log", 60000)(command(replica.label, "logEnd").toLong >= end)
+    }
+  }
 
   override def close(): Unit = {
     clients.close()
@@ -260,6 +286,10 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
 }
 
 object RocketMQClusterProcess {
+
+  /** The cluster every cluster suite of the test JVM shares, started on first use, stopped when the JVM exits. */
+  lazy val shared: RocketMQClusterProcess = new RocketMQClusterProcess().start()
+
   val GroupA = "cluster-a"
   val GroupB = "cluster-b"
   val GroupC = "cluster-c"

@@ -16,17 +16,8 @@
 
 package org.apache.spark.sql.rocketmq
 
-import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 
-import scala.concurrent.{Await, Future}
-import scala.concurrent.ExecutionContext.Implicits.global
-import scala.concurrent.duration._
-
-import org.scalatest.BeforeAndAfterAll
-import org.scalatest.funsuite.AnyFunSuite
-
-import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, GroupC}
 
 /**
@@ -36,56 +27,7 @@ import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, Gro
  * read), and a read planned after a write sees all of it. One cluster and one Spark session for the suite;
  * each test leaves every broker running.
  */
-class RocketMQClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
-
-  private var cluster: RocketMQClusterProcess = _
-  private var spark: SparkSession = _
-
-  override protected def beforeAll(): Unit = {
-    super.beforeAll()
-    cluster = new RocketMQClusterProcess().start()
-    spark = SparkSession.builder()
-      .master("local[2]")
-      .appName(getClass.getSimpleName)
-      .config("spark.ui.enabled", "false")
-      .config("spark.sql.shuffle.partitions", "2")
-      .config("spark.driver.bindAddress", "127.0.0.1")
-      .config("spark.driver.host", "127.0.0.1")
-      .getOrCreate()
-  }
-
-  override protected def afterAll(): Unit = {
-    try {
-      if (spark != null) spark.stop()
-      if (cluster != null) cluster.close()
-    } finally super.afterAll()
-  }
-
-  private def newTopic(prefix: String, groups: Seq[String] = Seq(GroupA, GroupB, GroupC)): String = {
-    val topic = s"$prefix-${UUID.randomUUID().toString.take(8)}"
-    cluster.createTopic(topic, queues = 4, groups = groups)
-    topic
-  }
-
-  private def read(topic: String, options: (String, String)*): DataFrame =
-    spark.read.format("rocketmq").option("nameServer", cluster.nameServer).option("topic", topic)
-      .options(options.toMap).load()
-
-  private def bodies(df: DataFrame): Seq[String] =
-    df.select("body").collect().map(r => new String(r.getAs[Array[Byte]](0), UTF_8)).toSeq
-
-  /** The chain of messages of `body`'s failure. */
-  private def errorMessage(body: => Any): String = {
-    val e = intercept[Throwable](body)
-    Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
-  }
-
-  /** Runs `body` with `label` killed, and starts it again afterwards whatever happens. */
-  private def withKilled[T](label: String)(body: => T): T = {
-    cluster.kill(label)
-    try body
-    finally cluster.restart(label)
-  }
+class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
 
   test("a batch read goes on from the replica while its group's master is down: every message once") {
     val topic = newTopic("replica-read")
@@ -173,5 +115,30 @@ class RocketMQClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
       cluster.produce(topic, 100, i => s"n$i")
     }
     assert(bodies(read(topic)).size === 600)
+  }
+
+  test("a write while a master is down: rows without a key go to the live groups, keyed rows keep their queue") {
+    val topic = newTopic("write-outage", groups = Seq(GroupA, GroupB))
+    def write(rows: Seq[(String, String)], options: (String, String)*): Unit =
+      spark.createDataFrame(rows).toDF("body", "shardingKey").write.format("rocketmq").option("nameServer",
+        cluster.nameServer)
+        .option("topic", topic).options(options.toMap).save()
+    // Keys pick among the 8 queues by name: those of group a first.
+    val keyOnA = Iterator.from(0).map(i => s"k$i").find(k => Math.floorMod(k.hashCode, 8) < 4).get
+    val keyOnB = Iterator.from(0).map(i => s"k$i").find(k => Math.floorMod(k.hashCode, 8) >= 4).get
+    write(Seq("before" -> keyOnA))
+    withKilled("a-master") {
+      val unkeyed = (0 until 500).map(i => s"u$i")
+      spark.createDataFrame(unkeyed.map(Tuple1(_))).toDF("body").write.format("rocketmq")
+        .option("nameServer", cluster.nameServer).option("topic", topic).save()
+      assert(cluster.bodiesOn(topic, GroupB).filter(_.startsWith("u")).sorted === unkeyed.sorted)
+      write(Seq("during" -> keyOnB))
+      val message = errorMessage(write(Seq("waiting" -> keyOnA), "retryTimeoutMs" -> "2000"))
+      assert(message.contains("ROCKETMQ_SEND_FAILED") && message.contains(GroupA), message)
+      assert(!cluster.bodiesOn(topic, GroupB).contains("waiting"), "a keyed row moved to another group's queue")
+    }
+    write(Seq("after" -> keyOnA))
+    assert(cluster.bodiesOn(topic, GroupA).filterNot(_.startsWith("u")) === Seq("before", "after"))
+    assert(cluster.bodiesOn(topic, GroupB).filterNot(_.startsWith("u")) === Seq("during"))
   }
 }

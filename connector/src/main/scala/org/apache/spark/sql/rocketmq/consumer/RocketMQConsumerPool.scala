@@ -20,6 +20,7 @@ import scala.annotation.nowarn
 
 import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer
 import org.apache.rocketmq.client.impl.MQClientManager
+import org.apache.rocketmq.common.MixAll
 
 import org.apache.spark.SparkEnv
 import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQConnection}
@@ -72,6 +73,11 @@ private[rocketmq] object RocketMQConsumerPool {
     consumer.setBrokerSuspendMaxTimeMillis(LongPollMs)
     consumer.setConsumerTimeoutMillisWhenSuspend(LongPollAnswerTimeoutMs)
     consumer.start()
+    // Every pull asks for the group's master, and a replica only while the route has no master (the client's
+    // own choice follows the brokers' suggestions, which can send a pull to a replica whose index trails).
+    val pulls = consumer.getDefaultMQPullConsumerImpl.getPullAPIWrapper
+    pulls.setConnectBrokerByUser(true)
+    pulls.setDefaultBrokerId(MixAll.MASTER_ID)
     consumer
   }
 

@@ -83,6 +83,8 @@ private[rocketmq] final class RocketMQQueuePuller(
   /** Answers in a row that asked to pull the same offset again (a replica broker's "retry"). */
   private var retriesInARow = 0
   private val retryBudget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
+  /** The wait for a replica that has not indexed the next offset yet (see [[awaitTrailingReplica]]). */
+  private val replicaBudget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
   private val open = until == RocketMQQueuePuller.Open
 
   /** Offsets skipped as lost so far (only with failOnDataLoss=false). */
@@ -143,6 +145,7 @@ private[rocketmq] final class RocketMQQueuePuller(
     if (result == null) return false
     val next = result.getNextBeginOffset
     val before = pullOffset
+    var trailingReplica = false
     result.getPullStatus match {
       case PullStatus.FOUND =>
         // Returned messages are checked one by one against expectedOffset in next().
@@ -153,6 +156,11 @@ private[rocketmq] final class RocketMQQueuePuller(
       case PullStatus.NO_MATCHED_MSG if next == pullOffset => ()
       // Open range: the end of the queue, nothing new during the long poll; poll again.
       case PullStatus.NO_NEW_MSG if open && next == pullOffset => ()
+      // Open range, below where the stream is: a replica standing in for a dead master may trail it. Only
+      // the master's word that the queue went back is a loss; a replica's means "not there yet".
+      case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL
+          if open && pullOffset > result.getMaxOffset && groupMaster().isEmpty =>
+        trailingReplica = true
       case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL if open && pullOffset > result.getMaxOffset =>
         dataLoss(pullOffset, pullOffset, TopicRecreated(result.getMaxOffset))
         pullOffset = result.getMinOffset
@@ -178,17 +186,53 @@ private[rocketmq] final class RocketMQQueuePuller(
         dataLoss(pullOffset, until, TopicRecreated(result.getMaxOffset))
         skipTo(until)
     }
-    if (pullOffset == before && !messages.hasNext && !(open && result.getPullStatus == PullStatus.NO_NEW_MSG)) {
+    // Open range: the end of the queue, or a replica that trails it and asks to pull again, is waited at.
+    val waiting = open &&
+      (trailingReplica || result.getPullStatus == PullStatus.NO_NEW_MSG ||
+        result.getPullStatus == PullStatus.NO_MATCHED_MSG && next == before)
+    if (pullOffset == before && !messages.hasNext && !waiting) {
       // Only the "pull again" answer leaves the offset where it was; any other such answer, or such
       // answers for longer than a pull may take, would loop forever.
       retriesInARow += 1
-      if (result.getPullStatus != PullStatus.NO_MATCHED_MSG || retriesInARow * RetryPauseMs > settings.pullTimeoutMs) {
+      val pullAgain = result.getPullStatus == PullStatus.NO_MATCHED_MSG
+      if (!pullAgain || retriesInARow * RetryPauseMs > settings.pullTimeoutMs && !awaitTrailingReplica(before)) {
         throw RocketMQErrors.pullAnsweredWithoutProgress(queue, before, result.getPullStatus.toString, next,
           retriesInARow)
       }
       Thread.sleep(RetryPauseMs)
-    } else retriesInARow = 0
+    } else {
+      if (pullOffset == before && (trailingReplica || result.getPullStatus == PullStatus.NO_MATCHED_MSG)) {
+        Thread.sleep(RetryPauseMs)
+      }
+      retriesInARow = 0
+    }
+    if (pullOffset != before || messages.hasNext) replicaBudget.succeeded()
     true
+  }
+
+  /**
+   * After "pull again" answers at `offset` for longer than a pull may take: true (after a pause) while the group
+   * has no master, so a replica answers, which has not indexed `offset` yet (it copies and indexes its master's
+   * log asynchronously, and the range may have been planned from the master): the offset is unavailable, not
+   * lost, and is waited for within `retryTimeoutMs`, then the read fails naming the group. False with a master.
+   */
+  private def awaitTrailingReplica(offset: Long): Boolean = {
+    if (groupMaster().isDefined) return false
+    replicaBudget.nextPauseMs() match {
+      case Some(pauseMs) =>
+        if (replicaBudget.retries == 1 || replicaBudget.retries % 10 == 0) {
+          log.warn(s"$queue has no master, and its replica has not indexed offset $offset yet " +
+            s"(${replicaBudget.elapsedMs} ms into a retry budget of ${settings.retryTimeoutMs} ms); pulling again")
+        }
+        Thread.sleep(pauseMs)
+        true
+      case None =>
+        onGiveUp()
+        throw RocketMQErrors.brokerUnavailable(queue.topic, Some(queue.brokerName), settings.connection.nameServer,
+          replicaBudget.elapsedMs,
+          new NoServingBroker(queue.brokerName, queue.topic,
+            Seq(s"its replica has not indexed offset $offset of queue ${queue.queueId} yet")))
+    }
   }
 
   /** The answer to a pull, after retries; null if none came by `deadlineNanos`. */

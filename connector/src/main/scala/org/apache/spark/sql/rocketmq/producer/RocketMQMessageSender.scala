@@ -136,7 +136,7 @@ private[rocketmq] final class RocketMQMessageSender(
 
     override def onSuccess(result: SendResult): Unit =
       if (result.getSendStatus != SendStatus.SEND_OK) {
-        fail(RocketMQErrors.sendStatusNotOk(topicInQuery, result.getSendStatus.toString))
+        fail(RocketMQErrors.sendStatusNotOk(topicInQuery, pinnedQueueId, result.getSendStatus.toString))
       } else {
         if (halfMessages != null) halfMessages.record(result)
         resolved()
@@ -177,7 +177,12 @@ private[rocketmq] final class RocketMQMessageSender(
 
     private def fail(e: Throwable, gaveUp: GaveUp): Unit =
       fail(RocketMQErrors.unlessAccessDenied(e, settings.connection.accessKey, topicInQuery)(
-        RocketMQErrors.sendFailed(topicInQuery, e, gaveUp)))
+        RocketMQErrors.sendFailed(topicInQuery, pinnedQueueId, e, gaveUp)))
+
+    /** The queue a sharding key pins this send to (None: the producer picks one, or the route is unknown). */
+    private def pinnedQueueId: Option[(String, Int)] =
+      Option(queue).orElse(Option(shardingKey).flatMap(key => Option(queueOf(message.getTopic, key))))
+        .map(q => (q.getBrokerName, q.getQueueId))
 
     /** The topic as the query names it (without the namespace the brokers see). */
     private def topicInQuery: String = settings.connection.inQuery(message.getTopic)
