@@ -24,6 +24,7 @@ import scala.concurrent.ExecutionContext.Implicits.global
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
+import org.apache.rocketmq.client.impl.MQClientManager
 import org.apache.rocketmq.common.{MixAll, MQVersion}
 import org.apache.rocketmq.common.message.MessageExt
 import org.apache.rocketmq.common.namesrv.NamesrvConfig
@@ -219,9 +220,21 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
 
   def readBodies(topic: String): Seq[String] = readAll(topic).map(m => new String(m.getBody, UTF_8))
 
+  /**
+   * How many messages `topic`'s queues hold now, as each group's master (or a replica) counts them; with
+   * `groups`, in those groups' queues only. Committed transactional messages count, half messages do not.
+   */
+  def messageCount(topic: String, groups: Seq[String] = groups): Long = {
+    val c = clients.consumer
+    MQClientManager.getInstance().getOrCreateMQClientInstance(c).updateTopicRouteInfoFromNameServer(topic)
+    c.fetchSubscribeMessageQueues(topic).asScala.toSeq.filter(mq => groups.contains(mq.getBrokerName))
+      .map(mq => c.maxOffset(mq) - c.minOffset(mq)).sum
+  }
+
   /** The bodies of `topic`'s messages in `group`'s queues, as its master (or a replica) serves them now. */
   def bodiesOn(topic: String, group: String): Seq[String] = {
     val c = clients.consumer
+    MQClientManager.getInstance().getOrCreateMQClientInstance(c).updateTopicRouteInfoFromNameServer(topic)
     c.fetchSubscribeMessageQueues(topic).asScala.toSeq.filter(_.getBrokerName == group).flatMap { mq =>
       clients.readRange(mq, c.minOffset(mq), c.maxOffset(mq))
     }.map(m => new String(m.getBody, UTF_8))

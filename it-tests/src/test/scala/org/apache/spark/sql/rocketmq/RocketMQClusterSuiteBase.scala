@@ -38,7 +38,7 @@ trait RocketMQClusterSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
     super.beforeAll()
     cluster = RocketMQClusterProcess.shared
     spark = SparkSession.builder()
-      .master("local[2]")
+      .master(sparkMaster)
       .appName(getClass.getSimpleName)
       .config("spark.ui.enabled", "false")
       .config("spark.sql.shuffle.partitions", "2")
@@ -46,6 +46,9 @@ trait RocketMQClusterSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
       .config("spark.driver.host", "127.0.0.1")
       .getOrCreate()
   }
+
+  /** The suite's Spark master: two task slots in this JVM. */
+  protected def sparkMaster: String = "local[2]"
 
   override protected def afterAll(): Unit = {
     try {

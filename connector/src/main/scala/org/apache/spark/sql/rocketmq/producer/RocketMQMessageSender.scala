@@ -336,10 +336,13 @@ private[rocketmq] final class RocketMQMessageSender(
     awaitAllResolved()
   }
 
-  /** Rolls back the half messages `task` sent, through this sender's client; returns how many were not confirmed. */
+  /**
+   * Rolls back the half messages `task` sent, through this sender's client; returns how many were not confirmed.
+   * A failing task does not wait for a broker that cannot answer: the broker asks the producer group later.
+   */
   def rollBack(task: RocketMQTaskHalfMessages, group: String): Int =
     RocketMQTransactionEnd.decide(producer.getDefaultMQProducerImpl.getMqClientFactory, group, task, commit = false,
-      settings.sendTimeoutMs, pool = null)
+      settings.sendTimeoutMs, retryTimeoutMs = 0L, pool = null)
 
   override def close(): Unit = lease.release()
 }

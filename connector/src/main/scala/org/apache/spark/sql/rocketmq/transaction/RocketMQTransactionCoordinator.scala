@@ -111,7 +111,8 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
       .foreach(t => end(t, commit = false))
 
   private def end(task: RocketMQTaskHalfMessages, commit: Boolean): Int =
-    RocketMQTransactionEnd.decide(client, scope.group, task, commit, settings.sendTimeoutMs, pool)
+    RocketMQTransactionEnd.decide(client, scope.group, task, commit, settings.sendTimeoutMs, settings.retryTimeoutMs,
+      pool)
 
   /** Answers the broker's check-back from the decisions (see the class comment). */
   private object CheckBack extends TransactionListener {

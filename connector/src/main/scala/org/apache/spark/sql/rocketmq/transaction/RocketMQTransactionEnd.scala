@@ -25,38 +25,87 @@ import org.apache.rocketmq.remoting.protocol.header.EndTransactionRequestHeader
 
 import org.slf4j.LoggerFactory
 
+import org.apache.spark.sql.rocketmq.RocketMQRetry
+
 /**
  * Commits or rolls back half messages with END_TRANSACTION requests to the brokers that hold them,
  * through any started client instance (the one that sent them is not needed). The messages of one
  * queue are decided one after another, in the order they were sent, so that rows with a sharding
  * key keep their order; queues go in parallel on `pool` (one after another without one).
+ *
+ * A broker that cannot be reached (its master killed, or restarting, or replaced by an election) is asked
+ * again, with routes looked up afresh, for up to `retryTimeoutMs`: a restarted master, or the replica elected
+ * in its place (it holds the same commit log, so the same offsets), then takes the decision. What is still
+ * unreachable after that, the broker asks the producer group about once the messages' check immunity is over.
  */
 private[rocketmq] object RocketMQTransactionEnd {
 
   private val log = LoggerFactory.getLogger(getClass)
 
+  /** What a broker made of one END_TRANSACTION request. */
+  private sealed trait Outcome
+  private case object Confirmed extends Outcome
+  /** Answered, but not with success (a 5.x broker refuses the sender's decision past the check immunity). */
+  private case object Refused extends Outcome
+  /** No answer: no address, no connection, or a time-out. */
+  private case object Unreachable extends Outcome
+
   /**
    * Decides every half message of `task` (commit or roll back) and returns how many the broker did
-   * not confirm (unreachable, timed out, or refused: a 5.x broker refuses the sender's own decision
+   * not confirm (unreachable for `retryTimeoutMs`, or refused: a 5.x broker refuses the sender's own decision
    * once a message is older than its check immunity time, and asks the producer group instead).
    */
   def decide(client: MQClientInstance, group: String, task: RocketMQTaskHalfMessages, commit: Boolean,
-      timeoutMs: Long, pool: java.util.concurrent.ExecutorService): Int = {
+      timeoutMs: Long, retryTimeoutMs: Long, pool: java.util.concurrent.ExecutorService): Int = {
     if (task.messages.isEmpty) return 0
-    task.endpoints.map(_._1).distinct.foreach { topic =>
-      try client.updateTopicRouteInfoFromNameServer(topic)
-      catch { case NonFatal(e) => log.warn(s"No route for topic $topic: $e") }
+    val budget = new RocketMQRetry.Budget(retryTimeoutMs)
+    var refused = 0
+    // Each queue's messages not decided yet, in order: a queue stops at its first unreachable message.
+    var pending: Seq[Seq[RocketMQHalfMessage]] = task.messages.groupBy(m => (m.endpoint, m.queueId)).values.toSeq
+    while (pending.nonEmpty) {
+      task.endpoints.map(_._1).distinct.foreach { topic =>
+        try client.updateTopicRouteInfoFromNameServer(topic)
+        catch { case NonFatal(e) => log.warn(s"No route for topic $topic: $e") }
+      }
+      val addresses = task.endpoints.map { case (_, broker) => Option(client.findBrokerAddressInPublish(broker)) }
+      def decideQueue(messages: Seq[RocketMQHalfMessage]): (Int, Seq[RocketMQHalfMessage]) = {
+        var refusedHere = 0
+        var rest = messages
+        var reachable = true
+        while (reachable && rest.nonEmpty) {
+          decideOne(client, group, task, rest.head, addresses(rest.head.endpoint), commit, timeoutMs) match {
+            case Unreachable => reachable = false
+            case outcome =>
+              if (outcome == Refused) refusedHere += 1
+              rest = rest.tail
+          }
+        }
+        (refusedHere, rest)
+      }
+      val results =
+        if (pool == null) pending.map(decideQueue)
+        else pending.map(messages => pool.submit(() => decideQueue(messages))).map(_.get())
+      refused += results.map(_._1).sum
+      pending = results.map(_._2).filter(_.nonEmpty)
+      if (pending.nonEmpty) {
+        budget.nextPauseMs() match {
+          case Some(pauseMs) =>
+            if (budget.retries == 1 || budget.retries % 10 == 0) {
+              val brokers = pending.map(q => task.endpoints(q.head.endpoint)._2).distinct.sorted
+              log.warn(s"Epoch ${task.epoch}, partition ${task.partition}: ${pending.map(_.size).sum} half " +
+                s"messages wait for broker group(s) ${brokers.mkString(", ")} to answer (${budget.elapsedMs} ms " +
+                s"of retryTimeoutMs $retryTimeoutMs); asking again in $pauseMs ms")
+            }
+            Thread.sleep(pauseMs)
+          case None => return refused + pending.map(_.size).sum
+        }
+      }
     }
-    val addresses = task.endpoints.map { case (_, broker) => Option(client.findBrokerAddressInPublish(broker)) }
-    val byQueue = task.messages.groupBy(m => (m.endpoint, m.queueId)).values.toSeq
-    def decideQueue(messages: Seq[RocketMQHalfMessage]): Int =
-      messages.count(m => !decideOne(client, group, task, m, addresses(m.endpoint), commit, timeoutMs))
-    if (pool == null) byQueue.map(decideQueue).sum
-    else byQueue.map(messages => pool.submit(() => decideQueue(messages))).map(_.get().intValue).sum
+    refused
   }
 
   private def decideOne(client: MQClientInstance, group: String, task: RocketMQTaskHalfMessages,
-      message: RocketMQHalfMessage, address: Option[String], commit: Boolean, timeoutMs: Long): Boolean = {
+      message: RocketMQHalfMessage, address: Option[String], commit: Boolean, timeoutMs: Long): Outcome = {
     val (topic, broker) = task.endpoints(message.endpoint)
     val header = new EndTransactionRequestHeader()
     header.setTopic(topic)
@@ -68,12 +117,14 @@ private[rocketmq] object RocketMQTransactionEnd {
     header.setFromTransactionCheck(false)
     header.setMsgId(s"${task.run}/${task.epoch}/${task.partition}/${task.attempt}")
     header.setBrokerName(broker)
-    address.exists { addr =>
+    address.fold[Outcome](Unreachable) { addr =>
       try {
         val request = RemotingCommand.createRequestCommand(RequestCode.END_TRANSACTION, header)
         val response = client.getMQClientAPIImpl.getRemotingClient.invokeSync(addr, request, timeoutMs)
-        response != null && response.getCode == RemotingSysResponseCode.SUCCESS
-      } catch { case NonFatal(_) => false }
+        if (response != null && response.getCode == RemotingSysResponseCode.SUCCESS) Confirmed
+        else if (response == null) Unreachable
+        else Refused
+      } catch { case NonFatal(_) => Unreachable }
     }
   }
 }
