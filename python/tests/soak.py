@@ -29,6 +29,12 @@ thread count (Spark's two block-manager pools aside, which grow for minutes up t
 each), RocketMQ client threads and instances, live heap (old generation after a full GC) and metaspace; the
 query keeps consuming; and once the producer stops the query catches up and the sink holds every message
 (at least once). Writes the table and samples to --out.
+
+With ``--cluster`` the harness is a RocketMQ cluster (``dev/rocketmq-harness --cluster``: five broker JVMs in
+three groups, one in controller mode), the topics live on every group, and every ``--kill-every`` minutes the
+classic master ``a-master`` is SIGKILLed, left down ``--down-seconds`` (its replica serves reads, the producer
+and the sink write to the other groups) and started again on its store. With the sink option
+``deliveryGuarantee=exactly_once`` the verdict also requires every produced body in the sink exactly once.
 """
 
 from __future__ import annotations
@@ -71,6 +77,37 @@ class Harness:
         with self.lock:
             offsets = self.process.latest_offsets(topic)[topic]
         return sum(sum(queues.values()) for queues in offsets.values())
+
+    def command(self, line: str) -> str:
+        with self.lock:
+            return self.process.command(line)
+
+    def bodies(self, topic: str) -> List[str]:
+        with self.lock:
+            return self.process.bodies(topic)
+
+
+class MasterKiller(threading.Thread):
+    """Every ``every_s`` seconds: SIGKILLs ``broker``, leaves it down ``down_s`` seconds, starts it again."""
+
+    def __init__(self, harness: Harness, broker: str, every_s: float, down_s: float) -> None:
+        super().__init__(daemon=True)
+        self.harness, self.broker, self.every_s, self.down_s = harness, broker, every_s, down_s
+        self.kills = 0
+        self.error: Optional[BaseException] = None
+        self.stop_event = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.stop_event.wait(self.every_s):
+                self.harness.command(f"kill {self.broker}")
+                self.kills += 1
+                print(f"dev/soak: killed {self.broker} (kill {self.kills})", flush=True)
+                self.stop_event.wait(self.down_s)  # restarted even when the run ends meanwhile
+                self.harness.command(f"restart {self.broker}")
+                print(f"dev/soak: restarted {self.broker}", flush=True)
+        except BaseException as e:
+            self.error = e
 
 
 class Producer(threading.Thread):
@@ -291,7 +328,11 @@ def main() -> int:
         "--sink-option", action="append", default=[], metavar="KEY=VALUE", help="an option of the RocketMQ sink"
     )
     parser.add_argument("--out", type=Path, default=None, help="results directory (default it-tests/target/soak-*)")
+    parser.add_argument("--cluster", action="store_true", help="a cluster harness, its classic master killed in turns")
+    parser.add_argument("--kill-every", type=float, default=5, help="with --cluster: minutes between kills (5)")
+    parser.add_argument("--down-seconds", type=float, default=30, help="with --cluster: seconds each kill lasts (30)")
     args = parser.parse_args()
+    exactly_once = "deliveryGuarantee=exactly_once" in args.sink_option
     # Spark's own cached thread pools (block-manager-*) take a few minutes of micro-batches to reach their size.
     warmup = args.warmup if args.warmup is not None else min(5.0, args.minutes / 3)
     out = args.out or REPO_ROOT / "it-tests" / "target" / f"soak-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -299,7 +340,7 @@ def main() -> int:
     print(f"dev/soak: {args.minutes:g} min, a sample every {args.interval:g} s, {args.rate} msg/s, sink {args.sink}")
     print(f"dev/soak: results and logs in {out}")
 
-    process = EmbeddedRocketMQProcess(log_path=out / "rocketmq.log").start()
+    process = EmbeddedRocketMQProcess(log_path=out / "rocketmq.log", args=["--cluster"] if args.cluster else []).start()
     harness = Harness(process)
     source, sink_topic = unique_topic("soak-src"), unique_topic("soak-dst")
     process.create_topic(source, queues=8)
@@ -326,6 +367,7 @@ def main() -> int:
         driver_memory="1g",
     )
     producer = Producer(harness, source, args.rate)
+    killer = MasterKiller(harness, "a-master", args.kill_every * 60, args.down_seconds) if args.cluster else None
     samples: List[Sample] = []
     query: Optional[Query] = None
     result: Dict[str, Any] = {}
@@ -336,6 +378,8 @@ def main() -> int:
         if not query.alive():
             raise RuntimeError(f"the driver exited ({query.proc.returncode}); see {out / 'driver.log'}")
         producer.start()
+        if killer is not None:
+            killer.start()
         pid = query.proc.pid  # spark-submit execs the JVM: this is the driver JVM
         print(HEADER, flush=True)
         began = time.monotonic()
@@ -351,6 +395,9 @@ def main() -> int:
                 break
             if producer.error is not None:
                 failure = f"producing failed: {producer.error!r}"
+                break
+            if killer is not None and killer.error is not None:
+                failure = f"killing or restarting a broker failed: {killer.error!r}"
                 break
             names = thread_names(pid)
             used = heap_used_mib(jstat_gc(pid))
@@ -380,6 +427,9 @@ def main() -> int:
 
         producer.stop_event.set()
         producer.join(timeout=60)
+        if killer is not None:
+            killer.stop_event.set()
+            killer.join(timeout=180)  # a broker killed last is started again first
         produced = producer.sent
         # Once nothing new arrives, the query catches up with everything produced.
         caught_up = failure is None
@@ -399,9 +449,29 @@ def main() -> int:
         if delivered < produced:
             result["pass"] = False
             result["reasons"].append(f"the sink holds {delivered} messages, fewer than the {produced} produced")
+        if exactly_once and args.sink == "rocketmq" and caught_up:
+            # Every body the producer sent ("s<round>-<i>"), once: nothing lost, nothing twice.
+            try:
+                wait_until("the sink to hold every message", lambda: harness.stored(sink_topic) >= produced, 300, 1)
+            except TimeoutError:
+                pass  # counted as missing below
+            found = Counter(harness.bodies(sink_topic))
+            twice = sum(n - 1 for n in found.values() if n > 1)
+            per_round = producer.per_round
+            expected = {f"s{r}-{i}" for r in range(produced // per_round) for i in range(per_round)}
+            missing = len(expected - set(found))
+            result.update(duplicates=twice, missing=missing)
+            if twice or missing:
+                result["pass"] = False
+                result["reasons"].append(f"exactly-once sink: {missing} bodies missing, {twice} twice")
+            delivered = sum(found.values())
+        if killer is not None:
+            result["master_kills"] = killer.kills
         result.update(produced=produced, consumed=query.consumed, delivered=delivered, batches=query.batches)
     finally:
         producer.stop_event.set()
+        if killer is not None:
+            killer.stop_event.set()
         if query is not None:
             code = query.stop()
             result["driver_exit"] = code

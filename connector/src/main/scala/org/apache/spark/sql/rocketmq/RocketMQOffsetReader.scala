@@ -394,7 +394,10 @@ private[rocketmq] object RocketMQOffsetReader {
    */
   @volatile private[rocketmq] var afterMissingRoute: () => Unit = () => ()
 
-  /** Run each time planning finds a broker still indexing what it stored. Tests only: a test resumes indexing. */
+  /**
+   * Run each time planning finds a broker still indexing what it stored. Tests and the bench only: a test resumes
+   * indexing here, the bench times the wait.
+   */
   @volatile private[rocketmq] var whileIndexing: () => Unit = () => ()
 
   /**

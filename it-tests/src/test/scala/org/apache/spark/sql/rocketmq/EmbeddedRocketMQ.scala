@@ -26,14 +26,12 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.rocketmq.broker.BrokerController
 import org.apache.rocketmq.client.producer.{SendResult, SendStatus}
-import org.apache.rocketmq.common.{MQVersion, TopicConfig}
+import org.apache.rocketmq.common.TopicConfig
 import org.apache.rocketmq.common.action.Action
 import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.common.message.{Message, MessageExt, MessageQueue}
-import org.apache.rocketmq.common.namesrv.NamesrvConfig
 import org.apache.rocketmq.namesrv.NamesrvController
 import org.apache.rocketmq.remoting.netty.{NettyClientConfig, NettyServerConfig}
-import org.apache.rocketmq.remoting.protocol.RemotingCommand
 
 /** A message to send from tests, with the fields the connector maps to columns. */
 final case class TestMessage(
@@ -71,19 +69,9 @@ final class EmbeddedRocketMQ(
   def storeDirectory: Path = storeDir
 
   def start(): this.type = {
-    // BrokerStartup/NamesrvStartup set this; without it requests claim protocol version 0 and the
-    // name server reads the broker's registration in the pre-3.0.11 format, dropping every topic.
-    System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION))
     storeDir = Files.createTempDirectory("rocketmq-spark-store-")
-    val namesrvConfig = new NamesrvConfig()
-    namesrvConfig.setKvConfigPath(storeDir.resolve("namesrv/kvConfig.json").toString)
-    namesrvConfig.setConfigStorePath(storeDir.resolve("namesrv/namesrv.properties").toString)
-    val namesrvNetty = new NettyServerConfig()
-    namesrvNetty.setListenPort(0)
-    namesrv = new NamesrvController(namesrvConfig, namesrvNetty)
-    require(namesrv.initialize(), "the name server did not initialize")
-    namesrv.start()
-    namesrvPort = namesrvNetty.getListenPort
+    namesrv = TestBrokerConfig.startNameServer(storeDir)
+    namesrvPort = namesrv.getNettyServerConfig.getListenPort
 
     startBroker()
     this
@@ -312,12 +300,14 @@ object EmbeddedRocketMQ {
    * with `--acl`, `createUser <accessKey> <secretKey> <none|read|readwrite>`.
    *
    * Arguments: `--acl` turns authentication and authorization on (see [[TestSecurity]]); `--tls` makes
-   * the name server and the broker accept TLS connections only, with a certificate made at start.
+   * the name server and the broker accept TLS connections only, with a certificate made at start; `--cluster`
+   * runs a cluster of broker JVMs instead ([[RocketMQClusterHarness]], with commands of its own).
    */
   def main(args: Array[String]): Unit = {
     val started = System.nanoTime()
+    if (args.sameElements(Seq("--cluster"))) RocketMQClusterHarness.run()
     val unknown = args.filterNot(Set("--acl", "--tls"))
-    require(unknown.isEmpty, s"unknown arguments: ${unknown.mkString(" ")} (known: --acl, --tls)")
+    require(unknown.isEmpty, s"unknown arguments: ${unknown.mkString(" ")} (known: --acl, --tls, --cluster)")
     if (args.contains("--tls")) {
       // Before any RocketMQ class loads: RocketMQ reads its TLS settings once, from system properties.
       val dir = Files.createTempDirectory("rocketmq-spark-tls-")
@@ -337,41 +327,47 @@ object EmbeddedRocketMQ {
     System.out.flush()
 
     val json = new ObjectMapper()
+    serveCommands {
+      case "createTopic" :: topic :: queues :: Nil => mq.createTopic(topic, queues.toInt); "OK"
+      case "send" :: topic :: count :: prefix :: rest =>
+        val tag = rest.headOption.orNull
+        mq.sendMessages(topic, (0 until count.toInt).map(i => TestMessage(s"$prefix$i", tags = tag)))
+        "OK"
+      case "latestOffsets" :: topic :: Nil =>
+        "OK " + RocketMQOffsetsJson.format(mq.latestOffsets(topic))
+      case "storeDir" :: Nil => s"OK ${mq.storeDirectory}"
+      case "createUser" :: accessKey :: secretKey :: rights :: Nil =>
+        val actions = rights match {
+          case "none" => Nil
+          case "read" => TestSecurity.ReadOnly
+          case "readwrite" => TestSecurity.ReadWrite
+          case other => throw new IllegalArgumentException(s"rights must be none, read or readwrite: $other")
+        }
+        mq.createUser(TestSecurity.User(accessKey, secretKey), actions)
+        "OK"
+      case "bodies" :: topic :: Nil =>
+        "OK " + json.writeValueAsString(
+          mq.readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8)).asJava)
+    }
+  }
+
+  /**
+   * Answers one command per stdin line with one line: `handle`'s reply to the line's words, `ERROR unknown
+   * command: …` where it has none, or `ERROR <exception>`. Exits the JVM when stdin closes or says `stop`.
+   */
+  private[rocketmq] def serveCommands(handle: PartialFunction[List[String], String]): Nothing = {
     val in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
     var line = in.readLine()
     while (line != null && line.trim != "stop") {
+      val words = line.trim.split("\\s+").toList
       val reply =
-        try {
-          line.trim.split("\\s+").toList match {
-            case "createTopic" :: topic :: queues :: Nil => mq.createTopic(topic, queues.toInt); "OK"
-            case "send" :: topic :: count :: prefix :: rest =>
-              val tag = rest.headOption.orNull
-              mq.sendMessages(topic, (0 until count.toInt).map(i => TestMessage(s"$prefix$i", tags = tag)))
-              "OK"
-            case "latestOffsets" :: topic :: Nil =>
-              "OK " + RocketMQOffsetsJson.format(mq.latestOffsets(topic))
-            case "storeDir" :: Nil => s"OK ${mq.storeDirectory}"
-            case "createUser" :: accessKey :: secretKey :: rights :: Nil =>
-              val actions = rights match {
-                case "none" => Nil
-                case "read" => TestSecurity.ReadOnly
-                case "readwrite" => TestSecurity.ReadWrite
-                case other => throw new IllegalArgumentException(s"rights must be none, read or readwrite: $other")
-              }
-              mq.createUser(TestSecurity.User(accessKey, secretKey), actions)
-              "OK"
-            case "bodies" :: topic :: Nil =>
-              "OK " + json.writeValueAsString(
-                mq.readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8)).asJava)
-            case _ => s"ERROR unknown command: $line"
-          }
-        } catch {
-          case e: Throwable => s"ERROR ${e.toString.replace('\n', ' ')}"
-        }
+        try handle.applyOrElse(words, (_: List[String]) => s"ERROR unknown command: $line")
+        catch { case e: Throwable => s"ERROR ${e.toString.replace('\n', ' ')}" }
       println(reply)
       System.out.flush()
       line = in.readLine()
     }
     System.exit(0)
+    throw new IllegalStateException("unreachable")
   }
 }

@@ -25,12 +25,8 @@ import java.util.concurrent.TimeUnit
 import scala.jdk.CollectionConverters._
 import scala.util.Random
 
-import org.apache.rocketmq.common.MQVersion
 import org.apache.rocketmq.common.message.MessageExt
-import org.apache.rocketmq.common.namesrv.NamesrvConfig
 import org.apache.rocketmq.namesrv.NamesrvController
-import org.apache.rocketmq.remoting.netty.NettyServerConfig
-import org.apache.rocketmq.remoting.protocol.RemotingCommand
 
 import org.apache.spark.sql.rocketmq.EmbeddedRocketMQ.awaitCondition
 
@@ -82,16 +78,8 @@ final class RocketMQBrokerProcess(
   /** Starts the name server and the broker JVM; returns once the broker is registered. */
   def start(): this.type = synchronized {
     require(namesrv == null, "already started")
-    System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION))
-    val config = new NamesrvConfig()
-    config.setKvConfigPath(storeDirectory.resolve("namesrv/kvConfig.json").toString)
-    config.setConfigStorePath(storeDirectory.resolve("namesrv/namesrv.properties").toString)
-    val netty = new NettyServerConfig()
-    netty.setListenPort(0)
-    namesrv = new NamesrvController(config, netty)
-    require(namesrv.initialize(), "the name server did not initialize")
-    namesrv.start()
-    namesrvPort = netty.getListenPort
+    namesrv = TestBrokerConfig.startNameServer(storeDirectory)
+    namesrvPort = namesrv.getNettyServerConfig.getListenPort
     Runtime.getRuntime.addShutdownHook(exitHook)
     port = choosePort()
     Files.write(logDir.resolve("rmq.logback.xml"), logbackConfig(logDir.resolve("broker.log")).getBytes(UTF_8))

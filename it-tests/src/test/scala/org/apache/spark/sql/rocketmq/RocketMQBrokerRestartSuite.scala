@@ -55,14 +55,7 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
   override protected def beforeAll(): Unit = {
     super.beforeAll()
     broker = new RocketMQBrokerProcess().start()
-    spark = SparkSession.builder()
-      .master("local[2,4]")
-      .appName(getClass.getSimpleName)
-      .config("spark.ui.enabled", "false")
-      .config("spark.sql.shuffle.partitions", "2")
-      .config("spark.driver.bindAddress", "127.0.0.1")
-      .config("spark.driver.host", "127.0.0.1")
-      .getOrCreate()
+    spark = RocketMQSparkSuiteBase.localSession("local[2,4]", getClass.getSimpleName)
     assert(spark.sparkContext.master == "local[2,4]", "another Spark session is still active")
   }
 

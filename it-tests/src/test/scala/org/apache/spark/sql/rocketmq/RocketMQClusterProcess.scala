@@ -25,12 +25,9 @@ import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
 import org.apache.rocketmq.client.impl.MQClientManager
-import org.apache.rocketmq.common.{MixAll, MQVersion}
+import org.apache.rocketmq.common.MixAll
 import org.apache.rocketmq.common.message.MessageExt
-import org.apache.rocketmq.common.namesrv.NamesrvConfig
 import org.apache.rocketmq.namesrv.NamesrvController
-import org.apache.rocketmq.remoting.netty.NettyServerConfig
-import org.apache.rocketmq.remoting.protocol.RemotingCommand
 
 import org.apache.spark.sql.rocketmq.EmbeddedRocketMQ.awaitCondition
 
@@ -106,16 +103,8 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
   /** Starts the name server, the controller and every broker; returns once every group has a master. */
   def start(): this.type = synchronized {
     require(namesrv == null, "already started")
-    System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION))
-    val config = new NamesrvConfig()
-    config.setKvConfigPath(storeDirectory.resolve("namesrv/kvConfig.json").toString)
-    config.setConfigStorePath(storeDirectory.resolve("namesrv/namesrv.properties").toString)
-    val netty = new NettyServerConfig()
-    netty.setListenPort(0)
-    namesrv = new NamesrvController(config, netty)
-    require(namesrv.initialize(), "the name server did not initialize")
-    namesrv.start()
-    namesrvPort = netty.getListenPort
+    namesrv = TestBrokerConfig.startNameServer(storeDirectory)
+    namesrvPort = namesrv.getNettyServerConfig.getListenPort
     Runtime.getRuntime.addShutdownHook(exitHook)
     Files.write(logDir.resolve("rmq.logback.xml"),
       RocketMQBrokerProcess.logbackConfig(logDir.resolve("brokers.log")).getBytes(UTF_8))
@@ -239,6 +228,16 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
       clients.readRange(mq, c.minOffset(mq), c.maxOffset(mq))
     }.map(m => new String(m.getBody, UTF_8))
   }
+
+  /**
+   * The next offset of each queue of `topic`, as each group's master stores it (a running replica's store for a
+   * group without a master): no client route involved, so it answers during an outage too.
+   */
+  def latestOffsets(topic: String): Map[RocketMQQueue, Long] = groups.flatMap { group =>
+    masterOf(group).filter(_.isRunning).orElse(brokers.find(b => b.group == group && b.isRunning)).toSeq
+      .flatMap(b =>
+        storedOffsets(b.label, topic).zipWithIndex.map { case (o, q) => RocketMQQueue(topic, group, q) -> o })
+  }.toMap
 
   /** Waits until `label` has indexed everything in its commit log. */
   def awaitIndexed(label: String): Unit = command(label, "indexed")

@@ -37,14 +37,7 @@ trait RocketMQClusterSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
   override protected def beforeAll(): Unit = {
     super.beforeAll()
     cluster = RocketMQClusterProcess.shared
-    spark = SparkSession.builder()
-      .master(sparkMaster)
-      .appName(getClass.getSimpleName)
-      .config("spark.ui.enabled", "false")
-      .config("spark.sql.shuffle.partitions", "2")
-      .config("spark.driver.bindAddress", "127.0.0.1")
-      .config("spark.driver.host", "127.0.0.1")
-      .getOrCreate()
+    spark = RocketMQSparkSuiteBase.localSession(sparkMaster, getClass.getSimpleName)
   }
 
   /** The suite's Spark master: two task slots in this JVM. */

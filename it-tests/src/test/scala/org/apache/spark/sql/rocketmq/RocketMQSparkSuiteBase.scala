@@ -40,14 +40,7 @@ trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
   override protected def beforeAll(): Unit = {
     super.beforeAll()
     rocketmq = newRocketMQ()
-    spark = SparkSession.builder()
-      .master(sparkMaster)
-      .appName(getClass.getSimpleName)
-      .config("spark.ui.enabled", "false")
-      .config("spark.sql.shuffle.partitions", "2")
-      .config("spark.driver.bindAddress", "127.0.0.1")
-      .config("spark.driver.host", "127.0.0.1")
-      .getOrCreate()
+    spark = RocketMQSparkSuiteBase.localSession(sparkMaster, getClass.getSimpleName)
   }
 
   override protected def afterAll(): Unit = {
@@ -76,4 +69,17 @@ trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
     Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(t => s"${t.getClass.getName}: ${t.getMessage}")
       .mkString("\n")
   }
+}
+
+object RocketMQSparkSuiteBase {
+
+  /** A local Spark session for a suite: `master`, the UI off, two shuffle partitions, on loopback. */
+  def localSession(master: String, appName: String): SparkSession = SparkSession.builder()
+    .master(master)
+    .appName(appName)
+    .config("spark.ui.enabled", "false")
+    .config("spark.sql.shuffle.partitions", "2")
+    .config("spark.driver.bindAddress", "127.0.0.1")
+    .config("spark.driver.host", "127.0.0.1")
+    .getOrCreate()
 }

@@ -18,7 +18,11 @@ package org.apache.spark.sql.rocketmq
 
 import java.nio.file.Path
 
-import org.apache.rocketmq.common.BrokerConfig
+import org.apache.rocketmq.common.{BrokerConfig, MQVersion}
+import org.apache.rocketmq.common.namesrv.NamesrvConfig
+import org.apache.rocketmq.namesrv.NamesrvController
+import org.apache.rocketmq.remoting.netty.NettyServerConfig
+import org.apache.rocketmq.remoting.protocol.RemotingCommand
 import org.apache.rocketmq.store.config.MessageStoreConfig
 
 /**
@@ -28,6 +32,25 @@ import org.apache.rocketmq.store.config.MessageStoreConfig
  * as production brokers keep them, so every read suite sees what those brokers return.
  */
 private[rocketmq] object TestBrokerConfig {
+
+  /**
+   * Starts a name server in this JVM on an ephemeral port (`getNettyServerConfig.getListenPort` once started),
+   * its files under `store`. It first sets the remoting version, as RocketMQ's own startup classes do: without
+   * it requests claim protocol version 0, and the name server reads a broker's registration in the pre-3.0.11
+   * format, dropping every topic.
+   */
+  def startNameServer(store: Path): NamesrvController = {
+    System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION))
+    val config = new NamesrvConfig()
+    config.setKvConfigPath(store.resolve("namesrv/kvConfig.json").toString)
+    config.setConfigStorePath(store.resolve("namesrv/namesrv.properties").toString)
+    val netty = new NettyServerConfig()
+    netty.setListenPort(0)
+    val namesrv = new NamesrvController(config, netty)
+    require(namesrv.initialize(), "the name server did not initialize")
+    namesrv.start()
+    namesrv
+  }
 
   def broker(nameServer: String, brokerName: String, clusterName: String): BrokerConfig = {
     val config = new BrokerConfig()

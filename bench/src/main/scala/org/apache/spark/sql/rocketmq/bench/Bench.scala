@@ -37,7 +37,7 @@ object Bench {
   /** The name of the bench's own JVM (Spark in local mode, the plain clients) among the processes it watches. */
   val OwnJvm = "bench JVM"
 
-  private val AllSections = Seq("read", "plain", "latency", "planning", "write", "heap")
+  private val AllSections = Seq("read", "plain", "latency", "planning", "write", "readafterwrite", "heap")
 
   final case class Sizes(messages: Int, runs: Int, latencySeconds: Int, latencyRuns: Int, planningRounds: Int,
       heapBacklogBytes: Long)
@@ -178,6 +178,10 @@ object Bench {
         val exactlyOnce = Map("deliveryGuarantee" -> "exactly_once")
         connectors.batchWrite(rocketmq, "batch write, exactly_once", exactlyOnce)
         connectors.streamingWrite(rocketmq, "streaming write (AvailableNow), exactly_once", exactlyOnce)
+      }
+      if (sections.contains("readafterwrite")) {
+        new ReadAfterWriteBench(spark, results, rocketmq, plainRocketMQ, sizes.messages, BodyBytes, Queues,
+          rounds = if (quick) 1 else 10).measure()
       }
       if (sections.contains("heap")) {
         new HeapBench(spark, results, rocketmq, HeapReaderMiB, sizes.heapBacklogBytes, BodyBytes, Queues).measure()
