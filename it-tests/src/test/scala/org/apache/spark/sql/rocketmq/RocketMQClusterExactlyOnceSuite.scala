@@ -43,7 +43,7 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
     var sent = Seq.empty[String]
     def send(prefix: String): Unit = {
       val bodies = (0 until 300).map(i => s"$prefix$i")
-      cluster.produce(source, bodies.size, bodies, batchSize = 10)
+      cluster.produce(source, bodies.size, bodies)
       sent ++= bodies
     }
     /** Waits until the sink holds as many messages as were sent (a failed query throws here). */

@@ -44,7 +44,7 @@ private[rocketmq] object RocketMQClusterHarness {
     EmbeddedRocketMQ.serveCommands {
       case "createTopic" :: topic :: queues :: Nil => cluster.createTopic(topic, queues.toInt); "OK"
       case "send" :: topic :: count :: prefix :: Nil =>
-        cluster.produce(topic, count.toInt, i => s"$prefix$i", batchSize = 10)
+        cluster.produce(topic, count.toInt, i => s"$prefix$i")
         "OK"
       case "latestOffsets" :: topic :: Nil => "OK " + RocketMQOffsetsJson.format(cluster.latestOffsets(topic))
       case "bodies" :: topic :: Nil => "OK " + json.writeValueAsString(cluster.readBodies(topic).asJava)

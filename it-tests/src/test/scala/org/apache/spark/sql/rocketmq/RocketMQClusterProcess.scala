@@ -192,11 +192,12 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
   def knowsTopic(label: String, topic: String): Boolean = command(label, s"knowsTopic $topic").toBoolean
 
   /**
-   * Sends `count` messages with the plain producer, which spreads its batches over the live groups' queues in
-   * turn, after it has asked for the topic's route afresh (it would otherwise learn of a group that joined the
-   * topic only at its next periodic look-up).
+   * Sends `count` messages with the plain producer, after it has asked for the topic's route afresh (it would
+   * otherwise learn of a group that joined the topic only at its next periodic look-up). It sends batches of
+   * `batchSize` to the live groups' queues in turn: the default of 10 puts messages on every queue of a topic of
+   * a few queues per group once `count` is a few hundred, so that tests about one group find messages there.
    */
-  def produce(topic: String, count: Int, body: Int => String = _.toString, batchSize: Int = 100): Unit = {
+  def produce(topic: String, count: Int, body: Int => String = _.toString, batchSize: Int = 10): Unit = {
     clients.producer.getDefaultMQProducerImpl.getMqClientFactory.updateTopicRouteInfoFromNameServer(topic)
     clients.produce(topic, count, body, batchSize)
   }

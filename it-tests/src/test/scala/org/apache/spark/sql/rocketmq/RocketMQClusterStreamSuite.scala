@@ -44,10 +44,10 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
       EpochOutput.rows(sink).map(_._1).distinct.size >= sent.size
     }
 
-  /** Sends `count` messages in batches of 10, which the producer spreads over every queue of the live groups. */
+  /** Sends `count` messages, which the producer spreads over every queue of the live groups. */
   private def send(topic: String, prefix: String, count: Int = 300): Seq[String] = {
     val sent = (0 until count).map(i => s"$prefix$i")
-    cluster.produce(topic, count, i => sent(i), batchSize = 10)
+    cluster.produce(topic, count, i => sent(i))
     sent
   }
 

@@ -48,6 +48,7 @@ class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
     val topic = newTopic("replica-refuses")
     cluster.produce(topic, 400, i => s"m$i")
     cluster.awaitReplicated(GroupA, topic)
+    assert(cluster.storedOffsets("a-master", topic).forall(_ > 0), "a queue of group a holds no message")
     cluster.command("a-replica", "set slaveReadEnable false")
     try {
       val message = withKilled("a-master") {
