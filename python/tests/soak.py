@@ -340,7 +340,8 @@ def main() -> int:
     print(f"dev/soak: {args.minutes:g} min, a sample every {args.interval:g} s, {args.rate} msg/s, sink {args.sink}")
     print(f"dev/soak: results and logs in {out}")
 
-    process = EmbeddedRocketMQProcess(log_path=out / "rocketmq.log", args=["--cluster"] if args.cluster else []).start()
+    harness_args = ["--cluster"] if args.cluster else []
+    process = EmbeddedRocketMQProcess(log_path=out / "rocketmq.log", args=harness_args).start(timeout_s=300)
     harness = Harness(process)
     source, sink_topic = unique_topic("soak-src"), unique_topic("soak-dst")
     process.create_topic(source, queues=8)
@@ -352,7 +353,9 @@ def main() -> int:
     shutil.rmtree(out / "checkpoint", ignore_errors=True)
     (out / "stop").unlink(missing_ok=True)
     command = submit_command(
-        "local[2]",
+        # A task that fails (an exactly-once send left unanswered by a killed master) runs again, as on a cluster
+        # with Spark's default spark.task.maxFailures of 4; local mode's default allows no retry.
+        "local[2,4]" if args.cluster else "local[2]",
         str(_jar()),
         SCRIPT,
         process.name_server,
