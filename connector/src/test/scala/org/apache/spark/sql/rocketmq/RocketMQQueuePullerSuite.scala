@@ -152,6 +152,18 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
       failed.getMessage)
   }
 
+  test("a replica's word that offsets are gone (its group has no master) is waited on, not data loss") {
+    // The range was planned from the master (to 10); the replica's queue ends at 5 (it trails, or never got 5-9).
+    for (gone <- Seq(answer(PullStatus.NO_NEW_MSG, 5, max = 5), answer(PullStatus.OFFSET_ILLEGAL, 5, max = 5))) {
+      val caughtUp = script(5, 10, Seq(Right(gone), Right(gone), Right(found(10, 5, 6, 7, 8, 9))), master = None)(
+        settings(failOnDataLoss = true, retryTimeoutMs = 10000))
+      assert(caughtUp.got === Seq(5, 6, 7, 8, 9) && caughtUp.lost === 0)
+      val failed = intercept[PullerFailed](script(5, 10, Seq.fill(1000)(Right(gone)), allUsed = false,
+        master = None)(settings(failOnDataLoss = true, retryTimeoutMs = 300))).error
+      assert(failed.getCondition === "ROCKETMQ_BROKER_UNAVAILABLE.NO_MASTER", failed.getMessage)
+    }
+  }
+
   test("NO_NEW_MSG: a consume queue gone, or a truncated queue") {
     val gone = lossOf(0, 10, answer(PullStatus.NO_NEW_MSG, 4))
     assert(gone.getCondition === "ROCKETMQ_DATA_LOSS.CONSUME_QUEUE_GONE" && gone.getMessage.contains("[0, 4)"))

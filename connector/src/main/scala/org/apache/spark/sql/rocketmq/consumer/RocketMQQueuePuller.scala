@@ -156,11 +156,11 @@ private[rocketmq] final class RocketMQQueuePuller(
       case PullStatus.NO_MATCHED_MSG if next == pullOffset => ()
       // Open range: the end of the queue, nothing new during the long poll; poll again.
       case PullStatus.NO_NEW_MSG if open && next == pullOffset => ()
-      // Open range, below where the stream is: a replica standing in for a dead master may trail it. Only
-      // the master's word that the queue went back is a loss; a replica's means "not there yet".
-      case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL
-          if open && pullOffset > result.getMaxOffset && groupMaster().isEmpty =>
-        trailingReplica = true
+      // A replica standing in for a dead master may trail it (it copies and indexes asynchronously), or lack
+      // what the master stored last: only the master's word that offsets are gone is a loss; a replica's
+      // means "not there now", waited for (see awaitTrailingReplica).
+      case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL if groupMaster().isEmpty => trailingReplica = true
+      case PullStatus.NO_MATCHED_MSG if !settings.filtered && groupMaster().isEmpty => trailingReplica = true
       case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL if open && pullOffset > result.getMaxOffset =>
         dataLoss(pullOffset, pullOffset, TopicRecreated(result.getMaxOffset))
         pullOffset = result.getMinOffset
@@ -190,7 +190,10 @@ private[rocketmq] final class RocketMQQueuePuller(
     val waiting = open &&
       (trailingReplica || result.getPullStatus == PullStatus.NO_NEW_MSG ||
         result.getPullStatus == PullStatus.NO_MATCHED_MSG && next == before)
-    if (pullOffset == before && !messages.hasNext && !waiting) {
+    if (trailingReplica && !open) {
+      // Asked again after a pause, until the replica has the offsets, the master is back, or retries run out.
+      awaitTrailingReplica(before)
+    } else if (pullOffset == before && !messages.hasNext && !waiting) {
       // Only the "pull again" answer leaves the offset where it was; any other such answer, or such
       // answers for longer than a pull may take, would loop forever.
       retriesInARow += 1
@@ -211,10 +214,11 @@ private[rocketmq] final class RocketMQQueuePuller(
   }
 
   /**
-   * After "pull again" answers at `offset` for longer than a pull may take: true (after a pause) while the group
-   * has no master, so a replica answers, which has not indexed `offset` yet (it copies and indexes its master's
-   * log asynchronously, and the range may have been planned from the master): the offset is unavailable, not
-   * lost, and is waited for within `retryTimeoutMs`, then the read fails naming the group. False with a master.
+   * After a replica's answer that `offset` is not there (its group has no master), or "pull again" answers for
+   * longer than a pull may take: true (after a pause) while the group has no master, so a replica answers, which
+   * has not indexed `offset` yet or never got it (it copies and indexes its master's log asynchronously, and the
+   * range may have been planned from the master): the offset is unavailable, not lost, and is waited for within
+   * `retryTimeoutMs`, then the read fails naming the group. False with a master: its answer counts.
    */
   private def awaitTrailingReplica(offset: Long): Boolean = {
     if (groupMaster().isDefined) return false
