@@ -205,6 +205,9 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
   /** Every message of `topic` the brokers serve now, read with a plain pull consumer. */
   def readAll(topic: String): Seq[MessageExt] = {
     brokers.filter(b => b.isRunning && masterOf(b.group).contains(b)).foreach(_.jvm.command("indexed"))
+    // The consumer's routes come from the name server every 30 s: a topic it has not read yet may lack groups.
+    MQClientManager.getInstance().getOrCreateMQClientInstance(clients.consumer).updateTopicRouteInfoFromNameServer(
+      topic)
     clients.readAll(topic)
   }
 
