@@ -24,7 +24,6 @@ import scala.concurrent.ExecutionContext.Implicits.global
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
-import org.apache.rocketmq.client.impl.MQClientManager
 import org.apache.rocketmq.common.MixAll
 import org.apache.rocketmq.common.message.MessageExt
 import org.apache.rocketmq.namesrv.NamesrvController
@@ -205,9 +204,7 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
   /** Every message of `topic` the brokers serve now, read with a plain pull consumer. */
   def readAll(topic: String): Seq[MessageExt] = {
     brokers.filter(b => b.isRunning && masterOf(b.group).contains(b)).foreach(_.jvm.command("indexed"))
-    // The consumer's routes come from the name server every 30 s: a topic it has not read yet may lack groups.
-    MQClientManager.getInstance().getOrCreateMQClientInstance(clients.consumer).updateTopicRouteInfoFromNameServer(
-      topic)
+    clients.routedConsumer(topic)
     clients.readAll(topic)
   }
 
@@ -218,16 +215,14 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
    * `groups`, in those groups' queues only. Committed transactional messages count, half messages do not.
    */
   def messageCount(topic: String, groups: Seq[String] = groups): Long = {
-    val c = clients.consumer
-    MQClientManager.getInstance().getOrCreateMQClientInstance(c).updateTopicRouteInfoFromNameServer(topic)
+    val c = clients.routedConsumer(topic)
     c.fetchSubscribeMessageQueues(topic).asScala.toSeq.filter(mq => groups.contains(mq.getBrokerName))
       .map(mq => c.maxOffset(mq) - c.minOffset(mq)).sum
   }
 
   /** The bodies of `topic`'s messages in `group`'s queues, as its master (or a replica) serves them now. */
   def bodiesOn(topic: String, group: String): Seq[String] = {
-    val c = clients.consumer
-    MQClientManager.getInstance().getOrCreateMQClientInstance(c).updateTopicRouteInfoFromNameServer(topic)
+    val c = clients.routedConsumer(topic)
     c.fetchSubscribeMessageQueues(topic).asScala.toSeq.filter(_.getBrokerName == group).flatMap { mq =>
       clients.readRange(mq, c.minOffset(mq), c.maxOffset(mq))
     }.map(m => new String(m.getBody, UTF_8))

@@ -23,6 +23,7 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullStatus}
 import org.apache.rocketmq.client.exception.MQClientException
+import org.apache.rocketmq.client.impl.MQClientManager
 import org.apache.rocketmq.client.producer.{DefaultMQProducer, SendResult, SendStatus}
 import org.apache.rocketmq.common.message.{Message, MessageExt, MessageQueue}
 import org.apache.rocketmq.remoting.RPCHook
@@ -103,6 +104,16 @@ final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null) ex
       startedProducer = p
     }
     startedProducer
+  }
+
+  /**
+   * The pull consumer, once it has asked for `topic`'s route afresh: it otherwise looks routes up every 30 s, so
+   * a topic it has not read yet, or a group that joined it, may be missing from what it knows.
+   */
+  def routedConsumer(topic: String): DefaultMQPullConsumer = {
+    val c = consumer
+    MQClientManager.getInstance().getOrCreateMQClientInstance(c).updateTopicRouteInfoFromNameServer(topic)
+    c
   }
 
   /** The pull consumer (no rebalancing), started on first use. */

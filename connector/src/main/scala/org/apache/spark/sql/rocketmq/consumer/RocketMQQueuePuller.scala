@@ -83,7 +83,7 @@ private[rocketmq] final class RocketMQQueuePuller(
   /** Answers in a row that asked to pull the same offset again (a replica broker's "retry"). */
   private var retriesInARow = 0
   private val retryBudget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
-  /** The wait for a replica that has not indexed the next offset yet (see [[awaitTrailingReplica]]). */
+  /** The wait for a replica that has not indexed the next offset yet (see [[awaitReplica]]). */
   private val replicaBudget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
   private val open = until == RocketMQQueuePuller.Open
 
@@ -158,7 +158,7 @@ private[rocketmq] final class RocketMQQueuePuller(
       case PullStatus.NO_NEW_MSG if open && next == pullOffset => ()
       // A replica standing in for a dead master may trail it (it copies and indexes asynchronously), or lack
       // what the master stored last: only the master's word that offsets are gone is a loss; a replica's
-      // means "not there now", waited for (see awaitTrailingReplica).
+      // means "not there now", waited for (see awaitReplica).
       case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL if groupMaster().isEmpty => trailingReplica = true
       case PullStatus.NO_MATCHED_MSG if !settings.filtered && groupMaster().isEmpty => trailingReplica = true
       case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL if open && pullOffset > result.getMaxOffset =>
@@ -186,27 +186,26 @@ private[rocketmq] final class RocketMQQueuePuller(
         dataLoss(pullOffset, until, TopicRecreated(result.getMaxOffset))
         skipTo(until)
     }
-    // Open range: the end of the queue, or a replica that trails it and asks to pull again, is waited at.
+    // Open range: the end of the queue, or a replica that asks to pull again, is waited at.
     val waiting = open &&
-      (trailingReplica || result.getPullStatus == PullStatus.NO_NEW_MSG ||
+      (result.getPullStatus == PullStatus.NO_NEW_MSG ||
         result.getPullStatus == PullStatus.NO_MATCHED_MSG && next == before)
-    if (trailingReplica && !open) {
+    if (trailingReplica) {
       // Asked again after a pause, until the replica has the offsets, the master is back, or retries run out.
-      awaitTrailingReplica(before)
+      awaitReplica(before)
     } else if (pullOffset == before && !messages.hasNext && !waiting) {
       // Only the "pull again" answer leaves the offset where it was; any other such answer, or such
-      // answers for longer than a pull may take, would loop forever.
+      // answers for longer than a pull may take, would loop forever, unless a replica gives them while its
+      // group has no master.
       retriesInARow += 1
-      val pullAgain = result.getPullStatus == PullStatus.NO_MATCHED_MSG
-      if (!pullAgain || retriesInARow * RetryPauseMs > settings.pullTimeoutMs && !awaitTrailingReplica(before)) {
+      val tooLong = retriesInARow * RetryPauseMs > settings.pullTimeoutMs
+      if (result.getPullStatus != PullStatus.NO_MATCHED_MSG || tooLong && groupMaster().isDefined) {
         throw RocketMQErrors.pullAnsweredWithoutProgress(queue, before, result.getPullStatus.toString, next,
           retriesInARow)
       }
-      Thread.sleep(RetryPauseMs)
+      if (tooLong) awaitReplica(before) else Thread.sleep(RetryPauseMs)
     } else {
-      if (pullOffset == before && (trailingReplica || result.getPullStatus == PullStatus.NO_MATCHED_MSG)) {
-        Thread.sleep(RetryPauseMs)
-      }
+      if (pullOffset == before && result.getPullStatus == PullStatus.NO_MATCHED_MSG) Thread.sleep(RetryPauseMs)
       retriesInARow = 0
     }
     if (pullOffset != before || messages.hasNext) replicaBudget.succeeded()
@@ -214,29 +213,25 @@ private[rocketmq] final class RocketMQQueuePuller(
   }
 
   /**
-   * After a replica's answer that `offset` is not there (its group has no master), or "pull again" answers for
-   * longer than a pull may take: true (after a pause) while the group has no master, so a replica answers, which
-   * has not indexed `offset` yet or never got it (it copies and indexes its master's log asynchronously, and the
-   * range may have been planned from the master): the offset is unavailable, not lost, and is waited for within
-   * `retryTimeoutMs`, then the read fails naming the group. False with a master: its answer counts.
+   * After a replica's answer that `offset` is not there while its group has no master, or its "pull again" answers
+   * for longer than a pull may take: the replica has not indexed `offset` yet or never got it (it copies and
+   * indexes its master's log asynchronously, and the range may have been planned from the master). The offset
+   * is unavailable, not lost: pauses before the next pull, and once `retryTimeoutMs` is spent fails naming the
+   * group. Only the master's answer counts as loss.
    */
-  private def awaitTrailingReplica(offset: Long): Boolean = {
-    if (groupMaster().isDefined) return false
-    replicaBudget.nextPauseMs() match {
-      case Some(pauseMs) =>
-        if (replicaBudget.retries == 1 || replicaBudget.retries % 10 == 0) {
-          log.warn(s"$queue has no master, and its replica has not indexed offset $offset yet " +
-            s"(${replicaBudget.elapsedMs} ms into a retry budget of ${settings.retryTimeoutMs} ms); pulling again")
-        }
-        Thread.sleep(pauseMs)
-        true
-      case None =>
-        onGiveUp()
-        throw RocketMQErrors.brokerUnavailable(queue.topic, Some(queue.brokerName), settings.connection.nameServer,
-          replicaBudget.elapsedMs,
-          new NoServingBroker(queue.brokerName, queue.topic,
-            Seq(s"its replica has not indexed offset $offset of queue ${queue.queueId} yet")))
-    }
+  private def awaitReplica(offset: Long): Unit = replicaBudget.nextPauseMs() match {
+    case Some(pauseMs) =>
+      if (replicaBudget.retries == 1 || replicaBudget.retries % 10 == 0) {
+        log.warn(s"$queue has no master, and its replica does not have offset $offset yet " +
+          s"(${replicaBudget.elapsedMs} ms into a retry budget of ${settings.retryTimeoutMs} ms); pulling again")
+      }
+      Thread.sleep(pauseMs)
+    case None =>
+      onGiveUp()
+      throw RocketMQErrors.brokerUnavailable(queue.topic, Some(queue.brokerName), settings.connection.nameServer,
+        replicaBudget.elapsedMs,
+        new NoServingBroker(queue.brokerName, queue.topic,
+          Seq(s"its replica has not indexed offset $offset of queue ${queue.queueId} yet")))
   }
 
   /** The answer to a pull, after retries; null if none came by `deadlineNanos`. */
