@@ -99,7 +99,15 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
     // `start` is the end of the last completed batch: its progress can go to the brokers now
     // (Spark calls commit() for a batch only when it plans the next one).
     commitProgress(startOffsets)
-    val ranges = reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = startOffsets.keySet)
+    val ranges = {
+      val now = reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = startOffsets.keySet)
+      // A master's queue ending before where the stream is: its offsets went back (a recreated topic), or the
+      // master has not indexed all it stored (restarted, it rebuilds its queues' tails from its commit log).
+      // Asked again once each master has indexed what it stored: what still ends before is gone.
+      if (now.exists { case (q, r) => !r.fromReplica && startOffsets.get(q).exists(r.max < _) }) {
+        reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = startOffsets.keySet, awaitIndexed = true)
+      } else now
+    }
     latestRanges = ranges
     val latest = availableNowTarget.getOrElse(endsOf(ranges, startOffsets))
     val end = limitBatch(startsOf(startOffsets, latest), latest, limit) match {

@@ -22,7 +22,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.ClientConfig
-import org.apache.rocketmq.client.exception.{MQBrokerException, MQClientException}
+import org.apache.rocketmq.client.exception.MQClientException
 import org.apache.rocketmq.client.impl.MQClientManager
 import org.apache.rocketmq.client.impl.factory.MQClientInstance
 import org.apache.rocketmq.common.{BoundaryType, MixAll}
@@ -248,37 +248,27 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
    * nothing is behind; a broker that cannot tell (RocketMQ 4.x) is not waited for. Bounded by retryTimeoutMs.
    */
   private def awaitIndexing(topic: String, broker: String, address: String): Unit = {
-    // Where the commit log ends, then how far indexing is behind its end at that later moment: the part
-    // indexed is at least the first minus the second.
     def storedEnd(): Option[Long] = try {
       requestCount += 1
-      Some(api.getBrokerHAStatus(address, timeoutMs).getMasterCommitLogMaxOffset)
+      RocketMQIndexing.storedEnd(api, address, timeoutMs)
     } catch {
-      case e: MQBrokerException if !RocketMQRetry.isRetryable(e) => None
       case NonFatal(e) if RocketMQRetry.isRetryable(e) => throw BrokerDown(broker, e)
     }
     def behind(): Long = try request(broker, IndexProgress(topic)) {
         requestCount += 1
-        Option(api.getBrokerRuntimeInfo(address, timeoutMs).getTable.get("dispatchBehindBytes")).fold(0L)(_.toLong)
+        RocketMQIndexing.behindBytes(api, address, timeoutMs)
       }
     catch {
       case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) => throw BrokerDown(broker, e.getCause)
     }
     val begin = System.nanoTime()
+    var polls = 0
     storedEnd().foreach { target =>
-      var lag = behind()
-      var end = target
-      while (end - lag < target) {
-        val waitedMs = (System.nanoTime() - begin) / 1000000
-        if (waitedMs > retryTimeoutMs)
-          throw RocketMQErrors.indexingBehind(topic, broker, target - (end - lag), waitedMs)
-        RocketMQOffsetReader.whileIndexing()
-        Thread.sleep(RocketMQOffsetReader.IndexPollMs)
-        end = storedEnd().getOrElse(target)
-        lag = behind()
-      }
+      val short = RocketMQIndexing.await(target, retryTimeoutMs)(() => storedEnd(), () => behind(),
+        () => { polls += 1; RocketMQOffsetReader.whileIndexing() })
       val waitedMs = (System.nanoTime() - begin) / 1000000
-      if (end != target) log.info(s"Broker '$broker' indexed what it had stored after $waitedMs ms; planning goes on")
+      if (short > 0) throw RocketMQErrors.indexingBehind(topic, broker, short, waitedMs)
+      if (polls > 0) log.info(s"Broker '$broker' indexed what it had stored after $waitedMs ms; planning goes on")
     }
   }
 
@@ -385,8 +375,6 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
 
 private[rocketmq] object RocketMQOffsetReader {
 
-  /** The pause between two looks at how far a broker has indexed. */
-  private val IndexPollMs = 10L
   /**
    * Run after each route request the name server answered with "no route", here and in a writer's topic
    * check (`RocketMQProducerPool.topicMissing`). Tests only: a test restarts a broker here, to place its

@@ -61,28 +61,32 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
     (outcome.got, outcome.lost, outcome.asked)
   }
 
-  private case class Outcome(got: Seq[Long], lost: Long, asked: Seq[(Long, Int)], retries: Long, gaveUp: Int)
+  private case class Outcome(got: Seq[Long], lost: Long, asked: Seq[(Long, Int)], retries: Long, gaveUp: Int,
+      indexWaits: Int)
 
   /**
    * Reads `[from, until)` against `answers`: a pull answer, or a failure the pull throws. A failure of
-   * the read is rethrown; `gaveUp` counts calls of the puller's give-up hook.
+   * the read is rethrown; `gaveUp` counts calls of the puller's give-up hook, `indexWaits` its waits for the
+   * master to index what it stored.
    */
   private def script(from: Long, until: Long, answers: Seq[Either[Throwable, PullResult]], allUsed: Boolean = true,
       master: Option[String] = Some("master:1"))(implicit s: RocketMQReadSettings): Outcome = {
     val script = mutable.Queue(answers: _*)
     val asked = mutable.Buffer.empty[(Long, Int)]
     var gaveUp = 0
+    var indexWaits = 0
     // One pull at a time: each answer is the next of the script, in the order the puller asks.
     val reads = new RocketMQReadAhead(
       (offset, max, done) => {
         asked += offset -> max
         if (script.isEmpty) fail(s"an unexpected pull at $offset") else done(script.dequeue())
       }, until, s.pullBatchSize, pullsInFlight = 1, readAheadBytes = 1L << 20, answerTimeoutMs = 1000)
-    val puller = new RocketMQQueuePuller(queue, from, until, s, reads, () => master, () => gaveUp += 1, () => ())
+    val puller = new RocketMQQueuePuller(queue, from, until, s, reads, () => master, () => indexWaits += 1,
+      () => gaveUp += 1, () => ())
     try {
       val got = Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList
       if (allUsed) assert(script.isEmpty, "answers left unused")
-      Outcome(got, puller.lostOffsets, asked.toSeq, puller.pullRetries, gaveUp)
+      Outcome(got, puller.lostOffsets, asked.toSeq, puller.pullRetries, gaveUp, indexWaits)
     } catch {
       case e: RocketMQException => throw new PullerFailed(e, asked.toSeq, puller.pullRetries, gaveUp)
     }
@@ -167,11 +171,29 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
   test("NO_NEW_MSG: a consume queue gone, or a truncated queue") {
     val gone = lossOf(0, 10, answer(PullStatus.NO_NEW_MSG, 4))
     assert(gone.getCondition === "ROCKETMQ_DATA_LOSS.CONSUME_QUEUE_GONE" && gone.getMessage.contains("[0, 4)"))
-    val truncated = lossOf(5, 10, answer(PullStatus.NO_NEW_MSG, 5, max = 5))
+    // The queue ends at 5, also once the master has indexed what it stored (asked again after that).
+    val endsAt5 = answer(PullStatus.NO_NEW_MSG, 5, max = 5)
+    val truncated = lossOf(5, 10, endsAt5, endsAt5)
     assert(truncated.getCondition === "ROCKETMQ_DATA_LOSS.TRUNCATED" && truncated.getMessage.contains("[5, 10)"))
     assert(truncated.getMessageParameters.get("maxOffset") === "5")
     implicit val lenient: RocketMQReadSettings = settings(failOnDataLoss = false)
-    assert(read(5, 10, answer(PullStatus.NO_NEW_MSG, 5, max = 5))._2 === 5)
+    val skipped = script(5, 10, Seq(Right(endsAt5), Right(endsAt5)))
+    assert(skipped.lost === 5 && skipped.indexWaits === 1)
+  }
+
+  test("a master's word that a queue ends early is final only once it has indexed what it stored") {
+    // A restarted master rebuilds its queues' tails from its commit log: until then its queue ends at 5.
+    implicit val s: RocketMQReadSettings = settings(failOnDataLoss = true)
+    val endsAt5 = answer(PullStatus.NO_NEW_MSG, 5, max = 5)
+    val rebuilt = script(5, 10, Seq(Right(endsAt5), Right(found(10, 5, 6, 7, 8, 9))))
+    assert(rebuilt.got === Seq(5, 6, 7, 8, 9) && rebuilt.lost === 0 && rebuilt.indexWaits === 1)
+    // The same for offsets past the end (OFFSET_ILLEGAL), and again after the reader moved on.
+    val past = answer(PullStatus.OFFSET_ILLEGAL, 3, max = 3)
+    val twice = script(3, 10, Seq(Right(past), Right(found(5, 3, 4)), Right(endsAt5), Right(found(10, 5, 6, 7, 8, 9))))
+    assert(twice.got === (3 until 10) && twice.lost === 0 && twice.indexWaits === 2)
+    // Expired offsets (below the queue's start) are not the index's doing: no wait.
+    val expired = intercept[PullerFailed](script(0, 10, Seq(Right(answer(PullStatus.OFFSET_ILLEGAL, 0, min = 7)))))
+    assert(expired.error.getCondition === "ROCKETMQ_DATA_LOSS.EXPIRED")
   }
 
   test("OFFSET_ILLEGAL: expired below the minimum, or a recreated topic above the maximum") {
@@ -180,7 +202,7 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
     implicit val lenient: RocketMQReadSettings = settings(failOnDataLoss = false)
     val (got, lost, _) = read(0, 10, answer(PullStatus.OFFSET_ILLEGAL, 0, min = 7), found(10, 7, 8, 9))
     assert(got === Seq(7, 8, 9) && lost === 7)
-    val recreated = lossOf(20, 30, answer(PullStatus.OFFSET_ILLEGAL, 0, min = 0, max = 3))
+    val recreated = lossOf(20, 30, Seq.fill(2)(answer(PullStatus.OFFSET_ILLEGAL, 0, min = 0, max = 3)): _*)
     assert(recreated.getCondition === "ROCKETMQ_DATA_LOSS.TOPIC_RECREATED")
   }
 

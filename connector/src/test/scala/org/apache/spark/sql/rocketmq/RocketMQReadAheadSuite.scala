@@ -88,7 +88,8 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
       readAheadBytes: Long = 1L << 24): (Seq[Long], RocketMQQueuePuller) = {
     val s = settings()
     val reads = new RocketMQReadAhead(model.pullAsync, until, s.pullBatchSize, pullsInFlight, readAheadBytes, 5000)
-    val puller = new RocketMQQueuePuller(queue, from, until, s, reads, () => Some("master:1"), () => (), () => ())
+    val puller =
+      new RocketMQQueuePuller(queue, from, until, s, reads, () => Some("master:1"), () => (), () => (), () => ())
     (Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList, puller)
   }
 
@@ -125,7 +126,7 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     val s = settings()
     val limit = 40L * bodyBytes // a little over one answer
     val reads = new RocketMQReadAhead(model.pullAsync, 3000, s.pullBatchSize, 8, limit, 5000)
-    val puller = new RocketMQQueuePuller(queue, 0, 3000, s, reads, () => Some("master:1"), () => (), () => ())
+    val puller = new RocketMQQueuePuller(queue, 0, 3000, s, reads, () => Some("master:1"), () => (), () => (), () => ())
     var read = 0L
     var message = puller.next()
     while (message != null) {

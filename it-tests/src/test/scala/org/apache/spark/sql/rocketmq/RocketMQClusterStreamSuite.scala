@@ -135,4 +135,32 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
       assert(EpochOutput.rows(sink).map(_._1).sorted === sent.sorted)
     } finally q.stop()
   }
+
+  test("a master that has not indexed all it stored is not a queue gone back: the stream waits for its index") {
+    // As a restarted master is while it rebuilds its queues' tails from its commit log: its queue ends before
+    // where the stream already is. Made here by holding its indexing back and starting the stream past its end.
+    val topic = newTopic("stream-indexing", groups = Seq(GroupB), queues = 1)
+    val sink = s"cluster-indexing-${UUID.randomUUID().toString.take(8)}"
+    cluster.produce(topic, 100, i => s"a$i")
+    cluster.command("b-master", "pauseIndexing")
+    @volatile var waits = 0
+    try {
+      cluster.produce(topic, 100, i => s"b$i") // stored and acknowledged at offsets 100 to 199, not indexed yet
+      RocketMQOffsetReader.whileIndexing = () => {
+        waits += 1
+        if (waits == 3) cluster.command("b-master", "resumeIndexing")
+      }
+      val query = stream(topic, "startingOffsets" -> s"""{"$topic":{"$GroupB":{"0":150}}}""")
+        .selectExpr("CAST(body AS STRING) AS body").writeStream.outputMode("update").foreach(new EpochOutput(sink))
+        .option("checkpointLocation", newDir()).trigger(Trigger.ProcessingTime("200 milliseconds")).start()
+      val expected = (50 until 100).map(i => s"b$i")
+      try awaitRows(query, sink, expected)
+      finally query.stop()
+      assert(EpochOutput.rows(sink).map(_._1).sorted === expected.sorted)
+      assert(waits >= 3)
+    } finally {
+      RocketMQOffsetReader.whileIndexing = () => ()
+      cluster.command("b-master", "resumeIndexing")
+    }
+  }
 }

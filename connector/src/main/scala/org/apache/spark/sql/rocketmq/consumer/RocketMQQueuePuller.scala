@@ -29,7 +29,7 @@ import org.apache.rocketmq.common.MixAll
 import org.apache.rocketmq.common.message.MessageExt
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQQueue, RocketMQRetry}
+import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQIndexing, RocketMQQueue, RocketMQRetry}
 import org.apache.spark.sql.rocketmq.RocketMQErrors.{DataLossReason, GaveUp, NoServingBroker}
 import org.apache.spark.sql.rocketmq.RocketMQErrors.DataLossReason._
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
@@ -54,7 +54,10 @@ import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
  * none now), which also points the next pull there. A replica answering that it does not know the topic
  * (it copies its master's topics every few seconds) is retried like an outage; only the master's denial is
  * final. A group that stays without a master that serves the read fails with ROCKETMQ_BROKER_UNAVAILABLE
- * naming the group once `retryTimeoutMs` is spent.
+ * naming the group once `retryTimeoutMs` is spent. Even a master's word that a queue ends before an offset is
+ * final only once it has indexed what it stored (a restarted master rebuilds the tail of its queues from its
+ * commit log, answering meanwhile as if they ended earlier): `awaitMasterIndexed` waits for that, then the
+ * offset is asked for again.
  *
  * With `until` = [[RocketMQQueuePuller.Open]] (real-time mode) the range has no end: the puller follows the
  * queue's end with long polls, which the broker holds until a message arrives, and `next(deadlineNanos)`
@@ -68,6 +71,7 @@ private[rocketmq] final class RocketMQQueuePuller(
     settings: RocketMQReadSettings,
     reads: RocketMQReadAhead,
     groupMaster: () => Option[String],
+    awaitMasterIndexed: () => Unit,
     onGiveUp: () => Unit,
     onClose: () => Unit)
   extends Closeable {
@@ -85,6 +89,8 @@ private[rocketmq] final class RocketMQQueuePuller(
   private val retryBudget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
   /** The wait for a replica that has not indexed the next offset yet (see [[awaitReplica]]). */
   private val replicaBudget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
+  /** Whether the master has indexed what it stored since this reader last moved on (see [[endsBefore]]). */
+  private var masterIndexed = false
   private val open = until == RocketMQQueuePuller.Open
 
   /** Offsets skipped as lost so far (only with failOnDataLoss=false). */
@@ -146,6 +152,7 @@ private[rocketmq] final class RocketMQQueuePuller(
     val next = result.getNextBeginOffset
     val before = pullOffset
     var trailingReplica = false
+    var askAgain = false
     result.getPullStatus match {
       case PullStatus.FOUND =>
         // Returned messages are checked one by one against expectedOffset in next().
@@ -161,6 +168,11 @@ private[rocketmq] final class RocketMQQueuePuller(
       // means "not there now", waited for (see awaitReplica).
       case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL if groupMaster().isEmpty => trailingReplica = true
       case PullStatus.NO_MATCHED_MSG if !settings.filtered && groupMaster().isEmpty => trailingReplica = true
+      // The master says the queue ends before pullOffset: final once it has indexed what it stored.
+      case _ if !masterIndexed && endsBefore(result) =>
+        awaitMasterIndexed()
+        masterIndexed = true
+        askAgain = true
       case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL if open && pullOffset > result.getMaxOffset =>
         dataLoss(pullOffset, pullOffset, TopicRecreated(result.getMaxOffset))
         pullOffset = result.getMinOffset
@@ -193,6 +205,8 @@ private[rocketmq] final class RocketMQQueuePuller(
     if (trailingReplica) {
       // Asked again after a pause, until the replica has the offsets, the master is back, or retries run out.
       awaitReplica(before)
+    } else if (askAgain) {
+      ()
     } else if (pullOffset == before && !messages.hasNext && !waiting) {
       // Only the "pull again" answer leaves the offset where it was; any other such answer, or such
       // answers for longer than a pull may take, would loop forever, unless a replica gives them while its
@@ -208,9 +222,24 @@ private[rocketmq] final class RocketMQQueuePuller(
       if (pullOffset == before && result.getPullStatus == PullStatus.NO_MATCHED_MSG) Thread.sleep(RetryPauseMs)
       retriesInARow = 0
     }
-    if (pullOffset != before || messages.hasNext) replicaBudget.succeeded()
+    if (pullOffset != before || messages.hasNext) {
+      replicaBudget.succeeded()
+      masterIndexed = false
+    }
     true
   }
+
+  /**
+   * Whether `result` says the queue ends at or before `pullOffset` (not that it starts after it): a truncated
+   * queue, or one whose offsets went back. True as well of a master still indexing what it stored.
+   */
+  private def endsBefore(result: PullResult): Boolean =
+    pullOffset >= result.getMinOffset &&
+      (result.getPullStatus match {
+        case PullStatus.OFFSET_ILLEGAL => true
+        case PullStatus.NO_NEW_MSG => result.getNextBeginOffset <= pullOffset
+        case _ => false
+      })
 
   /**
    * After a replica's answer that `offset` is not there while its group has no master, or its "pull again" answers
@@ -297,6 +326,8 @@ private[rocketmq] final class RocketMQQueuePuller(
 
 private[rocketmq] object RocketMQQueuePuller {
 
+  private val log = LoggerFactory.getLogger(classOf[RocketMQQueuePuller])
+
   /** The pause before pulling again after a "pull again" answer; such answers stop after `pullTimeoutMs`. */
   private val RetryPauseMs = 20L
 
@@ -348,7 +379,26 @@ private[rocketmq] object RocketMQQueuePuller {
       Option(client.getTopicRouteTable.get(topicOnBroker)).toSeq.flatMap(_.getBrokerDatas.asScala)
         .find(_.getBrokerName == queue.brokerName).flatMap(group => Option(group.getBrokerAddrs.get(MixAll.MASTER_ID)))
     }
-    new RocketMQQueuePuller(queue, from, until, settings, reads, () => groupMaster(), () => lease.markBroken(),
-      () => lease.release())
+    // Waits until the group's master has indexed what it stored; a master that cannot tell (RocketMQ 4.x) or does
+    // not answer now is not waited for (the pull asked again meets the outage).
+    def awaitMasterIndexed(): Unit = groupMaster().foreach { address =>
+      val api = client.getMQClientAPIImpl
+      val timeoutMs = settings.pullTimeoutMs
+      try RocketMQIndexing.storedEnd(api, address, timeoutMs).foreach { target =>
+          val begin = System.nanoTime()
+          val short = RocketMQIndexing.await(target, settings.retryTimeoutMs)(
+            () => RocketMQIndexing.storedEnd(api, address, timeoutMs),
+            () =>
+              RocketMQIndexing.behindBytes(api,
+                address, timeoutMs), () => ())
+          val waitedMs = (System.nanoTime() - begin) / 1000000
+          if (short > 0) throw RocketMQErrors.indexingBehind(queue.topic, queue.brokerName, short, waitedMs)
+          if (waitedMs > 1000)
+            log.info(s"$queue: broker '${queue.brokerName}' indexed what it stored after $waitedMs ms")
+        }
+      catch { case NonFatal(e) if RocketMQRetry.isRetryable(e) => () }
+    }
+    new RocketMQQueuePuller(queue, from, until, settings, reads, () => groupMaster(), () => awaitMasterIndexed(),
+      () => lease.markBroken(), () => lease.release())
   }
 }
