@@ -32,6 +32,7 @@ import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.common.message.{Message, MessageExt, MessageQueue}
 import org.apache.rocketmq.namesrv.NamesrvController
 import org.apache.rocketmq.remoting.netty.{NettyClientConfig, NettyServerConfig}
+import org.apache.rocketmq.store.ConsumeQueue
 
 /** A message to send from tests, with the fields the connector maps to columns. */
 final case class TestMessage(
@@ -84,8 +85,8 @@ final class EmbeddedRocketMQ(
     brokerNetty.setListenPort(0)
     val store = TestBrokerConfig.store(storeDir, commitLogFileSize, consumeQueueFileEntries, haListenPort = 0)
     // Files are kept for RocketMQ's default reserved time (72 h): the broker also skips transactional half
-    // messages older than that. expireOldFiles lowers it to 0 while it deletes files. And files expire by
-    // the clock only during the hours deleteWhen lists (default "04"): none here.
+    // messages older than that. expireOldFiles deletes files regardless of it. And files expire by the clock
+    // only during the hours deleteWhen lists (default "04"): none here.
     store.setDeleteWhen("-1") // an hour that never comes
     store.setCleanResourceInterval(500)
     broker =
@@ -189,24 +190,26 @@ final class EmbeddedRocketMQ(
   def sendBodies(topic: String, bodies: Seq[String]): Seq[SendResult] = sendMessages(topic, bodies.map(TestMessage(_)))
 
   /**
-   * Makes data loss real: deletes the expired commitlog files (all but the newest) and waits until
-   * the deletion is over: the broker deletes them over several of its clean-up rounds, and moves each
-   * queue's min offset past them a round later. Returns queue `queueId`'s new min offset, which stays
-   * put from then on (as long as nothing more is written).
+   * Makes data loss real: deletes the expired commitlog files (all but the newest) and waits until the
+   * deletion is over. The broker's own clean-up does this on a schedule (first a minute after it starts,
+   * then every 10 s, deleting a batch of files a round and moving queues' min offsets a round later), which
+   * left a test waiting for over a minute: here its two steps are run on each look until done. Returns queue
+   * `queueId`'s new min offset, which stays put from then on (as long as nothing more is written).
    */
   def expireOldFiles(topic: String, queueId: Int = 0): Long = {
     val store = broker.getMessageStore
     val config = broker.getMessageStoreConfig
-    val reservedHours = config.getFileReservedTime
-    config.setFileReservedTime(0) // every file but the newest is expired now
-    try {
-      store.executeDeleteFilesManually()
-      awaitCondition(s"expired files of $topic/$queueId to be deleted", 60000) {
-        val min = store.getMinOffsetInQueue(topic, queueId)
-        store.getCommitLog.getMappedFileQueue.getMappedFiles.size == 1 && min > 0 &&
-        store.getCommitLogOffsetInQueue(topic, queueId, min) >= store.getMinPhyOffset
+    awaitCondition(s"expired files of $topic/$queueId to be deleted", 60000) {
+      // Every commitlog file but the newest is expired (a reserved time of 0 hours): deleted now.
+      store.getCommitLog.deleteExpiredFile(0L, 0, config.getDestroyMapedFileIntervalForcibly.toLong, true, 100)
+      store.getConsumeQueue(topic, queueId) match { // and the queue's index files pointing into them
+        case queue: ConsumeQueue => queue.deleteExpiredFile(store.getMinPhyOffset)
+        case other => other.correctMinOffset(store.getMinPhyOffset)
       }
-    } finally config.setFileReservedTime(reservedHours)
+      val min = store.getMinOffsetInQueue(topic, queueId)
+      store.getCommitLog.getMappedFileQueue.getMappedFiles.size == 1 && min > 0 &&
+      store.getCommitLogOffsetInQueue(topic, queueId, min) >= store.getMinPhyOffset
+    }
     store.getMinOffsetInQueue(topic, queueId)
   }
 
