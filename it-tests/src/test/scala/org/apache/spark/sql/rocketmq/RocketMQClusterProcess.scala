@@ -202,13 +202,16 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
   }
 
   /** Every message of `topic` the brokers serve now, read with a plain pull consumer. */
-  def readAll(topic: String): Seq[MessageExt] = {
+  def readAll(topic: String): Seq[MessageExt] = readAllAs(topic)(identity)
+
+  /** The bodies of every message of `topic`: a soak's hundreds of thousands, never all their messages held at once. */
+  def readBodies(topic: String): Seq[String] = readAllAs(topic)(m => new String(m.getBody, UTF_8))
+
+  private def readAllAs[T](topic: String)(keep: MessageExt => T): Seq[T] = {
     brokers.filter(b => b.isRunning && masterOf(b.group).contains(b)).foreach(_.jvm.command("indexed"))
     clients.routedConsumer(topic)
-    clients.readAll(topic)
+    clients.readAllAs(topic)(keep)
   }
-
-  def readBodies(topic: String): Seq[String] = readAll(topic).map(m => new String(m.getBody, UTF_8))
 
   /**
    * How many messages `topic`'s queues hold now, as each group's master (or a replica) counts them; with
@@ -224,8 +227,8 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
   def bodiesOn(topic: String, group: String): Seq[String] = {
     val c = clients.routedConsumer(topic)
     c.fetchSubscribeMessageQueues(topic).asScala.toSeq.filter(_.getBrokerName == group).flatMap { mq =>
-      clients.readRange(mq, c.minOffset(mq), c.maxOffset(mq))
-    }.map(m => new String(m.getBody, UTF_8))
+      clients.readRangeAs(mq, c.minOffset(mq), c.maxOffset(mq))(m => new String(m.getBody, UTF_8))
+    }
   }
 
   /**

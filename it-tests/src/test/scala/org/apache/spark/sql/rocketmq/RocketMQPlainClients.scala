@@ -68,21 +68,27 @@ final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null) ex
   }
 
   /** Every message of `topic` the broker has indexed, queue by queue from min to max offset. */
-  def readAll(topic: String): Seq[MessageExt] = {
+  def readAll(topic: String): Seq[MessageExt] = readAllAs(topic)(identity)
+
+  /** What `keep` takes of each message of `topic`, every queue from min to max offset (a pull batch held at a time). */
+  def readAllAs[T](topic: String)(keep: MessageExt => T): Seq[T] = {
     val c = consumer
     c.fetchSubscribeMessageQueues(topic).asScala.toSeq.sortBy(_.getQueueId).flatMap { mq =>
-      readRange(mq, c.minOffset(mq), c.maxOffset(mq))
+      readRangeAs(mq, c.minOffset(mq), c.maxOffset(mq))(keep)
     }
   }
 
   /** The messages of `mq` from offset `from` until `until`, every one of which must be there. */
-  def readRange(mq: MessageQueue, from: Long, until: Long): Seq[MessageExt] = {
-    val out = Seq.newBuilder[MessageExt]
+  def readRange(mq: MessageQueue, from: Long, until: Long): Seq[MessageExt] = readRangeAs(mq, from, until)(identity)
+
+  /** What `keep` takes of each message of `mq` from `from` until `until` (each must be there). */
+  def readRangeAs[T](mq: MessageQueue, from: Long, until: Long)(keep: MessageExt => T): Seq[T] = {
+    val out = Seq.newBuilder[T]
     var offset = from
     while (offset < until) {
       val result = consumer.pull(mq, "*", offset, 256, 10000)
       require(result.getPullStatus == PullStatus.FOUND, s"pull of $mq at $offset: ${result.getPullStatus}")
-      out ++= result.getMsgFoundList.asScala
+      result.getMsgFoundList.asScala.foreach(m => out += keep(m))
       offset = result.getNextBeginOffset
     }
     out.result()
