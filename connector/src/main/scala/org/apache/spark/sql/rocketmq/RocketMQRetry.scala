@@ -55,6 +55,9 @@ private[rocketmq] object RocketMQRetry {
     case e: MQBrokerException => retryableCode(e.getResponseCode)
     case e: MQClientException if e.getCause != null && (e.getCause ne e) && isRetryable(e.getCause) => true
     case e: MQClientException => retryableCode(e.getResponseCode) || brokerOrRouteMissing(e)
+    // A route request the name server did not answer: the client wraps the remoting failure this way (in a pull
+    // or send that first looks the route up, too).
+    case e: IllegalStateException if e.getCause.isInstanceOf[RemotingException] => isRetryable(e.getCause)
     case _ => false
   }
 

@@ -36,9 +36,9 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
 
   private val queue = RocketMQQueue("t", "b", 0)
 
-  private def settings(failOnDataLoss: Boolean, filter: String = "*", retryTimeoutMs: Long = 60000)
-      : RocketMQReadSettings = RocketMQReadSettings(
-    new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t", "subExpression" -> filter,
+  private def settings(failOnDataLoss: Boolean, filter: String = "*", retryTimeoutMs: Long = 60000,
+      nameServer: String = "h:1"): RocketMQReadSettings = RocketMQReadSettings(
+    new RocketMQOptions(Map("nameServer" -> nameServer, "topic" -> "t", "subExpression" -> filter,
       "pullTimeoutMs" -> "200", "failOnDataLoss" -> failOnDataLoss.toString,
       "retryTimeoutMs" -> retryTimeoutMs.toString)))
 
@@ -291,5 +291,16 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
       master = None)(settings(failOnDataLoss = true, retryTimeoutMs = 300)))
     assert(failed.error.getCondition === "ROCKETMQ_BROKER_UNAVAILABLE.NO_MASTER", failed.error.getMessage)
     assert(failed.error.getMessage.contains("waited") && failed.error.getMessage.contains("'b'"))
+  }
+
+  test("a name server that does not answer the route request leaves the pull retried, not the task failed") {
+    // Nothing listens at port 1: each pull finds no route, and so does each look for the group's master (a
+    // route request the client fails with an IllegalStateException); the read waits, then fails as unavailable.
+    val s = settings(failOnDataLoss = true, retryTimeoutMs = 500, nameServer = "127.0.0.1:1")
+    val puller = RocketMQQueuePuller(queue, 0, 10, s)
+    try {
+      val e = intercept[RocketMQException](puller.next())
+      assert(e.getCondition === "ROCKETMQ_BROKER_UNAVAILABLE.NO_MASTER", e.getMessage)
+    } finally puller.close()
   }
 }

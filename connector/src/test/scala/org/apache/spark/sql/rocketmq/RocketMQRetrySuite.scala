@@ -44,7 +44,9 @@ class RocketMQRetrySuite extends AnyFunSuite {
         .setResponseCode(ClientErrorCode.CONNECT_BROKER_EXCEPTION),
       new MQClientException("wrapped", new RemotingTimeoutException("deep")),
       // A send in flight when the broker was killed: the connection closed under it (seen in a CI run).
-      new MQClientException("unknown reason", new RemotingException("RemotingCommand [code=310, ...]")))
+      new MQClientException("unknown reason", new RemotingException("RemotingCommand [code=310, ...]")),
+      // A route request the name server did not answer, as the client throws it (seen in a cluster soak).
+      new IllegalStateException(new RemotingTimeoutException("wait response on the channel timeout")))
     val nonRetryable = Seq(
       new MQBrokerException(ResponseCode.TOPIC_NOT_EXIST, "topic not exist"),
       new MQBrokerException(ResponseCode.NO_PERMISSION, "no permission"),
@@ -52,7 +54,8 @@ class RocketMQRetrySuite extends AnyFunSuite {
       new MQClientException("The specified group name is longer than 255", null),
       new MQClientException(ResponseCode.NO_PERMISSION, "denied"),
       new RemotingCommandException("a command the client could not decode"),
-      new IllegalStateException("a bug"))
+      new IllegalStateException("a bug"),
+      new IllegalStateException(new RemotingCommandException("a command the client could not decode")))
     retryable.foreach(e => assert(RocketMQRetry.isRetryable(e), e))
     nonRetryable.foreach(e => assert(!RocketMQRetry.isRetryable(e), e))
   }

@@ -374,8 +374,13 @@ private[rocketmq] object RocketMQQueuePuller {
       answerTimeoutMs = answerTimeoutMs + AnswerGraceMs)
     val client = MQClientManager.getInstance().getOrCreateMQClientInstance(consumer)
     val topicOnBroker = settings.connection.onBroker(queue.topic)
+    // The route as the name server gives it now; while the name server does not answer (busy, or restarting),
+    // the last one the client had: a route request failing is no reason to fail the read.
     def groupMaster(): Option[String] = {
-      client.updateTopicRouteInfoFromNameServer(topicOnBroker)
+      try client.updateTopicRouteInfoFromNameServer(topicOnBroker)
+      catch {
+        case NonFatal(e) => log.warn(s"$queue: no answer from the name server for the route, using the last: $e")
+      }
       Option(client.getTopicRouteTable.get(topicOnBroker)).toSeq.flatMap(_.getBrokerDatas.asScala)
         .find(_.getBrokerName == queue.brokerName).flatMap(group => Option(group.getBrokerAddrs.get(MixAll.MASTER_ID)))
     }
