@@ -30,7 +30,7 @@ import argparse
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from rocketmq_spark import EARLIEST, configure_spark_with_rocketmq, read_rocketmq_stream, write_rocketmq
+from rocketmq_spark import EARLIEST, configure_spark_with_rocketmq, read_rocketmq_stream, write_rocketmq_stream
 
 
 def main() -> None:
@@ -53,7 +53,7 @@ def main() -> None:
     counts = words.where(F.col("word") != "").groupBy("word").count()
     messages = counts.select(F.to_json(F.struct("word", "count")).alias("body"), F.col("word").alias("keys"))
 
-    query = write_rocketmq(
+    query = write_rocketmq_stream(
         messages,
         args.name_server,
         args.counts_topic,

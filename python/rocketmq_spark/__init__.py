@@ -25,7 +25,7 @@ Attach the connector jar first: ``configure_spark_with_rocketmq(builder)`` for a
 
 from __future__ import annotations
 
-from rocketmq_spark._api import FORMAT, read_rocketmq, read_rocketmq_stream, write_rocketmq
+from rocketmq_spark._api import FORMAT, read_rocketmq, read_rocketmq_stream, write_rocketmq, write_rocketmq_stream
 from rocketmq_spark._columns import decode_properties
 from rocketmq_spark._jar import add_rocketmq_jar, configure_spark_with_rocketmq, jar_path
 from rocketmq_spark._options import OPTION_KEYS
@@ -60,4 +60,5 @@ __all__ = [
     "real_time_trigger",
     "timestamps_json",
     "write_rocketmq",
+    "write_rocketmq_stream",
 ]

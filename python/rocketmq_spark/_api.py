@@ -12,14 +12,15 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""``read_rocketmq``, ``read_rocketmq_stream`` and ``write_rocketmq``: typed keywords in, a plain
-``spark.read`` / ``spark.readStream`` / ``df.write`` / ``df.writeStream`` call on the connector out.
+"""``read_rocketmq``, ``read_rocketmq_stream``, ``write_rocketmq`` and ``write_rocketmq_stream``: typed keywords
+in, a plain ``spark.read`` / ``spark.readStream`` / ``df.write`` / ``df.writeStream`` call on the connector out.
 
 Nothing here touches the JVM, so every function works the same in a classic and a Spark Connect session.
 """
 
 from __future__ import annotations
 
+import warnings
 from datetime import timedelta
 from typing import TYPE_CHECKING, Dict, Optional, Sequence, Union
 
@@ -29,6 +30,7 @@ from rocketmq_spark._positions import EARLIEST, LATEST, QueueOffsets, QueueTimes
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 #: The connector's short format name (its full name is ``org.apache.spark.sql.rocketmq.RocketMQSourceProvider``).
 FORMAT = "rocketmq"
@@ -39,6 +41,8 @@ Timestamps = Union[str, QueueTimestamps]
 Duration = Union[str, timedelta]
 
 _OUTPUT_MODES = ("append", "update", "complete")
+# A streaming write's own keywords: the query's settings, not connector options.
+_STREAM_KEYWORDS = ("checkpoint_location", "output_mode", "processing_time", "available_now", "query_name")
 
 
 def _read_options(values: Dict[str, object]) -> Dict[str, str]:
@@ -173,6 +177,51 @@ def read_rocketmq_stream(
     return spark.readStream.format(FORMAT).options(**options).load()
 
 
+def _sink_options(values: Dict[str, object]) -> Dict[str, str]:
+    """The connector options of a write's keywords, checked: the stream's own keywords and ``df`` left out."""
+    values = {k: v for k, v in values.items() if k != "df" and k not in _STREAM_KEYWORDS}
+    required("name_server", values["name_server"])
+    topic = values["topic"]
+    if topic is not None and (not isinstance(topic, str) or "," in topic):
+        raise TypeError(
+            f"topic must be one topic name (a str) when writing, not {topic!r}: rows go to one "
+            "topic, or to each row's topic column"
+        )
+    return connector_options(values)
+
+
+def _stream_writer(df: "DataFrame", options: Dict[str, str], stream: Dict[str, object]) -> "DataStreamWriter":
+    """``df.writeStream`` on the connector with the stream's own keywords, checked."""
+    output_mode, processing_time = stream["output_mode"], stream["processing_time"]
+    available_now = stream["available_now"]
+    if output_mode is not None and output_mode not in _OUTPUT_MODES:
+        raise ValueError(f"output_mode must be one of {', '.join(_OUTPUT_MODES)}, not {output_mode!r}")
+    if not isinstance(available_now, bool):
+        raise TypeError(f"available_now must be a bool, not {available_now!r}")
+    if processing_time is not None and available_now:
+        raise ValueError("processing_time and available_now are two triggers: pass only one of them")
+    for name in ("checkpoint_location", "processing_time", "query_name"):
+        if stream[name] is not None:
+            checked_text(name, stream[name])
+    if not df.isStreaming:
+        raise TypeError(
+            "write_rocketmq_stream needs a streaming DataFrame (from spark.readStream); "
+            "write a batch DataFrame with write_rocketmq"
+        )
+    writer = df.writeStream.format(FORMAT).options(**options)
+    if stream["checkpoint_location"] is not None:
+        writer = writer.option("checkpointLocation", str(stream["checkpoint_location"]))
+    if output_mode is not None:
+        writer = writer.outputMode(str(output_mode))
+    if processing_time is not None:
+        writer = writer.trigger(processingTime=str(processing_time))
+    elif available_now:
+        writer = writer.trigger(availableNow=True)
+    if stream["query_name"] is not None:
+        writer = writer.queryName(str(stream["query_name"]))
+    return writer
+
+
 def write_rocketmq(
     df: "DataFrame",
     name_server: str,
@@ -204,67 +253,93 @@ def write_rocketmq(
     processing_time: Optional[str] = None,
     available_now: bool = False,
     query_name: Optional[str] = None,
-) -> Optional["StreamingQuery"]:
-    """Write a DataFrame to RocketMQ, one message per row.
+) -> None:
+    """Write a batch DataFrame to RocketMQ, one message per row; returns once every message is acknowledged.
 
     The DataFrame needs a ``body`` column (string or binary) and, unless ``topic`` is given, a string
     ``topic`` column. Optional columns: ``tags``, ``keys`` (string or array of strings), ``properties``
     (map of strings), ``shardingKey`` and ``deliverTime`` (timestamp or epoch ms).
 
-    A batch DataFrame is written at once and the call returns ``None`` when every message is
-    acknowledged. A streaming DataFrame starts a query and the call returns its ``StreamingQuery``; the
-    keywords ``checkpoint_location``, ``output_mode`` (append, update or complete), ``processing_time``
-    (e.g. ``"10 seconds"``), ``available_now`` and ``query_name`` apply to it, and only to it.
+    A streaming DataFrame goes to :func:`write_rocketmq_stream`. Passing one here (with the keywords
+    ``checkpoint_location``, ``output_mode``, ``processing_time``, ``available_now`` and ``query_name``) still
+    starts its query and returns the ``StreamingQuery``, with a ``DeprecationWarning``: this is removed in
+    0.2.0.
 
     Example::
 
         >>> write_rocketmq(spark.createDataFrame([("hi",)], "body STRING"),
         ...                "127.0.0.1:9876", "greetings")  # doctest: +SKIP
-        >>> query = write_rocketmq(counts, "127.0.0.1:9876", "counts", output_mode="update",
-        ...                        checkpoint_location="/tmp/cp")  # doctest: +SKIP
+    """
+    values = dict(locals())
+    options = _sink_options(values)
+    stream = {k: values[k] for k in _STREAM_KEYWORDS}
+    if df.isStreaming:
+        warnings.warn(
+            "write_rocketmq with a streaming DataFrame is deprecated and stops working in 0.2.0: "
+            "use write_rocketmq_stream, which takes the same keywords and returns the StreamingQuery",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _stream_writer(df, options, stream).start()  # type: ignore[return-value]  # the deprecated call
+    given = [k for k, v in stream.items() if v not in (None, False)]
+    if given:
+        raise ValueError(
+            f"{', '.join(given)} only apply to streaming DataFrames (write_rocketmq_stream); "
+            "this one is a batch DataFrame"
+        )
+    df.write.format(FORMAT).mode("append").options(**options).save()
+    return None
+
+
+def write_rocketmq_stream(
+    df: "DataFrame",
+    name_server: str,
+    topic: Optional[str] = None,
+    *,
+    producer_group: Optional[str] = None,
+    send_timeout_ms: Optional[int] = None,
+    send_retries: Optional[int] = None,
+    max_in_flight_messages: Optional[int] = None,
+    max_in_flight_bytes: Optional[int] = None,
+    send_batch_messages: Optional[int] = None,
+    send_batch_bytes: Optional[int] = None,
+    compression_threshold: Optional[int] = None,
+    delivery_delay_ms: Optional[int] = None,
+    delivery_guarantee: Optional[str] = None,
+    transaction_timeout: Optional[Duration] = None,
+    request_timeout_ms: Optional[int] = None,
+    metadata_retries: Optional[int] = None,
+    metadata_retry_interval_ms: Optional[int] = None,
+    retry_timeout_ms: Optional[int] = None,
+    access_key: Optional[str] = None,
+    secret_key: Optional[str] = None,
+    security_token: Optional[str] = None,
+    namespace: Optional[str] = None,
+    use_tls: Optional[bool] = None,
+    access_channel: Optional[str] = None,
+    checkpoint_location: Optional[str] = None,
+    output_mode: Optional[str] = None,
+    processing_time: Optional[str] = None,
+    available_now: bool = False,
+    query_name: Optional[str] = None,
+) -> "StreamingQuery":
+    """Start a streaming query that writes a streaming DataFrame to RocketMQ, one message per row.
+
+    The rows and the connector keywords are those of :func:`write_rocketmq`. The query's own settings:
+    ``checkpoint_location`` (where its progress is kept; Spark's ``spark.sql.streaming.checkpointLocation``
+    when not given), ``output_mode`` (append, update or complete), one trigger at most (``processing_time``
+    such as ``"10 seconds"``, or ``available_now=True``) and ``query_name``. Returns the started
+    ``StreamingQuery``.
+
+    Example::
+
+        >>> query = write_rocketmq_stream(counts, "127.0.0.1:9876", "counts", output_mode="update",
+        ...                               checkpoint_location="/tmp/cp")  # doctest: +SKIP
         >>> query.awaitTermination()  # doctest: +SKIP
     """
     values = dict(locals())
-    stream_values = {
-        k: values.pop(k)
-        for k in ("checkpoint_location", "output_mode", "processing_time", "available_now", "query_name")
-    }
-    del values["df"]
-    required("name_server", name_server)
-    if topic is not None and (not isinstance(topic, str) or "," in topic):
-        raise TypeError(
-            f"topic must be one topic name (a str) when writing, not {topic!r}: rows go to one "
-            "topic, or to each row's topic column"
-        )
-    options = connector_options(values)
-    if output_mode is not None and output_mode not in _OUTPUT_MODES:
-        raise ValueError(f"output_mode must be one of {', '.join(_OUTPUT_MODES)}, not {output_mode!r}")
-    if not isinstance(available_now, bool):
-        raise TypeError(f"available_now must be a bool, not {available_now!r}")
-    if processing_time is not None and available_now:
-        raise ValueError("processing_time and available_now are two triggers: pass only one of them")
-    for name in ("checkpoint_location", "processing_time", "query_name"):
-        if stream_values[name] is not None:
-            checked_text(name, stream_values[name])
-    if not df.isStreaming:
-        given = [k for k, v in stream_values.items() if v not in (None, False)]
-        if given:
-            raise ValueError(f"{', '.join(given)} only apply to streaming DataFrames; this one is a batch DataFrame")
-        df.write.format(FORMAT).mode("append").options(**options).save()
-        return None
-
-    writer = df.writeStream.format(FORMAT).options(**options)
-    if checkpoint_location is not None:
-        writer = writer.option("checkpointLocation", checkpoint_location)
-    if output_mode is not None:
-        writer = writer.outputMode(output_mode)
-    if processing_time is not None:
-        writer = writer.trigger(processingTime=processing_time)
-    elif available_now:
-        writer = writer.trigger(availableNow=True)
-    if query_name is not None:
-        writer = writer.queryName(query_name)
-    return writer.start()
+    options = _sink_options(values)
+    return _stream_writer(df, options, {k: values[k] for k in _STREAM_KEYWORDS}).start()
 
 
-__all__ = ["FORMAT", "read_rocketmq", "read_rocketmq_stream", "write_rocketmq"]
+__all__ = ["FORMAT", "read_rocketmq", "read_rocketmq_stream", "write_rocketmq", "write_rocketmq_stream"]

@@ -26,7 +26,7 @@ import inspect
 import re
 from typing import Any, Dict, NamedTuple, Set
 
-from rocketmq_spark import OPTION_KEYS, read_rocketmq, read_rocketmq_stream, write_rocketmq
+from rocketmq_spark import OPTION_KEYS, read_rocketmq, read_rocketmq_stream, write_rocketmq, write_rocketmq_stream
 from rocketmq_spark._options import _CONVERTERS, _OPTIONS
 
 # Which functions take an option, by the query type the connector gives it.
@@ -34,10 +34,11 @@ FUNCTIONS_BY_QUERY_TYPE = {
     "streaming and batch": {"read_rocketmq", "read_rocketmq_stream"},
     "batch query": {"read_rocketmq"},
     "streaming query": {"read_rocketmq_stream"},
-    "sink (batch and streaming)": {"write_rocketmq"},
-    "source and sink": {"read_rocketmq", "read_rocketmq_stream", "write_rocketmq"},
+    "sink (batch and streaming)": {"write_rocketmq", "write_rocketmq_stream"},
+    "source and sink": {"read_rocketmq", "read_rocketmq_stream", "write_rocketmq", "write_rocketmq_stream"},
 }
-FUNCTIONS = {f.__name__: f for f in (read_rocketmq, read_rocketmq_stream, write_rocketmq)}
+FUNCTIONS = {f.__name__: f for f in (read_rocketmq, read_rocketmq_stream, write_rocketmq, write_rocketmq_stream)}
+WRITES = {"write_rocketmq", "write_rocketmq_stream"}
 READS = {"read_rocketmq", "read_rocketmq_stream"}
 # Keywords that are not connector options: the session or DataFrame, and the streaming query's own settings.
 NOT_OPTIONS = {"spark", "df", "checkpoint_location", "output_mode", "processing_time", "available_now", "query_name"}
@@ -112,7 +113,7 @@ def test_keyword_types_and_defaults_follow_the_declarations(spark) -> None:
             declared = options[OPTION_KEYS[kw]]
             # Required: nameServer everywhere, and the topic of a read (a write may take it from a column).
             required = declared.required or (kw == "topic" and name in READS)
-            hint = "str" if (kw == "topic" and name == "write_rocketmq") else HINTS[declared.kind]
+            hint = "str" if (kw == "topic" and name in WRITES) else HINTS[declared.kind]
             if required:
                 assert parameter.default is inspect.Parameter.empty, f"{name}({kw}) must be required"
                 assert parameter.annotation == hint, f"{name}({kw}): {parameter.annotation} is not {hint}"

@@ -24,7 +24,7 @@ import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, List, Tuple
 
 import pyspark
 import pytest
@@ -43,6 +43,7 @@ from rocketmq_spark import (
     read_rocketmq_stream,
     timestamps_json,
     write_rocketmq,
+    write_rocketmq_stream,
 )
 
 PACKAGE_SOURCE = REPO_ROOT / "python" / "rocketmq_spark"
@@ -153,23 +154,58 @@ NO_SPARK: Any = _NoSpark()
         (
             lambda: write_rocketmq(NO_SPARK, "h:1", "t", checkpoint_location="/tmp/x"),
             ValueError,
-            "checkpoint_location only apply to streaming DataFrames",
+            r"checkpoint_location only apply to streaming DataFrames \(write_rocketmq_stream\)",
         ),
+        (lambda: write_rocketmq_stream(NO_SPARK, "h:1", ["a", "b"]), TypeError, "topic must be one topic name"),
         (
-            lambda: write_rocketmq(NO_SPARK, "h:1", "t", output_mode="overwrite"),
+            lambda: write_rocketmq_stream(NO_SPARK, "h:1", "t", output_mode="overwrite"),
             ValueError,
             "output_mode must be one of append, update, complete, not 'overwrite'",
         ),
         (
-            lambda: write_rocketmq(NO_SPARK, "h:1", "t", processing_time="1 second", available_now=True),
+            lambda: write_rocketmq_stream(NO_SPARK, "h:1", "t", processing_time="1 second", available_now=True),
             ValueError,
             "processing_time and available_now are two triggers",
+        ),
+        (
+            lambda: write_rocketmq_stream(NO_SPARK, "h:1", "t"),
+            TypeError,
+            "write_rocketmq_stream needs a streaming DataFrame .*; write a batch DataFrame with write_rocketmq",
         ),
     ],
 )
 def test_arguments_are_checked_before_spark_is_reached(call: Callable[[], Any], error: type, message: str) -> None:
     with pytest.raises(error, match=message):
         call()
+
+
+class _StreamRecorder:
+    """A streaming DataFrame's writeStream as far as the write functions use it: records each call."""
+
+    isStreaming = True
+
+    def __init__(self) -> None:
+        self.calls: List[Tuple[str, Any]] = []
+
+    @property
+    def writeStream(self) -> "_StreamRecorder":
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        def record(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append((name, kwargs or args))
+            return "started query" if name == "start" else self
+
+        return record
+
+
+def test_write_rocketmq_with_a_streaming_dataframe_still_starts_its_query_but_warns() -> None:
+    old, new = _StreamRecorder(), _StreamRecorder()
+    with pytest.warns(DeprecationWarning, match="use write_rocketmq_stream"):
+        assert write_rocketmq(old, "h:1", "t", output_mode="update", checkpoint_location="/cp") == "started query"
+    assert write_rocketmq_stream(new, "h:1", "t", output_mode="update", checkpoint_location="/cp") == "started query"
+    assert old.calls == new.calls
+    assert ("outputMode", ("update",)) in new.calls and ("option", ("checkpointLocation", "/cp")) in new.calls
 
 
 def test_unknown_keywords_are_an_error() -> None:

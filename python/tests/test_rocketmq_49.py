@@ -25,7 +25,7 @@ import pytest
 
 from embedded_rocketmq import unique_topic
 from rocketmq49 import RocketMQ49
-from rocketmq_spark import EARLIEST, read_rocketmq, read_rocketmq_stream, write_rocketmq
+from rocketmq_spark import EARLIEST, read_rocketmq, read_rocketmq_stream, write_rocketmq, write_rocketmq_stream
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_streaming_topic_to_topic_on_a_4_9_broker_resumes_from_its_checkpoint(sp
         stream = read_rocketmq_stream(
             spark, broker49.name_server, source, starting_offsets=EARLIEST, max_offsets_per_trigger=50
         )
-        query = write_rocketmq(
+        query = write_rocketmq_stream(
             stream.selectExpr("upper(CAST(body AS STRING)) AS body"),
             broker49.name_server,
             sink,

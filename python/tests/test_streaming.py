@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Streaming through the package: read_rocketmq_stream into write_rocketmq, in classic and Connect mode."""
+"""Streaming through the package: read_rocketmq_stream into write_rocketmq_stream, in classic and Connect mode."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from embedded_rocketmq import unique_topic
-from rocketmq_spark import EARLIEST, read_rocketmq_stream, write_rocketmq
+from rocketmq_spark import EARLIEST, read_rocketmq_stream, write_rocketmq_stream
 
 
 @pytest.mark.e2e
@@ -36,7 +36,7 @@ def test_stream_from_one_topic_into_another_in_rate_limited_batches(spark, rocke
     )
     assert stream.isStreaming
     upper = stream.selectExpr("upper(CAST(body AS STRING)) AS body", "CAST(queueId AS STRING) AS tags")
-    query = write_rocketmq(
+    query = write_rocketmq_stream(
         upper,
         rocketmq.name_server,
         sink,
@@ -69,7 +69,7 @@ def test_streaming_aggregation_in_update_mode(spark, rocketmq, tmp_path: Path) -
         .count()
         .selectExpr("concat(digit, '=', CAST(count AS STRING)) AS body")
     )
-    query = write_rocketmq(
+    query = write_rocketmq_stream(
         counts,
         rocketmq.name_server,
         sink,
