@@ -49,10 +49,17 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
   private val sender = new RocketMQMessageSender(settings, halfMessages.orNull)
   private var rowsWritten = 0L
 
+  /**
+   * In a task that reads RocketMQ in real-time mode, which runs for its whole batch, each row is sent as it comes
+   * rather than held for a fuller request (decided at the first row, when the task's reader exists).
+   */
+  private lazy val sendEachRow = RocketMQRealTimeTasks.current
+
   override def write(row: InternalRow): Unit = {
     val message = converter.toMessage(row, rowsWritten)
     halfMessages.foreach(_.prepare(message))
     sender.send(message, converter.shardingKey(row))
+    if (sendEachRow) sender.sendHeldBatches()
     rowsWritten += 1
   }
 

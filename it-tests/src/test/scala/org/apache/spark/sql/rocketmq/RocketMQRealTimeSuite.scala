@@ -116,7 +116,7 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
     } finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
   }
 
-  test("into RocketMQ with sendBatchMessages=1, each row is sent as it arrives, not when the batch ends") {
+  test("into RocketMQ, each row is sent as it arrives, not when the batch ends (no sink setting needed)") {
     val (source, target) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(source, queues = 2)
     rocketmq.createTopic(target, queues = 2)
@@ -125,7 +125,7 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
       // One batch of 10 minutes: the messages can only be in the target before its end.
       val q = streamTopic(source, "startingOffsets" -> "earliest").selectExpr("body")
         .writeStream.outputMode("update").format("rocketmq").option("nameServer", rocketmq.nameServer)
-        .option("topic", target).option("sendBatchMessages", "1").option("checkpointLocation", newDir())
+        .option("topic", target).option("checkpointLocation", newDir())
         .trigger(Trigger.RealTime("10 minutes")).start()
       try {
         rocketmq.sendBodies(source, (0 until 10).map(i => s"y$i"))
