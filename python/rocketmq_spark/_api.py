@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Dict, Optional, Sequence, Union
 
 from rocketmq_spark._options import checked_text, connector_options, required
 from rocketmq_spark._positions import EARLIEST, LATEST, QueueOffsets, QueueTimestamps, Timestamp
+from rocketmq_spark._trigger import DEFAULT_REAL_TIME_BATCH, real_time_trigger, start_without_allowlist
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -321,6 +322,7 @@ def write_rocketmq_stream(
     output_mode: Optional[str] = None,
     processing_time: Optional[str] = None,
     available_now: bool = False,
+    real_time: Union[bool, str] = False,
     query_name: Optional[str] = None,
 ) -> "StreamingQuery":
     """Start a streaming query that writes a streaming DataFrame to RocketMQ, one message per row.
@@ -328,8 +330,15 @@ def write_rocketmq_stream(
     The rows and the connector keywords are those of :func:`write_rocketmq`. The query's own settings:
     ``checkpoint_location`` (where its progress is kept; Spark's ``spark.sql.streaming.checkpointLocation``
     when not given), ``output_mode`` (append, update or complete), one trigger at most (``processing_time``
-    such as ``"10 seconds"``, or ``available_now=True``) and ``query_name``. Returns the started
+    such as ``"10 seconds"``, ``available_now=True`` or ``real_time``) and ``query_name``. Returns the started
     ``StreamingQuery``.
+
+    ``real_time`` runs the query in Spark's real-time mode (pyspark 4.2 and later): ``True`` for Spark's batch
+    duration of 5 minutes, or a duration such as ``"30 seconds"`` (Spark's minimum is 5 seconds; each batch end
+    pauses the query for about 150 ms, so short batches raise the slowest messages' latency). Every row is then
+    sent as it arrives, the output mode is ``update`` unless given, and Spark's check that the sink is one of
+    its own is off for this query (the RocketMQ sink is not on Spark's fixed list; Spark then warns instead of
+    failing on operators outside its real-time list). Nothing else needs setting.
 
     Example::
 
@@ -338,8 +347,28 @@ def write_rocketmq_stream(
         >>> query.awaitTermination()  # doctest: +SKIP
     """
     values = dict(locals())
+    del values["real_time"]
     options = _sink_options(values)
-    return _stream_writer(df, options, {k: values[k] for k in _STREAM_KEYWORDS}).start()
+    stream = {k: values[k] for k in _STREAM_KEYWORDS}
+    if real_time is False:
+        return _stream_writer(df, options, stream).start()
+    batch = _real_time_batch(real_time)
+    given = [k for k in ("processing_time", "available_now") if stream[k] not in (None, False)]
+    if given:
+        raise ValueError(f"{given[0]} and real_time are two triggers: pass only one of them")
+    if stream["output_mode"] is None:
+        stream["output_mode"] = "update"
+    writer = real_time_trigger(_stream_writer(df, options, stream), batch)
+    return start_without_allowlist(writer, df.sparkSession)
+
+
+def _real_time_batch(real_time: object) -> str:
+    """The batch duration ``real_time`` asks for: ``True`` for Spark's default, or the duration given."""
+    if real_time is True:
+        return DEFAULT_REAL_TIME_BATCH
+    if not isinstance(real_time, str):
+        raise TypeError(f"real_time must be True or a batch duration such as '30 seconds', not {real_time!r}")
+    return checked_text("real_time", real_time)
 
 
 __all__ = ["FORMAT", "read_rocketmq", "read_rocketmq_stream", "write_rocketmq", "write_rocketmq_stream"]

@@ -20,7 +20,16 @@ import re
 from typing import TYPE_CHECKING, Any, Tuple, cast
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
     from pyspark.sql.streaming.readwriter import DataStreamWriter
+
+#: Spark's batch duration of a real-time query when none is given (Scala's ``Trigger.RealTime()``).
+DEFAULT_REAL_TIME_BATCH = "5 minutes"
+
+# Spark checks a real-time query's sink against a fixed list of its own sinks (console, foreach, memory, Kafka)
+# unless this is false; the RocketMQ sink is not on the list.
+_ALLOWLIST_CHECK = "spark.sql.streaming.realTimeMode.allowlistCheck"
 
 
 def _spark_version(version: str) -> Tuple[int, int]:
@@ -59,4 +68,21 @@ def real_time_trigger(writer: "DataStreamWriter", batch_duration: str = "5 secon
     return cast("DataStreamWriter", trigger(realTime=batch_duration))
 
 
-__all__ = ["real_time_trigger"]
+def start_without_allowlist(writer: "DataStreamWriter", spark: "SparkSession") -> "StreamingQuery":
+    """Start ``writer``'s real-time query with Spark's sink allowlist check off for that query alone.
+
+    Spark reads the setting when the query starts (the sink's check, and the copy of the session the query keeps
+    for its operator checks), so the session's own value is put back right after, as it was.
+    """
+    before = spark.conf.get(_ALLOWLIST_CHECK, None)
+    spark.conf.set(_ALLOWLIST_CHECK, "false")
+    try:
+        return writer.start()
+    finally:
+        if before is None:
+            spark.conf.unset(_ALLOWLIST_CHECK)
+        else:
+            spark.conf.set(_ALLOWLIST_CHECK, before)
+
+
+__all__ = ["DEFAULT_REAL_TIME_BATCH", "real_time_trigger"]

@@ -41,7 +41,16 @@ FUNCTIONS = {f.__name__: f for f in (read_rocketmq, read_rocketmq_stream, write_
 WRITES = {"write_rocketmq", "write_rocketmq_stream"}
 READS = {"read_rocketmq", "read_rocketmq_stream"}
 # Keywords that are not connector options: the session or DataFrame, and the streaming query's own settings.
-NOT_OPTIONS = {"spark", "df", "checkpoint_location", "output_mode", "processing_time", "available_now", "query_name"}
+NOT_OPTIONS = {
+    "spark",
+    "df",
+    "checkpoint_location",
+    "output_mode",
+    "processing_time",
+    "available_now",
+    "real_time",
+    "query_name",
+}
 # The type hint each kind of value gets (an option the connector does not require is Optional, None = unset).
 HINTS = {
     "text": "str",

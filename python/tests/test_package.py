@@ -168,6 +168,16 @@ NO_SPARK: Any = _NoSpark()
             "processing_time and available_now are two triggers",
         ),
         (
+            lambda: write_rocketmq_stream(NO_SPARK, "h:1", "t", processing_time="1 second", real_time=True),
+            ValueError,
+            "processing_time and real_time are two triggers",
+        ),
+        (
+            lambda: write_rocketmq_stream(NO_SPARK, "h:1", "t", real_time=30),  # type: ignore[arg-type]
+            TypeError,
+            "real_time must be True or a batch duration such as '30 seconds', not 30",
+        ),
+        (
             lambda: write_rocketmq_stream(NO_SPARK, "h:1", "t"),
             TypeError,
             "write_rocketmq_stream needs a streaming DataFrame .*; write a batch DataFrame with write_rocketmq",

@@ -26,7 +26,7 @@ import pyspark
 import pytest
 
 from embedded_rocketmq import unique_topic
-from rocketmq_spark import EARLIEST, read_rocketmq_stream, real_time_trigger
+from rocketmq_spark import EARLIEST, read_rocketmq_stream, real_time_trigger, write_rocketmq_stream
 from waiting import wait_until
 
 # Over Spark Connect too (e2e): the trigger and the foreach writer go through the Connect client.
@@ -76,3 +76,31 @@ def test_real_time_trigger_runs_a_query_or_names_the_pyspark_it_needs(spark, roc
     assert len(lines) == len(set(lines)), "a message came out twice"
     bodies = sorted(line.split("\t")[0] for line in lines)
     assert bodies == sorted([f"before-{i}" for i in range(10)] + [f"during-{i}" for i in range(10)])
+
+
+def test_write_rocketmq_stream_real_time_sends_each_row_while_the_batch_runs(spark, rocketmq, tmp_path: Path) -> None:
+    """RocketMQ -> RocketMQ in real-time mode with nothing set but ``real_time``: no allowlist setting, no sink
+    setting. The batch lasts 10 minutes, so rows can only be in the target before its end if each is sent as it
+    arrives."""
+    source, target = unique_topic("rt-src"), unique_topic("rt-dst")
+    rocketmq.create_topic(source, queues=2)
+    rocketmq.create_topic(target, queues=2)
+    stream = read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST).select("body")
+    key = "spark.sql.streaming.realTimeMode.allowlistCheck"
+    before = spark.conf.get(key, None)
+    if not HAS_TRIGGER:
+        with pytest.raises(RuntimeError, match=f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}"):
+            write_rocketmq_stream(stream, rocketmq.name_server, target, real_time="10 minutes")
+        return
+    query = write_rocketmq_stream(
+        stream, rocketmq.name_server, target, real_time="10 minutes", checkpoint_location=str(tmp_path / "cp")
+    )
+    try:
+        assert spark.conf.get(key, None) == before, "the session's allowlist setting was left changed"
+        rocketmq.send(source, 10, "rt-")
+        wait_until("the 10 rows in the target topic", lambda: len(rocketmq.bodies(target)) >= 10, 60)
+        assert query.isActive and query.exception() is None
+        assert query.lastProgress is None, "a real-time batch ended: the rows may have waited for its end"
+    finally:
+        query.stop()
+    assert sorted(rocketmq.bodies(target)) == sorted(f"rt-{i}" for i in range(10))
