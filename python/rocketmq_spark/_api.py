@@ -102,7 +102,7 @@ def read_rocketmq(
     ``EARLIEST``) up to ``ending_offsets`` (default ``LATEST``, exclusive); offsets may be a dict
     ``{"topic": {"broker": {queue_id: offset}}}``. Times are ``datetime`` objects with a time zone or
     epoch milliseconds. Keywords left as ``None`` keep the connector's defaults; each is the option key
-    in snake_case (see the README's option table).
+    in snake_case (see the option reference, docs/reference/options.md).
 
     The rows have the columns topic, flag, body (binary), properties (JSON string; see
     ``decode_properties``), brokerName, queueId, queueOffset, bornTimestamp and storeTimestamp, then

@@ -44,8 +44,9 @@ def real_time_trigger(writer: "DataStreamWriter", batch_duration: str = "5 secon
 
     Each batch then runs for ``batch_duration`` (at least ``spark.sql.streaming.realTimeMode.minBatchDuration``,
     5 seconds by default), every message going through the query as it arrives; the checkpoint is written when a
-    batch ends. The query needs output mode ``update`` and a sink Spark allows in real-time mode (see the README's
-    "Real-time mode"). pyspark 4.2 and later only: Spark 4.1 runs real-time queries too, but its Python API cannot
+    batch ends. The query needs output mode ``update`` and a sink Spark allows in real-time mode (see
+    docs/real-time.md; ``write_rocketmq_stream(real_time=...)`` does all of it for the RocketMQ sink). pyspark 4.2
+    and later only: Spark 4.1 runs real-time queries too, but its Python API cannot
     ask for one (use Scala there, ``Trigger.RealTime``).
 
     Example::

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, List, Optional
 
 import pytest
 
@@ -43,6 +43,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "cross_version: run again on every pyspark of the matrix (dev/test-spark-version), with e2e"
     )
+    config.addinivalue_line("markers", "connect_only: runs in the Spark Connect pass only (deselected otherwise)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    """Tests of Spark Connect itself are deselected, not skipped, in a classic run: they run in the Connect pass."""
+    if API == "connect":
+        return
+    kept = [item for item in items if item.get_closest_marker("connect_only") is None]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -97,8 +108,10 @@ def spark() -> Iterator[Any]:
     from connect_server import SparkConnectServerProcess
     from rocketmq_spark import add_rocketmq_jar
 
+    global _connect_url
     server = SparkConnectServerProcess().start()
     try:
+        _connect_url = server.url
         session = SparkSession.builder.remote(server.url).getOrCreate()
         assert type(session).__module__.startswith("pyspark.sql.connect"), type(session)
         add_rocketmq_jar(session)
@@ -107,4 +120,14 @@ def spark() -> Iterator[Any]:
         finally:
             session.stop()
     finally:
+        _connect_url = None
         server.stop()
+
+
+_connect_url: Optional[str] = None
+
+
+@pytest.fixture
+def connect_url(spark: Any) -> Optional[str]:
+    """The Spark Connect server's address in the Connect pass (``sc://host:port``); None in classic sessions."""
+    return _connect_url

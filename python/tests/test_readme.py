@@ -12,14 +12,19 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The README's quick start shows the commands the distribution tests run, for this version."""
+"""The README's and the install guide's commands are those the distribution tests run, for this version; the Python
+API page names every public name of the package; the README's links lead to files that exist."""
 
 from __future__ import annotations
+
+import re
 
 import rocketmq_spark
 from embedded_rocketmq import REPO_ROOT
 
 README = (REPO_ROOT / "README.md").read_text()
+INSTALL = (REPO_ROOT / "docs" / "install.md").read_text()
+PYTHON_API = (REPO_ROOT / "docs" / "python.md").read_text()
 VERSION = rocketmq_spark.__version__
 
 
@@ -35,14 +40,22 @@ def test_quick_start_commands_match_the_tests() -> None:
         # test_local_cluster.py
         f'spark-submit --master "local-cluster[2,1,1024]" --jars rocketmq-spark-connector-assembly_2.13-{VERSION}.jar',
     ]
-    missing = [e for e in expected if e not in README]
-    assert missing == []
+    for page, text in (("README.md", README), ("docs/install.md", INSTALL)):
+        missing = [e for e in expected if e not in text]
+        assert missing == [], page
 
 
-def test_every_public_name_of_the_package_is_in_the_readme() -> None:
+def test_every_public_name_of_the_package_is_on_the_python_api_page() -> None:
     missing = [
         n
         for n in rocketmq_spark.__all__
-        if not n.startswith("_") and n not in ("FORMAT", "OPTION_KEYS") and f"`{n}" not in README
+        if not n.startswith("_") and n not in ("FORMAT", "OPTION_KEYS") and f"`{n}" not in PYTHON_API
     ]
     assert missing == []
+
+
+def test_the_readme_links_lead_to_files_that_exist() -> None:
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README)
+    local = [t for t in targets if not t.startswith(("http://", "https://"))]
+    assert len(local) >= 10
+    assert [t for t in local if not (REPO_ROOT / t).exists()] == []

@@ -18,13 +18,13 @@ package org.apache.spark.sql.rocketmq
 
 /**
  * The declaration of one option: its key, the kind of value it takes, its default, the queries it
- * applies to and one line of documentation. Declarations live in [[RocketMQOptions]]; the README's
+ * applies to and one line of documentation. Declarations live in [[RocketMQOptions]]; the option reference's
  * option table, the checks made when a query is planned and the Python keywords are derived from
  * them. How the default is declared says how it is read:
  *  - [[RocketMQOption.Required]]: there is none; a missing value is an error naming the option;
- *  - [[RocketMQOption.Defaulted]]: one value, the one the README shows;
+ *  - [[RocketMQOption.Defaulted]]: one value, the one the option reference shows;
  *  - [[RocketMQOption.DefaultPerQuery]]: one value for batch and one for streaming queries;
- *  - [[RocketMQOption.Unset]]: none, and unset means something of its own (said in the README).
+ *  - [[RocketMQOption.Unset]]: none, and unset means something of its own (said in the option reference).
  */
 private[rocketmq] sealed abstract class RocketMQOption[T] {
   def key: String
@@ -32,10 +32,10 @@ private[rocketmq] sealed abstract class RocketMQOption[T] {
   def queryType: RocketMQOption.QueryType
   def meaning: String
 
-  /** The README's "Value" column: the kind's description unless the declaration words it itself. */
+  /** The option reference's "Value" column: the kind's description unless the declaration words it itself. */
   def valueText: String
 
-  /** The README's "Default" column. */
+  /** The option reference's "Default" column. */
   def defaultText: String
 
   /** Whether a query cannot run without it (the Python functions then take it positionally). */
@@ -44,7 +44,7 @@ private[rocketmq] sealed abstract class RocketMQOption[T] {
 
 private[rocketmq] object RocketMQOption {
 
-  /** Which queries an option applies to, as the README's "Query type" column says it. */
+  /** Which queries an option applies to, as the option reference's "Query type" column says it. */
   sealed abstract class QueryType(val text: String, val batchRead: Boolean, val streamRead: Boolean, val write: Boolean)
   case object SourceBoth extends QueryType("streaming and batch", true, true, false)
   case object BatchOnly extends QueryType("batch query", true, false, false)

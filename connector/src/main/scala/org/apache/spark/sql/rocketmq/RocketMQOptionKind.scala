@@ -25,7 +25,7 @@ import org.apache.rocketmq.common.filter.ExpressionType
 import org.apache.rocketmq.filter.FilterFactory
 
 /**
- * The kind of value an option takes: how its text is parsed and checked, how the README describes
+ * The kind of value an option takes: how its text is parsed and checked, how the option reference describes
  * it, and how a default is written there (`render` gives text that parses back to the same value).
  * `name` is what the Python package's keyword table gives as the kind of each keyword.
  */

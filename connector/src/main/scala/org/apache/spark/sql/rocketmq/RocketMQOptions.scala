@@ -185,7 +185,7 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
 
 /**
  * Every option of the connector, declared once (see [[RocketMQOption]]); [[RocketMQOptions.registry]]
- * lists them in the README's order.
+ * lists them in the option reference's order.
  */
 private[rocketmq] object RocketMQOptions {
 
@@ -423,6 +423,6 @@ private[rocketmq] object RocketMQOptions {
   val AccessChannelOption: Defaulted[AccessChannel] = defaulted("accessChannel", AccessChannelKind,
     AccessChannel.LOCAL, Everywhere, "RocketMQ's access channel: CLOUD for managed services that ask for it.")
 
-  /** Every option, in declaration order (the README's). */
+  /** Every option, in declaration order (the option reference's). */
   lazy val registry: Seq[RocketMQOption[_]] = declared.toList
 }

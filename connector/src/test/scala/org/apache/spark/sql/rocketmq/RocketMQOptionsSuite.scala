@@ -37,13 +37,13 @@ class RocketMQOptionsSuite extends AnyFunSuite {
   private val q0 = RocketMQQueue("t", "b", 0)
   private val q1 = RocketMQQueue("t", "b", 1)
 
-  /** A default as the README shows it, typed the way a user would type it (quotes dropped). */
+  /** A default as the option reference shows it, typed the way a user would type it (quotes dropped). */
   private def typed(text: String): String = text.stripPrefix("\"").stripSuffix("\"")
 
   test("every documented default is the default in force") {
     for (option <- registry) option match {
       case o: Defaulted[_] =>
-        assert(o.kind.parse(o.key, typed(o.defaultText)) === o.default, s"${o.key}: README default")
+        assert(o.kind.parse(o.key, typed(o.defaultText)) === o.default, s"${o.key}: documented default")
         assert(options(minimal: _*)(o) === o.default, s"${o.key}: default in force")
       case o: DefaultPerQuery[_] =>
         assert(o.defaultText === s"${o.kind.render(o.streamDefault)} for streaming, " +
@@ -81,7 +81,7 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     withDefaults(_.write).validateForWrite()
   }
 
-  test("the registry: unique keys, every column of the README table filled, kinds named") {
+  test("the registry: unique keys, every column of the option reference's table filled, kinds named") {
     assert(registry.map(_.key).distinct.size === registry.size)
     assert(registry.forall(o => o.meaning.nonEmpty && o.valueText.nonEmpty && o.defaultText.nonEmpty))
     assert(registry.map(_.kind.name).forall(_.nonEmpty))

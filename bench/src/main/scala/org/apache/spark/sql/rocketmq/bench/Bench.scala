@@ -37,7 +37,8 @@ object Bench {
   /** The name of the bench's own JVM (Spark in local mode, the plain clients) among the processes it watches. */
   val OwnJvm = "bench JVM"
 
-  private val AllSections = Seq("read", "plain", "latency", "planning", "write", "readafterwrite", "heap")
+  private val AllSections =
+    Seq("read", "plain", "latency", "python", "planning", "write", "readafterwrite", "heap")
 
   final case class Sizes(messages: Int, runs: Int, latencySeconds: Int, latencyRuns: Int, planningRounds: Int,
       heapBacklogBytes: Long)
@@ -160,6 +161,28 @@ object Bench {
           latency.measure(kafka, fileSystem)(sendToKafka)
           RealTimeBatchSeconds.foreach { batchSeconds =>
             latency.measureRealTime(kafka, batchSeconds, realTimeRunSeconds(batchSeconds))(sendToKafka)
+          }
+        } finally producer.close()
+      }
+      if (sections.contains("python")) {
+        val python = new PythonLatencyBench(results, PythonLatencyBench.venvPython(Paths.get("")),
+          Paths.get("bench/python_latency.py"), PythonLatencyBench.kafkaJars(), LatencyRate, warmupSeconds = 2)
+        val producer = KafkaProcess.producer(kafkaBroker.bootstrapServers)
+        try {
+          val runs = Seq(rocketmq, kafka).flatMap { system =>
+            if (quick) Seq("foreach", "sink").map(path => python.Run(system, path, 5, sizes.latencySeconds))
+            else Seq(python.Run(system, "foreach", 30, 60), python.Run(system, "sink", 30, 90),
+              python.Run(system, "sink", 5, 30),
+              python.Run(system, "sink", 5, 30, Some(LatencyBench.FileSystemCheckpoints)))
+          }
+          python.measure(runs,
+            {
+              case `rocketmq` => Map("nameServer" -> rocketmqBroker.nameServer)
+              case _ => Map("bootstrapServers" -> kafkaBroker.bootstrapServers)
+            }) {
+            case `rocketmq` => (topic, body) => plainRocketMQ.producer.sendOneway(new Message(topic, body))
+            case _ => (topic, body) =>
+                producer.send(new org.apache.kafka.clients.producer.ProducerRecord(topic, body))
           }
         } finally producer.close()
       }

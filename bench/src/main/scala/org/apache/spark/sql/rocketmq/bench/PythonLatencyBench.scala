@@ -1,0 +1,129 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq.bench
+
+import java.io.{BufferedReader, BufferedWriter, InputStreamReader, OutputStreamWriter}
+import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.file.{Files, Path}
+import java.util.concurrent.{Executors, TimeUnit}
+import java.util.concurrent.atomic.AtomicLong
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.ObjectMapper
+
+/**
+ * Real-time latency from PySpark (`bench/python_latency.py` in the `.venv` that `dev/build-python` makes): the
+ * brokers and the producer are this JVM's, the query is a Python program's, as a PySpark user would write it.
+ *
+ * Two paths, each for both systems: `foreach`, where a Python function notes each row (Spark hands rows to
+ * Python workers in pickled batches that grow to about a megabyte, so at a low rate a row waits for the rows
+ * after it), and `sink`, where the system's own sink (a JVM one) writes each row to a target topic, started
+ * with this package's `write_rocketmq_stream(real_time=...)` for RocketMQ and `trigger(realTime=...)` on Spark's
+ * Kafka sink. The producer sends `rate` small messages a second for `warmupSeconds` (not counted) and then
+ * `seconds`; every sent message must arrive.
+ */
+final class PythonLatencyBench(results: BenchResults, python: Path, script: Path, kafkaJars: Seq[String],
+    rate: Int, warmupSeconds: Int) {
+
+  private val json = new ObjectMapper()
+
+  /**
+   * One run of `path` for `system`, with real-time batches of `batchSeconds`, measured for `seconds`; its query's
+   * checkpoint files written through `checkpoints`' manager, if given.
+   */
+  final case class Run(system: BenchSystem, path: String, batchSeconds: Int, seconds: Int,
+      checkpoints: Option[LatencyBench.CheckpointFiles] = None)
+
+  /** Runs each of `runs` in one Python process (one Spark session) and adds p50, p95 and p99 of each. */
+  def measure(runs: Seq[Run], connection: BenchSystem => Map[String, String])(
+      send: BenchSystem => (String, Array[Byte]) => Unit): Unit = {
+    val process = new ProcessBuilder(python.toString, script.toString, "--kafka-jars", kafkaJars.mkString(","))
+      .redirectError(ProcessBuilder.Redirect.INHERIT).start()
+    val in = new BufferedReader(new InputStreamReader(process.getInputStream, UTF_8))
+    val out = new BufferedWriter(new OutputStreamWriter(process.getOutputStream, UTF_8))
+    def tell(line: String): Unit = { out.write(line); out.newLine(); out.flush() }
+    // Spark's JVM, started by pyspark, shares the Python program's stdout: lines not of the protocol are skipped.
+    def await(word: String): String = {
+      var line = in.readLine()
+      while (line != null && !line.startsWith(word)) line = in.readLine()
+      require(line != null, s"the Python latency program ended before $word (its log is above)")
+      line.stripPrefix(word).trim
+    }
+    try {
+      println(s"BENCH python: pyspark ${await("STARTED")}")
+      runs.foreach { run =>
+        val (topic, target) = (s"bench-pylat-${System.nanoTime()}", s"bench-pylat-out-${System.nanoTime()}")
+        run.system.createTopic(topic, LatencyBench.RealTimeQueues)
+        if (run.path == "sink") run.system.createTopic(target, LatencyBench.RealTimeQueues)
+        val ask = Map[String, Any]("system" -> run.system.name, "path" -> run.path, "topic" -> topic,
+          "target" -> target, "batch" -> s"${run.batchSeconds} seconds") ++ connection(run.system) ++
+          run.checkpoints.map(c => "checkpointFileManager" -> c.className)
+        tell("RUN " + json.writeValueAsString(ask.asJava))
+        await("READY")
+        val (sent, measuredFrom) = produce(send(run.system), topic, run.seconds)
+        tell("DONE " + json.writeValueAsString(Map("sent" -> sent, "measuredFrom" -> measuredFrom).asJava))
+        val latencies = json.readTree(await("RESULT")).get("latenciesMs").elements().asScala.map(_.asDouble).toSeq
+        val arrival = if (run.path == "foreach") "a Python foreach function" else "the sink's topic"
+        val how = run.checkpoints.map(c => s", ${c.label}").getOrElse("")
+        Seq(50.0, 95.0, 99.0).foreach { p =>
+          results.add(Figure("python",
+            s"from Python: produce to $arrival p${p.toInt} " +
+              s"(real-time, ${run.batchSeconds} seconds batches, $rate msg/s$how)", run.system.name, "ms",
+            Seq(Measure.percentile(latencies, p))))
+        }
+      }
+      tell("EXIT")
+      require(process.waitFor(120, TimeUnit.SECONDS), "the Python latency program did not exit")
+      require(process.exitValue() == 0, s"the Python latency program exited with ${process.exitValue()}")
+    } finally process.destroyForcibly()
+  }
+
+  /** Sends `rate` messages a second for the warm-up and `seconds`: how many were sent, and from when they count. */
+  private def produce(send: (String, Array[Byte]) => Unit, topic: String, seconds: Int): (Long, Long) = {
+    val sent = new AtomicLong()
+    val body = Array.fill[Byte](100)('x')
+    val ticker = Executors.newSingleThreadScheduledExecutor()
+    try {
+      val start = System.currentTimeMillis()
+      ticker.scheduleAtFixedRate(() => { send(topic, body); sent.incrementAndGet() }, 0, 1000000L / rate,
+        TimeUnit.MICROSECONDS)
+      Thread.sleep((warmupSeconds + seconds) * 1000L) // the production window itself
+      ticker.shutdown()
+      require(ticker.awaitTermination(10, TimeUnit.SECONDS), "the producer did not stop")
+      (sent.get(), start + warmupSeconds * 1000L)
+    } finally ticker.shutdownNow()
+  }
+}
+
+object PythonLatencyBench {
+
+  /** The jars of Spark's Kafka connector on this JVM's classpath, for the Python program's `spark.jars`. */
+  def kafkaJars(): Seq[String] = System.getProperty("java.class.path").split(java.io.File.pathSeparator).toSeq
+    .filter { jar =>
+      val name = java.nio.file.Paths.get(jar).getFileName.toString
+      Seq("spark-sql-kafka-0-10", "spark-token-provider-kafka-0-10", "kafka-clients", "commons-pool2")
+        .exists(name.startsWith)
+    }
+
+  /** The `.venv` Python that `dev/build-python` made, with the wheel installed. */
+  def venvPython(root: Path): Path = {
+    val python = root.resolve(".venv/bin/python")
+    require(Files.isExecutable(python), s"no $python: run dev/build-python first (dev/bench does)")
+    python
+  }
+}
