@@ -43,8 +43,12 @@ ThisBuild / versionScheme := Some("early-semver")
 ThisBuild / licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0"))
 ThisBuild / homepage := Some(url("https://github.com/rocketmq-spark/rocketmq-spark"))
 
-// Parts of rocketmq-client's tree that a client never loads (broker storage, metrics exporters,
-// gRPC, native codecs Spark already ships), kept out of both the POM and the assembly.
+// Parts of rocketmq-client's tree that a client never loads, kept out of both the POM and the assembly: broker
+// storage, native codecs Spark already ships, and what the broker, the proxy and their metrics exporters need
+// (gRPC and its gson, Prometheus, the OpenTelemetry exporters and their okhttp, okio and kotlin, netty's codecs
+// and transports other than NIO, javassist and reflections, fastjson 1, commons-digester and -beanutils). No class
+// of these is reachable from the connector's classes in the jar's class graph (`jdeps`; docs/build-notes.md), and
+// every Python test runs the assembly, the --packages test the POM, without them.
 val clientExclusions: Seq[ExclusionRule] = Seq(
   ExclusionRule("org.apache.rocketmq", "rocketmq-rocksdb"),
   ExclusionRule("com.github.luben", "zstd-jni"),
@@ -52,8 +56,31 @@ val clientExclusions: Seq[ExclusionRule] = Seq(
   ExclusionRule("org.awaitility"),
   ExclusionRule("org.hamcrest"),
   ExclusionRule("org.apache.tomcat", "annotations-api"),
-  ExclusionRule("com.fasterxml.jackson.core") // only the OTLP log exporter wants it; Spark has its own
-)
+  ExclusionRule("com.fasterxml.jackson.core"), // only the OTLP log exporter wants it; Spark has its own
+  ExclusionRule("io.grpc"),
+  ExclusionRule("com.google.code.gson"),
+  ExclusionRule("io.perfmark"),
+  ExclusionRule("io.prometheus"),
+  ExclusionRule("io.opentelemetry", "opentelemetry-exporter-common"),
+  ExclusionRule("io.opentelemetry", "opentelemetry-exporter-logging"),
+  ExclusionRule("io.opentelemetry", "opentelemetry-exporter-logging-otlp"),
+  ExclusionRule("io.opentelemetry", "opentelemetry-exporter-otlp"),
+  ExclusionRule("io.opentelemetry", "opentelemetry-exporter-otlp-common"),
+  ExclusionRule("io.opentelemetry", "opentelemetry-exporter-prometheus"),
+  ExclusionRule("io.opentelemetry", "opentelemetry-exporter-sender-okhttp"),
+  ExclusionRule("com.squareup.okhttp3"),
+  ExclusionRule("com.squareup.okio"),
+  ExclusionRule("org.jetbrains.kotlin"),
+  ExclusionRule("org.javassist"),
+  ExclusionRule("org.reflections"),
+  ExclusionRule("com.alibaba", "fastjson"),
+  ExclusionRule("commons-digester"),
+  ExclusionRule("commons-beanutils")
+) ++ Seq("codec-dns", "codec-haproxy", "codec-http2", "codec-memcache", "codec-mqtt", "codec-redis", "codec-smtp",
+  "codec-stomp", "codec-xml", "resolver-dns", "resolver-dns-classes-macos", "resolver-dns-native-macos",
+  "transport-classes-epoll", "transport-native-epoll", "transport-classes-kqueue", "transport-native-kqueue",
+  "transport-rxtx", "transport-sctp", "transport-udt", "handler-ssl-ocsp").map(m =>
+  ExclusionRule("io.netty", s"netty-$m"))
 
 // Out of the published POM only: with --packages the client runs on Spark's own netty (docs/build-notes.md).
 val pomOnlyClientExclusions: Seq[(String, String)] = Seq("io.netty" -> "*")
@@ -77,7 +104,7 @@ def excludeFromClientInPom(pom: scala.xml.Node): scala.xml.Node = {
     }
   }
   val out = new RuleTransformer(rule).transform(pom).head
-  require((out \\ "exclusion").count(e => (e \ "groupId").text == "io.netty") == 2,
+  require((out \\ "exclusion").count(e => (e \ "groupId").text == "io.netty" && (e \ "artifactId").text == "*") == 2,
     "rocketmq-client or rocketmq-filter is no longer a POM dependency: update excludeFromClientInPom")
   out
 }
