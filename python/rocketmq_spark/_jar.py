@@ -16,9 +16,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocketmq_spark import _jar_delta
 from rocketmq_spark._version import __version__
 
 if TYPE_CHECKING:
@@ -59,6 +62,10 @@ def jar_path(spark_version: str | None = None, scala_version: str | None = None)
     ``spark-submit --jars $(python -c ...)``, or upload the jar matching your cluster's runtime. An unsupported
     version raises ``ValueError`` naming the supported ones.
 
+    The Spark 4 jar is in the package as it is. The Spark 3.5 jars share all but their connector classes with it,
+    so the package holds only what differs; the first call for one writes the whole jar (about 16 MB, a second or
+    two, no network) to ``$ROCKETMQ_SPARK_JAR_CACHE`` or else ``~/.cache/rocketmq-spark`` and returns that path.
+
     Example::
 
         >>> from rocketmq_spark import jar_path
@@ -79,13 +86,34 @@ def jar_path(spark_version: str | None = None, scala_version: str | None = None)
             f"Spark {spark_version} with Scala {scala} is not supported by the RocketMQ connector; "
             f"it supports {_SUPPORTED}."
         )
-    jar = Path(__file__).parent / "jars" / f"{prefix}{__version__}.jar"
+    jars = Path(__file__).parent / "jars"
+    jar = jars / f"{prefix}{__version__}.jar"
+    delta = jars / f"{prefix}{__version__}.delta"
+    if not jar.is_file() and delta.is_file():
+        return str(_whole_jar(delta, jars / f"{_JAR_PREFIXES[('4', '2.13')]}{__version__}.jar"))
     if not jar.is_file():
         raise FileNotFoundError(
             f"The RocketMQ connector jar for Spark {spark_version} (Scala {scala}) is missing from the rocketmq_spark "
             "package. Install the package from a wheel, or in a source checkout run dev/build-python first."
         )
     return str(jar.resolve())
+
+
+def _cache_dir() -> Path:
+    """Where jars made from a delta go: $ROCKETMQ_SPARK_JAR_CACHE, else the user's cache directory."""
+    if os.environ.get("ROCKETMQ_SPARK_JAR_CACHE"):
+        return Path(os.environ["ROCKETMQ_SPARK_JAR_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rocketmq-spark"
+
+
+def _whole_jar(delta: Path, base: Path) -> Path:
+    """The whole jar ``delta`` describes, made from it and ``base`` on first use and kept in the cache directory,
+    under a folder named by the delta's contents (a rebuilt package of the same version never meets a stale one)."""
+    digest = hashlib.sha256(delta.read_bytes()).hexdigest()[:16]
+    target = _cache_dir() / digest / _jar_delta.jar_name(delta)
+    if not target.is_file():
+        _jar_delta.assemble(base, delta, target)
+    return target.resolve()
 
 
 def configure_spark_with_rocketmq(builder: "SparkSession.Builder") -> "SparkSession.Builder":

@@ -35,6 +35,36 @@ def test_each_supported_spark_gets_its_own_jar() -> None:
     assert all(Path(jar_path(v)).is_file() for v in ("3.5.9", "4.1.4"))
 
 
+def _entries(jar: Path) -> list[tuple[str, int]]:
+    with zipfile.ZipFile(jar) as z:
+        return [(i.filename, i.CRC) for i in z.infolist()]
+
+
+@pytest.mark.parametrize(
+    ("scala", "built"),
+    [
+        ("2.12", "connector-spark35/scala-2.12/target/scala-2.12"),
+        ("2.13", "connector-spark35/scala-2.13/target/scala-2.13"),
+    ],
+)
+def test_a_spark35_jar_made_from_the_package_is_the_jar_the_build_made(
+    scala: str, built: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The package holds the Spark 3.5 jars as differences from the Spark 4 jar; jar_path writes them whole, once."""
+    monkeypatch.setenv("ROCKETMQ_SPARK_JAR_CACHE", str(tmp_path))
+    made = Path(jar_path("3.5.0", scala))
+    assert made.is_relative_to(tmp_path)
+    name = f"rocketmq-spark-connector-spark35-assembly_{scala}-{__version__}.jar"
+    original = Path(__file__).resolve().parents[2] / built / name
+    if not original.is_file():
+        pytest.fail(f"{original} is missing: run build/sbt connectorSpark35_{scala.replace('.', '')}/assembly")
+    assert made.name == name and _entries(made) == _entries(original)
+    with zipfile.ZipFile(made) as z:
+        assert z.testzip() is None
+    mtime = made.stat().st_mtime_ns
+    assert jar_path("3.5.0", scala) == str(made) and made.stat().st_mtime_ns == mtime  # made once, then reused
+
+
 @pytest.mark.parametrize(
     ("version", "scala", "text"),
     [

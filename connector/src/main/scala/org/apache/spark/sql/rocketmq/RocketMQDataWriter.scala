@@ -53,7 +53,7 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
    * In a task that reads RocketMQ in real-time mode, which runs for its whole batch, each row is sent as it comes
    * rather than held for a fuller request (decided at the first row, when the task's reader exists).
    */
-  private lazy val sendEachRow = RocketMQRealTimeTasks.current
+  private lazy val sendEachRow = RocketMQTasksInRealTimeMode.current
 
   override def write(row: InternalRow): Unit = {
     val message = converter.toMessage(row, rowsWritten)

@@ -33,8 +33,8 @@ private[rocketmq] final class RocketMQRealTimePartitionReader(partition: RocketM
   extends RocketMQPartitionReader(partition)
   with SupportsRealTimeRead[InternalRow] {
 
-  // A RocketMQ sink in this task sends each row as it comes (see RocketMQRealTimeTasks).
-  RocketMQRealTimeTasks.markCurrent()
+  // A RocketMQ sink in this task sends each row as it comes (see RocketMQTasksInRealTimeMode).
+  RocketMQTasksInRealTimeMode.markCurrent()
 
   override def getOffset: PartitionOffset =
     RocketMQRealTimePartitionReader.QueueOffset(Option(TaskContext.get()).fold(-1)(_.partitionId()), nextOffset)

@@ -26,7 +26,7 @@ import org.apache.spark.TaskContext
  * a fuller send request would hold them until the batch ends. The real-time reader marks its task; the mark goes
  * when the task completes.
  */
-private[rocketmq] object RocketMQRealTimeTasks {
+private[rocketmq] object RocketMQTasksInRealTimeMode {
 
   private val attempts = ConcurrentHashMap.newKeySet[java.lang.Long]()
 
