@@ -107,6 +107,13 @@ final class EmbeddedRocketMQ(
       }
       !namesrv.getRouteInfoManager.getAllClusterInfo.getBrokerAddrTable.isEmpty
     }
+    // A broker fails a status request (getBrokerRuntimeInfo, which planning sends to learn how far the broker has
+    // indexed) until its store has taken its first statistics sample, about a second after start, and logs the
+    // request whole, a security token included. A broker in service took it long ago; so has this one before a
+    // test uses it.
+    awaitCondition("the broker's first statistics sample", 30000) {
+      scala.util.Try(broker.getMessageStore.getRuntimeInfo).isSuccess
+    }
   }
 
   /**
