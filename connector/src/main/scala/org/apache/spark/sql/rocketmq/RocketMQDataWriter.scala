@@ -46,20 +46,21 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
 
   private val converter = new RocketMQRowToMessage(settings, columns)
   private val halfMessages = settings.transaction.map(new RocketMQHalfMessageRecorder(_, epoch, partition, attempt))
-  private val sender = new RocketMQMessageSender(settings, halfMessages.orNull)
   private var rowsWritten = 0L
 
   /**
-   * In a task that reads RocketMQ in real-time mode, which runs for its whole batch, each row is sent as it comes
-   * rather than held for a fuller request (decided at the first row, when the task's reader exists).
+   * In a task that reads RocketMQ in real-time mode, which runs for its whole batch, each row goes out in a request
+   * of its own (as with sendBatchMessages=1) rather than waiting for a fuller one. That is known once the task's
+   * reader exists, so the sender is made at the first row (at commit, for a task without rows).
    */
-  private lazy val sendEachRow = RocketMQTasksInRealTimeMode.current
+  private lazy val sender = new RocketMQMessageSender(
+    if (RocketMQTasksInRealTimeMode.current) settings.copy(sendBatchMessages = 1) else settings,
+    halfMessages.orNull)
 
   override def write(row: InternalRow): Unit = {
     val message = converter.toMessage(row, rowsWritten)
     halfMessages.foreach(_.prepare(message))
     sender.send(message, converter.shardingKey(row))
-    if (sendEachRow) sender.sendHeldBatches()
     rowsWritten += 1
   }
 

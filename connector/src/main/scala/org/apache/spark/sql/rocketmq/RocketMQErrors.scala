@@ -49,7 +49,7 @@ private[rocketmq] object RocketMQErrors {
   private def message(condition: String, parameters: Map[String, String]): String =
     s"[$condition] ${reader.getErrorMessage(condition, parameters)}"
 
-  private def sqlState(condition: String): String = reader.getSqlState(condition)
+  private[rocketmq] def sqlState(condition: String): String = reader.getSqlState(condition)
 
   private def invalidInput(condition: String, parameters: (String, String)*): RocketMQInvalidInputException = {
     val params = parameters.toMap

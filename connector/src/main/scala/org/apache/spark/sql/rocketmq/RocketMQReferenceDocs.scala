@@ -16,13 +16,9 @@
 
 package org.apache.spark.sql.rocketmq
 
-import scala.jdk.CollectionConverters._
-
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-
 /**
  * The documentation's reference tables, generated from the code: the options from [[RocketMQOptions.registry]],
- * the error conditions from `error/rocketmq-error-conditions.json` (the file the errors' messages come from).
+ * the error conditions as [[RocketMQErrors]] reads them from `error/rocketmq-error-conditions.json`.
  */
 private[rocketmq] object RocketMQReferenceDocs {
 
@@ -43,21 +39,10 @@ private[rocketmq] object RocketMQReferenceDocs {
 
   /** Every condition and sub-condition with its SQLSTATE and message (parameters in angle brackets). */
   def errorsTable: String = {
-    val url = getClass.getClassLoader.getResource("error/rocketmq-error-conditions.json")
-    require(url != null, "error/rocketmq-error-conditions.json is missing")
-    val root = new ObjectMapper().readTree(url)
-    def text(node: JsonNode): String = node.get("message").elements().asScala.map(_.asText).mkString(" ")
-    def escaped(s: String): String = cell(s.replace("<", "&lt;").replace(">", "&gt;"))
+    def escaped(text: String): String = cell(text.replace("<", "&lt;").replace(">", "&gt;"))
     val header = Seq("| Condition | SQLSTATE | Message |", "|---|---|---|")
-    val rows = root.fields().asScala.toSeq.sortBy(_.getKey).flatMap { entry =>
-      val (name, condition) = (entry.getKey, entry.getValue)
-      val state = Option(condition.get("sqlState")).map(_.asText).getOrElse("")
-      Option(condition.get("subClass")) match {
-        case None => Seq(s"| `$name` | $state | ${escaped(text(condition))} |")
-        case Some(subs) => subs.fields().asScala.toSeq.sortBy(_.getKey).map { sub =>
-            s"| `$name.${sub.getKey}` | $state | ${escaped(text(condition) + " " + text(sub.getValue))} |"
-          }
-      }
+    val rows = RocketMQErrors.allConditions.map { condition =>
+      s"| `$condition` | ${RocketMQErrors.sqlState(condition)} | ${escaped(RocketMQErrors.template(condition))} |"
     }
     (header ++ rows).mkString("\n")
   }

@@ -294,9 +294,6 @@ private[rocketmq] final class RocketMQMessageSender(
     if (request != null) new Send(request, count, null, batch.queue, batch.bytes).start()
   }
 
-  /** Sends the batches that wait for more messages now, without waiting for their acknowledgements. */
-  def sendHeldBatches(): Unit = sendPendingBatches()
-
   private def sendPendingBatches(): Unit =
     if (!pendingBatches.isEmpty) {
       val keys = new java.util.ArrayList[AnyRef](pendingBatches.keySet())
