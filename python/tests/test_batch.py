@@ -25,7 +25,16 @@ import pytest
 
 import rocketmq_spark
 from embedded_rocketmq import unique_topic
-from rocketmq_spark import EARLIEST, LATEST_OFFSET, decode_properties, jar_path, read_rocketmq, write_rocketmq
+from rocketmq_spark import (
+    EARLIEST,
+    LATEST_OFFSET,
+    decode_properties,
+    jar_path,
+    read_rocketmq,
+    read_rocketmq_stream,
+    write_rocketmq,
+    write_rocketmq_stream,
+)
 
 SCHEMA = [
     ("topic", "string"),
@@ -89,6 +98,44 @@ def test_write_then_read_back(spark, rocketmq) -> None:
 
     evens = read_rocketmq(spark, name_server=rocketmq.name_server, topic=topic, sub_expression="even")
     assert evens.count() == 50
+
+
+@pytest.mark.e2e
+def test_exactly_once_batch_and_streaming_writes_store_every_row_once(spark, rocketmq, tmp_path: Path) -> None:
+    """delivery_guarantee="exactly_once" from Python, in a batch write (rows with and without a sharding key) and
+    a RocketMQ -> RocketMQ stream; RocketMQ's own consumer (committed messages only) finds every row once. Runs
+    in the Connect pass and on every pyspark of the matrix too."""
+    source, batch_out, stream_out = unique_topic("eo-in"), unique_topic("eo-batch"), unique_topic("eo-stream")
+    for topic in (source, batch_out, stream_out):
+        rocketmq.create_topic(topic, queues=4)
+    rows = [(f"row-{i}", f"key-{i % 8}" if i % 2 else None) for i in range(2000)]
+    write_rocketmq(
+        spark.createDataFrame(rows, "body STRING, shardingKey STRING"),
+        rocketmq.name_server,
+        batch_out,
+        delivery_guarantee="exactly_once",
+    )
+    assert sorted(rocketmq.bodies(batch_out)) == sorted(b for b, _ in rows)
+
+    rocketmq.send(source, 1500, "s-")
+    stream = read_rocketmq_stream(
+        spark, rocketmq.name_server, source, starting_offsets=EARLIEST, max_offsets_per_trigger=500
+    )
+    query = write_rocketmq_stream(
+        stream.selectExpr("CAST(body AS STRING) AS body"),
+        rocketmq.name_server,
+        stream_out,
+        checkpoint_location=str(tmp_path / "checkpoint"),
+        delivery_guarantee="exactly_once",
+        available_now=True,
+    )
+    query.awaitTermination(180)
+    assert query.exception() is None
+    assert sorted(rocketmq.bodies(stream_out)) == sorted(f"s-{i}" for i in range(1500))
+    # How the sink committed each batch is in the query's progress.
+    metrics = [p["sink"]["metrics"] for p in query.recentProgress if p["numInputRows"] > 0]
+    assert sum(int(m["epochHalfMessages"]) for m in metrics) == 1500
+    assert {m["epochLeftToCheckBack"] for m in metrics} == {"0"}
 
 
 @pytest.mark.e2e

@@ -240,6 +240,12 @@ private[rocketmq] object RocketMQErrors {
   def unlessAccessDenied(cause: Throwable, accessKey: Option[String], topic: String)(failed: => Throwable)
       : Throwable = if (RocketMQRetry.isAccessDenied(cause)) accessDenied(accessKey, topic, cause) else failed
 
+  /** An exactly-once batch write whose rows left to the broker's check-back were not committed by `deadline`. */
+  def transactionUnresolved(topic: String, count: Int, partitions: Seq[Int], deadline: String, timeoutMs: Long)
+      : Throwable =
+    requestFailed("ROCKETMQ_TRANSACTION_UNRESOLVED", null, "topic" -> topic, "count" -> count.toString,
+      "partitions" -> partitions.sorted.mkString(", "), "deadline" -> deadline, "timeoutMs" -> timeoutMs.toString)
+
   def sendNotAcknowledged(pending: Int, waitMs: Long): Throwable =
     requestFailed("ROCKETMQ_SEND_NOT_ACKNOWLEDGED", null, "pending" -> pending.toString, "waitMs" -> waitMs.toString)
 

@@ -22,7 +22,9 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, TableCapability}
 import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.connector.read.streaming.ReportsSinkMetrics
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
+import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionRuns
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
@@ -30,9 +32,18 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
  * RocketMQ topics seen as a table of messages with the fixed [[RocketMQSourceSchema]]: read in batch
  * and streaming, written by streaming queries. Batch writes are not claimed here (Spark would then
  * refuse the default save mode); they go through [[RocketMQSourceProvider]]'s relation write.
- * Any schema can be written: the columns are checked by name when the write is planned.
+ * Any schema can be written: the columns are checked by name when the write is planned. As a streaming
+ * query's sink, its metrics (in the query's progress) tell how an exactly-once write's last epoch was committed.
  */
-private[rocketmq] class RocketMQTable(options: RocketMQOptions) extends SupportsRead with SupportsWrite {
+private[rocketmq] class RocketMQTable(options: RocketMQOptions)
+  extends SupportsRead with SupportsWrite with ReportsSinkMetrics {
+
+  /** The query writing to this table, as Spark makes one sink table per streaming query. */
+  @volatile private var writingQueryId: String = _
+
+  override def metrics(): util.Map[String, String] =
+    Option(writingQueryId).flatMap(RocketMQTransactionRuns.running).map(_.progressMetrics)
+      .getOrElse(Map.empty[String, String]).asJava
 
   override def name(): String = "rocketmq"
 
@@ -44,6 +55,8 @@ private[rocketmq] class RocketMQTable(options: RocketMQOptions) extends Supports
 
   override def newScanBuilder(scanOptions: CaseInsensitiveStringMap): ScanBuilder = new RocketMQScanBuilder(options)
 
-  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {
+    writingQueryId = info.queryId()
     new RocketMQWriteBuilder(new RocketMQOptions(options.all ++ info.options().asCaseSensitiveMap().asScala), info)
+  }
 }

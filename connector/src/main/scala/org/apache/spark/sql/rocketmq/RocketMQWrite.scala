@@ -96,5 +96,5 @@ private[rocketmq] object RocketMQWrite {
   /** A batch job's coordinator, if the write is exactly-once: its decisions live as long as the job. */
   def batchCoordinator(settings: RocketMQWriteSettings): Option[RocketMQTransactionCoordinator] =
     settings.transaction.map(scope =>
-      new RocketMQTransactionCoordinator(settings, scope, new RocketMQDecisionLog.InMemory))
+      new RocketMQTransactionCoordinator(settings, scope, new RocketMQDecisionLog.InMemory, waitForCheckBacks = true))
 }

@@ -35,6 +35,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.expressions.UserDefinedFunction
 import org.apache.spark.sql.functions.{col, count, count_distinct, lit, udf}
 import org.apache.spark.sql.rocketmq.producer.RocketMQProducerPool
+import org.apache.spark.sql.rocketmq.transaction.{RocketMQTransactionCoordinator, RocketMQTransactionEnd}
 import org.apache.spark.sql.streaming.{StreamingQueryListener, Trigger}
 
 /**
@@ -217,6 +218,46 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       // One attempt per partition: the tasks rode out the outage themselves (resending), none was retried.
       assert(Gate.attempts.get === rows.rdd.getNumPartitions, "task attempts")
     } finally cleanUp()
+  }
+
+  test("exactly-once batch write whose commits get no answer (broker frozen by SIGSTOP): none asked twice, every " +
+    "row once") {
+    val topic = newTopic("frozen-commit")
+    broker.createTopic(topic, queues = 4)
+    val rows = 20000
+    val pid = broker.brokerPid
+    def signal(name: String): Unit = {
+      val code = new ProcessBuilder("kill", s"-$name", pid.toString).inheritIO().start().waitFor()
+      assert(code === 0, s"kill -$name $pid")
+    }
+    val unanswered = RocketMQTransactionEnd.unansweredCommits.get()
+    // The broker stops right after the decision: the first END_TRANSACTION requests (a window's worth) wait in
+    // its socket, unanswered, until the driver gives them up (30 s); resumed, the broker carries them all out.
+    // Asked again, each would be delivered twice: the driver asks none again, finds them in the broker's index of
+    // keys, and goes on (the rows with a sharding key after them in their queue, too).
+    RocketMQTransactionCoordinator.afterDecisionForTests = _ => signal("STOP")
+    val resumer = Future {
+      EmbeddedRocketMQ.awaitCondition("the driver to give up waiting for the commits' answers", 120000) {
+        RocketMQTransactionEnd.unansweredCommits.get() > unanswered
+      }
+      signal("CONT")
+    }
+    try {
+      spark.range(rows).selectExpr("CAST(id AS STRING) AS body",
+        "CASE WHEN id % 2 = 0 THEN CAST(id % 16 AS STRING) END AS shardingKey")
+        .write.format("rocketmq").option("nameServer", broker.nameServer).option("topic", topic)
+        .option("deliveryGuarantee", "exactly_once").save()
+      await(resumer, "the broker resumed")
+      assert(RocketMQTransactionEnd.unansweredCommits.get() - unanswered === RocketMQTransactionEnd.Window)
+      val epoch = RocketMQTransactionCoordinator.lastInThisDriver
+      assert(epoch.messages === rows && epoch.leftToBroker === 0, epoch)
+      val stored = broker.readBodies(topic)
+      assert(stored.size === rows, s"${stored.size - stored.toSet.size} duplicates")
+      assert(stored.toSet === (0 until rows).map(_.toString).toSet)
+    } finally {
+      RocketMQTransactionCoordinator.afterDecisionForTests = _ => ()
+      if (!resumer.isCompleted) signal("CONT")
+    }
   }
 
   test("batch read started while the broker is down waits for it and reads every message") {

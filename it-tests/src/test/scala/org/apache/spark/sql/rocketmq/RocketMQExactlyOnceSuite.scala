@@ -20,6 +20,8 @@ import java.io.File
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.rocketmq.common.message.MessageExt
 
 import org.apache.spark.TaskContext
@@ -96,7 +98,8 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
       rocketmq.createTopic(out, queues = 2)
       rocketmq.sendBodies(in, (0 until 300).map(i => s"m$i"))
       val checkpoint = newDir()
-      def run(): Int = {
+      /** Runs the query to the end of its input: the micro-batches with rows, and the sink's last metrics. */
+      def run(): (Int, Map[String, String]) = {
         val q = streamTopic(in, "startingOffsets" -> "earliest", "maxOffsetsPerTrigger" -> "100")
           .selectExpr("body").writeStream.format("rocketmq").option("nameServer", rocketmq.nameServer)
           .option("topic", out).option("deliveryGuarantee", guarantee).option("checkpointLocation", checkpoint)
@@ -106,15 +109,26 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
         // One transaction run per query run, however many micro-batches; gone when the query ends.
         EmbeddedRocketMQ.awaitCondition("the query run's transaction state to be closed", 30000)(
           RocketMQTransactionRuns.size == 0)
-        q.recentProgress.count(_.numInputRows > 0)
+        val batches = q.recentProgress.filter(_.numInputRows > 0)
+        (batches.length, batches.last.sink.metrics.asScala.toMap)
       }
-      assert(run() === 3)
-      // As if the driver died after the sink's commit and before Spark's: Spark runs the last batch again.
+      val (batches, metrics) = run()
+      assert(batches === 3)
+      if (guarantee == "exactly_once") {
+        // The progress tells how the sink committed the batch: all by the driver, none left to the broker.
+        assert(metrics("epochHalfMessages") === "100" && metrics("epochLeftToCheckBack") === "0", metrics)
+        assert(metrics("epochsLeftByEarlierRuns") === "0", metrics)
+      }
+      // As if the driver died after the sink's decision and before Spark's commit, before it saw its own commits
+      // confirmed: Spark runs the last batch again, and the next run finds the earlier run's epoch unconfirmed.
       val commits = new File(checkpoint, "commits").listFiles().filter(_.getName.forall(_.isDigit))
       val last = commits.maxBy(_.getName.toLong)
       assert(last.delete())
       new File(last.getParentFile, s".${last.getName}.crc").delete()
-      assert(run() === 1)
+      new File(checkpoint, s"rocketmq-sink/decisions/${last.getName}.committed").delete()
+      val (again, metricsAgain) = run()
+      assert(again === 1)
+      if (guarantee == "exactly_once") assert(metricsAgain("epochsLeftByEarlierRuns") === "1", metricsAgain)
       val stored = rocketmq.readAll(out)
       lastRuns = stored.flatMap(m => Option(m.getProperty("spark.rocketmq.txn"))).map(_.split('/')(0)).toSet
       stored.map(body)

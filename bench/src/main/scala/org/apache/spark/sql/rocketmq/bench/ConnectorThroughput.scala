@@ -20,6 +20,7 @@ import java.nio.file.{Files, Path}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionCoordinator
 import org.apache.spark.sql.streaming.Trigger
 
 /**
@@ -49,16 +50,34 @@ final class ConnectorThroughput(
     dir
   }
 
-  def batchWrite(system: BenchSystem, label: String = "batch write", options: Map[String, String] = Map.empty)
-      : Unit = {
+  def batchWrite(system: BenchSystem, label: String = "batch write", options: Map[String, String] = Map.empty,
+      afterRun: () => Unit = () => ()): Unit = {
     results.add(Figure("write", label, system.name, "msg/s",
       Measure.rates(messages, runs) { _ =>
         val topic = freshTopic(system, "bw")
-        () =>
+        () => {
           rows.select(col("body").as(system.bodyColumn)).write.format(system.format)
             .options(system.sinkOptions(topic)).options(options).save()
+          afterRun()
+        }
       }))
     if (options.isEmpty) results.addCpu(label, system.name)
+  }
+
+  /**
+   * A batch write with deliveryGuarantee=exactly_once, and, as a figure of its own, how long the driver took to
+   * commit the write's one epoch in each run (all its half messages).
+   */
+  def exactlyOnceBatchWrite(system: RocketMQSystem): Unit = {
+    val commitSeconds = scala.collection.mutable.ArrayBuffer[Double]()
+    batchWrite(system, "batch write, exactly_once", Map("deliveryGuarantee" -> "exactly_once"),
+      afterRun = () => {
+        val epoch = RocketMQTransactionCoordinator.lastInThisDriver
+        require(epoch.messages == messages && epoch.leftToBroker == 0, s"the epoch committed was $epoch")
+        commitSeconds += epoch.commitMs / 1000.0
+      })
+    results.add(Figure("write", f"exactly_once: the driver's commit of $messages%,d half messages", system.name, "s",
+      commitSeconds.takeRight(runs).toSeq))
   }
 
   def streamingWrite(system: BenchSystem, label: String = "streaming write (AvailableNow)",

@@ -104,10 +104,15 @@ private[rocketmq] final class RocketMQMessageSender(
     extends SendCallback {
     private var budget: RocketMQRetry.Budget = _ // made at the first failure: most sends never need one
 
+    /** A half message's place among the task's rows (a half message is always sent alone). */
+    private val seq = if (halfMessages != null) halfMessages.lastPrepared else -1
+
     /**
      * Messages without a sharding key are sent asynchronously, and resent from the retry scheduler.
      * Those with one are sent synchronously, and resent before the task sends anything else: the
-     * client's asynchronous sends run on a thread pool and would reach the queue out of order.
+     * client's asynchronous sends run on a thread pool and would reach the queue out of order. Half
+     * messages go asynchronously, with a key too: their place in the queue is made when the driver
+     * commits them, in the order of [[seq]].
      */
     def start(): Unit = {
       requestCount.incrementAndGet()
@@ -116,11 +121,13 @@ private[rocketmq] final class RocketMQMessageSender(
 
     private def attempt(): Unit =
       if (queue != null) sendInline(producer.send(message, queue, settings.sendTimeoutMs))
-      else if (shardingKey != null) {
+      else if (shardingKey != null && halfMessages == null) {
         sendInline(producer.send(message, byShardingKey, shardingKey, settings.sendTimeoutMs))
       } else {
-        try producer.send(message, this, settings.sendTimeoutMs)
-        catch { case e: Throwable => onException(e) }
+        try {
+          if (shardingKey != null) producer.send(message, byShardingKey, shardingKey, this, settings.sendTimeoutMs)
+          else producer.send(message, this, settings.sendTimeoutMs)
+        } catch { case e: Throwable => onException(e) }
       }
 
     /** Makes the request now, and again after a pause while retries last, before returning. */
@@ -138,7 +145,7 @@ private[rocketmq] final class RocketMQMessageSender(
       if (result.getSendStatus != SendStatus.SEND_OK) {
         fail(RocketMQErrors.sendStatusNotOk(topicInQuery, pinnedQueueId, result.getSendStatus.toString))
       } else {
-        if (halfMessages != null) halfMessages.record(result)
+        if (halfMessages != null) halfMessages.record(result, seq, shardingKey != null)
         resolved()
       }
 
@@ -341,8 +348,8 @@ private[rocketmq] final class RocketMQMessageSender(
    * A failing task does not wait for a broker that cannot answer: the broker asks the producer group later.
    */
   def rollBack(task: RocketMQTaskHalfMessages, group: String): Int =
-    RocketMQTransactionEnd.decide(producer.getDefaultMQProducerImpl.getMqClientFactory, group, task, commit = false,
-      settings.sendTimeoutMs, retryTimeoutMs = 0L, pool = null)
+    RocketMQTransactionEnd.decide(producer.getDefaultMQProducerImpl.getMqClientFactory, group, IndexedSeq(task),
+      commit = false, retryTimeoutMs = 0L).head.leftToBroker
 
   override def close(): Unit = lease.release()
 }

@@ -46,9 +46,17 @@ private[rocketmq] sealed trait RocketMQDecisionLog {
   def committed(epoch: Long): Set[Int]
 
   def markCommitted(epoch: Long, partitions: Set[Int]): Unit
+
+  /**
+   * Epochs decided at `sinceMs` or later whose partitions were not all seen committed by the driver (it left
+   * them to the broker, or stopped while committing): each with the partitions left, and when it was decided.
+   */
+  def unconfirmed(sinceMs: Long): Seq[RocketMQDecisionLog.Unconfirmed]
 }
 
 private[rocketmq] object RocketMQDecisionLog {
+
+  final case class Unconfirmed(epoch: Long, run: String, partitions: Set[Int], decidedMs: Long)
 
   /** For a batch job, which runs once: the decisions live as long as the job. */
   final class InMemory extends RocketMQDecisionLog {
@@ -61,6 +69,7 @@ private[rocketmq] object RocketMQDecisionLog {
       val before = decisions.putIfAbsent(epoch, decision)
       if (before == null) decision else before
     }
+    override def unconfirmed(sinceMs: Long): Seq[Unconfirmed] = Nil // a batch job's log starts empty
   }
 
   /**
@@ -143,6 +152,18 @@ private[rocketmq] object RocketMQDecisionLog {
         if (epoch % RetainEpochs == 0) prune(epoch)
         decision
       }
+
+    override def unconfirmed(sinceMs: Long): Seq[Unconfirmed] =
+      if (!fs.exists(root)) Nil
+      else fs.listStatus(root).toSeq.flatMap { status =>
+        val name = status.getPath.getName
+        if (name.nonEmpty && name.length < 19 && name.forall(_.isDigit) && status.getModificationTime >= sinceMs) {
+          read(name.toLong).flatMap { decision =>
+            val left = decision.attempts.keySet -- committed(name.toLong)
+            if (left.isEmpty) None else Some(Unconfirmed(name.toLong, decision.run, left, status.getModificationTime))
+          }
+        } else None
+      }.sortBy(_.epoch)
 
     /**
      * Deletes the decisions of epochs more than [[RetainEpochs]] before `epoch` that are also older than

@@ -44,9 +44,13 @@ private[rocketmq] object RocketMQTransactionScope {
     catch { case _: RuntimeException => -1L }
 }
 
-/** Where one half message is: enough for an END_TRANSACTION request, and its queue for ordering. */
+/**
+ * Where one half message is: enough for an END_TRANSACTION request. `seq` is its place among the task's rows
+ * (as its [[RocketMQHalfMessageRecorder.TransactionProperty]] names it); `keyed` says it had a sharding key:
+ * then its commit must reach its queue in that order.
+ */
 private[rocketmq] final case class RocketMQHalfMessage(
-    endpoint: Int, queueId: Int, queueOffset: Long, commitLogOffset: Long)
+    endpoint: Int, queueId: Int, queueOffset: Long, commitLogOffset: Long, seq: Int, keyed: Boolean)
 
 /**
  * The half messages of one task attempt, as its commit message carries them to the driver:
@@ -79,14 +83,14 @@ private[rocketmq] object RocketMQTaskHalfMessages {
       (in.readUTF(), in.readLong(), in.readInt(), in.readLong(), in.readLong())
     val endpoints = IndexedSeq.fill(in.readInt())((in.readUTF(), in.readUTF()))
     val messages = IndexedSeq.fill(in.readInt())(
-      RocketMQHalfMessage(in.readInt(), in.readInt(), in.readLong(), in.readLong()))
+      RocketMQHalfMessage(in.readInt(), in.readInt(), in.readLong(), in.readLong(), in.readInt(), in.readBoolean()))
     RocketMQTaskHalfMessages(run, epoch, partition, attempt, firstSendMs, endpoints, messages)
   }
 }
 
 /**
  * Turns the messages of one task attempt into half messages and records where the broker stored
- * each (about 24 bytes a message, until the task commits). Each carries the user property
+ * each (29 bytes a message, until the task commits). Each carries the user property
  * [[RocketMQHalfMessageRecorder.TransactionProperty]], `<run>/<epoch>/<partition>/<attempt>/<seq>`,
  * from which the driver answers the broker's check-back.
  */
@@ -113,8 +117,14 @@ private[rocketmq] final class RocketMQHalfMessageRecorder(
     nextSeq += 1
   }
 
-  /** Records an acknowledged half message (called from send callbacks, on any thread). */
-  def record(result: SendResult): Unit = synchronized {
+  /** The place of the message [[prepare]] made last among this attempt's rows. */
+  def lastPrepared: Int = (nextSeq - 1).toInt
+
+  /**
+   * Records an acknowledged half message (called from send callbacks, on any thread): `seq` is its
+   * [[lastPrepared]] place, `keyed` whether its commit must keep that place in its queue (a sharding key).
+   */
+  def record(result: SendResult, seq: Int, keyed: Boolean): Unit = synchronized {
     val queue = result.getMessageQueue
     val key = (queue.getTopic, queue.getBrokerName)
     var index = endpointIndex.get(key)
@@ -127,6 +137,8 @@ private[rocketmq] final class RocketMQHalfMessageRecorder(
     out.writeInt(queue.getQueueId)
     out.writeLong(result.getQueueOffset)
     out.writeLong(MessageDecoder.decodeMessageId(result.getOffsetMsgId).getOffset)
+    out.writeInt(seq)
+    out.writeBoolean(keyed)
     count += 1
   }
 
@@ -156,11 +168,11 @@ private[rocketmq] object RocketMQHalfMessageRecorder {
   val TransactionProperty = "spark.rocketmq.txn"
 
   /** The parts of a [[TransactionProperty]] value, or None for one that is not ours. */
-  final case class Origin(run: String, epoch: Long, partition: Int, attempt: Long)
+  final case class Origin(run: String, epoch: Long, partition: Int, attempt: Long, seq: Int)
 
   def origin(value: String): Option[Origin] =
     Option(value).map(_.split('/')).filter(_.length == 5).flatMap { parts =>
-      try Some(Origin(parts(0), parts(1).toLong, parts(2).toInt, parts(3).toLong))
+      try Some(Origin(parts(0), parts(1).toLong, parts(2).toInt, parts(3).toLong, parts(4).toInt))
       catch { case _: NumberFormatException => None }
     }
 }

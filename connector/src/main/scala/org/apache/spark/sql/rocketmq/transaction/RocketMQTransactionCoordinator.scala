@@ -17,13 +17,12 @@
 package org.apache.spark.sql.rocketmq.transaction
 
 import java.io.Closeable
-import java.util.concurrent.{ExecutorService, Executors}
+import java.util.concurrent.{ArrayBlockingQueue, ThreadPoolExecutor, TimeUnit}
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import org.apache.rocketmq.client.producer.{LocalTransactionState, TransactionListener, TransactionMQProducer}
-import org.apache.rocketmq.common.message.{Message, MessageExt}
+import org.apache.rocketmq.client.producer.TransactionMQProducer
 
 import org.slf4j.LoggerFactory
 
@@ -48,23 +47,41 @@ import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
  * or of an earlier run that never decided its epoch; unknown while this run may still decide.
  */
 private[rocketmq] final class RocketMQTransactionCoordinator(
-    settings: RocketMQWriteSettings, scope: RocketMQTransactionScope, decisions: RocketMQDecisionLog)
+    settings: RocketMQWriteSettings, scope: RocketMQTransactionScope, decisions: RocketMQDecisionLog,
+    waitForCheckBacks: Boolean = false)
   extends Closeable {
 
   import RocketMQTransactionCoordinator._
 
-  private val pool: ExecutorService = Executors.newFixedThreadPool(4,
+  /** Answers the broker's check-backs; looks messages up through the coordinator's own client. */
+  private val index = new RocketMQMessageIndex(() => client, settings.sendTimeoutMs)
+  private val check = new RocketMQTransactionCheck(scope, decisions, index, settings.connection.onBroker,
+    (origin, message, answer) => if (waitForCheckBacks) checkBacks.answered(origin, message, answer))
+
+  /** A batch write's messages left to the broker's check-back, awaited until each is in its topic. */
+  private lazy val checkBacks: RocketMQCheckBackWait = new RocketMQCheckBackWait(scope, index, settings)
+
+  /**
+   * Check-backs come one request per half message: an epoch left to the broker is thousands at once, and
+   * the client's default (one thread, 2,000 waiting, the rest dropped) would let the broker count checks
+   * never answered, until it gives the messages up.
+   */
+  private val checkExecutor = new ThreadPoolExecutor(CheckThreads, CheckThreads, 60L, TimeUnit.SECONDS,
+    new ArrayBlockingQueue[Runnable](CheckQueue),
     (r: Runnable) => {
-      val thread = new Thread(r, s"rocketmq-transaction-end-${scope.run}")
+      val thread = new Thread(r, s"rocketmq-transaction-check-${scope.run}")
       thread.setDaemon(true)
       thread
-    })
+    },
+    // A full queue holds the client's request thread up until a check-back can wait: none is dropped.
+    (r: Runnable, executor: ThreadPoolExecutor) => if (!executor.isShutdown) executor.getQueue.put(r))
 
   private val producer: TransactionMQProducer = {
     val p = new TransactionMQProducer(scope.group, settings.connection.rpcHook)
     settings.connection.configure(p)
     p.setInstanceName(RocketMQClientCache.uniqueInstanceName("spark-rocketmq-transactions"))
-    p.setTransactionListener(CheckBack)
+    p.setTransactionListener(check)
+    p.setExecutorService(checkExecutor)
     p.start()
     p
   }
@@ -90,65 +107,102 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
     if (decision != proposed) {
       log.warn(s"Epoch $epoch was committed before (run ${decision.run}); rolling back this run's copy of it " +
         s"(${tasks.map(_.messages.size).sum} messages)")
-      tasks.foreach(t => end(t, commit = false))
+      rollBack(tasks)
       return
     }
     afterDecisionHook(epoch)
+    val started = System.nanoTime()
+    // The driver commits a task's messages while the broker still takes its decisions: not past their check
+    // immunity (the transaction timeout after the first send), with a margin for requests under way then.
     val now = System.currentTimeMillis()
     val (direct, later) = tasks.partition(t => t.firstSendMs < 0 || now - t.firstSendMs < scope.timeoutMs / 2)
-    val unconfirmed = direct.map(t => t.partition -> end(t, commit = true))
-    decisions.markCommitted(epoch, unconfirmed.collect { case (partition, 0) => partition }.toSet)
-    val leftToBroker = later.map(_.messages.size).sum + unconfirmed.map(_._2).sum
-    if (leftToBroker > 0) {
-      log.warn(s"Epoch $epoch: $leftToBroker of ${tasks.map(_.messages.size).sum} half messages are left for the " +
-        s"broker to commit when it checks back (their transaction timeout is ${scope.timeoutMs} ms)")
+    val ended = RocketMQTransactionEnd.decide(client, scope.group, direct.toIndexedSeq, commit = true,
+      settings.retryTimeoutMs,
+      sendBy = t =>
+        if (t.firstSendMs < 0) Long.MaxValue
+        else t.firstSendMs +
+          scope.timeoutMs - commitMarginMs(scope.timeoutMs), index = index)
+    decisions.markCommitted(epoch, direct.zip(ended).collect { case (t, e) if e.allConfirmed => t.partition }.toSet)
+    val firstSends = tasks.map(_.firstSendMs).filter(_ >= 0)
+    lastEpoch = EpochCommit(epoch, tasks.map(_.messages.size).sum,
+      later.map(_.messages.size).sum + ended.map(_.leftToBroker).sum,
+      if (firstSends.isEmpty) 0L else firstSends.min, (System.nanoTime() - started) / 1000000L)
+    lastInThisDriver = lastEpoch
+    if (lastEpoch.leftToBroker > 0) {
+      log.warn(s"Epoch $epoch: ${lastEpoch.leftToBroker} of ${lastEpoch.messages} half messages are left for the " +
+        s"broker to commit when it checks back (${ended.map(_.refused).sum} refused past the transaction timeout, " +
+        s"${ended.map(_.uncertain).sum} without an answer, ${ended.map(_.unsent).sum + later.map(_.messages.size).sum}" +
+        s" not asked). ${brokerWindow(lastEpoch.firstSendMs)}")
+      // A batch job has no later run to answer the broker: it waits for the check-backs itself.
+      if (waitForCheckBacks) {
+        /** The half messages of the tasks committed directly whose places `of` their outcome names. */
+        def messages(of: RocketMQTransactionEnd.Ended => Seq[Int]) = direct.zip(ended).flatMap { case (t, e) =>
+          val wanted = of(e).toSet
+          t.messages.filter(m => wanted.contains(m.seq)).map(t -> _)
+        }
+        checkBacks.await(epoch, messages(_.left) ++ later.flatMap(t => t.messages.map(t -> _)),
+          messages(_.unanswered), lastEpoch.firstSendMs + giveUpAfterMs + BrokerCheckIntervalMs)
+      }
     }
+  }
+
+  /**
+   * When the broker starts asking about half messages first sent at `firstSendMs`, and when (with its default
+   * check settings) it gives them up: what a user must know about rows left to the check-back.
+   */
+  private def brokerWindow(firstSendMs: Long): String =
+    s"The broker checks back from ${java.time.Instant.ofEpochMilli(firstSendMs + scope.timeoutMs)} (the " +
+      s"transaction timeout, ${scope.timeoutMs} ms, after the first send); a query of this checkpoint must be " +
+      s"running to answer before about ${java.time.Instant.ofEpochMilli(firstSendMs + giveUpAfterMs)}, when a broker " +
+      s"with default settings gives the messages up ($BrokerChecksBeforeGivingUp checks, one each " +
+      s"${BrokerCheckIntervalMs / 1000} s)"
+
+  /** How long after a half message's first send a broker with default check settings gives it up. */
+  private def giveUpAfterMs: Long = scope.timeoutMs + BrokerChecksBeforeGivingUp * BrokerCheckIntervalMs
+
+  /** The last epoch this coordinator committed: its size, and what it left to the broker. */
+  @volatile var lastEpoch: EpochCommit = EpochCommit(-1L, 0, 0, 0L, 0L)
+
+  /**
+   * Epochs an earlier run decided but did not see all committed, still within the broker's check window:
+   * found once, when the run starts; this run answers the broker about them.
+   */
+  val leftByEarlierRuns: Seq[RocketMQDecisionLog.Unconfirmed] =
+    try {
+      val found = decisions.unconfirmed(System.currentTimeMillis() - giveUpAfterMs).filter(_.run != scope.run)
+      found.foreach { e =>
+        log.warn(s"Epoch ${e.epoch} of an earlier run (${e.run}) was decided at " +
+          s"${java.time.Instant.ofEpochMilli(e.decidedMs)}, but its driver did not see the commits of partitions " +
+          s"${e.partitions.toSeq.sorted.mkString(", ")} confirmed: the broker commits what is missing when it checks " +
+          s"back, and this run answers it. ${brokerWindow(e.decidedMs - scope.timeoutMs / 2)}")
+      }
+      found
+    } catch { case NonFatal(e) => log.warn(s"Could not look for epochs earlier runs left undecided: $e"); Nil }
+
+  /** For the streaming query's progress (the sink's metrics), as text. */
+  def progressMetrics: Map[String, String] = {
+    val (commits, rollBacks, unknowns, _) = check.summary
+    Map("epochHalfMessages" -> lastEpoch.messages.toString, "epochCommitMs" -> lastEpoch.commitMs.toString,
+      "epochLeftToCheckBack" -> lastEpoch.leftToBroker.toString,
+      "checkBackFrom" ->
+        (if (lastEpoch.leftToBroker == 0) ""
+         else
+           java.time.Instant.ofEpochMilli(lastEpoch.firstSendMs + scope.timeoutMs).toString),
+      "epochsLeftByEarlierRuns" -> leftByEarlierRuns.size.toString,
+      "checkBacksCommitted" -> commits.toString, "checkBacksRolledBack" -> rollBacks.toString,
+      "checkBacksUnknown" -> unknowns.toString)
   }
 
   /** Spark aborts `epoch`: roll back what its tasks reported (the others the broker asks about). */
   def abort(epoch: Long, messages: Array[WriterCommitMessage]): Unit =
-    messages.toSeq.flatMap(m => Option(m).flatMap(RocketMQTaskHalfMessages.fromCommitMessage))
-      .foreach(t => end(t, commit = false))
+    rollBack(messages.toSeq.flatMap(m => Option(m).flatMap(RocketMQTaskHalfMessages.fromCommitMessage)))
 
-  private def end(task: RocketMQTaskHalfMessages, commit: Boolean): Int =
-    RocketMQTransactionEnd.decide(client, scope.group, task, commit, settings.sendTimeoutMs, settings.retryTimeoutMs,
-      pool)
-
-  /** Answers the broker's check-back from the decisions (see the class comment). */
-  private object CheckBack extends TransactionListener {
-    override def executeLocalTransaction(message: Message, arg: Any): LocalTransactionState =
-      LocalTransactionState.UNKNOW // never called: this producer sends nothing
-
-    override def checkLocalTransaction(message: MessageExt): LocalTransactionState = {
-      val answer = RocketMQHalfMessageRecorder.origin(
-        message.getProperty(RocketMQHalfMessageRecorder.TransactionProperty)) match {
-        case None => LocalTransactionState.ROLLBACK_MESSAGE
-        case Some(origin) =>
-          try {
-            decisions.read(origin.epoch) match {
-              case Some(decision) =>
-                // A copy of a message the driver committed itself (the broker copies what it looks at) is
-                // rolled back; so is any message of an attempt the epoch did not keep.
-                if (decision.names(origin) && !decisions.committed(origin.epoch).contains(origin.partition)) {
-                  LocalTransactionState.COMMIT_MESSAGE
-                } else LocalTransactionState.ROLLBACK_MESSAGE
-              case None if RocketMQTransactionScope.startOf(origin.run) < RocketMQTransactionScope.startOf(scope.run) =>
-                LocalTransactionState.ROLLBACK_MESSAGE // a run that ended without deciding this epoch
-              case None => LocalTransactionState.UNKNOW
-            }
-          } catch { case NonFatal(e) => log.warn(s"Cannot answer for $origin yet: $e"); LocalTransactionState.UNKNOW }
-      }
-      // Rare (a slow epoch, or one a crashed driver decided): worth a line each, with the half message's place.
-      log.warn(
-        s"Broker check-back for half message ${message.getProperty(RocketMQHalfMessageRecorder.TransactionProperty)}" +
-          s" (queue offset ${message.getQueueOffset}, check ${message.getProperty("TRANSACTION_CHECK_TIMES")}): $answer")
-      answer
-    }
-  }
+  private def rollBack(tasks: Seq[RocketMQTaskHalfMessages]): Unit =
+    RocketMQTransactionEnd.decide(client, scope.group, tasks.toIndexedSeq, commit = false, settings.retryTimeoutMs)
 
   override def close(): Unit = {
     try producer.shutdown()
-    finally pool.shutdownNow()
+    finally checkExecutor.shutdownNow()
   }
 }
 
@@ -156,13 +210,42 @@ private[rocketmq] object RocketMQTransactionCoordinator {
   private val log = LoggerFactory.getLogger(classOf[RocketMQTransactionCoordinator])
 
   /**
+   * One committed epoch: its half messages, how many of them the driver left to the broker's check-back, the
+   * first send of its tasks, and how long the driver's commit took.
+   */
+  final case class EpochCommit(epoch: Long, messages: Int, leftToBroker: Int, firstSendMs: Long, commitMs: Long)
+
+  /** The epoch committed last by any coordinator of this driver (the bench reads the commit's time here). */
+  @volatile private[rocketmq] var lastInThisDriver: EpochCommit = EpochCommit(-1L, 0, 0, 0L, 0L)
+
+  /** Threads answering check-backs, and check-backs waiting for one (about 1.5 KiB each with a 1 KiB body). */
+  private val CheckThreads = 4
+  private val CheckQueue = 10000
+
+  /**
+   * The driver sends no commit in the last quarter (at most the last minute) of a message's check immunity: a
+   * request still under way when the immunity ends could meet the broker's check-back, and the message would be
+   * committed twice.
+   */
+  private def commitMarginMs(timeoutMs: Long): Long = math.min(60000L, timeoutMs / 4)
+
+  /** A broker's defaults: `transactionCheckMax`, `transactionCheckInterval` (5.x; 4.9 checks every 60 s). */
+  val BrokerChecksBeforeGivingUp = 15
+  val BrokerCheckIntervalMs = 30000L
+
+  /**
    * Tests only: the JVM system property `rocketmq.spark.test.haltAfterDecision` set to an epoch makes
    * the driver halt (as a kill would) right after recording that epoch's decision, before it commits
    * anything, so that a test reaches the one point where only the broker's check-back can finish.
    */
-  private def afterDecisionHook(epoch: Long): Unit =
+  private def afterDecisionHook(epoch: Long): Unit = {
     if (sys.props.get("rocketmq.spark.test.haltAfterDecision").contains(epoch.toString)) {
       log.warn(s"Halting after the decision of epoch $epoch (rocketmq.spark.test.haltAfterDecision)")
       Runtime.getRuntime.halt(137)
     }
+    afterDecisionForTests(epoch)
+  }
+
+  /** Tests only: run in the driver after each epoch's decision, before its first commit request. */
+  @volatile private[rocketmq] var afterDecisionForTests: Long => Unit = _ => ()
 }

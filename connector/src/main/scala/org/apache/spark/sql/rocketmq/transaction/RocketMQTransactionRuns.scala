@@ -56,6 +56,10 @@ private[rocketmq] object RocketMQTransactionRuns {
     }
   }
 
+  /** The coordinator of run `key`, if it is running and has one. */
+  def running(key: String): Option[RocketMQTransactionCoordinator] =
+    Option(runs.get(key)).flatMap(run => run.synchronized(Option(run.coordinator)))
+
   /** Closes run `key`'s coordinator and forgets the run. */
   def end(key: String): Unit = Option(runs.remove(key)).foreach { run =>
     run.synchronized(Option(run.coordinator).foreach(_.close()))

@@ -46,21 +46,22 @@ class RocketMQTransactionLogicSuite extends AnyFunSuite {
     assert(messages.map(_.getProperty(RocketMQHalfMessageRecorder.TransactionProperty)) ===
       (0 until 3).map(i => s"${scope.run}/7/3/42/$i"))
     assert(RocketMQHalfMessageRecorder.origin(messages(2).getProperty(RocketMQHalfMessageRecorder.TransactionProperty))
-      === Some(RocketMQHalfMessageRecorder.Origin(scope.run, 7, 3, 42)))
+      === Some(RocketMQHalfMessageRecorder.Origin(scope.run, 7, 3, 42, 2)))
     assert(RocketMQHalfMessageRecorder.origin("not/ours") === None)
     assert(RocketMQHalfMessageRecorder.origin("r/x/3/42/0") === None)
 
-    recorder.record(result("out", "broker-a", 1, 10, 4096))
-    recorder.record(result("out", "broker-b", 0, 11, 8192))
-    recorder.record(result("out", "broker-a", 1, 12, 12288))
+    recorder.record(result("out", "broker-a", 1, 10, 4096), 0, keyed = false)
+    recorder.record(result("out", "broker-b", 0, 11, 8192), 1, keyed = true)
+    recorder.record(result("out", "broker-a", 1, 12, 12288), 2, keyed = false)
     val decoded =
       RocketMQTaskHalfMessages.fromCommitMessage(RocketMQTaskHalfMessages.toCommitMessage(recorder.encode()))
     assert(decoded.map(t => (t.run, t.epoch, t.partition, t.attempt)) === Some((scope.run, 7L, 3, 42L)))
     val task = decoded.get
     assert(task.firstSendMs > 0 && task.firstSendMs <= System.currentTimeMillis())
     assert(task.endpoints === IndexedSeq(("out", "broker-a"), ("out", "broker-b")))
-    assert(task.messages === IndexedSeq(RocketMQHalfMessage(0, 1, 10, 4096), RocketMQHalfMessage(1, 0, 11, 8192),
-      RocketMQHalfMessage(0, 1, 12, 12288)))
+    assert(task.messages === IndexedSeq(RocketMQHalfMessage(0, 1, 10, 4096, 0, keyed = false),
+      RocketMQHalfMessage(1, 0, 11, 8192, 1, keyed = true),
+      RocketMQHalfMessage(0, 1, 12, 12288, 2, keyed = false)))
     assert(RocketMQTaskHalfMessages.fromCommitMessage(null) === None)
   }
 
@@ -70,9 +71,9 @@ class RocketMQTransactionLogicSuite extends AnyFunSuite {
     val a = RocketMQTransactionScope.newRun()
     assert(RocketMQTransactionScope.startOf(a) >= 1700000000000L)
     val decision = RocketMQEpochDecision(scope.run, Map(0 -> 5L, 1 -> 9L))
-    assert(decision.names(RocketMQHalfMessageRecorder.Origin(scope.run, 3, 1, 9)))
-    assert(!decision.names(RocketMQHalfMessageRecorder.Origin(scope.run, 3, 1, 8)))
-    assert(!decision.names(RocketMQHalfMessageRecorder.Origin("1700000000001-ffffffff", 3, 1, 9)))
+    assert(decision.names(RocketMQHalfMessageRecorder.Origin(scope.run, 3, 1, 9, 0)))
+    assert(!decision.names(RocketMQHalfMessageRecorder.Origin(scope.run, 3, 1, 8, 0)))
+    assert(!decision.names(RocketMQHalfMessageRecorder.Origin("1700000000001-ffffffff", 3, 1, 9, 0)))
   }
 
   test("a decision file is written once (a later proposal gets the first, also after a restart); so are commits") {
