@@ -113,7 +113,14 @@ def tail(path: Path, chars: int = 4000) -> str:
 
 
 def start_and_kill(
-    cycle: int, rng: random.Random, name_server: str, topic: str, sink: Path, checkpoint: Path, tmp_path: Path
+    cycle: int,
+    rng: random.Random,
+    name_server: str,
+    topic: str,
+    sink: Path,
+    checkpoint: Path,
+    tmp_path: Path,
+    max_offsets: int = MAX_OFFSETS_PER_TRIGGER,
 ) -> Dict[str, Any]:
     """Starts the driver, waits until it has committed a micro-batch, then until a random point of its progress
     (a further batch planned, or committed), and kills its whole process group with SIGKILL. Returns what
@@ -124,7 +131,7 @@ def start_and_kill(
     with open(log, "wb") as out:
         # Its own session and process group: the kill reaches the JVM and the Python driver together.
         proc = subprocess.Popen(
-            driver_command(name_server, topic, sink, checkpoint, MAX_OFFSETS_PER_TRIGGER, "run"),
+            driver_command(name_server, topic, sink, checkpoint, max_offsets, "run"),
             stdout=out,
             stderr=subprocess.STDOUT,
             env=spark_env(),

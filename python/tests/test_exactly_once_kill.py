@@ -14,7 +14,8 @@
 
 """Exactly-once writes through driver crashes: a RocketMQ -> RocketMQ stream with
 deliveryGuarantee=exactly_once whose driver process is killed with SIGKILL twenty times at random points of its
-progress while messages keep arriving (test_driver_kill.py's kill points: a batch planned, or committed). In one
+progress, over a source that holds 120,000 messages at the start and keeps receiving more (at least 100,000 rows
+are committed through the kills) (test_driver_kill.py's kill points: a batch planned, or committed). In one
 cycle the driver instead halts itself right after recording a batch's decision and before committing any of its
 half messages: only the broker's check-back, answered by a later run from the decisions beside the checkpoint,
 can make that batch visible, and the batch Spark runs again must not be. A last run then stays up until an
@@ -39,7 +40,6 @@ from rocketmq_spark import jar_path
 from spark_processes import kill_process_group, spark_env, submit_command, wait_until
 from test_driver_kill import (
     DRAIN_MAX_OFFSETS_PER_TRIGGER,
-    MAX_OFFSETS_PER_TRIGGER,
     QUEUES,
     SCRIPT,
     Producer,
@@ -50,6 +50,11 @@ from test_driver_kill import (
 )
 
 CYCLES = 20
+# The source holds this many messages before the first cycle, read EO_MAX_OFFSETS a micro-batch: every cycle
+# commits at least one batch, so at least 100,000 rows go through the kills.
+PREFILL = 120_000
+EO_MAX_OFFSETS = 6000
+THROUGH_KILLS = 100_000
 # The sink's transactionTimeout (kill_driver_stream.py) is 60 s and the broker checks back every 30 s.
 CHECK_BACK_DEADLINE_S = 240
 
@@ -70,7 +75,7 @@ def halt_after_decision(
         topic,
         sink,
         str(checkpoint),
-        str(MAX_OFFSETS_PER_TRIGGER),
+        str(EO_MAX_OFFSETS),
         "run",
         driver_memory="512m",
         driver_java_options="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
@@ -120,6 +125,7 @@ def test_exactly_once_sink_through_twenty_driver_kills(rocketmq, tmp_path: Path)
     halt_cycle = rng.randint(2, CYCLES - 1)
     cycles: List[Dict[str, Any]] = []
     started = time.monotonic()
+    rocketmq.send(source, PREFILL, "pre-")
     producer = Producer(rocketmq, source)
     producer.start()
     try:
@@ -127,11 +133,16 @@ def test_exactly_once_sink_through_twenty_driver_kills(rocketmq, tmp_path: Path)
             if cycle == halt_cycle:
                 cycles.append(halt_after_decision(cycle, rocketmq.name_server, source, sink, checkpoint, tmp_path))
             else:
-                cycles.append(start_and_kill(cycle, rng, rocketmq.name_server, source, sink, checkpoint, tmp_path))
+                cycles.append(
+                    start_and_kill(
+                        cycle, rng, rocketmq.name_server, source, sink, checkpoint, tmp_path, max_offsets=EO_MAX_OFFSETS
+                    )
+                )
             print(f"exactly-once kill test: {cycles[-1]}")
     finally:
-        produced = producer.finish()
+        produced = producer.finish() | {f"pre-{i}" for i in range(PREFILL)}
     kills_done = time.monotonic()
+    through_kills = len(rocketmq.bodies(target))
 
     # A last run that stays up, as a stream does: it reads what is left, and it is the producer of the transaction
     # group that the broker asks about the half messages the halted cycle decided but never committed.
@@ -159,6 +170,7 @@ def test_exactly_once_sink_through_twenty_driver_kills(rocketmq, tmp_path: Path)
         "unexpected": len(seen - produced),
         "batches": last_batch(checkpoint / "commits") + 1,
         "decisions": len([f for f in (checkpoint / "rocketmq-sink" / "decisions").iterdir() if f.name.isdigit()]),
+        "committed_through_kills": through_kills,
         "kill_cycles_s": round(kills_done - started, 1),
         "last_run_until_complete_s": round(finished - kills_done, 1),
     }
@@ -167,3 +179,4 @@ def test_exactly_once_sink_through_twenty_driver_kills(rocketmq, tmp_path: Path)
     assert sorted(seen - produced) == [], f"bodies never produced: {sorted(seen - produced)[:10]}"
     assert len(bodies) == len(seen), f"{len(bodies) - len(seen)} rows duplicated (seed {seed})"
     assert len(cycles) == CYCLES
+    assert through_kills >= THROUGH_KILLS, f"only {through_kills} rows were committed while drivers were killed"

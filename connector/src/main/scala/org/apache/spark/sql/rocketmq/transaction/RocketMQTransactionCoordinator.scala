@@ -247,5 +247,5 @@ private[rocketmq] object RocketMQTransactionCoordinator {
   }
 
   /** Tests only: run in the driver after each epoch's decision, before its first commit request. */
-  @volatile private[rocketmq] var afterDecisionForTests: Long => Unit = _ => ()
+  @volatile private[rocketmq] var afterDecisionForTests: Long => Unit = (_: Long) => ()
 }
