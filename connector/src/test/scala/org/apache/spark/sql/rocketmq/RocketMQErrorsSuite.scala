@@ -142,6 +142,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     RocketMQErrors.brokerUnavailable("t", Some("b"), "h:1", 60000,
       new NoServingBroker("b", "t", Seq("replica r:1 does not know the topic yet"))),
     RocketMQErrors.sendNotAcknowledged(3, 1000),
+    RocketMQErrors.transactionUnresolved("t", 12, Seq(3, 1), "2026-11-25T12:00:00Z", 60000),
     RocketMQErrors.unlessAccessDenied(new MQBrokerException(ResponseCode.NO_PERMISSION, "check signature failed"),
       Some("ak"), "t")(fail("a denial is an access error"))
   ) ++ Seq(DataLossReason.Expired(7), DataLossReason.BeingRemoved, DataLossReason.ConsumeQueueGone,
@@ -183,7 +184,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     assert(byType("RocketMQDataLossException") === Seq("ROCKETMQ_DATA_LOSS", "ROCKETMQ_DATA_LOSS_QUEUE_GONE"))
     assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_ACCESS_DENIED", "ROCKETMQ_BROKER_REQUEST_FAILED",
       "ROCKETMQ_BROKER_UNAVAILABLE", "ROCKETMQ_NAME_SERVER_UNREACHABLE", "ROCKETMQ_PULL_FAILED",
-      "ROCKETMQ_SEND_FAILED", "ROCKETMQ_SEND_NOT_ACKNOWLEDGED"))
+      "ROCKETMQ_SEND_FAILED", "ROCKETMQ_SEND_NOT_ACKNOWLEDGED", "ROCKETMQ_TRANSACTION_UNRESOLVED"))
     assert(
       errors.filter(_.isInstanceOf[RocketMQInvalidInputException]).forall(_.isInstanceOf[IllegalArgumentException]))
   }
