@@ -82,16 +82,17 @@ private[transaction] final class RocketMQCheckBackWait(scope: RocketMQTransactio
       val toVerify = Iterator.continually(committed.poll()).takeWhile(_ != null).toSeq.distinct
       toVerify.foreach { key =>
         Option(awaited.get(key)).flatten.foreach { message =>
-          if (inTopic(key, message)) awaited.remove(key) else committed.add(key)
+          if (inTopic(message)) awaited.remove(key) else committed.add(key)
         }
       }
       if (System.currentTimeMillis() - lastProbe > ProbeEveryMs) {
         lastProbe = System.currentTimeMillis()
-        places.keySet().asScala.toSeq.foreach(key =>
-          halfMessage(key).filter(inTopic(key, _)).foreach { _ =>
+        places.asScala.toSeq.foreach { case (key, (topic, broker, offset)) =>
+          if (index.committed(topic, broker, offset)) {
             awaited.remove(key)
             places.remove(key)
-          })
+          }
+        }
       }
       if (System.currentTimeMillis() - lastReport > 60000L) {
         log.warn(s"Epoch $epoch: ${awaited.size} half messages still wait for the broker's check-back")
@@ -106,15 +107,12 @@ private[transaction] final class RocketMQCheckBackWait(scope: RocketMQTransactio
     }
   }
 
-  private def inTopic(key: (Int, Long, Int), message: MessageExt): Boolean =
+  private def inTopic(message: MessageExt): Boolean =
     index.delivered(message, settings.connection.onBroker(topicOf(message))).contains(true)
 
   /** The topic a half message (or the check-back's copy of it) is for. */
   private def topicOf(message: MessageExt): String =
     Option(message.getProperty(MessageConst.PROPERTY_REAL_TOPIC)).getOrElse(message.getTopic)
-
-  private def halfMessage(key: (Int, Long, Int)): Option[MessageExt] =
-    Option(places.get(key)).flatMap { case (topic, broker, offset) => index.halfMessage(topic, broker, offset) }
 
   private val PollMs = 500L
   private val ProbeEveryMs = 5000L

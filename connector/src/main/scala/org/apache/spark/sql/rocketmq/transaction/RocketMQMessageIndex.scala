@@ -23,7 +23,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.impl.factory.MQClientInstance
-import org.apache.rocketmq.common.message.{MessageClientIDSetter, MessageDecoder, MessageExt}
+import org.apache.rocketmq.common.message.{MessageClientIDSetter, MessageConst, MessageDecoder, MessageExt}
 import org.apache.rocketmq.common.topic.TopicValidator
 import org.apache.rocketmq.remoting.InvokeCallback
 import org.apache.rocketmq.remoting.common.RemotingHelper
@@ -104,6 +104,15 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
         Left(s"$other")
     }
   }
+
+  /**
+   * Whether the half message at `commitLogOffset` of broker group `broker` (sent to `topic`) is committed: read by
+   * its place, then looked up by its key in its real topic. False also when either cannot be asked now.
+   */
+  def committed(topic: String, broker: String, commitLogOffset: Long): Boolean =
+    halfMessage(topic, broker, commitLogOffset).exists { half =>
+      delivered(half, Option(half.getProperty(MessageConst.PROPERTY_REAL_TOPIC)).getOrElse(topic)).contains(true)
+    }
 
   /**
    * The half message at `commitLogOffset` of broker group `broker` (sent to `topic`) as the group's master

@@ -16,22 +16,13 @@
 
 package org.apache.spark.sql.rocketmq.transaction
 
-import java.nio.ByteBuffer
-import java.util.concurrent.{CompletableFuture, ConcurrentHashMap, TimeUnit}
+import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicLong
 
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import org.apache.rocketmq.client.impl.factory.MQClientInstance
 import org.apache.rocketmq.client.producer.{LocalTransactionState, TransactionListener}
-import org.apache.rocketmq.common.message.{Message, MessageClientIDSetter, MessageDecoder, MessageExt}
-import org.apache.rocketmq.common.topic.TopicValidator
-import org.apache.rocketmq.remoting.InvokeCallback
-import org.apache.rocketmq.remoting.common.RemotingHelper
-import org.apache.rocketmq.remoting.netty.ResponseFuture
-import org.apache.rocketmq.remoting.protocol.{RemotingCommand, RemotingSysResponseCode, ResponseCode}
-import org.apache.rocketmq.remoting.protocol.header.QueryMessageRequestHeader
+import org.apache.rocketmq.common.message.{Message, MessageExt}
 
 import org.slf4j.LoggerFactory
 

@@ -21,7 +21,6 @@ import java.util.concurrent.{LinkedBlockingQueue, TimeUnit}
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.impl.factory.MQClientInstance
-import org.apache.rocketmq.common.message.MessageConst
 import org.apache.rocketmq.common.sysflag.MessageSysFlag
 import org.apache.rocketmq.remoting.InvokeCallback
 import org.apache.rocketmq.remoting.exception.{RemotingConnectException, RemotingTooMuchRequestException}
@@ -140,7 +139,7 @@ private[rocketmq] object RocketMQTransactionEnd {
     }
     val lanes = new java.util.LinkedHashMap[String, Lane]()
     def laneOf(task: RocketMQTaskHalfMessages, message: RocketMQHalfMessage): Lane = {
-      val (topic, broker) = task.endpoints(message.endpoint)
+      val broker = task.endpoints(message.endpoint)._2
       lanes.computeIfAbsent(broker,
         _ => new Lane(broker, tasks.flatMap(_.endpoints).filter(_._2 == broker).map(_._1).distinct))
     }
@@ -289,8 +288,7 @@ private[rocketmq] object RocketMQTransactionEnd {
         val (item, sinceNs) = unanswered.poll()
         val task = tasks(item.task)
         val (topic, broker) = task.endpoints(item.message.endpoint)
-        val found = reachable && index.halfMessage(topic, broker, item.message.commitLogOffset)
-          .flatMap(half => index.delivered(half, half.getProperty(MessageConst.PROPERTY_REAL_TOPIC))).contains(true)
+        val found = reachable && index.committed(topic, broker, item.message.commitLogOffset)
         if (found) {
           confirmed(item.task) += 1
           unresolved -= 1
