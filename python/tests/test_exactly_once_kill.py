@@ -110,7 +110,14 @@ def read_until_complete(
         holder["bodies"] = rocketmq.bodies(topic)
         return set(holder["bodies"]) >= produced
 
-    wait_until(f"every produced message in {topic}", complete, timeout_s=CHECK_BACK_DEADLINE_S, poll_s=2)
+    try:
+        wait_until(f"every produced message in {topic}", complete, timeout_s=CHECK_BACK_DEADLINE_S, poll_s=2)
+    except TimeoutError as timed_out:
+        missing = sorted(produced - set(holder["bodies"]))
+        raise AssertionError(
+            f"{timed_out}: {len(missing)} of {len(produced)} missing, e.g. {missing[:10]}; "
+            f"the last driver's log ends:\n{tail(log)}"
+        ) from None
     return holder["bodies"]
 
 

@@ -26,9 +26,9 @@ import org.apache.spark.sql.streaming.StreamingQueryListener.QueryTerminatedEven
  * Closes `resource` when the streaming query `queryId` next ends, then stops listening. Spark has no
  * hook on a streaming write for the end of its query, and the stream thread's session is a clone whose
  * query listeners hear nothing: the end is taken from the SparkContext's bus, where Spark posts every
- * query event too. (Events arrive asynchronously: should the end of an earlier run of the query arrive
- * after a new run added its listener, the new run's resource is closed early, and the run's next
- * micro-batch makes a new one.)
+ * query event too. (Events arrive asynchronously: a new run of the query that starts before the end of
+ * the earlier one is heard may find the earlier run's resource still open; it is closed when that end
+ * arrives, and the new run's next micro-batch makes its own.)
  */
 private[rocketmq] final class RocketMQQueryEndListener(sc: SparkContext, queryId: String, resource: Closeable)
   extends SparkListener {

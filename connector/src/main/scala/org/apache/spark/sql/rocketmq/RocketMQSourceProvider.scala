@@ -46,8 +46,11 @@ class RocketMQSourceProvider extends TableProvider with DataSourceRegister with 
   override def getTable(
       schema: StructType,
       partitioning: Array[Transform],
-      properties: util.Map[String, String]): Table =
-    new RocketMQTable(new RocketMQOptions(properties.asScala.toMap))
+      properties: util.Map[String, String]): Table = {
+    val options = new RocketMQOptions(properties.asScala.toMap)
+    RocketMQWrite.resumeStream(options) // a restarted exactly-once stream answers check-backs from its start
+    new RocketMQTable(options)
+  }
 
   override def createRelation(
       sqlContext: SQLContext,

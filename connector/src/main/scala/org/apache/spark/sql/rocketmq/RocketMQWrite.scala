@@ -16,6 +16,13 @@
 
 package org.apache.spark.sql.rocketmq
 
+import scala.io.Source
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.slf4j.LoggerFactory
+
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.write.{BatchWrite, Write}
@@ -45,13 +52,8 @@ private[rocketmq] class RocketMQWrite(
 
   override def toStreaming: StreamingWrite = {
     val coordinator = settings.transaction.map { _ =>
-      val dir = checkpointLocation.getOrElse(throw RocketMQErrors.exactlyOnceNeedsCheckpoint())
-      val session = SparkSession.active
-      RocketMQTransactionRuns.coordinator(runKey)(
-        scope =>
-          new RocketMQTransactionCoordinator(settings, scope,
-            new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions", session.sessionState.newHadoopConf())),
-        end => RocketMQQueryEndListener.closeWhenQueryEnds(session.sparkContext, queryId, end))
+      RocketMQWrite.streamCoordinator(settings, queryId, runKey,
+        checkpointLocation.getOrElse(throw RocketMQErrors.exactlyOnceNeedsCheckpoint()))
     }
     new RocketMQStreamingWrite(settings, columns, coordinator)
   }
@@ -70,10 +72,19 @@ private[rocketmq] object RocketMQWrite {
    */
   def plan(options: RocketMQOptions, schema: StructType, queryId: String, checkpointLocation: Option[String])
       : RocketMQWrite = {
+    val settings = writeSettings(options, queryId, checkpointLocation)
+    val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
+    settings.topic.foreach(topic => RocketMQOffsetReader.requireTopic(options, topic))
+    new RocketMQWrite(settings, columns, queryId, runKey = queryId, checkpointLocation)
+  }
+
+  /** The checked options of a write, with its transaction scope if it is exactly-once. */
+  private def writeSettings(options: RocketMQOptions, queryId: String, checkpointLocation: Option[String])
+      : RocketMQWriteSettings = {
     options.validateForWrite()
     val base = RocketMQWriteSettings(options)
     val runKey = queryId // Spark runs one run of a query id at a time in a driver
-    val settings = base.deliveryGuarantee match {
+    base.deliveryGuarantee match {
       case DeliveryGuarantee.ExactlyOnce =>
         // RocketMQ does not deliver transactional messages late.
         if (base.deliveryDelayMs.isDefined) {
@@ -88,10 +99,63 @@ private[rocketmq] object RocketMQWrite {
         base.copy(transaction = Some(scope))
       case DeliveryGuarantee.AtLeastOnce => base
     }
-    val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
-    settings.topic.foreach(topic => RocketMQOffsetReader.requireTopic(options, topic))
-    new RocketMQWrite(settings, columns, queryId, runKey, checkpointLocation)
   }
+
+  /**
+   * The coordinator of an exactly-once stream's run `runKey`, made by the first caller (the run's start, or its
+   * first micro-batch) and closed when query `queryId` ends; its decisions live beside the checkpoint `dir`.
+   */
+  private def streamCoordinator(settings: RocketMQWriteSettings, queryId: String, runKey: String, dir: String)
+      : RocketMQTransactionCoordinator = {
+    val session = SparkSession.active
+    RocketMQTransactionRuns.coordinator(runKey)(
+      scope =>
+        new RocketMQTransactionCoordinator(settings, scope,
+          new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions", session.sessionState.newHadoopConf())),
+      end => RocketMQQueryEndListener.closeWhenQueryEnds(session.sparkContext, queryId, end))
+  }
+
+  /**
+   * Called when Spark resolves the table a streaming query writes to, before the query starts: a restarted
+   * exactly-once stream (its `checkpointLocation` option names a checkpoint that has the query's id) starts its
+   * run's coordinator now. Spark plans a streaming write only for a micro-batch with rows, and the broker asks the
+   * group's producers about the epochs an earlier run decided but did not see committed: a run that finds no new
+   * input would otherwise leave them unanswered until the broker gives them up (15 checks), and their rows would
+   * never be delivered. Does nothing for any other table or write; a failure here is logged, and the run's first
+   * micro-batch starts the coordinator as before.
+   */
+  def resumeStream(options: RocketMQOptions): Unit = {
+    val checkpoint = options.all.collectFirst { case (k, v) if k.equalsIgnoreCase("checkpointLocation") => v }
+    val exactlyOnce = options.rawValue(RocketMQOptions.DeliveryGuaranteeOption)
+      .exists(_.equalsIgnoreCase(DeliveryGuarantee.ExactlyOnce.name))
+    if (exactlyOnce && checkpoint.isDefined) {
+      try {
+        SparkSession.getActiveSession.flatMap(s => queryIdOf(checkpoint.get, s.sessionState.newHadoopConf()))
+          .foreach { queryId =>
+            streamCoordinator(writeSettings(options, queryId, checkpoint), queryId, runKey = queryId, checkpoint.get)
+          }
+      } catch {
+        case NonFatal(e) =>
+          log.warn(s"The exactly-once sink of the stream checkpointed at ${checkpoint.get} starts answering the " +
+            s"broker's check-backs at its first micro-batch, not now: $e")
+      }
+    }
+  }
+
+  /** The id of the streaming query checkpointed at `dir` (Spark's `metadata` file there), if it has run before. */
+  private def queryIdOf(dir: String, hadoopConf: Configuration): Option[String] = {
+    val file = new Path(dir, "metadata")
+    val fs = file.getFileSystem(hadoopConf)
+    if (!fs.exists(file)) None
+    else {
+      val in = fs.open(file)
+      val text = try Source.fromInputStream(in, "UTF-8").mkString finally in.close()
+      QueryIdInMetadata.findFirstMatchIn(text).map(_.group(1))
+    }
+  }
+
+  private val QueryIdInMetadata = "\"id\"\\s*:\\s*\"([^\"]+)\"".r
+  private val log = LoggerFactory.getLogger(classOf[RocketMQWrite])
 
   /** A batch job's coordinator, if the write is exactly-once: its decisions live as long as the job. */
   def batchCoordinator(settings: RocketMQWriteSettings): Option[RocketMQTransactionCoordinator] =

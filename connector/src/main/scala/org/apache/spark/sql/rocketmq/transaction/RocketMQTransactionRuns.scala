@@ -50,7 +50,7 @@ private[rocketmq] object RocketMQTransactionRuns {
     run.synchronized {
       if (run.coordinator == null) {
         run.coordinator = create(run.scope)
-        onCreate(() => end(key))
+        onCreate(() => end(key, run))
       }
       run.coordinator
     }
@@ -60,8 +60,11 @@ private[rocketmq] object RocketMQTransactionRuns {
   def running(key: String): Option[RocketMQTransactionCoordinator] =
     Option(runs.get(key)).flatMap(run => run.synchronized(Option(run.coordinator)))
 
-  /** Closes run `key`'s coordinator and forgets the run. */
-  def end(key: String): Unit = Option(runs.remove(key)).foreach { run =>
+  /**
+   * Closes `run`'s coordinator and forgets it, if it is still run `key` (the end of an earlier run of a query, heard
+   * late, leaves the next run alone).
+   */
+  private def end(key: String, run: Run): Unit = if (runs.remove(key, run)) {
     run.synchronized(Option(run.coordinator).foreach(_.close()))
   }
 
