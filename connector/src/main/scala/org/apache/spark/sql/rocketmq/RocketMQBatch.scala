@@ -21,27 +21,63 @@ import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 
 /**
  * A bounded read: from `startingOffsets` to `endingOffsets` of every readable queue of the topics,
- * resolved against the brokers once, when Spark plans the partitions. One input partition per queue
- * that has something to read; each reads exactly its range and stops.
+ * resolved against the brokers once, when Spark plans the partitions (or first asks for the read's size).
+ * `pushdown` narrows it: queues its filters exclude are left out, offset and store-time bounds cut each
+ * range (store times by the brokers' time index, one request per queue and bound), tags become the tag
+ * filter, and a limit caps each task's rows. One input partition per queue that has something to read;
+ * each reads exactly its range and stops.
  */
-private[rocketmq] class RocketMQBatch(options: RocketMQOptions) extends Batch {
+private[rocketmq] class RocketMQBatch(options: RocketMQOptions, pushdown: RocketMQPushdown = RocketMQPushdown())
+  extends Batch {
 
   private lazy val partitions: Array[InputPartition] = {
-    val reader = new RocketMQOffsetReader(options)
-    val (start, end) = try {
-      val ranges = reader.fetchQueueRanges(options.topicsToRead, awaitIndexed = true)
-      (RocketMQOffsetResolver.resolve(options.batchStartingOffsets, ranges, isStart = true, reader),
-        RocketMQOffsetResolver.resolve(options.batchEndingOffsets, ranges, isStart = false, reader))
-    } finally reader.close()
-    val settings =
-      RocketMQReadSettings(options).copy(failOnDataLoss = true) // the spec: batch queries always fail on loss
-    val ranges = start.keys.toSeq.sorted.map { queue =>
-      val (from, until) = (start(queue), end(queue))
-      if (from > until) throw RocketMQErrors.startAfterEnd(queue, from, until)
-      RocketMQOffsetRange(queue, from, until)
+    val settings = RocketMQReadSettings(options).copy(failOnDataLoss = true) // the spec: batch queries fail on loss
+    pushdown.tagExpression(settings.subExpression) match {
+      case None => Array.empty[InputPartition] // no tag can pass both the option and the filters
+      case Some(tags) =>
+        val narrowed = settings.copy(subExpression = tags)
+        val limited = pushdown.limit.filter(_ => !narrowed.filtered)
+        val ranges = plannedRanges().map(r => limited.fold(r)(n => r.copy(until = math.min(r.until, r.from + n))))
+        RocketMQOffsetRangeCalculator.partitions(ranges, options(RocketMQOptions.MinPartitions), narrowed, Nil)
+          .map(p => p.copy(maxRows = pushdown.limit.fold(Long.MaxValue)(_.toLong),
+            storeFromMs = pushdown.storeTimeFromMs.getOrElse(Long.MinValue),
+            storeUntilMs = pushdown.storeUntilMs.getOrElse(Long.MaxValue)))
+          .toArray[InputPartition]
     }
-    RocketMQOffsetRangeCalculator.partitions(ranges, options(RocketMQOptions.MinPartitions), settings, Nil).toArray[
-      InputPartition]
+  }
+
+  /** The ranges to read, each queue's `[start, end)` narrowed by the pushed filters. */
+  private def plannedRanges(): Seq[RocketMQOffsetRange] = {
+    val topics = options.topicsToRead.filter(t => pushdown.topics.forall(_.contains(t)))
+    if (topics.isEmpty) return Nil
+    val reader = new RocketMQOffsetReader(options)
+    try {
+      val ranges = reader.fetchQueueRanges(topics, awaitIndexed = true)
+      val start = RocketMQOffsetResolver.resolve(options.batchStartingOffsets, ranges, isStart = true, reader)
+      val end = RocketMQOffsetResolver.resolve(options.batchEndingOffsets, ranges, isStart = false, reader)
+      val kept = start.keys.toSeq.sorted.filter(pushdown.keeps).map { queue =>
+        val (from, until) = (start(queue), end(queue))
+        if (from > until) throw RocketMQErrors.startAfterEnd(queue, from, until)
+        pushdown.narrow(RocketMQOffsetRange(queue, from, until))
+      }.filter(_.size > 0)
+      // A store time bound is an offset of each queue: its first message stored at or after that time.
+      def byTime(ranges: Seq[RocketMQOffsetRange], timeMs: Option[Long])(cut: (RocketMQOffsetRange, Long) =>
+          RocketMQOffsetRange): Seq[RocketMQOffsetRange] = timeMs match {
+        case Some(ms) if ranges.nonEmpty =>
+          val offsets = reader.offsetsForTimestamp(ranges.map(_.queue), ms)
+          ranges.map(r => cut(r, offsets(r.queue))).filter(_.size > 0)
+        case _ => ranges
+      }
+      val fromTime =
+        byTime(kept, pushdown.storeTimeFromMs)((r, o) => r.copy(from = math.min(r.until, math.max(r.from, o))))
+      byTime(fromTime, pushdown.storeUntilMs)((r, o) => r.copy(until = math.max(r.from, math.min(r.until, o))))
+    } finally reader.close()
+  }
+
+  /** The rows this read plans: its offsets, at most the pushed limit. */
+  def plannedRows: Long = {
+    val offsets = partitions.map { case p: RocketMQInputPartition => p.untilOffset - p.fromOffset }.sum
+    pushdown.limit.fold(offsets)(n => math.min(offsets, n.toLong))
   }
 
   override def planInputPartitions(): Array[InputPartition] = partitions

@@ -22,14 +22,18 @@ import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 /**
  * Offsets `[fromOffset, untilOffset)` of one queue, read by one task with `settings`. A queue read
  * whole prefers the same executor in every batch (see [[RocketMQOffsetRangeCalculator]]), so that
- * executor's cached consumer and open connections are reused.
+ * executor's cached consumer and open connections are reused. A batch read narrowed by its filters
+ * returns only messages stored in `[storeFromMs, storeUntilMs)`, and at most `maxRows` of them.
  */
 private[rocketmq] final case class RocketMQInputPartition(
     queue: RocketMQQueue,
     fromOffset: Long,
     untilOffset: Long,
     settings: RocketMQReadSettings,
-    preferredLocation: Option[String] = None)
+    preferredLocation: Option[String] = None,
+    storeFromMs: Long = Long.MinValue,
+    storeUntilMs: Long = Long.MaxValue,
+    maxRows: Long = Long.MaxValue)
   extends InputPartition {
   override def preferredLocations(): Array[String] = preferredLocation.toArray
 }

@@ -44,7 +44,20 @@ private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPart
     RocketMQQueuePuller(partition.queue, partition.fromOffset, partition.untilOffset, partition.settings)
   private var current: InternalRow = _
 
-  override def next(): Boolean = nextBefore(Long.MaxValue) != null
+  private val narrowed = partition.storeFromMs != Long.MinValue || partition.storeUntilMs != Long.MaxValue
+  private var rows = 0L
+
+  override def next(): Boolean = {
+    if (rows >= partition.maxRows) return false
+    var message = nextBefore(Long.MaxValue)
+    // A store-time bound is turned into offsets; a message stored out of order at either end is left out here.
+    while (narrowed && message != null &&
+      (message.getStoreTimestamp < partition.storeFromMs || message.getStoreTimestamp >= partition.storeUntilMs)) {
+      message = nextBefore(Long.MaxValue)
+    }
+    if (message != null) rows += 1
+    message != null
+  }
 
   /** Moves to the next message (null if none by `deadlineNanos`, or past the range's end) and returns it. */
   protected final def nextBefore(deadlineNanos: Long): MessageExt = {

@@ -16,9 +16,45 @@
 
 package org.apache.spark.sql.rocketmq
 
-import org.apache.spark.sql.connector.read.{Scan, ScanBuilder}
+import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownFilters, SupportsPushDownLimit}
+import org.apache.spark.sql.sources.Filter
 
-/** Builds the scan; no filters or columns are pushed down (every message is read whole). */
-private[rocketmq] class RocketMQScanBuilder(options: RocketMQOptions) extends ScanBuilder {
-  override def build(): Scan = new RocketMQScan(options)
+/**
+ * Builds the scan, taking the filters and the limit Spark offers a batch read ([[RocketMQPushdown]] says what
+ * each narrows): a filter the read answers exactly is reported pushed and Spark does not check it again; one that
+ * only narrows the read (a born time, a set of offsets) is used and handed back. Streaming reads are not offered
+ * filters by Spark: they read whole.
+ */
+private[rocketmq] class RocketMQScanBuilder(options: RocketMQOptions)
+  extends ScanBuilder with SupportsPushDownFilters with SupportsPushDownLimit {
+
+  private var narrowing = RocketMQPushdown()
+  private var pushed: Array[Filter] = Array.empty
+
+  override def pushFilters(filters: Array[Filter]): Array[Filter] = {
+    val tagsPushable = options(RocketMQOptions.SqlFilter).isEmpty
+    val translated = filters.map(f => f -> RocketMQPushdown.translate(f, tagsPushable))
+    narrowing = translated.flatMap(_._2).map(_.narrowing).foldLeft(narrowing)(_ and _)
+    pushed = translated.collect { case (f, Some(t)) if t.exact => f }
+    // A not-null filter on the tags passes exactly the rows a tag filter keeps.
+    val tagsImplied: Filter => Boolean = {
+      case org.apache.spark.sql.sources.IsNotNull("tags") => narrowing.tags.isDefined
+      case _ => false
+    }
+    pushed = pushed ++ filters.filter(tagsImplied)
+    filters.filterNot(pushed.contains)
+  }
+
+  override def pushedFilters(): Array[Filter] = pushed
+
+  /** Each task stops after `limit` rows, and a read the broker does not filter reads that many offsets a queue. */
+  override def pushLimit(limit: Int): Boolean = {
+    narrowing = narrowing.and(RocketMQPushdown(limit = Some(limit)))
+    true
+  }
+
+  /** Spark still applies the limit over all tasks. */
+  override def isPartiallyPushed(): Boolean = true
+
+  override def build(): Scan = new RocketMQScan(options, narrowing, pushed.toSeq)
 }

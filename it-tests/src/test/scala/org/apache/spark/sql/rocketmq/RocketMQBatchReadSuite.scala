@@ -20,6 +20,11 @@ import java.sql.Timestamp
 
 import com.fasterxml.jackson.databind.ObjectMapper
 
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.FilterExec
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
+import org.apache.spark.sql.functions.col
+
 class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
 
   test("short name and class name both read every message of a topic, one partition per queue") {
@@ -154,5 +159,83 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
     val consumers = rocketmq.brokerController.getConsumerManager
     assert(consumers.getConsumerGroupInfo(group) != null, s"$group is not registered")
     assert(consumers.getConsumerGroupInfo("spark-rocketmq-reader") == null)
+  }
+
+  /** The scan Spark planned for `df`: its description, the partitions it reads, and whether a filter is left above. */
+  private def plannedScan(df: DataFrame): (String, Seq[RocketMQInputPartition], Boolean) = {
+    val plan = df.queryExecution.sparkPlan
+    val scan = plan.collect { case b: BatchScanExec => b.scan }.head
+    val partitions = scan.toBatch.planInputPartitions().toSeq.map(_.asInstanceOf[RocketMQInputPartition])
+    (scan.description(), partitions, plan.collect { case f: FilterExec => f }.nonEmpty)
+  }
+
+  test("a store-time window is read by offsets: only its messages, filters reported pushed, the size estimated") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    def storeTimes() = readTopic(topic).select("storeTimestamp").collect().map(_.getTimestamp(0).getTime)
+    def sendAfter(prefix: String, afterMs: Long): Long = {
+      EmbeddedRocketMQ.awaitCondition(s"the clock past $afterMs", 5000)(System.currentTimeMillis() > afterMs)
+      rocketmq.sendBodies(topic, (0 until 20).map(i => s"$prefix$i"))
+      storeTimes().max
+    }
+    val early = sendAfter("early-", 0L)
+    val middle = sendAfter("middle-", early)
+    sendAfter("late-", middle)
+    val (from, until) = (new Timestamp(early + 1), new Timestamp(middle + 1))
+
+    val window = readTopic(topic).where(col("storeTimestamp") >= from && col("storeTimestamp") < until)
+    assert(bodies(window).sorted === (0 until 20).map(i => s"middle-$i").sorted)
+    val (description, partitions, filterLeft) = plannedScan(window)
+    assert(!filterLeft, window.queryExecution.sparkPlan)
+    assert(description.contains("pushedFilters=[") && description.contains("storeTimestamp >= "), description)
+    assert(partitions.map(p => p.untilOffset - p.fromOffset).sum === 20, partitions)
+    assert(window.queryExecution.optimizedPlan.stats.rowCount === Some(BigInt(20)))
+    assert(readTopic(topic).queryExecution.optimizedPlan.stats.rowCount === Some(BigInt(60)))
+
+    val upTo = readTopic(topic).where(col("storeTimestamp") <= new Timestamp(early))
+    assert(bodies(upTo).sorted === (0 until 20).map(i => s"early-$i").sorted)
+    assert(readTopic(topic).where(col("storeTimestamp") > new Timestamp(System.currentTimeMillis() + 60000)).count()
+      === 0)
+    // A born time only narrows: Spark checks it again, and the answer is the same.
+    val born = readTopic(topic).where(col("bornTimestamp") >= from)
+    assert(bodies(born).count(_.startsWith("early-")) === 0 && bodies(born).size === 40)
+    val (bornDescription, _, bornFilterLeft) = plannedScan(born)
+    assert(bornFilterLeft && bornDescription.contains("(from bornTimestamp)"), bornDescription)
+  }
+
+  test("filters on topic, brokerName, queueId, queueOffset and tags prune queues and ranges; LIMIT caps each task") {
+    val (a, b) = (rocketmq.newTopic(), rocketmq.newTopic())
+    rocketmq.createTopic(a, queues = 4)
+    rocketmq.createTopic(b, queues = 2)
+    for (q <- 0 until 4) {
+      rocketmq.sendMessages(a, (0 until 10).map(i => TestMessage(s"a$q-$i", tags = Seq("paid", "shipped", "lost")(i % 3))),
+        queueId = Some(q))
+    }
+    rocketmq.sendMessages(b, (0 until 10).map(i => TestMessage(s"b$i")), queueId = Some(0))
+    val both = readTopic(s"$a,$b", "includeExtraColumns" -> "true")
+
+    val pruned = both.where(col("topic") === a && col("queueId").isin(1, 3) && col("queueOffset") >= 2 &&
+      col("queueOffset") < 5 && col("brokerName") === rocketmq.brokerName)
+    assert(bodies(pruned).sorted === (for (q <- Seq(1, 3); i <- 2 until 5) yield s"a$q-$i").sorted)
+    val (_, prunedPartitions, prunedFilterLeft) = plannedScan(pruned)
+    assert(!prunedFilterLeft)
+    assert(prunedPartitions.map(p => (p.queue.queueId, p.fromOffset, p.untilOffset)).sorted ===
+      Seq((1, 2L, 5L), (3, 2L, 5L)))
+    assert(both.where(col("brokerName") === "no-such-broker").count() === 0)
+    assert(plannedScan(both.where(col("topic") === "no-such-topic"))._2.isEmpty)
+
+    val tagged = both.where(col("tags").isin("paid", "lost"))
+    assert(bodies(tagged).sorted === (for (q <- 0 until 4; i <- 0 until 10 if i % 3 != 1) yield s"a$q-$i").sorted)
+    val (tagDescription, tagPartitions, tagFilterLeft) = plannedScan(tagged)
+    assert(!tagFilterLeft && tagDescription.contains("tags IN (lost, paid)"), tagDescription)
+    assert(tagPartitions.map(_.settings.subExpression).distinct === Seq("lost || paid"))
+    assert(readTopic(a, "includeExtraColumns" -> "true", "subExpression" -> "shipped").where(col("tags") === "paid")
+      .count() === 0)
+
+    val limited = both.limit(3)
+    assert(limited.collect().length === 3)
+    val (limitDescription, limitPartitions, _) = plannedScan(limited)
+    assert(limitDescription.contains("limit 3"), limitDescription)
+    assert(limitPartitions.forall(p => p.untilOffset - p.fromOffset <= 3 && p.maxRows == 3), limitPartitions)
   }
 }
