@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import json
+import time
 import zipfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -25,6 +26,7 @@ import pytest
 
 import rocketmq_spark
 from embedded_rocketmq import unique_topic
+from waiting import wait_until
 from rocketmq_spark import (
     EARLIEST,
     LATEST_OFFSET,
@@ -219,3 +221,28 @@ def test_helpers_offsets_from_dicts_timestamps_from_datetime_and_decoded_propert
         ).count()
         == 10
     )
+
+
+@pytest.mark.e2e
+def test_filters_on_store_time_and_queue_are_pushed_down_and_read_only_their_messages(spark, rocketmq) -> None:
+    from pyspark.sql import functions as F
+
+    topic = unique_topic()
+    rocketmq.create_topic(topic, queues=2)
+    rocketmq.send(topic, 20, "early-")
+
+    def last_store_ms() -> int:
+        df = read_rocketmq(spark, name_server=rocketmq.name_server, topic=topic)
+        return df.agg(F.max(F.unix_millis("storeTimestamp"))).collect()[0][0]
+
+    boundary = last_store_ms() + 1
+    wait_until("the clock past the first messages' store time", lambda: time.time() * 1000 > boundary, timeout_s=5)
+    rocketmq.send(topic, 20, "late-")
+
+    late = read_rocketmq(spark, name_server=rocketmq.name_server, topic=topic).where(
+        F.col("storeTimestamp") >= F.timestamp_millis(F.lit(boundary))
+    )
+    assert sorted(bytes(r.body).decode() for r in late.collect()) == sorted(f"late-{i}" for i in range(20))
+    late.where(F.col("queueId") == 0).createOrReplaceTempView("late_queue_0")
+    plan = spark.sql("EXPLAIN SELECT body FROM late_queue_0").collect()[0][0]
+    assert "pushedFilters=[" in plan and "narrowedTo=[queueId IN (0), storeTimestamp >= " in plan, plan
