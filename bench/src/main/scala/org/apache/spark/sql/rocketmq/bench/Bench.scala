@@ -38,7 +38,7 @@ object Bench {
   val OwnJvm = "bench JVM"
 
   private val AllSections =
-    Seq("read", "plain", "latency", "python", "planning", "write", "readafterwrite", "heap")
+    Seq("read", "plain", "latency", "python", "planning", "pushdown", "write", "readafterwrite", "heap")
 
   final case class Sizes(messages: Int, runs: Int, latencySeconds: Int, latencyRuns: Int, planningRounds: Int,
       heapBacklogBytes: Long)
@@ -191,6 +191,11 @@ object Bench {
           warmupRounds = if (quick) 0 else 20)
         planning.measure(rocketmq)
         planning.measure(kafka)
+      }
+      if (sections.contains("pushdown")) {
+        val pushdown = new PushdownBench(spark, results, sizes.messages, BodyBytes, Queues, windows = 12, sizes.runs)
+        pushdown.measure(rocketmq, "storeTimestamp")
+        pushdown.measure(kafka, "timestamp")
       }
       if (sections.contains("write")) {
         Seq(rocketmq, kafka).foreach { system =>
