@@ -19,7 +19,7 @@ program, with the wheel installed in ``.venv``. They talk over stdin and stdout,
 
 - ``RUN {json}`` asks for one run: ``system`` (rocketmq or kafka), ``path`` (``foreach``: a Python ``foreach``
   function notes each arrival; ``sink``: the system's own sink writes each row to a target topic), the source
-  and target topics and the batch duration. This process starts the real-time query and answers ``READY``.
+  and target topics and the batch duration (with ``continuous``: continuous processing, its epoch interval). This process starts the real-time query and answers ``READY``.
 - ``DONE {json}`` says how many messages were sent and from when they count (the warm-up left out). This process
   waits until every sent message has arrived, stops the query and answers ``RESULT {json}`` with each counted
   message's latency in milliseconds: arrival in the ``foreach`` function, or storage in the target topic (the
@@ -87,20 +87,25 @@ def start_foreach(spark: SparkSession, run: Dict[str, Any], folder: str) -> Any:
 
 
 def start_sink(spark: SparkSession, run: Dict[str, Any]) -> Any:
-    """The produced time travels as the target message's body."""
+    """The produced time travels as the target message's body. Real-time batches of ``batch``, or with
+    ``continuous`` continuous processing recording its progress every ``batch``."""
     rows = source(spark, run).selectExpr("CAST(producedAt AS STRING) AS body")
+    continuous = bool(run.get("continuous"))
     if run["system"] == "rocketmq":
+        trigger: Dict[str, Any] = {"continuous": run["batch"]} if continuous else {"real_time": run["batch"]}
         return write_rocketmq_stream(
-            rows, run["nameServer"], run["target"], real_time=run["batch"], checkpoint_location=run["cp"]
+            rows, run["nameServer"], run["target"], checkpoint_location=run["cp"], **trigger
         )
     writer = (
         rows.withColumnRenamed("body", "value")
         .writeStream.format("kafka")
-        .outputMode("update")
+        .outputMode("append" if continuous else "update")
         .option("kafka.bootstrap.servers", run["bootstrapServers"])
         .option("topic", run["target"])
         .option("checkpointLocation", run["cp"])
     )
+    if continuous:
+        return writer.trigger(continuous=run["batch"]).start()
     return real_time_trigger(writer, run["batch"]).start()
 
 

@@ -21,11 +21,13 @@ option, named as its key in snake_case (``name_server`` is ``nameServer``); unkn
 
 Attach the connector jar first: ``configure_spark_with_rocketmq(builder)`` for a session you start,
 ``add_rocketmq_jar(spark)`` for a Spark Connect client, or ``jar_path()`` for your own launcher.
+``register_rocketmq_catalog(spark, "rmq", name_server=...)`` makes the cluster's topics tables of Spark SQL.
 """
 
 from __future__ import annotations
 
 from rocketmq_spark._api import FORMAT, read_rocketmq, read_rocketmq_stream, write_rocketmq, write_rocketmq_stream
+from rocketmq_spark._catalog import register_rocketmq_catalog
 from rocketmq_spark._columns import decode_properties
 from rocketmq_spark._jar import add_rocketmq_jar, configure_spark_with_rocketmq, jar_path
 from rocketmq_spark._options import OPTION_KEYS
@@ -58,6 +60,7 @@ __all__ = [
     "read_rocketmq",
     "read_rocketmq_stream",
     "real_time_trigger",
+    "register_rocketmq_catalog",
     "timestamps_json",
     "write_rocketmq",
     "write_rocketmq_stream",

@@ -199,10 +199,12 @@ def _stream_writer(df: "DataFrame", options: Dict[str, str], stream: Dict[str, o
         raise ValueError(f"output_mode must be one of {', '.join(_OUTPUT_MODES)}, not {output_mode!r}")
     if not isinstance(available_now, bool):
         raise TypeError(f"available_now must be a bool, not {available_now!r}")
-    if processing_time is not None and available_now:
-        raise ValueError("processing_time and available_now are two triggers: pass only one of them")
-    for name in ("checkpoint_location", "processing_time", "query_name"):
-        if stream[name] is not None:
+    continuous = stream.get("continuous")
+    triggers = [k for k in ("processing_time", "available_now", "continuous") if stream.get(k) not in (None, False)]
+    if len(triggers) > 1:
+        raise ValueError(f"{triggers[0]} and {triggers[1]} are two triggers: pass only one of them")
+    for name in ("checkpoint_location", "processing_time", "continuous", "query_name"):
+        if stream.get(name) is not None:
             checked_text(name, stream[name])
     if not df.isStreaming:
         raise TypeError(
@@ -218,6 +220,8 @@ def _stream_writer(df: "DataFrame", options: Dict[str, str], stream: Dict[str, o
         writer = writer.trigger(processingTime=str(processing_time))
     elif available_now:
         writer = writer.trigger(availableNow=True)
+    elif continuous is not None:
+        writer = writer.trigger(continuous=str(continuous))
     if stream["query_name"] is not None:
         writer = writer.queryName(str(stream["query_name"]))
     return writer
@@ -323,6 +327,7 @@ def write_rocketmq_stream(
     processing_time: Optional[str] = None,
     available_now: bool = False,
     real_time: Union[bool, str] = False,
+    continuous: Optional[str] = None,
     query_name: Optional[str] = None,
 ) -> "StreamingQuery":
     """Start a streaming query that writes a streaming DataFrame to RocketMQ, one message per row.
@@ -330,8 +335,13 @@ def write_rocketmq_stream(
     The rows and the connector keywords are those of :func:`write_rocketmq`. The query's own settings:
     ``checkpoint_location`` (where its progress is kept; Spark's ``spark.sql.streaming.checkpointLocation``
     when not given), ``output_mode`` (append, update or complete), one trigger at most (``processing_time``
-    such as ``"10 seconds"``, ``available_now=True`` or ``real_time``) and ``query_name``. Returns the started
+    such as ``"10 seconds"``, ``available_now=True``, ``real_time`` or ``continuous``) and ``query_name``. Returns the started
     ``StreamingQuery``.
+
+    ``continuous`` runs the query under Spark's continuous processing, recording its progress at that interval
+    (such as ``"1 second"``): each queue read by a task of its own, every row sent as it arrives, at-least-once
+    (exactly-once is refused there). It needs a task slot per queue of the source, and supports map-like queries
+    only (see docs/real-time.md, "Continuous processing").
 
     ``real_time`` runs the query in Spark's real-time mode (pyspark 4.2 and later): ``True`` for Spark's batch
     duration of 5 minutes, or a duration such as ``"30 seconds"`` (Spark's minimum is 5 seconds; each batch end
@@ -348,13 +358,14 @@ def write_rocketmq_stream(
         >>> query.awaitTermination()  # doctest: +SKIP
     """
     values = dict(locals())
-    del values["real_time"]
+    del values["real_time"], values["continuous"]
     options = _sink_options(values)
-    stream = {k: values[k] for k in _STREAM_KEYWORDS}
+    stream: Dict[str, object] = {k: values[k] for k in _STREAM_KEYWORDS}
+    stream["continuous"] = continuous
     if real_time is False:
         return _stream_writer(df, options, stream).start()
     batch = _real_time_batch(real_time)
-    given = [k for k in ("processing_time", "available_now") if stream[k] not in (None, False)]
+    given = [k for k in ("processing_time", "available_now", "continuous") if stream[k] not in (None, False)]
     if given:
         raise ValueError(f"{given[0]} and real_time are two triggers: pass only one of them")
     if stream["output_mode"] is None:

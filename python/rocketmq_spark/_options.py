@@ -168,9 +168,9 @@ _CONVERTERS: Dict[str, Convert] = {
     "transaction timeout": _transaction_timeout,
 }
 
-#: Keyword -> (option key, kind of value). The keywords of read_rocketmq, read_rocketmq_stream and
-#: write_rocketmq are drawn from here; a test checks this table against the connector's own option
-#: declarations (key, kind, which functions take it, and whether it is required).
+#: Keyword -> (option key, kind of value). The keywords of read_rocketmq, read_rocketmq_stream, write_rocketmq,
+#: write_rocketmq_stream and register_rocketmq_catalog are drawn from here; a test checks this table against the
+#: connector's own option declarations (key, kind, which functions take it, and whether it is required).
 _OPTIONS: Dict[str, Tuple[str, str]] = {
     "name_server": ("nameServer", "name server"),
     "topic": ("topic", "topics"),
@@ -214,6 +214,7 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "namespace": ("namespace", "namespace"),
     "use_tls": ("useTLS", "boolean"),
     "access_channel": ("accessChannel", "access channel"),
+    "allow_drop_table": ("allowDropTable", "boolean"),
 }
 
 #: Keyword argument -> connector option key, for every option the functions accept.

@@ -26,7 +26,14 @@ import inspect
 import re
 from typing import Any, Dict, NamedTuple, Set
 
-from rocketmq_spark import OPTION_KEYS, read_rocketmq, read_rocketmq_stream, write_rocketmq, write_rocketmq_stream
+from rocketmq_spark import (
+    OPTION_KEYS,
+    read_rocketmq,
+    read_rocketmq_stream,
+    register_rocketmq_catalog,
+    write_rocketmq,
+    write_rocketmq_stream,
+)
 from rocketmq_spark._options import _CONVERTERS, _OPTIONS
 
 # Which functions take an option, by the query type the connector gives it.
@@ -35,20 +42,35 @@ FUNCTIONS_BY_QUERY_TYPE = {
     "batch query": {"read_rocketmq"},
     "streaming query": {"read_rocketmq_stream"},
     "sink (batch and streaming)": {"write_rocketmq", "write_rocketmq_stream"},
-    "source and sink": {"read_rocketmq", "read_rocketmq_stream", "write_rocketmq", "write_rocketmq_stream"},
+    "source and sink": {
+        "read_rocketmq",
+        "read_rocketmq_stream",
+        "write_rocketmq",
+        "write_rocketmq_stream",
+        "register_rocketmq_catalog",
+    },
+    "catalog": {"register_rocketmq_catalog"},
 }
-FUNCTIONS = {f.__name__: f for f in (read_rocketmq, read_rocketmq_stream, write_rocketmq, write_rocketmq_stream)}
+FUNCTIONS = {
+    f.__name__: f
+    for f in (read_rocketmq, read_rocketmq_stream, write_rocketmq, write_rocketmq_stream, register_rocketmq_catalog)
+}
+# Options a function does not take although their query type applies: a catalog's tables are its topics.
+NOT_TAKEN = {"register_rocketmq_catalog": {"topic"}}
 WRITES = {"write_rocketmq", "write_rocketmq_stream"}
 READS = {"read_rocketmq", "read_rocketmq_stream"}
-# Keywords that are not connector options: the session or DataFrame, and the streaming query's own settings.
+# Keywords that are not connector options: the session or DataFrame, the catalog's name, and the streaming query's
+# own settings.
 NOT_OPTIONS = {
     "spark",
     "df",
+    "name",
     "checkpoint_location",
     "output_mode",
     "processing_time",
     "available_now",
     "real_time",
+    "continuous",
     "query_name",
 }
 # The type hint each kind of value gets (an option the connector does not require is Optional, None = unset).
@@ -104,7 +126,8 @@ def test_every_connector_option_is_a_keyword_of_the_right_functions(spark) -> No
     expected: Dict[str, Set[str]] = {name: set() for name in FUNCTIONS}
     for key, declared in options.items():
         for name in FUNCTIONS_BY_QUERY_TYPE[declared.query_type]:
-            expected[name].add(snake_case(key))
+            if snake_case(key) not in NOT_TAKEN.get(name, set()):
+                expected[name].add(snake_case(key))
     for name, function in FUNCTIONS.items():
         keywords = set(inspect.signature(function).parameters) - NOT_OPTIONS
         assert keywords == expected[name], (

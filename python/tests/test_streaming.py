@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from embedded_rocketmq import unique_topic
+from waiting import wait_until
 from rocketmq_spark import EARLIEST, read_rocketmq_stream, write_rocketmq_stream
 
 
@@ -81,3 +82,28 @@ def test_streaming_aggregation_in_update_mode(spark, rocketmq, tmp_path: Path) -
     query.awaitTermination(180)
     assert query.exception() is None
     assert sorted(rocketmq.bodies(sink)) == sorted(f"{d}=3" for d in range(10))
+
+
+@pytest.mark.e2e
+def test_write_rocketmq_stream_continuous_copies_each_row_as_it_arrives(spark, rocketmq, tmp_path: Path) -> None:
+    source, sink = unique_topic("csrc"), unique_topic("cdst")
+    rocketmq.create_topic(source, queues=2)  # a task slot per queue: local[2]
+    rocketmq.create_topic(sink, queues=2)
+    rocketmq.send(source, 20, "c-")
+    stream = read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST)
+    # Progress recorded every 10 minutes: the rows can only be in the target before that if each is sent at once.
+    query = write_rocketmq_stream(
+        stream.select("body"),
+        rocketmq.name_server,
+        sink,
+        checkpoint_location=str(tmp_path / "cp"),
+        continuous="10 minutes",
+    )
+    try:
+        wait_until(f"20 messages copied into {sink}", lambda: len(rocketmq.bodies(sink)) >= 20, timeout_s=120)
+        assert query.exception() is None
+        assert sorted(rocketmq.bodies(sink)) == sorted(f"c-{i}" for i in range(20))
+    finally:
+        query.stop()
+    with pytest.raises(ValueError, match="continuous and available_now|available_now and continuous"):
+        write_rocketmq_stream(stream, rocketmq.name_server, sink, continuous="1 second", available_now=True)

@@ -26,8 +26,9 @@ import org.apache.spark.ErrorClassesJsonReader
  * The one factory of the connector's errors: a method per condition, each naming its parameters.
  * Messages come from `error/rocketmq-error-conditions.json` through Spark's own reader of error
  * conditions (present since Spark 3.5, so the same code runs on every Spark the connector supports),
- * prefixed with `[CONDITION]` as Spark's own errors are. Three exception types tell the kinds of
+ * prefixed with `[CONDITION]` as Spark's own errors are. Four exception types tell the kinds of
  * failure apart: [[RocketMQInvalidInputException]] (what was asked for cannot be done as given),
+ * [[RocketMQUnsupportedOperationException]] (what the catalog was asked cannot be done to a topic at all),
  * [[RocketMQDataLossException]] and [[RocketMQRequestException]] (RocketMQ did not answer as needed).
  */
 private[rocketmq] object RocketMQErrors {
@@ -106,6 +107,29 @@ private[rocketmq] object RocketMQErrors {
   def incompleteCredentials(place: String, present: String, missing: String): Throwable =
     invalidInput("ROCKETMQ_INCOMPLETE_CREDENTIALS", "place" -> place, "present" -> present, "missing" -> missing)
 
+  // ---- the catalog ----
+
+  /**
+   * A CREATE TABLE property of topic `topic` that cannot be used: `sub` (QUEUES, UNKNOWN_CLUSTER or
+   * UNKNOWN_PROPERTY) says what is allowed, `details` fill its placeholders.
+   */
+  def invalidTableProperty(property: String, value: String, topic: String, sub: String, details: (String, String)*)
+      : Throwable =
+    invalidInput(s"ROCKETMQ_INVALID_TABLE_PROPERTY.$sub",
+      Seq("property" -> property, "value" -> value, "topic" -> topic) ++ details: _*)
+
+  /**
+   * What catalog `catalog` cannot do to `table` (qualified by the catalog's name): `sub` names the operation
+   * (ALTER_TABLE, RENAME_TABLE, COLUMNS, PARTITIONING, DROP_TABLE), `details` fill its placeholders.
+   */
+  def catalogOperationNotSupported(catalog: String, table: String, sub: String, details: (String, String)*)
+      : Throwable = {
+    val condition = s"ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.$sub"
+    val params = (Seq("catalog" -> catalog, "table" -> table) ++ details).toMap
+    new RocketMQUnsupportedOperationException(condition, sqlState(condition), params.asJava, message(condition, params),
+      null)
+  }
+
   // ---- what the options name, checked against the brokers ----
 
   def unknownQueue(option: String, queue: RocketMQQueue, known: Iterable[RocketMQQueue]): Throwable =
@@ -175,6 +199,11 @@ private[rocketmq] object RocketMQErrors {
   def brokerRequestFailed(broker: String, attempts: Int, cause: Throwable, request: BrokerRequest): Throwable =
     requestFailed(s"ROCKETMQ_BROKER_REQUEST_FAILED.${request.condition}", cause,
       Seq("broker" -> broker, "attempts" -> attempts.toString) ++ request.details: _*)
+
+  /** A catalog's request to `server` (a name server or a broker, as the message shows it) failed for good. */
+  def adminRequestFailed(server: String, attempts: Int, cause: Throwable, request: AdminRequest): Throwable =
+    requestFailed(s"ROCKETMQ_ADMIN_REQUEST_FAILED.${request.condition}", cause,
+      Seq("server" -> server, "attempts" -> attempts.toString) ++ request.details: _*)
 
   def pullFailed(queue: RocketMQQueue, offset: Long, cause: Throwable, gaveUp: GaveUp): Throwable =
     requestFailed(s"ROCKETMQ_PULL_FAILED.${gaveUp.condition}", cause,
@@ -300,6 +329,32 @@ private[rocketmq] object RocketMQErrors {
     final case class CommitOffset(group: String, queue: RocketMQQueue, offset: Long)
       extends BrokerRequest("COMMIT_OFFSET", "group" -> group, "queue" -> queue.toString, "offset" -> offset.toString) {
       override def topic: String = queue.topic
+    }
+  }
+
+  /**
+   * A request of the catalog's topic administration: a sub-condition of ROCKETMQ_ADMIN_REQUEST_FAILED and its
+   * details. `topic`: the topic it acts on, for an access denial (None for the name server's lists).
+   */
+  sealed abstract class AdminRequest(val condition: String, val details: (String, String)*) {
+    def topic: Option[String] = None
+  }
+
+  object AdminRequest {
+    case object ListTopics extends AdminRequest("LIST_TOPICS")
+    case object ClusterBrokers extends AdminRequest("CLUSTER_INFO")
+    final case class TopicRoute(name: String) extends AdminRequest("TOPIC_ROUTE", "topic" -> name) {
+      override def topic: Option[String] = Some(name)
+    }
+    final case class CreateTopic(name: String, queues: Int)
+      extends AdminRequest("CREATE_TOPIC", "topic" -> name, "queues" -> queues.toString) {
+      override def topic: Option[String] = Some(name)
+    }
+    final case class DeleteTopic(name: String) extends AdminRequest("DELETE_TOPIC", "topic" -> name) {
+      override def topic: Option[String] = Some(name)
+    }
+    final case class DeleteRoute(name: String) extends AdminRequest("DELETE_ROUTE", "topic" -> name) {
+      override def topic: Option[String] = Some(name)
     }
   }
 }

@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
-import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
+import org.apache.spark.sql.rocketmq.consumer.{RocketMQQueuePuller, RocketMQReadSettings}
 
 /**
  * A Structured Streaming read of RocketMQ topics, one micro-batch at a time.
@@ -189,6 +189,46 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
     RocketMQOffsetRangeCalculator.partitions(ranges, options(RocketMQOptions.MinPartitions), settings,
       RocketMQOffsetRangeCalculator.executorLocations()).toArray[InputPartition]
   }
+
+  /**
+   * The queues a stream reads with no end from `start` (in real-time batches and continuous processing), each
+   * with the offset it starts at, sorted: the input partitions' order. Queues gone since `start`, and queues whose
+   * offsets went back (a recreated topic), follow `failOnDataLoss`; queues new since then start at their earliest
+   * offset.
+   */
+  protected def planOpen(start: Offset): (Map[RocketMQQueue, Long], IndexedSeq[RocketMQQueue]) = {
+    val startOffsets = RocketMQSourceOffset(start).queueOffsets
+    // Spark asks for the latest offsets before each real-time batch: latestRanges then lists the queues there are.
+    if (latestRanges.isEmpty) latestRanges = reader.fetchQueueRanges(topics, allowMissing = true)
+    val latest = endsOf(latestRanges, startOffsets)
+    (startOffsets.keySet -- latest.keySet).foreach(q => reportDataLoss(RocketMQErrors.queueGone(q, startOffsets(q))))
+    latest.foreach { case (q, l) =>
+      startOffsets.get(q).filter(_ > l).foreach { s =>
+        reportDataLoss(RocketMQErrors.dataLoss(q, l, s, RocketMQErrors.DataLossReason.OffsetsWentBack))
+      }
+    }
+    val from = startsOf(startOffsets, latest)
+    (from, from.keys.toIndexedSeq.sorted)
+  }
+
+  /** One input partition per queue of `queues`, each read from `from` with no end. */
+  protected def openPartitions(from: Map[RocketMQQueue, Long], queues: IndexedSeq[RocketMQQueue])
+      : IndexedSeq[RocketMQInputPartition] = {
+    val executors = RocketMQOffsetRangeCalculator.executorLocations()
+    queues.map { q =>
+      RocketMQInputPartition(q, from(q), RocketMQQueuePuller.Open, settings,
+        RocketMQOffsetRangeCalculator.preferredExecutor(q, executors))
+    }
+  }
+
+  /** The end of a read with no end: `from`, moved on by where the task of each queue (by index) stopped. */
+  protected def openEnd(from: Map[RocketMQQueue, Long], queues: IndexedSeq[RocketMQQueue],
+      offsets: Array[PartitionOffset]): Offset =
+    RocketMQSourceOffset(from ++ offsets.map {
+      case RocketMQQueueOffset(partition, offset) if queues.indices.contains(partition) => queues(partition) -> offset
+      case other => throw new IllegalArgumentException(
+          s"Not the offset of one of the ${queues.size} queues this stream planned: $other")
+    })
 
   protected def reportDataLoss(error: Throwable): Unit = {
     if (settings.failOnDataLoss) throw error

@@ -51,6 +51,8 @@ private[rocketmq] object RocketMQOption {
   case object StreamOnly extends QueryType("streaming query", false, true, false)
   case object SinkOnly extends QueryType("sink (batch and streaming)", false, false, true)
   case object Everywhere extends QueryType("source and sink", true, true, true)
+  /** Options of the catalog itself (`spark.sql.catalog.<name>.<option>`), not of a query. */
+  case object CatalogOnly extends QueryType("catalog", false, false, false)
 
   final case class Required[T](
       key: String,

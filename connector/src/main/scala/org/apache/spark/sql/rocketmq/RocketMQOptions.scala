@@ -127,9 +127,14 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
    * Refuses, for a stream in real-time mode (after [[validateForStream]]), the options that bound, delay or split
    * a batch: there each queue is read by one task with no end.
    */
-  def validateForRealTime(): Unit =
+  def validateForRealTime(): Unit = refuseBatchBounds("REAL_TIME")
+
+  /** The same as [[validateForRealTime]], for continuous processing: each queue is read by one task with no end. */
+  def validateForContinuous(): Unit = refuseBatchBounds("CONTINUOUS")
+
+  private def refuseBatchBounds(refusedIn: String): Unit =
     Seq(MaxOffsetsPerTrigger, MinOffsetsPerTrigger, MaxTriggerDelay, MinPartitions).find(rawValue(_).isDefined)
-      .foreach(o => throw RocketMQErrors.optionNotAllowed(o.key, "REAL_TIME"))
+      .foreach(o => throw RocketMQErrors.optionNotAllowed(o.key, refusedIn))
 
   /** Checks everything a batch read needs; streaming-only options are refused. */
   def validateForBatchRead(): Unit = {
@@ -422,6 +427,13 @@ private[rocketmq] object RocketMQOptions {
   /** Access channel. */
   val AccessChannelOption: Defaulted[AccessChannel] = defaulted("accessChannel", AccessChannelKind,
     AccessChannel.LOCAL, Everywhere, "RocketMQ's access channel: CLOUD for managed services that ask for it.")
+
+  /** Whether the catalog may delete topics. */
+  val AllowDropTable: Defaulted[Boolean] = defaulted("allowDropTable", Bool, false, CatalogOnly,
+    "Of the RocketMQ catalog (`spark.sql.catalog.<name>.allowDropTable`): whether DROP TABLE deletes the topic, " +
+      "and every message in it, from the brokers and the name servers. false: DROP TABLE fails, saying how to " +
+      "allow it. Any other option of this table set on the catalog applies to all its tables: the connection's " +
+      "(nameServer, credentials, namespace, useTLS …) and the defaults of its queries.")
 
   /** Every option, in declaration order (the option reference's). */
   lazy val registry: Seq[RocketMQOption[_]] = declared.toList

@@ -20,7 +20,7 @@ import java.util.OptionalLong
 
 import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.read.{Batch, Scan, Statistics, SupportsReportStatistics}
-import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
+import org.apache.spark.sql.connector.read.streaming.{ContinuousStream, MicroBatchStream}
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
 
@@ -71,6 +71,13 @@ private[rocketmq] class RocketMQScan(
     streaming = true
     options.validateForStream()
     RocketMQMicroBatchStream(options, checkpointLocation)
+  }
+
+  override def toContinuousStream(checkpointLocation: String): ContinuousStream = {
+    streaming = true
+    options.validateForStream()
+    options.validateForContinuous()
+    new RocketMQContinuousStream(options, checkpointLocation)
   }
 }
 

@@ -16,6 +16,7 @@
 
 package org.apache.spark.sql.rocketmq
 
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write.{PhysicalWriteInfo, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
@@ -32,8 +33,19 @@ private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings, 
     coordinator: Option[RocketMQTransactionCoordinator])
   extends StreamingWrite {
 
-  override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
+  /**
+   * Continuous processing runs its epochs through here too, at-least-once. Exactly-once is refused there, before
+   * any task starts: a continuous query restarted ends its epochs where it likes, not where they ended before, so
+   * an epoch's rows cannot be decided once.
+   */
+  override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory = {
+    val continuous = SparkSession.getActiveSession.exists(session =>
+      "true" == session.sparkContext.getLocalProperty(RocketMQTasksInRealTimeMode.ContinuousProcessingProperty))
+    if (coordinator.isDefined && continuous) {
+      throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key, "CONTINUOUS_EXACTLY_ONCE")
+    }
     new RocketMQDataWriterFactory(settings, columns)
+  }
 
   override def useCommitCoordinator(): Boolean = coordinator.isDefined
 

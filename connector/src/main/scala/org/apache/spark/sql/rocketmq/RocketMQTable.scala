@@ -50,7 +50,7 @@ private[rocketmq] class RocketMQTable(options: RocketMQOptions)
   override def schema(): StructType = RocketMQSourceSchema(options(RocketMQOptions.IncludeExtraColumns))
 
   override def capabilities(): util.Set[TableCapability] =
-    util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ,
+    util.EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ, TableCapability.CONTINUOUS_READ,
       TableCapability.STREAMING_WRITE, TableCapability.ACCEPT_ANY_SCHEMA)
 
   override def newScanBuilder(scanOptions: CaseInsensitiveStringMap): ScanBuilder = new RocketMQScanBuilder(options)

@@ -21,10 +21,11 @@ import java.util.concurrent.ConcurrentHashMap
 import org.apache.spark.TaskContext
 
 /**
- * The tasks of this executor that read RocketMQ in real-time mode, so that a sink in the same task can tell. Spark
- * tells a writer nothing of the trigger, and a real-time task runs for its whole batch: a sink that held rows for
- * a fuller send request would hold them until the batch ends. The real-time reader marks its task; the mark goes
- * when the task completes.
+ * The tasks of this executor that run for a whole real-time batch or continuous epoch, so that a sink in the same
+ * task can tell. Spark tells a writer nothing of the trigger, and such a task runs for its whole batch: a sink that
+ * held rows for a fuller send request would hold them until the batch ends. The real-time and continuous readers
+ * mark their task (the mark goes when the task completes); a task of continuous processing reading another source
+ * is told by the local property Spark sets on every continuous query's tasks.
  */
 private[rocketmq] object RocketMQTasksInRealTimeMode {
 
@@ -36,6 +37,11 @@ private[rocketmq] object RocketMQTasksInRealTimeMode {
     if (attempts.add(attempt)) context.addTaskCompletionListener[Unit](_ => attempts.remove(attempt))
   }
 
-  /** Whether the running task reads in real-time mode. */
-  def current: Boolean = Option(TaskContext.get()).exists(context => attempts.contains(context.taskAttemptId()))
+  /** Whether the running task reads in real-time mode, or is one of continuous processing. */
+  def current: Boolean = Option(TaskContext.get()).exists { context =>
+    attempts.contains(context.taskAttemptId()) || "true" == context.getLocalProperty(ContinuousProcessingProperty)
+  }
+
+  /** Spark's local property of a continuous query's thread and tasks (its name is the same on 3.5 and 4.x). */
+  val ContinuousProcessingProperty = "__is_continuous_processing"
 }

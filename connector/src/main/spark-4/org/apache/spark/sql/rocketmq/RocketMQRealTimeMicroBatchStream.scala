@@ -47,35 +47,13 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
   }
 
   override def planInputPartitions(start: Offset): Array[InputPartition] = {
-    val startOffsets = RocketMQSourceOffset(start).queueOffsets
-    // Spark asks for the latest offsets before each batch: latestRanges lists the queues there are now.
-    if (latestRanges.isEmpty) latestRanges = reader.fetchQueueRanges(topics, allowMissing = true)
-    val latest = endsOf(latestRanges, startOffsets)
-    (startOffsets.keySet -- latest.keySet).foreach(q => reportDataLoss(RocketMQErrors.queueGone(q, startOffsets(q))))
-    latest.foreach { case (q, l) =>
-      startOffsets.get(q).filter(_ > l).foreach { s =>
-        reportDataLoss(RocketMQErrors.dataLoss(q, l, s, RocketMQErrors.DataLossReason.OffsetsWentBack))
-      }
-    }
-    val from = startsOf(startOffsets, latest)
+    val (from, queues) = planOpen(start)
     batchStart = from
-    batchQueues = from.keys.toIndexedSeq.sorted
-    val executors = RocketMQOffsetRangeCalculator.executorLocations()
-    batchQueues.map { q =>
-      RocketMQInputPartition(q, from(q), RocketMQQueuePuller.Open, settings,
-        RocketMQOffsetRangeCalculator.preferredExecutor(q, executors)): InputPartition
-    }.toArray
+    batchQueues = queues
+    openPartitions(from, queues).toArray[InputPartition]
   }
 
-  override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = {
-    val queues = batchQueues
-    RocketMQSourceOffset(batchStart ++ offsets.map {
-      case RocketMQRealTimePartitionReader.QueueOffset(partition, offset) if queues.indices.contains(partition) =>
-        queues(partition) -> offset
-      case other => throw new IllegalArgumentException(
-          s"Not the offset of one of the ${queues.size} queues of this real-time batch: $other")
-    })
-  }
+  override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = openEnd(batchStart, batchQueues, offsets)
 
   override def createReaderFactory(): PartitionReaderFactory = RocketMQRealTimeReaderFactory
 

@@ -22,7 +22,6 @@ import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.streaming.{PartitionOffset, SupportsRealTimeRead}
 import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.RecordStatus
-import org.apache.spark.sql.execution.streaming.continuous.RateStreamPartitionOffset
 
 /**
  * Reads one queue in a real-time batch: from the partition's start with no end, each message as soon as the
@@ -37,7 +36,7 @@ private[rocketmq] final class RocketMQRealTimePartitionReader(partition: RocketM
   RocketMQTasksInRealTimeMode.markCurrent()
 
   override def getOffset: PartitionOffset =
-    RocketMQRealTimePartitionReader.QueueOffset(Option(TaskContext.get()).fold(-1)(_.partitionId()), nextOffset)
+    RocketMQQueueOffset(Option(TaskContext.get()).fold(-1)(_.partitionId()), nextOffset)
 
   /** Spark 4.2 and later: the wait is measured from `startTimeMs`, Spark's clock when it asked. */
   override def nextWithTimeout(startTimeMs: java.lang.Long, timeoutMs: java.lang.Long): RecordStatus =
@@ -50,24 +49,5 @@ private[rocketmq] final class RocketMQRealTimePartitionReader(partition: RocketM
     val message = nextBefore(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(math.max(0L, waitMs)))
     if (message == null) RecordStatus.newStatusWithoutArrivalTime(false)
     else RecordStatus.newStatusWithArrivalTimeMs(message.getStoreTimestamp)
-  }
-}
-
-private[rocketmq] object RocketMQRealTimePartitionReader {
-
-  /**
-   * Where a real-time task stopped: the next offset of the queue of input partition `partition` (its index in the
-   * batch's planned partitions, Spark's task partition id). It travels to the driver in a task result, which Spark
-   * reads with its own class loader: over Spark Connect, a connector attached to the session as an artifact is not
-   * there, and a class of ours would fail to load (ClassNotFoundException in TaskResultGetter). So it rides in one
-   * of Spark's own partition offsets (the continuous rate source's: partition, value, time), time unused.
-   */
-  object QueueOffset {
-    def apply(partition: Int, offset: Long): PartitionOffset = RateStreamPartitionOffset(partition, offset, 0L)
-
-    def unapply(offset: PartitionOffset): Option[(Int, Long)] = offset match {
-      case RateStreamPartitionOffset(partition, next, _) => Some((partition, next))
-      case _ => None
-    }
   }
 }

@@ -28,9 +28,14 @@ import org.scalatest.funsuite.AnyFunSuite
 import org.apache.spark.SparkThrowable
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.ArrayBasedMapData
-import org.apache.spark.sql.rocketmq.RocketMQErrors.{BrokerRequest, DataLossReason, GaveUp, NoServingBroker}
+import org.apache.spark.sql.connector.catalog.{Column, Identifier}
+import org.apache.spark.sql.connector.expressions.{Expressions, Transform}
+import org.apache.spark.sql.rocketmq.RocketMQErrors.{
+  AdminRequest, BrokerRequest, DataLossReason, GaveUp, NoServingBroker
+}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.types._
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.apache.spark.unsafe.types.UTF8String
 
 /**
@@ -62,6 +67,17 @@ class RocketMQErrorsSuite extends AnyFunSuite {
   private val propertySchema =
     new StructType().add("body", StringType).add("properties", MapType(StringType, StringType))
 
+  /** A catalog whose refusals come before any request (its name server is never asked). */
+  private val catalog = {
+    val c = new RocketMQCatalog()
+    c.initialize("rmq", new CaseInsensitiveStringMap(Map("nameServer" -> "h:1").asJava))
+    c
+  }
+  private val table = Identifier.of(Array.empty[String], "t")
+
+  private def createTable(columns: Array[Column], partitions: Array[Transform], properties: Map[String, String]) =
+    catalog.createTable(table, columns, partitions, properties.asJava)
+
   private def errors: Seq[Throwable] = Seq(
     raised(new RocketMQOptions(Map.empty)(RocketMQOptions.NameServer)),
     raised(new RocketMQOptions(Map.empty).topicsToRead),
@@ -79,6 +95,8 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(RocketMQConnection.resolve(options("accessKey" -> "ak"), _ => None, _ => None)),
     raised(options("startingOffsets" -> "x").validateForStream()),
     raised(options("maxTriggerDelay" -> "5s").validateForRealTime()),
+    raised(options("minPartitions" -> "4").validateForContinuous()),
+    raised(throw RocketMQErrors.optionNotAllowed("deliveryGuarantee", "CONTINUOUS_EXACTLY_ONCE")),
     raised(options("startingOffsets" -> """{"t":{"b":{"0":-3}}}""").validateForStream()),
     raised(options("startingOffsetsByTimestamp" -> """{"t":{"b":{"0":-3}}}""").validateForStream()),
     raised(options("startingOffsets" -> "latest").validateForBatchRead()),
@@ -143,6 +161,21 @@ class RocketMQErrorsSuite extends AnyFunSuite {
       new NoServingBroker("b", "t", Seq("replica r:1 does not know the topic yet"))),
     RocketMQErrors.sendNotAcknowledged(3, 1000),
     RocketMQErrors.transactionUnresolved("t", 12, Seq(3, 1), "2026-11-25T12:00:00Z", 60000),
+    raised(RocketMQCatalog.topicSettings("t", Map("queues" -> "abc"))),
+    raised(RocketMQCatalog.topicSettings("t", Map("partitions" -> "3"))),
+    RocketMQErrors.invalidTableProperty("cluster", "c", "t", "UNKNOWN_CLUSTER", "nameServer" -> "h:1",
+      "clusters" -> "DefaultCluster"),
+    raised(catalog.alterTable(table)),
+    raised(catalog.renameTable(table, Identifier.of(Array.empty[String], "u"))),
+    raised(catalog.dropTable(table)),
+    raised(createTable(Array(Column.create("a", IntegerType)), Array.empty[Transform], Map.empty)),
+    raised(createTable(Array.empty[Column], Array(Expressions.identity("queueId")), Map.empty)),
+    RocketMQErrors.adminRequestFailed("name server h:1", 3, cause, AdminRequest.ListTopics),
+    RocketMQErrors.adminRequestFailed("name server h:1", 3, cause, AdminRequest.ClusterBrokers),
+    RocketMQErrors.adminRequestFailed("name server h:1", 3, cause, AdminRequest.TopicRoute("t")),
+    RocketMQErrors.adminRequestFailed("broker 'b' (h:2)", 3, cause, AdminRequest.CreateTopic("t", 8)),
+    RocketMQErrors.adminRequestFailed("broker 'b' (h:2)", 3, cause, AdminRequest.DeleteTopic("t")),
+    RocketMQErrors.adminRequestFailed("name server h:1", 3, cause, AdminRequest.DeleteRoute("t")),
     RocketMQErrors.unlessAccessDenied(new MQBrokerException(ResponseCode.NO_PERMISSION, "check signature failed"),
       Some("ak"), "t")(fail("a denial is an access error"))
   ) ++ Seq(DataLossReason.Expired(7), DataLossReason.BeingRemoved, DataLossReason.ConsumeQueueGone,
@@ -153,6 +186,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
   private def condition(e: Throwable): String = e match {
     case e: RocketMQException => e.getCondition
     case e: RocketMQInvalidInputException => e.getCondition
+    case e: RocketMQUnsupportedOperationException => e.getCondition
     case other => fail(s"not one of the connector's errors: $other")
   }
 
@@ -180,11 +214,15 @@ class RocketMQErrorsSuite extends AnyFunSuite {
       k -> v.map(condition(_).takeWhile(_ != '.')).distinct.sorted
     }
     assert(byType.keySet === Set("RocketMQInvalidInputException", "RocketMQDataLossException",
-      "RocketMQRequestException"))
+      "RocketMQRequestException", "RocketMQUnsupportedOperationException"))
     assert(byType("RocketMQDataLossException") === Seq("ROCKETMQ_DATA_LOSS", "ROCKETMQ_DATA_LOSS_QUEUE_GONE"))
-    assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_ACCESS_DENIED", "ROCKETMQ_BROKER_REQUEST_FAILED",
-      "ROCKETMQ_BROKER_UNAVAILABLE", "ROCKETMQ_NAME_SERVER_UNREACHABLE", "ROCKETMQ_PULL_FAILED",
-      "ROCKETMQ_SEND_FAILED", "ROCKETMQ_SEND_NOT_ACKNOWLEDGED", "ROCKETMQ_TRANSACTION_UNRESOLVED"))
+    assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_ACCESS_DENIED", "ROCKETMQ_ADMIN_REQUEST_FAILED",
+      "ROCKETMQ_BROKER_REQUEST_FAILED", "ROCKETMQ_BROKER_UNAVAILABLE", "ROCKETMQ_NAME_SERVER_UNREACHABLE",
+      "ROCKETMQ_PULL_FAILED", "ROCKETMQ_SEND_FAILED", "ROCKETMQ_SEND_NOT_ACKNOWLEDGED",
+      "ROCKETMQ_TRANSACTION_UNRESOLVED"))
+    assert(byType("RocketMQUnsupportedOperationException") === Seq("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED"))
+    assert(errors.filter(_.isInstanceOf[RocketMQUnsupportedOperationException])
+      .forall(_.isInstanceOf[UnsupportedOperationException]))
     assert(
       errors.filter(_.isInstanceOf[RocketMQInvalidInputException]).forall(_.isInstanceOf[IllegalArgumentException]))
   }

@@ -58,6 +58,8 @@ object Bench {
    * Spark's checkpoint writes each) hold up a few percent of the messages, and one whose ends hold up under 1%.
    */
   private val RealTimeBatchSeconds = Seq(5, 30)
+  /** Continuous processing records its progress this often (Spark's own default interval is 1 second). */
+  private val ContinuousEpochSeconds = 1
   private val HeapReaderMiB = 512
 
   def main(args: Array[String]): Unit = {
@@ -149,6 +151,7 @@ object Bench {
         RealTimeBatchSeconds.foreach { batchSeconds =>
           latency.measureRealTime(rocketmq, batchSeconds, realTimeRunSeconds(batchSeconds))(sendToRocketMQ)
         }
+        latency.measureContinuous(rocketmq, ContinuousEpochSeconds)(sendToRocketMQ)
         val producer = KafkaProcess.producer(kafkaBroker.bootstrapServers)
         try {
           val sendToKafka: (String, Array[Byte]) => Unit =
@@ -162,6 +165,7 @@ object Bench {
           RealTimeBatchSeconds.foreach { batchSeconds =>
             latency.measureRealTime(kafka, batchSeconds, realTimeRunSeconds(batchSeconds))(sendToKafka)
           }
+          latency.measureContinuous(kafka, ContinuousEpochSeconds)(sendToKafka)
         } finally producer.close()
       }
       if (sections.contains("python")) {
@@ -170,10 +174,12 @@ object Bench {
         val producer = KafkaProcess.producer(kafkaBroker.bootstrapServers)
         try {
           val runs = Seq(rocketmq, kafka).flatMap { system =>
-            if (quick) Seq("foreach", "sink").map(path => python.Run(system, path, 5, sizes.latencySeconds))
+            if (quick) Seq("foreach", "sink").map(path => python.Run(system, path, 5, sizes.latencySeconds)) :+
+              python.Run(system, "sink", 1, sizes.latencySeconds, continuous = true)
             else Seq(python.Run(system, "foreach", 30, 60), python.Run(system, "sink", 30, 90),
               python.Run(system, "sink", 5, 30),
-              python.Run(system, "sink", 5, 30, Some(LatencyBench.FileSystemCheckpoints)))
+              python.Run(system, "sink", 5, 30, Some(LatencyBench.FileSystemCheckpoints)),
+              python.Run(system, "sink", 1, 30, continuous = true))
           }
           python.measure(runs,
             {

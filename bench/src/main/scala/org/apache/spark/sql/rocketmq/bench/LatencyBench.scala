@@ -124,6 +124,19 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
     }
   }
 
+  /**
+   * Produce-to-sink latency under continuous processing (`Trigger.Continuous`, progress recorded every
+   * `epochSeconds`): a long-running task per queue hands each message to a foreach sink as it arrives.
+   */
+  def measureContinuous(system: BenchSystem, epochSeconds: Int)(send: (String, Array[Byte]) => Unit): Unit = {
+    val interval = s"$epochSeconds second"
+    val perRun = (1 to runs).map(_ => once(feed(system, send, realTime = true), continuous = Some(interval)))
+    Seq(50.0, 95.0, 99.0).foreach { p =>
+      results.add(Figure("latency", s"produce to foreach p${p.toInt} (continuous, $interval epochs, $rate msg/s)",
+        system.name, "ms", perRun.map { case (latencies, _, _) => Measure.percentile(latencies, p) }))
+    }
+  }
+
   /** A fresh topic of `system`, read from its start. */
   private def feed(system: BenchSystem, send: (String, Array[Byte]) => Unit, realTime: Boolean = false)
       : LatencyBench.Feed = {
@@ -157,10 +170,10 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
   /**
    * The latencies of one run, the phase durations of each batch with data in its measured part, and the pauses at
    * the sink (times between two arrivals of over [[LatencyBench.PauseMs]]): a micro-batch query into foreachBatch,
-   * or with `realTime` a real-time one into a foreach sink.
+   * or with `realTime` a real-time one into a foreach sink, with `continuous` a continuous one into it.
    */
-  private def once(feed: LatencyBench.Feed, realTime: Option[String] = None, runSeconds: Int = seconds)
-      : (Seq[Double], Seq[Map[String, Long]], Seq[Double]) = {
+  private def once(feed: LatencyBench.Feed, realTime: Option[String] = None, runSeconds: Int = seconds,
+      continuous: Option[String] = None): (Seq[Double], Seq[Map[String, Long]], Seq[Double]) = {
     val name = feed.name
     val run = LatencyBench.newRun()
     val latencies = LatencyBench.arrivals(run) // (produced at, reached the sink at)
@@ -180,6 +193,9 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
     }
     spark.streams.addListener(listener)
     val query = realTime match {
+      case None if continuous.isDefined =>
+        feed.stream.writeStream.option("checkpointLocation", checkpoint.toString)
+          .trigger(Trigger.Continuous(continuous.get)).foreach(new LatencyBench.ArrivalSink(run)).start()
       case None =>
         feed.stream.writeStream.option("checkpointLocation", checkpoint.toString).trigger(Trigger.ProcessingTime(0))
           .foreachBatch { (batch: DataFrame, _: Long) =>

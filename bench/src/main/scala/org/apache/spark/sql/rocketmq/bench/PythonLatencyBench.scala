@@ -35,7 +35,8 @@ import com.fasterxml.jackson.databind.ObjectMapper
  * after it), and `sink`, where the system's own sink (a JVM one) writes each row to a target topic, started
  * with this package's `write_rocketmq_stream(real_time=...)` for RocketMQ and `trigger(realTime=...)` on Spark's
  * Kafka sink. The producer sends `rate` small messages a second for `warmupSeconds` (not counted) and then
- * `seconds`; every sent message must arrive.
+ * `seconds`; every sent message must arrive. The `sink` path also runs under continuous processing (a task per
+ * queue, `write_rocketmq_stream(continuous=...)`, and `trigger(continuous=...)` on Kafka's sink).
  */
 final class PythonLatencyBench(results: BenchResults, python: Path, script: Path, kafkaJars: Seq[String],
     rate: Int, warmupSeconds: Int) {
@@ -47,7 +48,11 @@ final class PythonLatencyBench(results: BenchResults, python: Path, script: Path
    * checkpoint files written through `checkpoints`' manager, if given.
    */
   final case class Run(system: BenchSystem, path: String, batchSeconds: Int, seconds: Int,
-      checkpoints: Option[LatencyBench.CheckpointFiles] = None)
+      checkpoints: Option[LatencyBench.CheckpointFiles] = None, continuous: Boolean = false) {
+    /** How the query runs, for the figure's name. */
+    def mode: String =
+      if (continuous) s"continuous, $batchSeconds second epochs" else s"real-time, $batchSeconds seconds batches"
+  }
 
   /** Runs each of `runs` in one Python process (one Spark session) and adds p50, p95 and p99 of each. */
   def measure(runs: Seq[Run], connection: BenchSystem => Map[String, String])(
@@ -71,7 +76,8 @@ final class PythonLatencyBench(results: BenchResults, python: Path, script: Path
         run.system.createTopic(topic, LatencyBench.RealTimeQueues)
         if (run.path == "sink") run.system.createTopic(target, LatencyBench.RealTimeQueues)
         val ask = Map[String, Any]("system" -> run.system.name, "path" -> run.path, "topic" -> topic,
-          "target" -> target, "batch" -> s"${run.batchSeconds} seconds") ++ connection(run.system) ++
+          "target" -> target, "batch" -> s"${run.batchSeconds} seconds", "continuous" -> run.continuous) ++
+          connection(run.system) ++
           run.checkpoints.map(c => "checkpointFileManager" -> c.className)
         tell("RUN " + json.writeValueAsString(ask.asJava))
         await("READY")
@@ -83,7 +89,7 @@ final class PythonLatencyBench(results: BenchResults, python: Path, script: Path
         Seq(50.0, 95.0, 99.0).foreach { p =>
           results.add(Figure("python",
             s"from Python: produce to $arrival p${p.toInt} " +
-              s"(real-time, ${run.batchSeconds} seconds batches, $rate msg/s$how)", run.system.name, "ms",
+              s"(${run.mode}, $rate msg/s$how)", run.system.name, "ms",
             Seq(Measure.percentile(latencies, p))))
         }
       }

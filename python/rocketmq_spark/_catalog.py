@@ -1,0 +1,90 @@
+# Copyright the rocketmq-spark authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     https://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""``register_rocketmq_catalog``: the topics of a RocketMQ cluster as the tables of a Spark SQL catalog.
+
+Only session configuration is set (``spark.conf.set``), so classic and Spark Connect sessions work alike.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Optional
+
+from rocketmq_spark._options import checked_text, connector_options, required
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: The connector's catalog class, the value of ``spark.sql.catalog.<name>``.
+CATALOG_CLASS = "org.apache.spark.sql.rocketmq.RocketMQCatalog"
+
+# A name Spark SQL reads as one identifier without quoting, and that holds no '.' (Spark splits the
+# configuration key spark.sql.catalog.<name>.<option> at the first dot after the name).
+_CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def register_rocketmq_catalog(
+    spark: "SparkSession",
+    name: str = "rocketmq",
+    *,
+    name_server: str,
+    allow_drop_table: Optional[bool] = None,
+    request_timeout_ms: Optional[int] = None,
+    metadata_retries: Optional[int] = None,
+    metadata_retry_interval_ms: Optional[int] = None,
+    retry_timeout_ms: Optional[int] = None,
+    access_key: Optional[str] = None,
+    secret_key: Optional[str] = None,
+    security_token: Optional[str] = None,
+    namespace: Optional[str] = None,
+    use_tls: Optional[bool] = None,
+    access_channel: Optional[str] = None,
+) -> None:
+    """Register the RocketMQ cluster at ``name_server`` as the Spark SQL catalog ``name``: each topic is a table.
+
+    Sets ``spark.sql.catalog.<name>`` and one ``spark.sql.catalog.<name>.<option>`` per keyword given (the
+    keywords are the connection options of the read and write functions, plus ``allow_drop_table``). Then
+    ``SELECT`` reads a topic, ``INSERT INTO`` writes to it (columns by name: ``body``, and optionally ``tags``,
+    ``keys``, ``properties``, ``shardingKey``, ``deliverTime``), ``SHOW TABLES IN <name>`` lists the topics,
+    ``DESCRIBE TABLE EXTENDED`` shows their queues and message counts, ``CREATE TABLE`` creates a topic (table
+    properties ``queues``, default 8 per broker group, and ``cluster``), and ``DROP TABLE`` deletes one and its
+    messages, only with ``allow_drop_table=True``. ``spark.readStream.table`` and ``writeStream.toTable`` work
+    on the tables too.
+
+    Spark keeps the catalog it made for a name for the session's life: register another name to change the
+    options. Spark redacts the credential settings (``…accessKey``, ``…secretKey``, ``…securityToken``) wherever
+    it shows its configuration; the catalog never shows them.
+
+    Example::
+
+        >>> register_rocketmq_catalog(spark, "rmq", name_server="127.0.0.1:9876")  # doctest: +SKIP
+        >>> spark.sql("SELECT CAST(body AS STRING) FROM rmq.orders").show()  # doctest: +SKIP
+        >>> spark.sql("INSERT INTO rmq.`orders-copy` SELECT body FROM rmq.orders")  # doctest: +SKIP
+    """
+    values = dict(locals())
+    del values["spark"], values["name"]
+    checked_text("name", name)
+    if not _CATALOG_NAME.match(name):
+        raise ValueError(
+            f"name must be a catalog name of letters, digits and '_' (not starting with a digit), not {name!r}"
+        )
+    required("name_server", name_server)
+    options = connector_options(values)
+    spark.conf.set(f"spark.sql.catalog.{name}", CATALOG_CLASS)
+    for key, value in options.items():
+        spark.conf.set(f"spark.sql.catalog.{name}.{key}", value)
+
+
+__all__ = ["CATALOG_CLASS", "register_rocketmq_catalog"]
