@@ -19,7 +19,8 @@ program, with the wheel installed in ``.venv``. They talk over stdin and stdout,
 
 - ``RUN {json}`` asks for one run: ``system`` (rocketmq or kafka), ``path`` (``foreach``: a Python ``foreach``
   function notes each arrival; ``sink``: the system's own sink writes each row to a target topic), the source
-  and target topics and the batch duration (with ``continuous``: continuous processing, its epoch interval). This process starts the real-time query and answers ``READY``.
+  and target topics and the batch duration (with ``continuous``: continuous processing, its epoch interval). This
+  process starts the query and answers ``READY``.
 - ``DONE {json}`` says how many messages were sent and from when they count (the warm-up left out). This process
   waits until every sent message has arrived, stops the query and answers ``RESULT {json}`` with each counted
   message's latency in milliseconds: arrival in the ``foreach`` function, or storage in the target topic (the
@@ -93,9 +94,7 @@ def start_sink(spark: SparkSession, run: Dict[str, Any]) -> Any:
     continuous = bool(run.get("continuous"))
     if run["system"] == "rocketmq":
         trigger: Dict[str, Any] = {"continuous": run["batch"]} if continuous else {"real_time": run["batch"]}
-        return write_rocketmq_stream(
-            rows, run["nameServer"], run["target"], checkpoint_location=run["cp"], **trigger
-        )
+        return write_rocketmq_stream(rows, run["nameServer"], run["target"], checkpoint_location=run["cp"], **trigger)
     writer = (
         rows.withColumnRenamed("body", "value")
         .writeStream.format("kafka")

@@ -335,8 +335,8 @@ def write_rocketmq_stream(
     The rows and the connector keywords are those of :func:`write_rocketmq`. The query's own settings:
     ``checkpoint_location`` (where its progress is kept; Spark's ``spark.sql.streaming.checkpointLocation``
     when not given), ``output_mode`` (append, update or complete), one trigger at most (``processing_time``
-    such as ``"10 seconds"``, ``available_now=True``, ``real_time`` or ``continuous``) and ``query_name``. Returns the started
-    ``StreamingQuery``.
+    such as ``"10 seconds"``, ``available_now=True``, ``real_time`` or ``continuous``) and ``query_name``.
+    Returns the started ``StreamingQuery``.
 
     ``continuous`` runs the query under Spark's continuous processing, recording its progress at that interval
     (such as ``"1 second"``): each queue read by a task of its own, every row sent as it arrives, at-least-once

@@ -26,7 +26,6 @@ import pytest
 
 import rocketmq_spark
 from embedded_rocketmq import unique_topic
-from waiting import wait_until
 from rocketmq_spark import (
     EARLIEST,
     LATEST_OFFSET,
@@ -37,6 +36,7 @@ from rocketmq_spark import (
     write_rocketmq,
     write_rocketmq_stream,
 )
+from waiting import wait_until
 
 SCHEMA = [
     ("topic", "string"),

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from embedded_rocketmq import unique_topic
-from waiting import wait_until
 from rocketmq_spark import EARLIEST, read_rocketmq_stream, write_rocketmq_stream
+from waiting import wait_until
 
 
 @pytest.mark.e2e

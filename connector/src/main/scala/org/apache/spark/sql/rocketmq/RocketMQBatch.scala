@@ -39,9 +39,10 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions, pushdown: Rocket
         val limited = pushdown.limit.filter(_ => !narrowed.filtered)
         val ranges = plannedRanges().map(r => limited.fold(r)(n => r.copy(until = math.min(r.until, r.from + n))))
         RocketMQOffsetRangeCalculator.partitions(ranges, options(RocketMQOptions.MinPartitions), narrowed, Nil)
-          .map(p => p.copy(maxRows = pushdown.limit.fold(Long.MaxValue)(_.toLong),
-            storeFromMs = pushdown.storeTimeFromMs.getOrElse(Long.MinValue),
-            storeUntilMs = pushdown.storeUntilMs.getOrElse(Long.MaxValue)))
+          .map(p =>
+            p.copy(maxRows = pushdown.limit.fold(Long.MaxValue)(_.toLong),
+              storeFromMs = pushdown.storeTimeFromMs.getOrElse(Long.MinValue),
+              storeUntilMs = pushdown.storeUntilMs.getOrElse(Long.MaxValue)))
           .toArray[InputPartition]
     }
   }
@@ -61,8 +62,8 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions, pushdown: Rocket
         pushdown.narrow(RocketMQOffsetRange(queue, from, until))
       }.filter(_.size > 0)
       // A store time bound is an offset of each queue: its first message stored at or after that time.
-      def byTime(ranges: Seq[RocketMQOffsetRange], timeMs: Option[Long])(cut: (RocketMQOffsetRange, Long) =>
-          RocketMQOffsetRange): Seq[RocketMQOffsetRange] = timeMs match {
+      def byTime(ranges: Seq[RocketMQOffsetRange], timeMs: Option[Long])(cut: (RocketMQOffsetRange,
+              Long) => RocketMQOffsetRange): Seq[RocketMQOffsetRange] = timeMs match {
         case Some(ms) if ranges.nonEmpty =>
           val offsets = reader.offsetsForTimestamp(ranges.map(_.queue), ms)
           ranges.map(r => cut(r, offsets(r.queue))).filter(_.size > 0)

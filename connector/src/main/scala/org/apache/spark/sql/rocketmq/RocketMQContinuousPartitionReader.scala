@@ -14,7 +14,6 @@
  * limitations under the License.
  */
 
-
 package org.apache.spark.sql.rocketmq
 
 import java.util.concurrent.TimeUnit
@@ -22,8 +21,10 @@ import java.util.concurrent.TimeUnit
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.InputPartition
-import org.apache.spark.sql.connector.read.streaming.{ContinuousPartitionReader, ContinuousPartitionReaderFactory,
-  PartitionOffset}
+import org.apache.spark.sql.connector.read.streaming.{
+  ContinuousPartitionReader, ContinuousPartitionReaderFactory,
+  PartitionOffset
+}
 
 /** One queue's long-running task under continuous processing: its range has no end; `index` is its place. */
 private[rocketmq] final case class RocketMQContinuousInputPartition(partition: RocketMQInputPartition, index: Int)

@@ -14,7 +14,6 @@
  * limitations under the License.
  */
 
-
 package org.apache.spark.sql.rocketmq
 
 import java.util.concurrent.{Callable, Executors, Future, TimeUnit}
@@ -25,8 +24,10 @@ import org.slf4j.LoggerFactory
 
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.connector.read.InputPartition
-import org.apache.spark.sql.connector.read.streaming.{ContinuousPartitionReaderFactory, ContinuousStream, Offset,
-  PartitionOffset}
+import org.apache.spark.sql.connector.read.streaming.{
+  ContinuousPartitionReaderFactory, ContinuousStream, Offset,
+  PartitionOffset
+}
 
 /**
  * A stream under continuous processing (`Trigger.Continuous`): one long-running task per queue reads from where
@@ -84,7 +85,8 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
     val planned = planQueues.toSet
     if (planned.isEmpty) return false
     val changed = check != null && check.isDone && {
-      val found = try check.get() catch { case NonFatal(e) => log.debug(s"Queue check failed: $e"); false }
+      val found = try check.get()
+      catch { case NonFatal(e) => log.debug(s"Queue check failed: $e"); false }
       check = null
       found
     }
@@ -100,12 +102,12 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
   override def stop(): Unit = {
     try super.stop()
     finally synchronized {
-      if (check != null || lastCheckMs > 0) {
-        checker.shutdownNow()
-        checker.awaitTermination(10, TimeUnit.SECONDS)
-        checkReader.close()
+        if (check != null || lastCheckMs > 0) {
+          checker.shutdownNow()
+          checker.awaitTermination(10, TimeUnit.SECONDS)
+          checkReader.close()
+        }
       }
-    }
   }
 }
 

@@ -16,8 +16,6 @@
 
 package org.apache.spark.sql.rocketmq
 
-import java.io.Closeable
-
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
@@ -46,33 +44,15 @@ import org.apache.spark.sql.rocketmq.RocketMQErrors.BrokerRequest._
  * heartbeats and takes part in no rebalance; it is started fully (its scheduled tasks refresh
  * routes), so that closing it stops all its threads.
  */
-private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends Closeable {
-  private val connection = options.connection
-  private val nameServer = connection.nameServer
-  private val timeoutMs = options(RocketMQOptions.RequestTimeoutMs)
-  private val attempts = options(RocketMQOptions.MetadataRetries)
-  private val intervalMs = options(RocketMQOptions.MetadataRetryIntervalMs)
-  private val retryTimeoutMs = options(RocketMQOptions.RetryTimeoutMs)
+private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions)
+  extends RocketMQMetadataClient(options) {
   private val log = LoggerFactory.getLogger(getClass)
-
-  private var lease: RocketMQOffsetReader.clients.Lease = _
 
   /** Master (else replica) address of each broker group, from the latest route lookup. */
   private var brokerAddresses: Map[String, String] = Map.empty
 
   /** Requests sent to brokers and name server so far (tests check planning stays per broker). */
   @volatile private[rocketmq] var requestCount = 0L
-
-  private def api = {
-    if (lease == null) lease = RocketMQOffsetReader.clients.borrow(connection)
-    lease.client.getMQClientAPIImpl
-  }
-
-  /** Between retries: the shared client is replaced (once no one holds it) and a fresh one borrowed. */
-  private def rebuildClient(): Unit = {
-    if (lease != null) lease.markBroken()
-    close()
-  }
 
   /**
    * Current offsets of every readable queue of `topics`. A topic that does not exist is an error
@@ -365,12 +345,6 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions) extends C
           RocketMQErrors.brokerRequestFailed(broker, attempts, e, request))
     }
 
-  override def close(): Unit = {
-    if (lease != null) {
-      lease.release()
-      lease = null
-    }
-  }
 }
 
 private[rocketmq] object RocketMQOffsetReader {

@@ -137,7 +137,7 @@ private[rocketmq] object RocketMQPushdown {
           exact = false))
       case "storeTimestamp" if values.size == 1 =>
         for (from <- bound(column, values.head, lower = true, inclusive = true);
-             until <- bound(column, values.head, lower = false, inclusive = true))
+          until <- bound(column, values.head, lower = false, inclusive = true))
           yield Translated(from.narrowing.and(until.narrowing), exact = true)
       case "bornTimestamp" if values.size == 1 => bound(column, values.head, lower = true, inclusive = true)
       case "tags" if tagsPushable && values.nonEmpty && values.forall(isPushableTag) =>
@@ -173,8 +173,9 @@ private[rocketmq] object RocketMQPushdown {
             exact = true)
         }
       case "bornTimestamp" if lower =>
-        micros(value).map(us => Translated(RocketMQPushdown(bornFromMs = Some(millisEdge(us, lower, inclusive))),
-          exact = false))
+        micros(value).map(us =>
+          Translated(RocketMQPushdown(bornFromMs = Some(millisEdge(us, lower, inclusive))),
+            exact = false))
       case _ => None
     }
 
@@ -189,7 +190,8 @@ private[rocketmq] object RocketMQPushdown {
 
   /** A timestamp value as Spark hands it to a filter, in microseconds since the epoch. */
   private def micros(value: Any): Option[Long] = value match {
-    case t: java.sql.Timestamp => Some(Math.multiplyExact(Math.floorDiv(t.getTime, 1000L), 1000000L) + t.getNanos / 1000)
+    case t: java.sql.Timestamp =>
+      Some(Math.multiplyExact(Math.floorDiv(t.getTime, 1000L), 1000000L) + t.getNanos / 1000)
     case i: java.time.Instant => Some(Math.multiplyExact(i.getEpochSecond, 1000000L) + i.getNano / 1000)
     case _ => None
   }

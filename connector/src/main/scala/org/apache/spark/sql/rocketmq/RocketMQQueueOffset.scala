@@ -14,7 +14,6 @@
  * limitations under the License.
  */
 
-
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.read.streaming.PartitionOffset

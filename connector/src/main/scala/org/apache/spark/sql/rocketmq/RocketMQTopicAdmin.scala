@@ -16,8 +16,6 @@
 
 package org.apache.spark.sql.rocketmq
 
-import java.io.Closeable
-
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
@@ -44,27 +42,9 @@ import org.apache.spark.sql.rocketmq.RocketMQErrors.AdminRequest._
  * them: the connection's namespace is applied here. Waits for brokers (none registered, a group without its
  * master, a route not there yet) are bounded by `retryTimeoutMs`.
  */
-private[rocketmq] class RocketMQTopicAdmin(options: RocketMQOptions) extends Closeable {
-  private val connection = options.connection
-  private val nameServer = connection.nameServer
-  private val timeoutMs = options(RocketMQOptions.RequestTimeoutMs)
-  private val attempts = options(RocketMQOptions.MetadataRetries)
-  private val intervalMs = options(RocketMQOptions.MetadataRetryIntervalMs)
-  private val retryTimeoutMs = options(RocketMQOptions.RetryTimeoutMs)
+private[rocketmq] class RocketMQTopicAdmin(options: RocketMQOptions)
+  extends RocketMQMetadataClient(options) {
   private val log = LoggerFactory.getLogger(getClass)
-
-  private var lease: RocketMQOffsetReader.clients.Lease = _
-
-  private def api = {
-    if (lease == null) lease = RocketMQOffsetReader.clients.borrow(connection)
-    lease.client.getMQClientAPIImpl
-  }
-
-  /** Between retries: the shared client is replaced (once no one holds it) and a fresh one borrowed. */
-  private def rebuildClient(): Unit = {
-    if (lease != null) lease.markBroken()
-    close()
-  }
 
   private def atNameServer: String = s"name server $nameServer"
 
@@ -203,12 +183,6 @@ private[rocketmq] class RocketMQTopicAdmin(options: RocketMQOptions) extends Clo
           RocketMQErrors.unlessAccessDenied(e, connection.accessKey, topic)(failed))
     }
 
-  override def close(): Unit = {
-    if (lease != null) {
-      lease.release()
-      lease = null
-    }
-  }
 }
 
 private[rocketmq] object RocketMQTopicAdmin {

@@ -149,7 +149,8 @@ private[rocketmq] object RocketMQWrite {
     if (!fs.exists(file)) None
     else {
       val in = fs.open(file)
-      val text = try Source.fromInputStream(in, "UTF-8").mkString finally in.close()
+      val text = try Source.fromInputStream(in, "UTF-8").mkString
+      finally in.close()
       QueryIdInMetadata.findFirstMatchIn(text).map(_.group(1))
     }
   }

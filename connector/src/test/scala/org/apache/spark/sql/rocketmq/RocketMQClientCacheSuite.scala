@@ -32,7 +32,7 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
     var created = 0
     val closed = mutable.Buffer.empty[String]
     val cache = new RocketMQClientCache[String, String]("test", key => { created += 1; s"$key#$created" },
-      client => closed += client)
+      client => closed.synchronized(closed += client)) // closeAll closes clients on threads of their own
   }
 
   test("one client per key, shared by concurrent borrowers") {
@@ -110,6 +110,20 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
     assert(f.closed.toSet === Set("x#1", "y#2") && f.cache.size === 0)
   }
 
+  test("closeAll closes the clients at once, not one after the other") {
+    // Each close returns only once all three have begun: one after the other, the first would wait in vain.
+    val begun = new CountDownLatch(3)
+    val closed = new ConcurrentLinkedQueue[String]()
+    val cache = new RocketMQClientCache[String, String]("test", key => key,
+      { client =>
+        begun.countDown()
+        if (begun.await(30, TimeUnit.SECONDS)) closed.add(client)
+      })
+    Seq("a", "b", "c").foreach(cache.borrow(_).release())
+    cache.closeAll()
+    assert(closed.asScala.toSet === Set("a", "b", "c") && cache.size === 0)
+  }
+
   test("every client is closed when the Spark application ends, and again for the next application") {
     val f = new Fixture
     def runApplication(key: String): Unit = {
@@ -120,9 +134,19 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
         assert(f.cache.size === 1)
       } finally sc.stop()
     }
+    // The clients close in the background once the application has ended.
+    def awaitClosed(expected: Seq[String]): Unit = {
+      val deadline = System.currentTimeMillis() + 30000
+      while (f.closed.synchronized(f.closed.toList) != expected && System.currentTimeMillis() < deadline) {
+        Thread.sleep(10)
+      }
+      assert(f.closed.synchronized(f.closed.toList) === expected)
+    }
     runApplication("first")
-    assert(f.closed === Seq("first#1") && f.cache.size === 0)
+    assert(f.cache.size === 0)
+    awaitClosed(Seq("first#1"))
     runApplication("second")
-    assert(f.closed === Seq("first#1", "second#2") && f.cache.size === 0)
+    assert(f.cache.size === 0)
+    awaitClosed(Seq("first#1", "second#2"))
   }
 }

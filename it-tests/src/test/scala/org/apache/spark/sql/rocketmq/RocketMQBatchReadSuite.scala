@@ -208,7 +208,8 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(a, queues = 4)
     rocketmq.createTopic(b, queues = 2)
     for (q <- 0 until 4) {
-      rocketmq.sendMessages(a, (0 until 10).map(i => TestMessage(s"a$q-$i", tags = Seq("paid", "shipped", "lost")(i % 3))),
+      rocketmq.sendMessages(a,
+        (0 until 10).map(i => TestMessage(s"a$q-$i", tags = Seq("paid", "shipped", "lost")(i % 3))),
         queueId = Some(q))
     }
     rocketmq.sendMessages(b, (0 until 10).map(i => TestMessage(s"b$i")), queueId = Some(0))

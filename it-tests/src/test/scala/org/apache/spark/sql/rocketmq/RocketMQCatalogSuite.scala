@@ -156,7 +156,7 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
 
     val queues = refusal("TBLPROPERTIES ('queues'='abc')")
     assert(queues.contains("ROCKETMQ_INVALID_TABLE_PROPERTY.QUEUES") && queues.contains("'queues'") &&
-      queues.contains("'abc'") && queues.contains("positive integer"), queues)
+        queues.contains("'abc'") && queues.contains("positive integer"), queues)
     val tooMany = refusal("TBLPROPERTIES ('queues'='100000')")
     assert(tooMany.contains("ROCKETMQ_INVALID_TABLE_PROPERTY.QUEUES") && tooMany.contains("at most 1024"), tooMany)
     val unknown = refusal("TBLPROPERTIES ('partitions'='3')")
@@ -164,7 +164,7 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
       unknown)
     val cluster = refusal("TBLPROPERTIES ('cluster'='no-such-cluster')")
     assert(cluster.contains("ROCKETMQ_INVALID_TABLE_PROPERTY.UNKNOWN_CLUSTER") &&
-      cluster.contains(rocketmq.clusterName), cluster)
+        cluster.contains(rocketmq.clusterName), cluster)
     val columns = refusal("(a INT)")
     assert(columns.contains("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.COLUMNS") && columns.contains("a INT"), columns)
     val partitioned = refusal("(topic STRING) PARTITIONED BY (topic)")
@@ -183,7 +183,7 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     val guarded = newCatalog()
     val refused = errorMessage(spark.sql(s"DROP TABLE $guarded.`$topic`"))
     assert(refused.contains("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.DROP_TABLE") &&
-      refused.contains(s"spark.sql.catalog.$guarded.allowDropTable=true"), refused)
+        refused.contains(s"spark.sql.catalog.$guarded.allowDropTable=true"), refused)
     assert(storedBodies(topic) === Seq("kept"))
     val altered = errorMessage(spark.sql(s"ALTER TABLE $guarded.`$topic` SET TBLPROPERTIES ('queues'='4')"))
     assert(altered.contains("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.ALTER_TABLE"), altered)
@@ -221,8 +221,9 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
 
   test("the catalog API: a missing topic is NoSuchTableException, only the empty namespace, no secret shown") {
     val catalog = new RocketMQCatalog()
-    catalog.initialize("direct", new CaseInsensitiveStringMap(Map("nameServer" -> rocketmq.nameServer,
-      "accessKey" -> "direct-reader", "secretKey" -> "direct-secret").asJava))
+    catalog.initialize("direct",
+      new CaseInsensitiveStringMap(Map("nameServer" -> rocketmq.nameServer,
+        "accessKey" -> "direct-reader", "secretKey" -> "direct-secret").asJava))
     assert(catalog.name() === "direct")
     assert(!catalog.toString.contains("direct-secret"), catalog.toString)
 

@@ -14,7 +14,6 @@
  * limitations under the License.
  */
 
-
 package org.apache.spark.sql.rocketmq
 
 import java.io.File
@@ -64,7 +63,8 @@ class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
     assert(rows.filter(_._2 == 2).map(_._3).distinct.sorted === (0L until 5L))
   }
 
-  test("restarted from its checkpoint, a continuous query goes on after the last recorded epoch: nothing lost or repeated") {
+  test(
+    "restarted from its checkpoint, a continuous query goes on after the last recorded epoch: nothing lost or repeated") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
     val (sink, checkpoint) = (rocketmq.newTopic("sink"), newDir())
@@ -104,7 +104,7 @@ class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
     rocketmq.sendBodies(sourceTopic, (0 until 10).map(i => s"y$i"))
     val refused = failure(copy(newDir(), Map.empty, Map("deliveryGuarantee" -> "exactly_once")))
     assert(refused.contains("ROCKETMQ_OPTION_NOT_ALLOWED.CONTINUOUS_EXACTLY_ONCE") &&
-      refused.contains("'deliveryGuarantee'"), refused)
+        refused.contains("'deliveryGuarantee'"), refused)
     assert(rocketmq.readAll(target).isEmpty, "an exactly-once continuous query sent rows before it was refused")
     val bounded = failure(copy(newDir(), Map("maxOffsetsPerTrigger" -> "10"), Map.empty))
     assert(bounded.contains("ROCKETMQ_OPTION_NOT_ALLOWED.CONTINUOUS") && bounded.contains("'maxOffsetsPerTrigger'"),

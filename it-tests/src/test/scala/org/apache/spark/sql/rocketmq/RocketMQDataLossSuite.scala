@@ -43,16 +43,17 @@ class RocketMQDataLossSuite extends RocketMQSparkSuiteBase {
     (topic, min, max)
   }
 
-  private def streamFromZero(topic: String, failOnDataLoss: Boolean): StreamingQuery =
+  private def streamFromZero(topic: String, failOnDataLoss: Boolean,
+      trigger: Trigger = Trigger.AvailableNow(), mode: String = "availableNow"): StreamingQuery =
     spark.readStream.format("rocketmq")
       .option("nameServer", rocketmq.nameServer).option("topic", topic)
       .option("startingOffsets", s"""{"$topic":{"${rocketmq.brokerName}":{"0":0}}}""")
       .option("failOnDataLoss", failOnDataLoss.toString)
       .load()
       .selectExpr("queueOffset")
-      .writeStream.format("memory").queryName(s"loss_$failOnDataLoss")
+      .writeStream.format("memory").queryName(s"loss_${failOnDataLoss}_$mode")
       .option("checkpointLocation", Files.createTempDirectory("rocketmq-loss-").toString)
-      .trigger(Trigger.AvailableNow()).start()
+      .trigger(trigger).start()
 
   test("failOnDataLoss=true: the query fails naming topic, broker, queue, the lost range and the opt-out") {
     val (topic, min, _) = topicWithExpiredOffsets()
@@ -72,13 +73,36 @@ class RocketMQDataLossSuite extends RocketMQSparkSuiteBase {
     assert(q.exception.isEmpty, q.exception)
     // The broker may expire more files while the query reads: every offset below max is then either
     // read exactly once or counted as lost, and at least the offsets expired before the start are lost.
-    val offsets = spark.table("loss_false").collect().map(_.getLong(0)).sorted.toSeq
+    val offsets = spark.table("loss_false_availableNow").collect().map(
+      _.getLong(0)).sorted.toSeq
     assert(offsets.distinct.size === offsets.size, "an offset was read twice")
     assert(offsets.head >= min && offsets.last === max - 1)
     val lost = q.asInstanceOf[StreamingQueryWrapper].streamingQuery.lastExecution.executedPlan.collect {
       case scan: MicroBatchScanExec => scan.metrics(RocketMQCustomMetrics.LostOffsets).value
     }.sum
     assert(lost + offsets.size === max, s"lost $lost + read ${offsets.size} should cover [0, $max)")
+  }
+
+  test("continuous processing: failOnDataLoss=true fails naming the lost range; false reads on from what is left") {
+    val (topic, min, _) = topicWithExpiredOffsets()
+    val failing = streamFromZero(topic, failOnDataLoss = true, Trigger.Continuous("1 second"), "continuous")
+    // Continuous processing reports a task's failure as "Data read failed", the connector's error as its cause.
+    val message = errorMessage(failing.awaitTermination(120000))
+    assert(message.contains("ROCKETMQ_DATA_LOSS.EXPIRED") && message.contains(s"topic '$topic'") &&
+        "offsets \\[0, (\\d+)\\)".r.findFirstMatchIn(message).exists(_.group(1).toLong >= min), message)
+
+    val (other, otherMin, otherMax) = topicWithExpiredOffsets()
+    val lenient = streamFromZero(other, failOnDataLoss = false, Trigger.Continuous("1 second"), "continuous")
+    val table = "loss_false_continuous"
+    try {
+      // The memory sink shows what recorded epochs hold.
+      EmbeddedRocketMQ.awaitCondition(s"offset ${otherMax - 1} read", 120000) {
+        assert(lenient.exception.isEmpty, lenient.exception)
+        spark.table(table).collect().exists(_.getLong(0) == otherMax - 1)
+      }
+    } finally lenient.stop()
+    val offsets = spark.table(table).collect().map(_.getLong(0)).sorted.toSeq
+    assert(offsets.head >= otherMin && offsets.distinct === offsets, offsets.take(5))
   }
 
   test("a batch query always fails on lost data, failOnDataLoss=false or not (the spec's rule)") {

@@ -56,18 +56,20 @@ final class PushdownBench(
     def source: DataFrame = spark.read.format(system.format).options(system.sourceOptions(topic)).load()
     def timed(label: String, window: () => DataFrame): Unit =
       results.add(Figure("pushdown", label, system.name, "s",
-        Measure.seconds(runs) { _ =>
-          () => {
+        Measure.seconds(runs) { _ => () =>
+          {
             val counted = window().count()
             require(counted == perWindow, s"${system.name}: the window of $label held $counted rows, not $perWindow")
           }
         }))
     val share = s"1 window of $windows (${perWindow * windows} rows in all)"
-    timed(s"read $share, filter on the time column", () =>
-      source.where(col(timeColumn) >= new Timestamp(from) && col(timeColumn) < new Timestamp(until)))
+    timed(s"read $share, filter on the time column",
+      () =>
+        source.where(col(timeColumn) >= new Timestamp(from) && col(timeColumn) < new Timestamp(until)))
     if (system.name == "rocketmq") {
-      timed(s"read $share, the same filter not pushed down", () =>
-        source.where(unix_millis(col(timeColumn)) >= from && unix_millis(col(timeColumn)) < until))
+      timed(s"read $share, the same filter not pushed down",
+        () =>
+          source.where(unix_millis(col(timeColumn)) >= from && unix_millis(col(timeColumn)) < until))
     }
   }
 

@@ -51,7 +51,8 @@ final class PythonLatencyBench(results: BenchResults, python: Path, script: Path
       checkpoints: Option[LatencyBench.CheckpointFiles] = None, continuous: Boolean = false) {
     /** How the query runs, for the figure's name. */
     def mode: String =
-      if (continuous) s"continuous, $batchSeconds second epochs" else s"real-time, $batchSeconds seconds batches"
+      if (continuous) s"continuous, $batchSeconds second epochs, one queue"
+      else s"real-time, $batchSeconds seconds batches"
   }
 
   /** Runs each of `runs` in one Python process (one Spark session) and adds p50, p95 and p99 of each. */
@@ -73,7 +74,9 @@ final class PythonLatencyBench(results: BenchResults, python: Path, script: Path
       println(s"BENCH python: pyspark ${await("STARTED")}")
       runs.foreach { run =>
         val (topic, target) = (s"bench-pylat-${System.nanoTime()}", s"bench-pylat-out-${System.nanoTime()}")
-        run.system.createTopic(topic, LatencyBench.RealTimeQueues)
+        // A continuous query holds a task slot per queue for as long as it runs, and the Python program reads the
+        // target with a batch job while it does: its source has one queue, leaving local[2] a slot for the read.
+        run.system.createTopic(topic, if (run.continuous) 1 else LatencyBench.RealTimeQueues)
         if (run.path == "sink") run.system.createTopic(target, LatencyBench.RealTimeQueues)
         val ask = Map[String, Any]("system" -> run.system.name, "path" -> run.path, "topic" -> topic,
           "target" -> target, "batch" -> s"${run.batchSeconds} seconds", "continuous" -> run.continuous) ++
