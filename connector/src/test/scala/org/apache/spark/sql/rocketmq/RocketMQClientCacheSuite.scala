@@ -32,7 +32,8 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
     var created = 0
     val closed = mutable.Buffer.empty[String]
     val cache = new RocketMQClientCache[String, String]("test", key => { created += 1; s"$key#$created" },
-      client => closed.synchronized(closed += client)) // closeAll closes clients on threads of their own
+      // closeAll closes clients on threads of their own; a test waiting for a close is told of each one.
+      client => closed.synchronized { closed += client; closed.notifyAll() })
   }
 
   test("one client per key, shared by concurrent borrowers") {
@@ -135,12 +136,12 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
       } finally sc.stop()
     }
     // The clients close in the background once the application has ended.
-    def awaitClosed(expected: Seq[String]): Unit = {
+    def awaitClosed(expected: Seq[String]): Unit = f.closed.synchronized {
       val deadline = System.currentTimeMillis() + 30000
-      while (f.closed.synchronized(f.closed.toList) != expected && System.currentTimeMillis() < deadline) {
-        Thread.sleep(10)
+      while (f.closed.toList != expected && System.currentTimeMillis() < deadline) {
+        f.closed.wait(math.max(1L, deadline - System.currentTimeMillis()))
       }
-      assert(f.closed.synchronized(f.closed.toList) === expected)
+      assert(f.closed.toList === expected)
     }
     runApplication("first")
     assert(f.cache.size === 0)
