@@ -253,10 +253,13 @@ lazy val exportHarnessClasspath = taskKey[File]("Writes the java command line of
 // on a classpath of their own: the Python tests run them as processes next to the 5.x harness.
 val rocketmq49Version = "4.9.7"
 lazy val RocketMQ49 = config("rocketmq49")
+// The RocketMQ 5 proxy (what managed RocketMQ 5 services put in front of their brokers), on a classpath of its own:
+// the tests run it as a process in front of the harness's name server and broker (RocketMQProxyProcess).
+lazy val RocketMQProxy = config("rocketmqproxy")
 
 lazy val itTests = (project in file("it-tests"))
   .dependsOn(connector % "compile->compile;test->test")
-  .configs(RocketMQ49)
+  .configs(RocketMQ49, RocketMQProxy)
   .settings(commonSettings)
   .settings(
     name := "rocketmq-spark-it-tests",
@@ -266,11 +269,17 @@ lazy val itTests = (project in file("it-tests"))
       "org.apache.rocketmq" % "rocketmq-broker" % rocketmqVersion % Test,
       "org.apache.rocketmq" % "rocketmq-namesrv" % rocketmq49Version % RocketMQ49,
       "org.apache.rocketmq" % "rocketmq-broker" % rocketmq49Version % RocketMQ49,
-      "org.apache.rocketmq" % "rocketmq-tools" % rocketmq49Version % RocketMQ49
+      "org.apache.rocketmq" % "rocketmq-tools" % rocketmq49Version % RocketMQ49,
+      "org.apache.rocketmq" % "rocketmq-proxy" % rocketmqVersion % RocketMQProxy
     ),
     // `build/sbt itTests/exportHarnessClasspath` writes target/harness-java-args: the JVM flags and
     // classpath to run the harness as a process (dev/rocketmq-harness reads it); and target/rocketmq49-java-args,
-    // the same for RocketMQ 4.9's own name server, broker and admin tool (python/tests/rocketmq49.py).
+    // the same for RocketMQ 4.9's own name server, broker and admin tool (python/tests/rocketmq49.py); and
+    // target/proxy-java-args, the same for the RocketMQ 5 proxy (RocketMQProxyProcess).
+    // The proxy's JVM (RocketMQProxyProcess) runs from the classpath file exportHarnessClasspath writes.
+    Test / javaOptions += s"-Drocketmq.proxy.javaArgs=${(target.value / "proxy-java-args").getAbsolutePath}",
+    Test / test := (Test / test).dependsOn(exportHarnessClasspath).value,
+    Test / testOnly := (Test / testOnly).dependsOn(exportHarnessClasspath).evaluated,
     exportHarnessClasspath := {
       val cp = (Test / fullClasspath).value.map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
       val out = target.value / "harness-java-args"
@@ -278,6 +287,9 @@ lazy val itTests = (project in file("it-tests"))
       val cp49 = Classpaths.managedJars(RocketMQ49, classpathTypes.value, update.value)
         .map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
       IO.write(target.value / "rocketmq49-java-args", (JavaModuleOptions.all :+ "-cp" :+ cp49).mkString("\n") + "\n")
+      val cpProxy = Classpaths.managedJars(RocketMQProxy, classpathTypes.value, update.value)
+        .map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
+      IO.write(target.value / "proxy-java-args", (JavaModuleOptions.all :+ "-cp" :+ cpProxy).mkString("\n") + "\n")
       out
     }
   )

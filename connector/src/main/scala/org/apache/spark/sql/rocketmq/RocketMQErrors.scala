@@ -201,6 +201,12 @@ private[rocketmq] object RocketMQErrors {
       Seq("broker" -> broker, "attempts" -> attempts.toString) ++ request.details: _*)
 
   /** A catalog's request to `server` (a name server or a broker, as the message shows it) failed for good. */
+  /** A catalog request that `server` refuses as an admin request it does not serve (a RocketMQ 5 proxy). */
+  def adminNotServed(server: String, cause: Throwable, request: AdminRequest): Throwable =
+    requestFailed("ROCKETMQ_ADMIN_NOT_SERVED", cause, "server" -> server,
+      "request" -> (request.condition.toLowerCase(java.util.Locale.ROOT).replace('_', ' ') +
+        request.details.map { case (k, v) => s" $k '$v'" }.mkString))
+
   def adminRequestFailed(server: String, attempts: Int, cause: Throwable, request: AdminRequest): Throwable =
     requestFailed(s"ROCKETMQ_ADMIN_REQUEST_FAILED.${request.condition}", cause,
       Seq("server" -> server, "attempts" -> attempts.toString) ++ request.details: _*)
@@ -321,6 +327,13 @@ private[rocketmq] object RocketMQErrors {
 
   object BrokerRequest {
     final case class TopicStats(topic: String) extends BrokerRequest("TOPIC_STATS", "topic" -> topic)
+    final case class QueueOffsets(queue: RocketMQQueue) extends BrokerRequest("QUEUE_OFFSETS", "queue" -> queue.toString) {
+      override def topic: String = queue.topic
+    }
+    final case class GroupOffset(group: String, queue: RocketMQQueue)
+      extends BrokerRequest("GROUP_OFFSET", "group" -> group, "queue" -> queue.toString) {
+      override def topic: String = queue.topic
+    }
     final case class IndexProgress(topic: String) extends BrokerRequest("INDEX_PROGRESS", "topic" -> topic)
     final case class SearchOffset(queue: RocketMQQueue, timestampMs: Long)
       extends BrokerRequest("SEARCH_OFFSET", "queue" -> queue.toString, "timestamp" -> timestampMs.toString) {

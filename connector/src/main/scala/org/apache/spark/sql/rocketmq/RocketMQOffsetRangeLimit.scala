@@ -42,6 +42,12 @@ private[rocketmq] object RocketMQOffsetRangeLimit {
    */
   final case class Timestamp(timestampMs: Long) extends RocketMQOffsetRangeLimit
 
+  /**
+   * Where option `consumerGroup`'s group committed its progress on the brokers, queue by queue (as RocketMQ's own
+   * consumers resume); a queue the group has not committed starts at `groupOffsetFallback` (earliest or latest).
+   */
+  case object CommittedByGroup extends RocketMQOffsetRangeLimit
+
   /** Like [[Timestamp]], one time per queue; queues not listed use the start/end default. */
   final case class TimestampPerQueue(timestampsMs: Map[RocketMQQueue, Long]) extends RocketMQOffsetRangeLimit
 

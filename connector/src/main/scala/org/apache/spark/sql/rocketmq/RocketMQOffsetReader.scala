@@ -26,8 +26,8 @@ import org.apache.rocketmq.client.impl.factory.MQClientInstance
 import org.apache.rocketmq.common.{BoundaryType, MixAll}
 import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.remoting.protocol.ResponseCode
-import org.apache.rocketmq.remoting.protocol.admin.TopicStatsTable
-import org.apache.rocketmq.remoting.protocol.header.UpdateConsumerOffsetRequestHeader
+import org.apache.rocketmq.client.exception.MQBrokerException
+import org.apache.rocketmq.remoting.protocol.header.{QueryConsumerOffsetRequestHeader, UpdateConsumerOffsetRequestHeader}
 import org.apache.rocketmq.remoting.protocol.route.{BrokerData, TopicRouteData}
 
 import org.slf4j.LoggerFactory
@@ -44,7 +44,7 @@ import org.apache.spark.sql.rocketmq.RocketMQErrors.BrokerRequest._
  * heartbeats and takes part in no rebalance; it is started fully (its scheduled tasks refresh
  * routes), so that closing it stops all its threads.
  */
-private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions)
+private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
   extends RocketMQMetadataClient(options) {
   private val log = LoggerFactory.getLogger(getClass)
 
@@ -104,22 +104,24 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions)
    */
   private def attemptQueueRanges(topic: String, known: Set[RocketMQQueue])
       : Either[Unavailable, Option[Map[RocketMQQueue, RocketMQQueueRange]]] = {
+    // None: the endpoint does not tell which brokers are live (a proxy refuses the request).
     lazy val live = liveBrokers()
     // Route, then live brokers: a broker that registered in between makes its own topic look missing,
     // so a route missing while brokers are live is asked for once more.
-    val route = routeIfAny(topic).orElse(if (live.nonEmpty) routeIfAny(topic) else None)
+    val route = routeIfAny(topic).orElse(if (live.exists(_.nonEmpty)) routeIfAny(topic) else None)
     val routed = route.toSeq.flatMap(_.getBrokerDatas.asScala.map(_.getBrokerName)).toSet
     // Brokers this stream reads from that the route does not list: down if the name server does not
-    // list them as live either; if it does, they are asked directly (a name server that restarted
-    // forgets routes until brokers register again), and only their own denial makes the queues gone.
+    // list them as live either (or cannot be asked); if it does, they are asked directly (a name server that
+    // restarted forgets routes until brokers register again), and only their own denial makes the queues gone.
     val unrouted = (known.map(_.brokerName) -- routed).toSeq.sorted
-    val down = unrouted.find(b => !live.contains(b))
-    if (route.isEmpty && live.isEmpty) Left(Unavailable(None, null))
+    val down = unrouted.find(b => !live.exists(_.contains(b)))
+    // With no route and no word on live brokers, the topic is missing: the proxy's own name server has no route.
+    if (route.isEmpty && live.contains(Map.empty)) Left(Unavailable(None, null))
     else if (down.isDefined) Left(Unavailable(down, null))
     else
       try {
         val ranges = route.map(queueRanges(topic, _)).getOrElse(Map.empty) ++
-          unrouted.flatMap(b => groupRanges(topic, live(b), queueCount = None))
+          unrouted.flatMap(b => groupRanges(topic, live.get.apply(b), queueCount = None))
         Right(if (ranges.isEmpty) None else Some(ranges))
       } catch { case BrokerDown(broker, cause) => Left(Unavailable(Some(broker), cause)) }
   }
@@ -134,13 +136,23 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions)
   /** A routed broker that did not answer a request, for a retryable reason. */
   private case class BrokerDown(broker: String, cause: Throwable) extends Exception(cause)
 
-  /** Broker groups the name server lists as live (with at least one broker up), by name. */
-  private def liveBrokers(): Map[String, BrokerData] = {
-    val cluster = RocketMQRetry.withRetries("cluster info", attempts, intervalMs, () => rebuildClient()) {
-      requestCount += 1
-      api.getBrokerClusterInfo(timeoutMs)
-    }
-    cluster.getBrokerAddrTable.asScala.filter { case (_, data) => !data.getBrokerAddrs.isEmpty }.toMap
+  /**
+   * Broker groups the name server lists as live (with at least one broker up), by name; None where the endpoint
+   * refuses to tell (cluster info is an admin request, which a RocketMQ 5 proxy refuses).
+   */
+  private def liveBrokers(): Option[Map[String, BrokerData]] = {
+    if (RocketMQEndpoint.refusesAdmin(connection)) return None
+    val cluster =
+      try RocketMQRetry.withRetries("cluster info", attempts, intervalMs, () => rebuildClient()) {
+          requestCount += 1
+          api.getBrokerClusterInfo(timeoutMs)
+        }
+      catch {
+        case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) =>
+          RocketMQEndpoint.rememberRefusal(connection, "cluster info", e)
+          return None
+      }
+    Some(cluster.getBrokerAddrTable.asScala.filter { case (_, data) => !data.getBrokerAddrs.isEmpty }.toMap)
   }
 
   /** The readable queues of `topic` in its route, with their offsets (empty: none readable). */
@@ -172,11 +184,11 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions)
           awaitIndexing(topic, name, master)
           indexedBrokers += master
         }
-        topicStats(name, master, topic).toSeq.flatMap(brokerRanges(topic, name, _, queueCount))
+        queueOffsets(name, master, topic, queueCount).toSeq.flatMap(brokerRanges(topic, name, _, queueCount))
       case None =>
         val replicas = addresses.toSeq.sortBy(_._1).map(_._2)
         val answers = replicas.iterator.map { address =>
-          try topicStats(name, address, topic).toRight(s"replica $address does not know the topic yet")
+          try queueOffsets(name, address, topic, queueCount).toRight(s"replica $address does not know the topic yet")
           catch { case BrokerDown(_, cause) => Left(s"replica $address does not answer: $cause") }
         }.toSeq
         answers.collectFirst { case Right(stats) => stats } match {
@@ -189,34 +201,57 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions)
     }
   }
 
-  /** The ranges of `count` queues (from the route, else those the broker reports) in one broker's stats. */
-  private def brokerRanges(topic: String, broker: String, stats: TopicStatsTable, queueCount: Option[Int])
-      : Seq[(RocketMQQueue, RocketMQQueueRange)] = {
-    val reported = stats.getOffsetTable.asScala.collect {
-      case (mq, offsets) if mq.getBrokerName == broker =>
-        RocketMQQueue(topic, broker, mq.getQueueId) -> RocketMQQueueRange(offsets.getMinOffset, offsets.getMaxOffset)
-    }
-    val count = queueCount.getOrElse(if (reported.isEmpty) 0 else reported.keys.map(_.queueId).max + 1)
+  /** The ranges of `count` queues (from the route, else those the broker reports) of one broker, by queue id. */
+  private def brokerRanges(topic: String, broker: String, reported: Map[Int, RocketMQQueueRange],
+      queueCount: Option[Int]): Seq[(RocketMQQueue, RocketMQQueueRange)] = {
+    val count = queueCount.getOrElse(if (reported.isEmpty) 0 else reported.keys.max + 1)
     // A queue the broker has no stats for yet has never been written: it is empty.
-    (0 until count).map { id =>
-      val queue = RocketMQQueue(topic, broker, id)
-      queue -> reported.getOrElse(queue, RocketMQQueueRange(0L, 0L))
-    }
+    (0 until count).map(id => RocketMQQueue(topic, broker, id) -> reported.getOrElse(id, RocketMQQueueRange(0L, 0L)))
   }
 
   /**
-   * The stats of `topic`'s queues on one broker; None when the broker answers that it does not have
-   * the topic (on a master: deleted, while the name server still routes it; its queues there are gone).
+   * The offsets of `topic`'s queues on one broker, by queue id; None when the broker answers that it does not
+   * have the topic (on a master: deleted, while the name server still routes it; its queues there are gone).
+   * One topic-stats request where the endpoint answers it; where it is refused (a RocketMQ 5 proxy, credentials
+   * without admin rights: remembered for the connection), the min and max offset of each of the route's
+   * `queueCount` queues, which every endpoint forwards (an endpoint that refuses topic stats does not tell a
+   * deleted topic: its queues are empty).
    */
-  private def topicStats(broker: String, address: String, topic: String): Option[TopicStatsTable] =
-    try Some(request(broker, TopicStats(topic)) {
-        requestCount += 1
-        api.getTopicStatsInfo(address, connection.onBroker(topic), timeoutMs)
-      })
-    catch {
-      case e: RocketMQRequestException if RocketMQRetry.deniesTopic(e.getCause) => None
-      case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) => throw BrokerDown(broker, e.getCause)
+  private def queueOffsets(broker: String, address: String, topic: String, queueCount: Option[Int])
+      : Option[Map[Int, RocketMQQueueRange]] = {
+    def perQueue(count: Int): Map[Int, RocketMQQueueRange] = {
+      val client = api
+      requestCount += 2L * count
+      val queues = (0 until count).map(id => RocketMQQueue(topic, broker, id))
+      try RocketMQQueueBounds.ask(client, address, queues.map(_.toMessageQueue(connection)), timeoutMs) {
+          (mq, body) => request(broker, QueueOffsets(RocketMQQueue(topic, broker, mq.getQueueId)), rebuild = false)(body)
+        }
+      catch {
+        case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) => throw BrokerDown(broker, e.getCause)
+      }
     }
+    (queueCount, RocketMQEndpoint.refusesAdmin(connection)) match {
+      case (Some(count), true) => Some(perQueue(count))
+      // Queues the route does not count (a group missing from it) are not asked one by one: the group is unavailable.
+      case (None, true) => throw BrokerDown(broker, new IllegalStateException(
+          s"broker group '$broker' is missing from the route of topic '$topic', and $nameServer does not tell its queues"))
+      case (_, false) =>
+        try Some(request(broker, TopicStats(topic)) {
+            requestCount += 1
+            api.getTopicStatsInfo(address, connection.onBroker(topic), timeoutMs)
+          }.getOffsetTable.asScala.collect {
+            case (mq, o) if mq.getBrokerName == broker => mq.getQueueId -> RocketMQQueueRange(o.getMinOffset, o.getMaxOffset)
+          }.toMap)
+        catch {
+          case e: RocketMQRequestException if RocketMQRetry.deniesTopic(e.getCause) => None
+          case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) =>
+            throw BrokerDown(broker, e.getCause)
+          case e: RocketMQRequestException if RocketMQRetry.refusesAdminRequest(e.getCause) =>
+            RocketMQEndpoint.rememberRefusal(connection, "topic stats", e.getCause)
+            queueOffsets(broker, address, topic, queueCount)
+        }
+    }
+  }
 
   /** Masters that have indexed what they stored, in this call of [[fetchQueueRanges]] (null: not waited for). */
   private var indexedBrokers: Set[String] = _
@@ -266,6 +301,30 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions)
     }.toMap
 
   /**
+   * The offsets consumer group `group` committed on the brokers (the next offset it reads), of those of `queues` it
+   * has committed. One request per queue, which every endpoint forwards (a proxy too): used when a query starts.
+   */
+  def groupOffsets(group: String, queues: Iterable[RocketMQQueue]): Map[RocketMQQueue, Long] =
+    queues.toSeq.flatMap { queue =>
+      val header = new QueryConsumerOffsetRequestHeader()
+      header.setConsumerGroup(connection.onBroker(group))
+      header.setTopic(connection.onBroker(queue.topic))
+      header.setQueueId(queue.queueId)
+      header.setBrokerName(queue.brokerName)
+      header.setSetZeroIfNotFound(false)
+      val address = addressOf(queue)
+      val offset = request(queue.brokerName, GroupOffset(group, queue)) {
+        requestCount += 1
+        try api.queryConsumerOffset(address, header, timeoutMs)
+        catch {
+          // The group has not committed this queue: the query's fallback applies.
+          case e: MQBrokerException if e.getResponseCode == ResponseCode.QUERY_NOT_FOUND => -1L
+        }
+      }
+      if (offset >= 0) Some(queue -> offset) else None
+    }.toMap
+
+  /**
    * Writes `offsets` (next offsets to read) to the brokers as consumer group `group`'s progress,
    * for RocketMQ's monitoring tools. One request per queue whose offset changed since the last commit.
    */
@@ -277,6 +336,7 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions)
       header.setTopic(connection.onBroker(queue.topic))
       header.setQueueId(queue.queueId)
       header.setCommitOffset(offset)
+      header.setBrokerName(queue.brokerName) // a proxy forwards the request to this broker group
       val address = addressOf(queue)
       request(queue.brokerName, CommitOffset(group, queue, offset)) {
         requestCount += 1
@@ -300,7 +360,8 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions)
       routeIfAny(topic) match {
         case Some(route) => return route
         // Asked once more when brokers are live: one may have registered since the route request.
-        case None if liveBrokers().nonEmpty => return fetchRoute(topic)
+        // (or the endpoint does not tell: a proxy asks its own name server, so no route means no topic).
+        case None if !liveBrokers().contains(Map.empty) => return fetchRoute(topic)
         case None =>
           budget.nextPauseMs() match {
             case Some(pauseMs) =>
@@ -337,9 +398,13 @@ private[rocketmq] class RocketMQOffsetReader(options: RocketMQOptions)
     }
   }
 
-  /** A request to `broker`, retried; failed for good, an error naming the broker and the request. */
-  private def request[T](broker: String, request: BrokerRequest)(body: => T): T =
-    try RocketMQRetry.withRetries(s"$request to $broker", attempts, intervalMs, () => rebuildClient())(body)
+  /**
+   * A request to `broker`, retried (with the shared client replaced in between, unless `rebuild` is off, as for
+   * requests sent from several threads at once); failed for good, an error naming the broker and the request.
+   */
+  private def request[T](broker: String, request: BrokerRequest, rebuild: Boolean = true)(body: => T): T =
+    try RocketMQRetry.withRetries(s"$request to $broker", attempts, intervalMs,
+        () => if (rebuild) rebuildClient())(body)
     catch {
       case NonFatal(e) => throw RocketMQErrors.unlessAccessDenied(e, connection.accessKey, request.topic)(
           RocketMQErrors.brokerRequestFailed(broker, attempts, e, request))

@@ -37,6 +37,13 @@ private[rocketmq] object RocketMQOffsetResolver {
     def clamp(q: RocketMQQueue, offset: Long): Long = math.min(math.max(offset, ranges(q).min), ranges(q).max)
 
     limit match {
+      case CommittedByGroup =>
+        val fallback = resolve(reader.options(RocketMQOptions.GroupOffsetFallback), ranges, isStart, reader)
+        val group = reader.options(RocketMQOptions.ConsumerGroup).getOrElse(
+          throw RocketMQErrors.missingOption(RocketMQOptions.ConsumerGroup.key))
+        // A committed offset is taken as it is, as JSON offsets are: one the brokers no longer hold is data loss.
+        val committed = reader.groupOffsets(group, ranges.keys)
+        ranges.map { case (q, _) => q -> committed.getOrElse(q, fallback(q)) }
       case Earliest => ranges.map { case (q, r) => q -> r.min }
       case Latest => ranges.map { case (q, r) => q -> r.max }
       case Specific(offsets) =>

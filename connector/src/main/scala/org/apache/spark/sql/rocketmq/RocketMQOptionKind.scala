@@ -147,6 +147,20 @@ private[rocketmq] object RocketMQOptionKind {
   }
 
   /** What a write promises: `at_least_once` (the default) or `exactly_once` (RocketMQ transactions). */
+  /** Where a queue without a group offset starts: earliest or latest. */
+  case object GroupFallbackKind extends RocketMQOptionKind[RocketMQOffsetRangeLimit]("offset", "earliest or latest") {
+    override def parse(key: String, value: String): RocketMQOffsetRangeLimit = value.toLowerCase(Locale.ROOT) match {
+      case "earliest" => RocketMQOffsetRangeLimit.Earliest
+      case "latest" => RocketMQOffsetRangeLimit.Latest
+      case _ => invalid(key, value, "GROUP_FALLBACK")
+    }
+
+    override def render(value: RocketMQOffsetRangeLimit): String = value match {
+      case RocketMQOffsetRangeLimit.Earliest => "earliest"
+      case _ => "latest"
+    }
+  }
+
   case object DeliveryGuaranteeKind
     extends RocketMQOptionKind[DeliveryGuarantee]("delivery guarantee", "at_least_once or exactly_once") {
     override def parse(key: String, value: String): DeliveryGuarantee =
@@ -205,6 +219,7 @@ private[rocketmq] object RocketMQOptionKind {
     override def parse(key: String, value: String): RocketMQOffsetRangeLimit = value.toLowerCase(Locale.ROOT) match {
       case "earliest" => Earliest
       case "latest" => Latest
+      case "group" => CommittedByGroup
       case _ if value.startsWith("{") =>
         val offsets = RocketMQOffsetsJson.parseOption(key, value)
         offsets.toSeq.sorted.collectFirst { case (q, o) if o < EarliestOffset => (q, o) }.foreach { case (q, o) =>
@@ -217,6 +232,7 @@ private[rocketmq] object RocketMQOptionKind {
     override def render(value: RocketMQOffsetRangeLimit): String = value match {
       case Earliest => "\"earliest\""
       case Latest => "\"latest\""
+      case CommittedByGroup => "\"group\""
       case Specific(offsets) => RocketMQOffsetsJson.format(offsets)
       case other => other.toString
     }

@@ -80,6 +80,8 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
       case _ => this(EndingOffsets) match {
           case Earliest =>
             throw RocketMQErrors.invalidOption(EndingOffsets.key, rawValue(EndingOffsets).get, "EARLIEST_END")
+          case RocketMQOffsetRangeLimit.CommittedByGroup =>
+            throw RocketMQErrors.invalidOption(EndingOffsets.key, rawValue(EndingOffsets).get, "GROUP_END")
           case limit => refuseSentinel(limit, EndingOffsets, EarliestOffset, "EARLIEST_OFFSET_END")
         }
     }
@@ -114,6 +116,7 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
   /** Checks everything a streaming read needs; batch-only options are refused. */
   def validateForStream(): Unit = {
     validateRead(refused = BatchOnly, refusedIn = "STREAMING", _.streamRead)
+    requireGroupForGroupStart(streamStartingOffsets)
     checkTopicsNamed(streamStartingOffsets, StartingOffsets, StartingOffsetsByTimestamp)
     (this(MinOffsetsPerTrigger), this(MaxOffsetsPerTrigger)) match {
       case (Some(min), Some(max)) if min > max =>
@@ -139,9 +142,16 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
   /** Checks everything a batch read needs; streaming-only options are refused. */
   def validateForBatchRead(): Unit = {
     validateRead(refused = StreamOnly, refusedIn = "BATCH", _.batchRead)
+    requireGroupForGroupStart(batchStartingOffsets)
     checkTopicsNamed(batchStartingOffsets, StartingOffsets, StartingOffsetsByTimestamp)
     checkTopicsNamed(batchEndingOffsets, EndingOffsets, EndingOffsetsByTimestamp)
   }
+
+  /** startingOffsets=group names no group of its own: option consumerGroup must name it. */
+  private def requireGroupForGroupStart(start: RocketMQOffsetRangeLimit): Unit =
+    if (start == RocketMQOffsetRangeLimit.CommittedByGroup && this(ConsumerGroup).isEmpty) {
+      throw RocketMQErrors.missingOption(ConsumerGroup.key)
+    }
 
   /** Checks everything a write needs. */
   def validateForWrite(): Unit = {
@@ -226,8 +236,17 @@ private[rocketmq] object RocketMQOptions {
   val StartingOffsets: DefaultPerQuery[RocketMQOffsetRangeLimit] = declare(DefaultPerQuery("startingOffsets",
     Offsets, batchDefault = Earliest, streamDefault = Latest, SourceBoth,
     "Where a query starts. Queues missing from the JSON start at their earliest offset. `latest` (or -1) is not " +
-      "allowed in batch queries.",
-    """"earliest", "latest" (streaming only), or JSON {"topic":{"broker":{"0":23}}} (-2 = earliest, -1 = latest)"""))
+      "allowed in batch queries. `group`: where consumerGroup committed its progress on the brokers, each queue; " +
+      "queues the group has not committed start at groupOffsetFallback.",
+    """"earliest", "latest" (streaming only), "group", or JSON {"topic":{"broker":{"0":23}}} (-2 = earliest, """ +
+      """-1 = latest)"""))
+
+  /** Where a queue the group has not committed starts, with startingOffsets=group. */
+  val GroupOffsetFallback: Defaulted[RocketMQOffsetRangeLimit] = defaulted("groupOffsetFallback", GroupFallbackKind,
+    Latest, SourceBoth,
+    "With startingOffsets=group: where a queue for which consumerGroup has committed no offset starts (as a " +
+      "RocketMQ consumer of a new group starts at the latest offset by default).",
+    value = """"earliest" or "latest"""")
 
   /** End of a batch read. */
   val EndingOffsets: Defaulted[RocketMQOffsetRangeLimit] = defaulted("endingOffsets", Offsets, Latest, BatchOnly,

@@ -103,6 +103,21 @@ private[rocketmq] object RocketMQRetry {
       case _ => false
     }
 
+  /**
+   * The endpoint refused an admin request it does not serve to this client: a RocketMQ 5 proxy answers every admin
+   * request "request type N not supported" (REQUEST_CODE_NOT_SUPPORTED), and a broker with ACL on answers
+   * NO_PERMISSION to credentials without admin rights. Planning then asks for what every endpoint forwards.
+   */
+  def refusesAdminRequest(t: Throwable): Boolean =
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(5).exists {
+      case e: MQBrokerException => refusalCode(e.getResponseCode)
+      case e: MQClientException => refusalCode(e.getResponseCode)
+      case _ => false
+    }
+
+  private def refusalCode(code: Int): Boolean =
+    code == RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED || code == ResponseCode.NO_PERMISSION
+
   /** A broker answered that it does not have the topic (from a master: deleted; from a replica: not yet copied). */
   def deniesTopic(t: Throwable): Boolean = t match {
     case e: MQBrokerException => e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST

@@ -177,6 +177,7 @@ private[rocketmq] class RocketMQTopicAdmin(options: RocketMQOptions)
   private def ask[T](server: String, request: AdminRequest)(body: => T): T =
     try RocketMQRetry.withRetries(s"$request to $server", attempts, intervalMs, () => rebuildClient())(body)
     catch {
+      case NonFatal(e) if RocketMQEndpoint.notSupported(e) => throw RocketMQErrors.adminNotServed(server, e, request)
       case NonFatal(e) =>
         val failed = RocketMQErrors.adminRequestFailed(server, attempts, e, request)
         throw request.topic.fold(failed)(topic =>

@@ -91,6 +91,10 @@ private[rocketmq] object RocketMQWrite {
           throw RocketMQErrors.conflictingOptions(Seq(RocketMQOptions.DeliveryGuaranteeOption.key,
             RocketMQOptions.DeliveryDelayMs.key))
         }
+        // Through a RocketMQ 5 proxy a commit can be dropped while success is answered: refused before any send.
+        if (RocketMQEndpoint.isProxy(options)) {
+          throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key, "PROXY_EXACTLY_ONCE")
+        }
         val group = base.connection.onBroker(s"spark-rocketmq-txn-$queryId")
         val scope =
           if (checkpointLocation.isEmpty) {

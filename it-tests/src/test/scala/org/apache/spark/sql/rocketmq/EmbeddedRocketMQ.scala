@@ -130,9 +130,14 @@ final class EmbeddedRocketMQ(
     }
   }
 
-  /** Creates `topic` (or changes its queue count) with `queues` read and write queues; waits for the route. */
-  def createTopic(topic: String, queues: Int = 4): Unit = {
+  /**
+   * Creates `topic` (or changes its queue count) with `queues` read and write queues; waits for the route.
+   * `messageType`: the topic's `message.type` attribute (NORMAL, FIFO, DELAY, TRANSACTION), which a proxy checks
+   * sends against, as managed services require.
+   */
+  def createTopic(topic: String, queues: Int = 4, messageType: Option[String] = None): Unit = {
     val config = new TopicConfig(topic, queues, queues, PermName.PERM_READ | PermName.PERM_WRITE)
+    messageType.foreach(t => config.setAttributes(java.util.Collections.singletonMap("+message.type", t)))
     broker.getTopicConfigManager.updateTopicConfig(config)
     broker.registerIncrementBrokerData(config, broker.getTopicConfigManager.getDataVersion)
     awaitCondition(s"the route of topic $topic", 30000) {
@@ -221,6 +226,10 @@ final class EmbeddedRocketMQ(
   }
 
   /** The offset consumer group `group` has committed for a queue on the broker, -1 if none. */
+  /** Commits `offset` as consumer group `group`'s progress in `queue`, as a RocketMQ consumer does. */
+  def commitOffset(group: String, queue: RocketMQQueue, offset: Long): Unit =
+    broker.getConsumerOffsetManager.commitOffset("test", group, queue.topic, queue.queueId, offset)
+
   def committedOffset(group: String, queue: RocketMQQueue): Long =
     broker.getConsumerOffsetManager.queryOffset(group, queue.topic, queue.queueId)
 

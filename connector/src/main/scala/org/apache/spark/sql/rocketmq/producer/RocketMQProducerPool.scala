@@ -22,7 +22,7 @@ import org.apache.rocketmq.client.exception.MQClientException
 import org.apache.rocketmq.client.producer.DefaultMQProducer
 import org.apache.rocketmq.remoting.protocol.ResponseCode
 
-import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQConnection, RocketMQOffsetReader}
+import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQConnection, RocketMQOffsetReader, RocketMQRetry}
 
 /**
  * The producers of one executor JVM, one per (connection, producer group, compression threshold),
@@ -58,7 +58,8 @@ private[rocketmq] object RocketMQProducerPool {
    * Whether `topic` does not exist at all: the name server has no route for it while it lists live
    * brokers. (With no live broker, a missing route is an outage, not a missing topic.) The route is
    * asked for again after the live brokers, as a broker registering in between would make its own topic
-   * look missing. False when the name server cannot be asked: the send is then retried as for any outage.
+   * look missing (an endpoint that does not tell its brokers, a RocketMQ 5 proxy, has them live). False when the
+   * name server cannot be asked: the send is then retried as for any outage.
    */
   def topicMissing(producer: DefaultMQProducer, topic: String, timeoutMs: Long): Boolean =
     try {
@@ -70,6 +71,11 @@ private[rocketmq] object RocketMQProducerPool {
             RocketMQOffsetReader.afterMissingRoute()
             false
         }
-      !routed() && !api.getBrokerClusterInfo(timeoutMs).getBrokerAddrTable.isEmpty && !routed()
+      // A RocketMQ 5 proxy refuses the cluster request; it answers routes from its own name server, so that no
+      // route there means no topic.
+      def brokersLive(): Boolean =
+        try !api.getBrokerClusterInfo(timeoutMs).getBrokerAddrTable.isEmpty
+        catch { case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) => true }
+      !routed() && brokersLive() && !routed()
     } catch { case NonFatal(_) => false }
 }

@@ -1,0 +1,165 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq
+
+import java.nio.file.Files
+import java.sql.Timestamp
+
+import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.streaming.Trigger
+
+/**
+ * Every read and write path through Apache RocketMQ's own proxy (cluster mode, in front of the shared broker), with
+ * the proxy's Remoting endpoint as `nameServer`: what users of managed RocketMQ 5 services have. The proxy refuses
+ * every admin request, so each test here fails if a path still needs one.
+ */
+class RocketMQProxySuite extends RocketMQSparkSuiteBase {
+  import testImplicits._
+
+  private var proxy: RocketMQProxyProcess = _
+
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    proxy = new RocketMQProxyProcess(rocketmq.nameServer, rocketmq.clusterName).start()
+  }
+
+  override protected def afterAll(): Unit = {
+    try if (proxy != null) proxy.stop()
+    finally super.afterAll()
+  }
+
+  private def viaProxy(topic: String, options: (String, String)*): Map[String, String] =
+    Map("nameServer" -> proxy.endpoint, "topic" -> topic, "requestTimeoutMs" -> "5000") ++ options
+
+  test("a batch read through the proxy returns every message, at the brokers' own offsets") {
+    val topic = rocketmq.newTopic("proxy-read")
+    rocketmq.createTopic(topic, queues = 4)
+    val sent = (0 until 40).map(i => s"m$i")
+    rocketmq.sendBodies(topic, sent)
+    val df = spark.read.format("rocketmq").options(viaProxy(topic)).load()
+    assert(bodies(df).sorted === sent.sorted)
+    val offsets = df.groupBy("queueId").agg(org.apache.spark.sql.functions.max("queueOffset")).collect()
+      .map(r => r.getInt(0) -> (r.getLong(1) + 1)).toMap
+    val direct = rocketmq.latestOffsets(topic).map { case (q, o) => q.queueId -> o }.filter(_._2 > 0)
+    assert(offsets === direct)
+  }
+
+  test("a pushed store-time filter through the proxy reads the later messages only") {
+    val topic = rocketmq.newTopic("proxy-time")
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.sendBodies(topic, (0 until 10).map(i => s"early$i"))
+    val cut = rocketmq.readAll(topic).map(_.getStoreTimestamp).max + 1
+    EmbeddedRocketMQ.awaitCondition("the broker's clock to pass the cut", 5000)(System.currentTimeMillis() > cut + 5)
+    rocketmq.sendBodies(topic, (0 until 10).map(i => s"late$i"))
+    val df = spark.read.format("rocketmq").options(viaProxy(topic)).load()
+      .where(col("storeTimestamp") >= new Timestamp(cut))
+    assert(bodies(df).sorted === (0 until 10).map(i => s"late$i").sorted)
+    assert(df.queryExecution.executedPlan.toString.contains("storeTimestamp"))
+  }
+
+  test("a stream through the proxy (AvailableNow) reads every message once, and commits the group's offsets") {
+    val topic = rocketmq.newTopic("proxy-stream")
+    rocketmq.createTopic(topic, queues = 2)
+    val sent = (0 until 30).map(i => s"s$i")
+    rocketmq.sendBodies(topic, sent)
+    val checkpoint = Files.createTempDirectory("rocketmq-proxy-cp-").toString
+    val group = s"proxy-group-${topic.takeRight(8)}"
+    val query = spark.readStream.format("rocketmq").options(viaProxy(topic, "consumerGroup" -> group, "startingOffsets" -> "earliest")).load()
+      .select(col("body").cast("string")).writeStream.format("memory").queryName(s"proxy_${topic.takeRight(8)}")
+      .option("checkpointLocation", checkpoint).trigger(Trigger.AvailableNow()).start()
+    query.awaitTermination(120000)
+    assert(query.exception.isEmpty, query.exception)
+    assert(spark.table(s"proxy_${topic.takeRight(8)}").as[String].collect().sorted === sent.sorted)
+    rocketmq.latestOffsets(topic).foreach { case (queue, end) =>
+      assert(rocketmq.committedOffset(group, queue) === end, queue)
+    }
+  }
+
+  test("a batch write through the proxy stores every row") {
+    val topic = rocketmq.newTopic("proxy-write")
+    rocketmq.createTopic(topic, queues = 4)
+    val rows = (0 until 40).map(i => s"w$i")
+    rows.toDF("body").write.format("rocketmq").options(viaProxy(topic)).save()
+    assert(rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8")).sorted === rows.sorted)
+  }
+
+  test("exactly-once through the proxy is refused before anything is sent, naming why and what to do") {
+    val topic = rocketmq.newTopic("proxy-eo")
+    rocketmq.createTopic(topic, queues = 2, messageType = Some("TRANSACTION"))
+    val message = errorMessage {
+      (0 until 30).map(i => s"e$i").toDF("body").write.format("rocketmq")
+        .options(viaProxy(topic, "deliveryGuarantee" -> "exactly_once")).save()
+    }
+    assert(message.contains("ROCKETMQ_OPTION_NOT_ALLOWED.PROXY_EXACTLY_ONCE"), message)
+    assert(message.contains("deliveryGuarantee=at_least_once") && message.contains("Nothing was sent"), message)
+    assert(rocketmq.latestOffsets(topic).values.sum === 0L)
+    // The same write to the cluster's own name server is exactly-once.
+    (0 until 30).map(i => s"e$i").toDF("body").write.format("rocketmq").option("nameServer", rocketmq.nameServer)
+      .option("topic", topic).option("deliveryGuarantee", "exactly_once").save()
+    assert(rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8")).sorted === (0 until 30).map(i => s"e$i").sorted)
+  }
+
+  test("startingOffsets=group starts where the group committed, directly and through the proxy") {
+    val topic = rocketmq.newTopic("proxy-group")
+    rocketmq.createTopic(topic, queues = 2)
+    val q0 = (0 until 10).map(i => s"q0-$i")
+    val q1 = (0 until 5).map(i => s"q1-$i")
+    rocketmq.sendMessages(topic, q0.map(TestMessage(_)), queueId = Some(0))
+    rocketmq.sendMessages(topic, q1.map(TestMessage(_)), queueId = Some(1))
+    val group = s"g-${topic.takeRight(8)}"
+    // The group has read queue 0 up to offset 6, and nothing of queue 1.
+    rocketmq.commitOffset(group, RocketMQQueue(topic, rocketmq.brokerName, 0), 6L)
+    def batch(nameServer: String, options: (String, String)*): Seq[String] =
+      bodies(spark.read.format("rocketmq").options(Map("nameServer" -> nameServer, "topic" -> topic,
+        "startingOffsets" -> "group", "consumerGroup" -> group) ++ options).load())
+    for (nameServer <- Seq(rocketmq.nameServer, proxy.endpoint)) {
+      // groupOffsetFallback=latest (the default): none of queue 1.
+      assert(batch(nameServer).sorted === q0.drop(6).sorted, nameServer)
+      assert(batch(nameServer, "groupOffsetFallback" -> "earliest").sorted === (q0.drop(6) ++ q1).sorted, nameServer)
+    }
+    // A stream from the group's offsets reads what the group has not, and commits for it: the two meet.
+    val name = s"group_${topic.takeRight(8)}"
+    val query = spark.readStream.format("rocketmq").options(viaProxy(topic, "consumerGroup" -> group,
+        "startingOffsets" -> "group", "groupOffsetFallback" -> "earliest")).load()
+      .select(col("body").cast("string")).writeStream.format("memory").queryName(name)
+      .option("checkpointLocation", Files.createTempDirectory("rocketmq-proxy-cp-").toString)
+      .trigger(Trigger.AvailableNow()).start()
+    query.awaitTermination(120000)
+    assert(query.exception.isEmpty, query.exception)
+    assert(spark.table(name).as[String].collect().sorted === (q0.drop(6) ++ q1).sorted)
+    assert(rocketmq.committedOffset(group, RocketMQQueue(topic, rocketmq.brokerName, 0)) === 10L)
+    assert(rocketmq.committedOffset(group, RocketMQQueue(topic, rocketmq.brokerName, 1)) === 5L)
+    assert(batch(proxy.endpoint, "groupOffsetFallback" -> "earliest").isEmpty)
+    val missing = errorMessage(spark.read.format("rocketmq").options(viaProxy(topic, "startingOffsets" -> "group"))
+      .load().collect())
+    assert(missing.contains("ROCKETMQ_MISSING_OPTION.CONSUMER_GROUP") && missing.contains("consumerGroup"), missing)
+  }
+
+  test("the catalog reads and writes tables through the proxy; SHOW TABLES says it needs the name server") {
+    val topic = rocketmq.newTopic("proxy_cat")
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.sendBodies(topic, Seq("a", "b"))
+    spark.conf.set("spark.sql.catalog.viaproxy", classOf[RocketMQCatalog].getName)
+    spark.conf.set("spark.sql.catalog.viaproxy.nameServer", proxy.endpoint)
+    assert(bodies(spark.table(s"viaproxy.`$topic`")).sorted === Seq("a", "b"))
+    val message = errorMessage(spark.sql("SHOW TABLES IN viaproxy").collect())
+    assert(message.contains("ROCKETMQ_ADMIN_NOT_SERVED") && message.contains("SHOW TABLES") &&
+      message.contains("console"), message)
+    val create = errorMessage(spark.sql("CREATE TABLE viaproxy.`proxy_new`").collect())
+    assert(create.contains("ROCKETMQ_ADMIN_NOT_SERVED"), create)
+  }
+}
