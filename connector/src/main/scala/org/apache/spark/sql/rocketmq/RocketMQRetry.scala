@@ -47,6 +47,7 @@ private[rocketmq] object RocketMQRetry {
   private val log = LoggerFactory.getLogger(getClass)
 
   def isRetryable(t: Throwable): Boolean = t match {
+    case _ if isAccessDenied(t) => false
     case _: RemotingConnectException | _: RemotingTimeoutException | _: RemotingSendRequestException |
         _: RemotingTooMuchRequestException => true
     // The client fails every request still in flight on a connection that closed (a broker killed
@@ -98,10 +99,17 @@ private[rocketmq] object RocketMQRetry {
    */
   def isAccessDenied(t: Throwable): Boolean =
     Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(5).exists {
-      case e: MQBrokerException => e.getResponseCode == ResponseCode.NO_PERMISSION
-      case e: MQClientException => e.getResponseCode == ResponseCode.NO_PERMISSION
+      case e: MQBrokerException => e.getResponseCode == ResponseCode.NO_PERMISSION || deniedInWords(e.getErrorMessage)
+      case e: MQClientException => e.getResponseCode == ResponseCode.NO_PERMISSION || deniedInWords(e.getErrorMessage)
       case _ => false
     }
+
+  /**
+   * A broker with ACL 2.0 answers a pull the user's rights do not allow with SYSTEM_ERROR, not NO_PERMISSION: only its
+   * words ("User:x has no permission to access Group:g") tell it from a busy broker.
+   */
+  private def deniedInWords(message: String): Boolean =
+    message != null && message.contains(" has no permission to access ")
 
   /**
    * The endpoint refused an admin request it does not serve to this client: a RocketMQ 5 proxy answers every admin

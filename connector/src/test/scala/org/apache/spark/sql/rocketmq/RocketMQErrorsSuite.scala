@@ -97,6 +97,10 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(options("maxTriggerDelay" -> "5s").validateForRealTime()),
     raised(options("minPartitions" -> "4").validateForContinuous()),
     raised(throw RocketMQErrors.optionNotAllowed("deliveryGuarantee", "CONTINUOUS_EXACTLY_ONCE")),
+    raised(throw RocketMQErrors.optionNotAllowed("deliveryGuarantee", "PROXY_EXACTLY_ONCE")),
+    raised(options("startingOffsets" -> "group").validateForStream()),
+    raised(options("groupOffsetFallback" -> "first")(RocketMQOptions.GroupOffsetFallback)),
+    raised(options("endingOffsets" -> "group").validateForBatchRead()),
     raised(options("startingOffsets" -> """{"t":{"b":{"0":-3}}}""").validateForStream()),
     raised(options("startingOffsetsByTimestamp" -> """{"t":{"b":{"0":-3}}}""").validateForStream()),
     raised(options("startingOffsets" -> "latest").validateForBatchRead()),
@@ -141,6 +145,9 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.IndexProgress("t")),
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.SearchOffset(q, 17)),
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.CommitOffset("g", q, 5)),
+    RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.QueueOffsets(q)),
+    RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.GroupOffset("g", q)),
+    RocketMQErrors.adminNotServed("name server h:1", cause, AdminRequest.ListTopics),
     RocketMQErrors.queueGone(q, 5),
     RocketMQErrors.pullFailed(q, 5, cause, GaveUp.NotRetryable),
     RocketMQErrors.pullFailed(q, 5, cause, GaveUp.BudgetSpent(12, 60100, 60000)),
@@ -216,7 +223,8 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     assert(byType.keySet === Set("RocketMQInvalidInputException", "RocketMQDataLossException",
       "RocketMQRequestException", "RocketMQUnsupportedOperationException"))
     assert(byType("RocketMQDataLossException") === Seq("ROCKETMQ_DATA_LOSS", "ROCKETMQ_DATA_LOSS_QUEUE_GONE"))
-    assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_ACCESS_DENIED", "ROCKETMQ_ADMIN_REQUEST_FAILED",
+    assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_ACCESS_DENIED", "ROCKETMQ_ADMIN_NOT_SERVED",
+      "ROCKETMQ_ADMIN_REQUEST_FAILED",
       "ROCKETMQ_BROKER_REQUEST_FAILED", "ROCKETMQ_BROKER_UNAVAILABLE", "ROCKETMQ_NAME_SERVER_UNREACHABLE",
       "ROCKETMQ_PULL_FAILED", "ROCKETMQ_SEND_FAILED", "ROCKETMQ_SEND_NOT_ACKNOWLEDGED",
       "ROCKETMQ_TRANSACTION_UNRESOLVED"))

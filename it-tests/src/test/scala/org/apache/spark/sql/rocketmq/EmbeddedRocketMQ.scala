@@ -314,9 +314,11 @@ object EmbeddedRocketMQ {
    * Runs the harness as a process: prints `NAMESRV host:port` once ready, then answers one command
    * per stdin line with one line (`OK …` or `ERROR …`); stops when stdin closes or on SIGTERM.
    *
-   * Commands: `createTopic <topic> <queues>`, `send <topic> <count> <bodyPrefix> [tag]`,
-   * `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies), `storeDir`, `stop`;
-   * with `--acl`, `createUser <accessKey> <secretKey> <none|read|readwrite>`.
+   * Commands: `createTopic <topic> <queues> [messageType]`, `send <topic> <count> <bodyPrefix> [tag]`,
+   * `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies), `storeDir`, `stop`,
+   * `startProxy` (a RocketMQ 5 proxy in front of the broker, [[RocketMQProxyProcess]]: its endpoint);
+   * with `--acl`, `createUser <accessKey> <secretKey> <none|read|readwrite>` and
+   * `createUserWithRights <accessKey> <secretKey> <Topic:t=Sub+Get,Group:g=Sub>` (exactly those rights).
    *
    * Arguments: `--acl` turns authentication and authorization on (see [[TestSecurity]]); `--tls` makes
    * the name server and the broker accept TLS connections only, with a certificate made at start; `--cluster`
@@ -346,8 +348,23 @@ object EmbeddedRocketMQ {
     System.out.flush()
 
     val json = new ObjectMapper()
+    // A RocketMQ 5 proxy in front of this broker, started by the first `startProxy`; stopped with the harness.
+    var proxy: Option[RocketMQProxyProcess] = None
+    Runtime.getRuntime.addShutdownHook(new Thread(() => proxy.foreach(_.stop())))
     serveCommands {
+      case "startProxy" :: Nil =>
+        if (proxy.isEmpty) {
+          proxy = Some(new RocketMQProxyProcess(mq.nameServer, mq.clusterName,
+            auth = if (mq.secured) Some(TestSecurity.Admin) else None).start())
+        }
+        s"OK ${proxy.get.endpoint}"
       case "createTopic" :: topic :: queues :: Nil => mq.createTopic(topic, queues.toInt); "OK"
+      case "createTopic" :: topic :: queues :: messageType :: Nil =>
+        mq.createTopic(topic, queues.toInt, Some(messageType)); "OK"
+      case "createUserWithRights" :: accessKey :: secretKey :: rights :: Nil =>
+        TestSecurity.createUserWithRights(mq.brokerController, TestSecurity.User(accessKey, secretKey),
+          TestSecurity.parseRights(rights))
+        "OK"
       case "send" :: topic :: count :: prefix :: rest =>
         val tag = rest.headOption.orNull
         mq.sendMessages(topic, (0 until count.toInt).map(i => TestMessage(s"$prefix$i", tags = tag)))

@@ -138,4 +138,65 @@ class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
     assert(rocketmq.readAll(s"$namespace%$topic").size === 3)
     assert(rocketmq.readAll(topic).isEmpty)
   }
+
+  /** A user with exactly `rights` (`Topic:t=Sub+Get,Group:g=Sub`). */
+  private def leastPrivileged(prefix: String, rights: String): TestSecurity.User = {
+    val u = TestSecurity.newUser(prefix)
+    TestSecurity.createUserWithRights(rocketmq.brokerController, u, TestSecurity.parseRights(rights))
+    u
+  }
+
+  private lazy val proxy = {
+    val p = new RocketMQProxyProcess(rocketmq.nameServer, rocketmq.clusterName, auth = Some(TestSecurity.Admin))
+    p.start()
+    Runtime.getRuntime.addShutdownHook(new Thread(() => p.stop()))
+    p
+  }
+
+  test("least privilege, directly and through a proxy: Sub+Get on the topic and Sub on the group read; Pub writes") {
+    val (topic, copy) = (rocketmq.newTopic("lp"), rocketmq.newTopic("lp-copy"))
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.createTopic(copy, queues = 2)
+    val group = s"lp-group-${topic.takeRight(8)}"
+    val consumer = leastPrivileged("consumer", s"Topic:$topic=Sub+Get,Group:$group=Sub")
+    val producer = leastPrivileged("producer", s"Topic:$copy=Pub")
+    val rows = (0 until 20).map(i => s"m$i")
+    write(topic, rows, writer.options)
+    for (nameServer <- Seq(rocketmq.nameServer, proxy.endpoint)) {
+      val via = Map("nameServer" -> nameServer, "consumerGroup" -> group) ++ consumer.options
+      val batch = spark.read.format("rocketmq").option("topic", topic).options(via).load()
+      assert(bodiesOf(batch) === rows.sorted, nameServer)
+      // A stream reads as the group, commits the group's offsets, and writes with the producer's rights only.
+      val query = spark.readStream.format("rocketmq").option("topic", topic).option("startingOffsets", "earliest")
+        .options(via).load().select("body").writeStream.format("rocketmq").option("nameServer", nameServer)
+        .option("topic", copy).options(producer.options)
+        .option("checkpointLocation", java.nio.file.Files.createTempDirectory("lp-stream-").toString)
+        .trigger(Trigger.AvailableNow()).start()
+      query.awaitTermination()
+      assert(query.exception.isEmpty, query.exception)
+      assert(rocketmq.committedOffset(group, RocketMQQueue(topic, rocketmq.brokerName, 0)) > 0, nameServer)
+    }
+    assert(bodiesOf(read(copy, reader.options)) === (rows ++ rows).sorted)
+  }
+
+  test("least privilege: a missing right fails fast, naming the access key and the resource") {
+    val topic = rocketmq.newTopic("lp-missing")
+    rocketmq.createTopic(topic, queues = 2)
+    write(topic, Seq("x"), writer.options)
+    val group = s"g-${topic.takeRight(8)}"
+    // Sub and Get on the topic, nothing on the group, no Pub.
+    val noGroup = leastPrivileged("nogroup", s"Topic:$topic=Sub+Get")
+    for (nameServer <- Seq(rocketmq.nameServer, proxy.endpoint)) {
+      // ROCKETMQ_ACCESS_DENIED, not a pull retried until retryTimeoutMs ran out (PULL_FAILED.RETRIES_EXHAUSTED).
+      val message = errorMessage(spark.read.format("rocketmq").option("nameServer", nameServer)
+        .option("topic", topic).option("consumerGroup", group).options(noGroup.options).load().collect())
+      assert(message.contains("ROCKETMQ_ACCESS_DENIED") && message.contains(noGroup.accessKey), message)
+      assert(message.contains(s"Group:$group") && message.contains("Sub on the consumer group"), message)
+      assert(!message.contains(noGroup.secretKey), message)
+      val write = errorMessage(Seq("y").toDF("body").write.format("rocketmq").option("nameServer", nameServer)
+        .option("topic", topic).options(noGroup.options).mode("append").save())
+      assert(write.contains("ROCKETMQ_ACCESS_DENIED") && write.contains(noGroup.accessKey), write)
+      assert(write.contains("Pub on the topic"), write)
+    }
+  }
 }

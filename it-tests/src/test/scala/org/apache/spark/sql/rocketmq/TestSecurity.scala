@@ -28,8 +28,8 @@ import scala.jdk.CollectionConverters._
 import org.apache.rocketmq.acl.common.{AclClientRPCHook, SessionCredentials}
 import org.apache.rocketmq.auth.authentication.enums.UserType
 import org.apache.rocketmq.auth.authentication.model.{User => AuthUser}
-import org.apache.rocketmq.auth.authorization.enums.Decision
-import org.apache.rocketmq.auth.authorization.model.{Acl, Policy, Resource}
+import org.apache.rocketmq.auth.authorization.enums.{Decision, PolicyType}
+import org.apache.rocketmq.auth.authorization.model.{Acl, Policy, PolicyEntry, Resource}
 import org.apache.rocketmq.auth.config.AuthConfig
 import org.apache.rocketmq.broker.BrokerController
 import org.apache.rocketmq.common.action.Action
@@ -91,6 +91,28 @@ object TestSecurity {
       broker.getAuthorizationMetadataManager.createAcl(Acl.of(AuthUser.of(user.accessKey), policy))
         .get(30, TimeUnit.SECONDS)
     }
+  }
+
+  /**
+   * Creates `user` on a secured broker with exactly `rights`: each resource (`Topic:orders`, `Group:etl`, `Topic:*`)
+   * with the actions allowed on it, as an operator grants an application least privilege.
+   */
+  def createUserWithRights(broker: BrokerController, user: User, rights: Seq[(String, Seq[Action])]): Unit = {
+    broker.getAuthenticationMetadataManager
+      .createUser(AuthUser.of(user.accessKey, user.secretKey, UserType.NORMAL)).get(30, TimeUnit.SECONDS)
+    // One policy of entries: an ACL holds one policy of each type.
+    val entries = rights.map { case (resource, actions) =>
+      PolicyEntry.of(Resource.of(resource), actions.asJava, null, Decision.ALLOW)
+    }
+    broker.getAuthorizationMetadataManager
+      .createAcl(Acl.of(AuthUser.of(user.accessKey), Policy.of(PolicyType.CUSTOM, entries.asJava)))
+      .get(30, TimeUnit.SECONDS)
+  }
+
+  /** `Topic:t=Sub+Get,Group:g=Sub` as resources and their actions (RocketMQ's own action names). */
+  def parseRights(text: String): Seq[(String, Seq[Action])] = text.split(',').toSeq.map { entry =>
+    val Array(resource, actions) = entry.split('=')
+    resource -> actions.split('+').toSeq.map(a => Action.getByName(a))
   }
 
   /**
