@@ -34,6 +34,7 @@ from rocketmq_spark._options import OPTION_KEYS
 from rocketmq_spark._positions import (
     EARLIEST,
     EARLIEST_OFFSET,
+    GROUP,
     LATEST,
     LATEST_OFFSET,
     epoch_millis,
@@ -47,6 +48,7 @@ __all__ = [
     "EARLIEST",
     "EARLIEST_OFFSET",
     "FORMAT",
+    "GROUP",
     "LATEST",
     "LATEST_OFFSET",
     "OPTION_KEYS",

@@ -85,6 +85,7 @@ def read_rocketmq(
     read_ahead_bytes: Optional[int] = None,
     fail_on_data_loss: Optional[bool] = None,
     consumer_group: Optional[str] = None,
+    group_offset_fallback: Optional[str] = None,
     request_timeout_ms: Optional[int] = None,
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
@@ -100,7 +101,9 @@ def read_rocketmq(
 
     Reads every queue of ``topic`` (a name or a list of names) from ``starting_offsets`` (default
     ``EARLIEST``) up to ``ending_offsets`` (default ``LATEST``, exclusive); offsets may be a dict
-    ``{"topic": {"broker": {queue_id: offset}}}``. Times are ``datetime`` objects with a time zone or
+    ``{"topic": {"broker": {queue_id: offset}}}``, or ``GROUP``: where ``consumer_group`` committed its progress
+    on the brokers, each queue (``group_offset_fallback``, ``LATEST`` by default or ``EARLIEST``, for queues it has
+    not committed). Times are ``datetime`` objects with a time zone or
     epoch milliseconds. Keywords left as ``None`` keep the connector's defaults; each is the option key
     in snake_case (see the option reference, docs/reference/options.md).
 
@@ -147,6 +150,7 @@ def read_rocketmq_stream(
     read_ahead_bytes: Optional[int] = None,
     fail_on_data_loss: Optional[bool] = None,
     consumer_group: Optional[str] = None,
+    group_offset_fallback: Optional[str] = None,
     request_timeout_ms: Optional[int] = None,
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
@@ -163,8 +167,9 @@ def read_rocketmq_stream(
     The twin of ``read_rocketmq`` for ``spark.readStream``: same columns, no end options, plus the rate
     limits ``max_offsets_per_trigger``, ``min_offsets_per_trigger`` and ``max_trigger_delay`` (a
     ``timedelta`` or a string like ``"30s"``). A new query starts at ``starting_offsets`` (default ``LATEST``:
-    only messages that arrive after it starts; pass ``EARLIEST`` for everything retained); a restarted
-    query resumes from its checkpoint.
+    only messages that arrive after it starts; pass ``EARLIEST`` for everything retained, or ``GROUP`` to continue
+    where ``consumer_group`` committed, which a stream with ``consumer_group`` does after each micro-batch); a
+    restarted query resumes from its checkpoint.
 
     Example::
 

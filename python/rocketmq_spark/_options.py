@@ -24,7 +24,7 @@ import re
 from datetime import timedelta
 from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
 
-from rocketmq_spark._positions import EARLIEST, LATEST, epoch_millis, offsets_json, timestamps_json
+from rocketmq_spark._positions import EARLIEST, GROUP, LATEST, epoch_millis, offsets_json, timestamps_json
 
 Convert = Callable[[str, object], str]
 
@@ -87,12 +87,20 @@ def _flag(name: str, value: object) -> str:
 def _offsets(name: str, value: object) -> str:
     if isinstance(value, Mapping):
         return offsets_json(value, name)
-    if isinstance(value, str) and (value.strip().lower() in (EARLIEST, LATEST) or value.lstrip().startswith("{")):
+    if isinstance(value, str) and (
+        value.strip().lower() in (EARLIEST, LATEST, GROUP) or value.lstrip().startswith("{")
+    ):
         return value.strip()
     raise ValueError(
-        f"{name} must be EARLIEST, LATEST, a dict like {{'topic': {{'broker-a': {{0: 23}}}}}} "
+        f"{name} must be EARLIEST, LATEST, GROUP, a dict like {{'topic': {{'broker-a': {{0: 23}}}}}} "
         f"or its JSON, not {value!r}"
     )
+
+
+def _group_fallback(name: str, value: object) -> str:
+    if isinstance(value, str) and value.strip().lower() in (EARLIEST, LATEST):
+        return value.strip().lower()
+    raise ValueError(f"{name} must be EARLIEST or LATEST (where a queue the group has not committed starts), not {value!r}")
 
 
 def _timestamp(name: str, value: object) -> str:
@@ -161,6 +169,7 @@ _CONVERTERS: Dict[str, Convert] = {
     "duration": _duration,
     "epoch millis": _timestamp,
     "offsets": _offsets,
+    "group fallback": _group_fallback,
     "per-queue timestamps": _timestamps,
     "namespace": checked_text,
     "access channel": _access_channel,
@@ -201,6 +210,7 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "min_partitions": ("minPartitions", "positive int"),
     "sql_filter": ("sqlFilter", "sql92"),
     "consumer_group": ("consumerGroup", "group name"),
+    "group_offset_fallback": ("groupOffsetFallback", "group fallback"),
     "include_extra_columns": ("includeExtraColumns", "boolean"),
     "producer_group": ("producerGroup", "group name"),
     "send_retries": ("sendRetries", "non-negative int"),

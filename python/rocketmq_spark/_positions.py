@@ -24,6 +24,9 @@ from typing import Callable, Dict, Mapping, Union
 EARLIEST = "earliest"
 #: ``starting_offsets`` / ``ending_offsets``: every queue from (or up to) its end.
 LATEST = "latest"
+#: ``starting_offsets``: each queue where ``consumer_group`` committed its progress on the brokers (queues it has not
+#: committed start at ``group_offset_fallback``).
+GROUP = "group"
 #: A queue's offset in per-queue offsets that means "its earliest offset".
 EARLIEST_OFFSET = -2
 #: A queue's offset in per-queue offsets that means "its latest offset".

@@ -92,8 +92,18 @@ class EmbeddedRocketMQProcess:
             raise RuntimeError(f"harness command {line!r} failed: {reply}")
         return reply[2:].strip()
 
-    def create_topic(self, topic: str, queues: int = 4) -> None:
-        self.command(f"createTopic {topic} {queues}")
+    def create_topic(self, topic: str, queues: int = 4, message_type: Optional[str] = None) -> None:
+        """``message_type``: the topic's type (NORMAL, FIFO, DELAY, TRANSACTION), which a proxy checks sends against."""
+        self.command(f"createTopic {topic} {queues}" + (f" {message_type}" if message_type else ""))
+
+    def start_proxy(self) -> str:
+        """Starts a RocketMQ 5 proxy (Apache's, cluster mode) in front of this broker, once; its Remoting endpoint,
+        which clients take as their name server. On an ``--acl`` harness the proxy authenticates clients too."""
+        return self.command("startProxy", timeout_s=180.0)
+
+    def create_user_with_rights(self, access_key: str, secret_key: str, rights: str) -> None:
+        """On an ``--acl`` harness: a user with exactly ``rights``, e.g. ``Topic:t=Sub+Get,Group:g=Sub``."""
+        self.command(f"createUserWithRights {access_key} {secret_key} {rights}")
 
     def send(self, topic: str, count: int, body_prefix: str, tag: Optional[str] = None) -> None:
         self.command(f"send {topic} {count} {body_prefix}" + (f" {tag}" if tag else ""))

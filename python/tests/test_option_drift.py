@@ -88,6 +88,7 @@ HINTS = {
     "duration": "Duration",
     "epoch millis": "Timestamp",
     "offsets": "Offsets",
+    "group fallback": "str",
     "per-queue timestamps": "Timestamps",
     "namespace": "str",
     "access channel": "str",

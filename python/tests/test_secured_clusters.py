@@ -145,3 +145,32 @@ def test_a_namespace_scopes_what_is_written_and_read(spark, acl_rocketmq) -> Non
     assert _bodies(scoped) == ["n1", "n2"]
     assert {r.topic for r in scoped.select("topic").collect()} == {topic}
     assert _bodies(read_rocketmq(spark, acl_rocketmq.name_server, topic, **credentials)) == []
+
+
+def test_least_privilege_users_read_and_write_a_namespace_through_a_proxy_with_auth(spark, acl_rocketmq) -> None:
+    """A managed RocketMQ 5 service as its users see it: a proxy endpoint with authentication on, an instance
+    namespace, and applications with the fewest rights (ACL 2.0): a reader with Sub and Get on its topic and Sub on
+    its consumer group, a writer with Pub on its topic."""
+    proxy = acl_rocketmq.start_proxy()
+    topic, namespace = unique_topic("lp"), "py_managed"
+    group = f"lp-{topic[-8:]}"
+    acl_rocketmq.create_topic(f"{namespace}%{topic}", queues=2)
+    reader_key, reader_secret = f"reader-{uuid.uuid4().hex[:8]}", f"secret-{uuid.uuid4()}"
+    writer_key, writer_secret = f"writer-{uuid.uuid4().hex[:8]}", f"secret-{uuid.uuid4()}"
+    on_broker = f"{namespace}%{topic}"  # RocketMQ names a namespaced topic and group this way on the brokers
+    acl_rocketmq.create_user_with_rights(
+        reader_key, reader_secret, f"Topic:{on_broker}=Sub+Get,Group:{namespace}%{group}=Sub"
+    )
+    acl_rocketmq.create_user_with_rights(writer_key, writer_secret, f"Topic:{on_broker}=Pub")
+    rows = spark.createDataFrame([(f"m{i}",) for i in range(20)], "body STRING")
+    write_rocketmq(rows, proxy, topic, namespace=namespace, access_key=writer_key, secret_key=writer_secret)
+    read = read_rocketmq(
+        spark, proxy, topic, namespace=namespace, consumer_group=group, access_key=reader_key, secret_key=reader_secret
+    )
+    assert _bodies(read) == sorted(f"m{i}" for i in range(20))
+    # The reader may not write: the error names its key and what writing needs.
+    with pytest.raises(Exception) as caught:  # noqa: B017 - a Py4JJavaError in classic, a gRPC error in Connect
+        write_rocketmq(rows, proxy, topic, namespace=namespace, access_key=reader_key, secret_key=reader_secret)
+    text = str(caught.value)
+    assert "ROCKETMQ_ACCESS_DENIED" in text and reader_key in text and "Pub on the topic" in text, text[:3000]
+    assert reader_secret not in text

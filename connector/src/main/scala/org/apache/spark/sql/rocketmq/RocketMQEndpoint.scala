@@ -73,13 +73,10 @@ private[rocketmq] object RocketMQEndpoint {
     Option(answers.get(connection)) match {
       case Some(answer) => answer == ProxyRefused
       case None =>
-        val probe = new RocketMQMetadataClient(options) {
-          def ask(): Unit =
-            try { api.getBrokerClusterInfo(timeoutMs); answers.putIfAbsent(connection, Served) }
-            catch { case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) => rememberRefusal(connection, "cluster info", e) }
-            finally close()
-        }
-        probe.ask()
+        val probe = new AdminProbe(options)
+        try { probe.clusterInfo(); answers.putIfAbsent(connection, Served) }
+        catch { case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) => rememberRefusal(connection, "cluster info", e) }
+        finally probe.close()
         Option(answers.get(connection)).contains(ProxyRefused)
     }
   }
@@ -94,4 +91,9 @@ private[rocketmq] object RocketMQEndpoint {
 
   /** For tests: forget what was learnt of every endpoint. */
   private[rocketmq] def forget(): Unit = answers.clear()
+}
+
+/** One admin request (the cluster's brokers) through the connection's shared metadata client. */
+private final class AdminProbe(options: RocketMQOptions) extends RocketMQMetadataClient(options) {
+  def clusterInfo(): Unit = api.getBrokerClusterInfo(timeoutMs)
 }

@@ -148,7 +148,8 @@ private[rocketmq] object RocketMQOptionKind {
 
   /** What a write promises: `at_least_once` (the default) or `exactly_once` (RocketMQ transactions). */
   /** Where a queue without a group offset starts: earliest or latest. */
-  case object GroupFallbackKind extends RocketMQOptionKind[RocketMQOffsetRangeLimit]("offset", "earliest or latest") {
+  case object GroupFallbackKind extends RocketMQOptionKind[RocketMQOffsetRangeLimit]("group fallback",
+      "earliest or latest") {
     override def parse(key: String, value: String): RocketMQOffsetRangeLimit = value.toLowerCase(Locale.ROOT) match {
       case "earliest" => RocketMQOffsetRangeLimit.Earliest
       case "latest" => RocketMQOffsetRangeLimit.Latest

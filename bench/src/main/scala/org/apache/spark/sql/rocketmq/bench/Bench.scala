@@ -38,7 +38,7 @@ object Bench {
   val OwnJvm = "bench JVM"
 
   private val AllSections =
-    Seq("read", "plain", "latency", "python", "planning", "pushdown", "write", "readafterwrite", "heap")
+    Seq("read", "plain", "latency", "python", "planning", "pushdown", "proxy", "write", "readafterwrite", "heap")
 
   final case class Sizes(messages: Int, runs: Int, latencySeconds: Int, latencyRuns: Int, planningRounds: Int,
       heapBacklogBytes: Long)
@@ -214,6 +214,10 @@ object Bench {
         connectors.streamingWrite(rocketmq, "streaming write (AvailableNow), exactly_once",
           Map("deliveryGuarantee" -> "exactly_once"))
         plain.rocketmqTransactionalWrite(rocketmq, plainRocketMQ)
+      }
+      if (sections.contains("proxy")) {
+        new ProxyBench(spark, results, sizes.messages, BodyBytes, Queues, sizes.runs,
+          planningRounds = math.max(sizes.planningRounds / 4, 1)).measure(rocketmq, rocketmqTopic)
       }
       if (sections.contains("readafterwrite")) {
         new ReadAfterWriteBench(spark, results, rocketmq, plainRocketMQ, sizes.messages, BodyBytes, Queues,
