@@ -100,7 +100,9 @@ def _offsets(name: str, value: object) -> str:
 def _group_fallback(name: str, value: object) -> str:
     if isinstance(value, str) and value.strip().lower() in (EARLIEST, LATEST):
         return value.strip().lower()
-    raise ValueError(f"{name} must be EARLIEST or LATEST (where a queue the group has not committed starts), not {value!r}")
+    raise ValueError(
+        f"{name} must be EARLIEST or LATEST (where a queue the group has not committed starts), not {value!r}"
+    )
 
 
 def _timestamp(name: str, value: object) -> str:

@@ -47,6 +47,9 @@ private[rocketmq] object RocketMQEndpoint {
 
   private val answers = new ConcurrentHashMap[RocketMQConnection, AdminAnswer]()
 
+  /** Planning found `connection`'s endpoint to be a RocketMQ 5 proxy (no request is sent to find out). */
+  def knownProxy(connection: RocketMQConnection): Boolean = answers.get(connection) == ProxyRefused
+
   /** An admin request to this connection's endpoint was refused before: plan without admin requests. */
   def refusesAdmin(connection: RocketMQConnection): Boolean =
     Option(answers.get(connection)).exists(_ != Served)
@@ -75,8 +78,9 @@ private[rocketmq] object RocketMQEndpoint {
       case None =>
         val probe = new AdminProbe(options)
         try { probe.clusterInfo(); answers.putIfAbsent(connection, Served) }
-        catch { case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) => rememberRefusal(connection, "cluster info", e) }
-        finally probe.close()
+        catch {
+          case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) => rememberRefusal(connection, "cluster info", e)
+        } finally probe.close()
         Option(answers.get(connection)).contains(ProxyRefused)
     }
   }

@@ -204,8 +204,9 @@ private[rocketmq] object RocketMQErrors {
   /** A catalog request that `server` refuses as an admin request it does not serve (a RocketMQ 5 proxy). */
   def adminNotServed(server: String, cause: Throwable, request: AdminRequest): Throwable =
     requestFailed("ROCKETMQ_ADMIN_NOT_SERVED", cause, "server" -> server,
-      "request" -> (request.condition.toLowerCase(java.util.Locale.ROOT).replace('_', ' ') +
-        request.details.map { case (k, v) => s" $k '$v'" }.mkString))
+      "request" ->
+        (request.condition.toLowerCase(java.util.Locale.ROOT).replace('_', ' ') +
+          request.details.map { case (k, v) => s" $k '$v'" }.mkString))
 
   def adminRequestFailed(server: String, attempts: Int, cause: Throwable, request: AdminRequest): Throwable =
     requestFailed(s"ROCKETMQ_ADMIN_REQUEST_FAILED.${request.condition}", cause,
@@ -327,7 +328,8 @@ private[rocketmq] object RocketMQErrors {
 
   object BrokerRequest {
     final case class TopicStats(topic: String) extends BrokerRequest("TOPIC_STATS", "topic" -> topic)
-    final case class QueueOffsets(queue: RocketMQQueue) extends BrokerRequest("QUEUE_OFFSETS", "queue" -> queue.toString) {
+    final case class QueueOffsets(
+        queue: RocketMQQueue) extends BrokerRequest("QUEUE_OFFSETS", "queue" -> queue.toString) {
       override def topic: String = queue.topic
     }
     final case class GroupOffset(group: String, queue: RocketMQQueue)

@@ -216,7 +216,7 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
       : IndexedSeq[RocketMQInputPartition] = {
     val executors = RocketMQOffsetRangeCalculator.executorLocations()
     queues.map { q =>
-      RocketMQInputPartition(q, from(q), RocketMQQueuePuller.Open, settings,
+      RocketMQInputPartition(q, from(q), RocketMQQueuePuller.Open, settings.asPlanned,
         RocketMQOffsetRangeCalculator.preferredExecutor(q, executors))
     }
   }

@@ -38,7 +38,7 @@ private[rocketmq] object RocketMQOffsetRangeCalculator {
       case _ => nonEmpty.map(_ -> false)
     }
     pieces.map { case (r, isPiece) =>
-      RocketMQInputPartition(r.queue, r.from, r.until, settings,
+      RocketMQInputPartition(r.queue, r.from, r.until, settings.asPlanned,
         if (isPiece) None else preferredExecutor(r.queue, executors))
     }
   }

@@ -27,7 +27,9 @@ import org.apache.rocketmq.common.{BoundaryType, MixAll}
 import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.remoting.protocol.ResponseCode
 import org.apache.rocketmq.client.exception.MQBrokerException
-import org.apache.rocketmq.remoting.protocol.header.{QueryConsumerOffsetRequestHeader, UpdateConsumerOffsetRequestHeader}
+import org.apache.rocketmq.remoting.protocol.header.{
+  QueryConsumerOffsetRequestHeader, UpdateConsumerOffsetRequestHeader
+}
 import org.apache.rocketmq.remoting.protocol.route.{BrokerData, TopicRouteData}
 
 import org.slf4j.LoggerFactory
@@ -224,23 +226,27 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
       requestCount += 2L * count
       val queues = (0 until count).map(id => RocketMQQueue(topic, broker, id))
       try RocketMQQueueBounds.ask(client, address, queues.map(_.toMessageQueue(connection)), timeoutMs) {
-          (mq, body) => request(broker, QueueOffsets(RocketMQQueue(topic, broker, mq.getQueueId)), rebuild = false)(body)
+          (mq, body) =>
+            request(broker, QueueOffsets(RocketMQQueue(topic, broker, mq.getQueueId)), rebuild = false)(body)
         }
       catch {
-        case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) => throw BrokerDown(broker, e.getCause)
+        case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) =>
+          throw BrokerDown(broker, e.getCause)
       }
     }
     (queueCount, RocketMQEndpoint.refusesAdmin(connection)) match {
       case (Some(count), true) => Some(perQueue(count))
       // Queues the route does not count (a group missing from it) are not asked one by one: the group is unavailable.
-      case (None, true) => throw BrokerDown(broker, new IllegalStateException(
-          s"broker group '$broker' is missing from the route of topic '$topic', and $nameServer does not tell its queues"))
+      case (None, true) => throw BrokerDown(broker,
+          new IllegalStateException(
+            s"broker group '$broker' is missing from the route of topic '$topic', and $nameServer does not tell its queues"))
       case (_, false) =>
         try Some(request(broker, TopicStats(topic)) {
             requestCount += 1
             api.getTopicStatsInfo(address, connection.onBroker(topic), timeoutMs)
           }.getOffsetTable.asScala.collect {
-            case (mq, o) if mq.getBrokerName == broker => mq.getQueueId -> RocketMQQueueRange(o.getMinOffset, o.getMaxOffset)
+            case (mq, o) if mq.getBrokerName == broker =>
+              mq.getQueueId -> RocketMQQueueRange(o.getMinOffset, o.getMaxOffset)
           }.toMap)
         catch {
           case e: RocketMQRequestException if RocketMQRetry.deniesTopic(e.getCause) => None

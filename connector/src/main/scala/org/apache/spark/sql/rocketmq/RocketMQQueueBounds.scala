@@ -32,11 +32,12 @@ private[rocketmq] object RocketMQQueueBounds {
   /** Queues asked at once: a 1024-queue topic is 2048 requests, which one thread would send one after the other. */
   private val Parallelism = 16
 
-  private lazy val pool: ExecutorService = Executors.newFixedThreadPool(Parallelism, (r: Runnable) => {
-    val thread = new Thread(r, "rocketmq-spark-queue-bounds")
-    thread.setDaemon(true)
-    thread
-  })
+  private lazy val pool: ExecutorService = Executors.newFixedThreadPool(Parallelism,
+    (r: Runnable) => {
+      val thread = new Thread(r, "rocketmq-spark-queue-bounds")
+      thread.setDaemon(true)
+      thread
+    })
 
   /**
    * [min, max) of each of `queues` (all on the broker group at `address`), by queue id. Each request is retried as
@@ -44,11 +45,13 @@ private[rocketmq] object RocketMQQueueBounds {
    */
   def ask(api: MQClientAPIImpl, address: String, queues: Seq[MessageQueue], timeoutMs: Long)(
       retry: (MessageQueue, => RocketMQQueueRange) => RocketMQQueueRange): Map[Int, RocketMQQueueRange] = {
-    def one(queue: MessageQueue): RocketMQQueueRange = retry(queue, RocketMQQueueRange(
+    def one(queue: MessageQueue): RocketMQQueueRange = retry(queue,
+      RocketMQQueueRange(
         api.getMinOffset(address, queue, timeoutMs), api.getMaxOffset(address, queue, timeoutMs)))
     if (queues.size <= 2) queues.map(q => q.getQueueId -> one(q)).toMap
     else {
-      val futures = queues.map(q => q.getQueueId -> pool.submit(new Callable[RocketMQQueueRange] {
+      val futures = queues.map(q =>
+        q.getQueueId -> pool.submit(new Callable[RocketMQQueueRange] {
           override def call(): RocketMQQueueRange = one(q)
         }))
       try futures.map { case (id, f) => id -> f.get(timeoutMs * 64, TimeUnit.MILLISECONDS) }.toMap

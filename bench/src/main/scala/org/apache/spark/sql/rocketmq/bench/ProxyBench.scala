@@ -35,7 +35,8 @@ final class ProxyBench(spark: SparkSession, results: BenchResults, messages: Int
     try {
       val endpoints = Seq("direct" -> broker.broker.nameServer, "through a proxy" -> proxy.endpoint)
       endpoints.foreach { case (how, endpoint) =>
-        coldAndWarm("read", s"batch read, $how", "msg/s", runs)(_ => messages / seconds {
+        coldAndWarm("read", s"batch read, $how", "msg/s", runs)(_ =>
+          messages / seconds {
             spark.read.format("rocketmq").option("nameServer", endpoint).option("topic", filledTopic).load()
               .write.format("noop").mode("overwrite").save()
           })
@@ -60,7 +61,8 @@ final class ProxyBench(spark: SparkSession, results: BenchResults, messages: Int
       }
       endpoints.foreach { case (how, endpoint) =>
         planned.foreach { case (n, topic) =>
-          coldAndWarm("planning", s"plan a read of $n queues, $how", "ms", planningRounds)(_ => 1000 * seconds {
+          coldAndWarm("planning", s"plan a read of $n queues, $how", "ms", planningRounds)(_ =>
+            1000 * seconds {
               spark.read.format("rocketmq").option("nameServer", endpoint).option("topic", topic).load()
                 .queryExecution.toRdd.getNumPartitions
             })

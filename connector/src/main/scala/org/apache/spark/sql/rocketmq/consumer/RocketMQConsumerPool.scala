@@ -54,12 +54,16 @@ private[rocketmq] object RocketMQConsumerPool {
   /** How long the client waits for the answer to a long poll. */
   val LongPollAnswerTimeoutMs: Long = LongPollMs + 10000L
 
-  /** What makes two reads able to share a consumer. */
-  final case class Key(connection: RocketMQConnection, group: String)
+  /**
+   * What makes two reads able to share a consumer. `lane`: through a RocketMQ 5 proxy, the task thread, so that each
+   * task pulls over a connection of its own (see [[RocketMQReadSettings.asPlanned]]); 0 otherwise.
+   */
+  final case class Key(connection: RocketMQConnection, group: String, lane: Long = 0L)
 
   val cache = new RocketMQClientCache[Key, DefaultMQPullConsumer]("consumer", newConsumer, _.shutdown())
 
-  def borrow(settings: RocketMQReadSettings): cache.Lease = cache.borrow(Key(settings.connection, settings.group))
+  def borrow(settings: RocketMQReadSettings): cache.Lease = cache.borrow(Key(settings.connection, settings.group,
+    if (settings.throughProxy) Thread.currentThread().getId else 0L))
 
   /** Consumers held now (tests). */
   private[rocketmq] def size: Int = cache.size

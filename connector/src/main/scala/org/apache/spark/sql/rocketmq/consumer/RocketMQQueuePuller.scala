@@ -366,8 +366,7 @@ private[rocketmq] object RocketMQQueuePuller {
         callback)
       else consumer.pull(messageQueue, selector, offset, maxMessages, callback, settings.pullTimeoutMs)
     }
-    // A filter makes the next pull's offset unknowable: nothing to issue ahead.
-    val inFlight = if (settings.filtered) 1 else settings.pullsInFlight
+    val inFlight = settings.effectivePullsInFlight
     val answerTimeoutMs =
       if (until == Open) RocketMQConsumerPool.LongPollAnswerTimeoutMs else settings.pullTimeoutMs
     val reads = new RocketMQReadAhead(pullAsync, until, settings.pullBatchSize, inFlight, settings.readAheadBytes,
