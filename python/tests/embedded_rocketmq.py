@@ -96,6 +96,10 @@ class EmbeddedRocketMQProcess:
         """``message_type``: the topic's type (NORMAL, FIFO, DELAY, TRANSACTION), which a proxy checks sends against."""
         self.command(f"createTopic {topic} {queues}" + (f" {message_type}" if message_type else ""))
 
+    def await_indexed(self) -> None:
+        """Returns once the broker has indexed everything it stored (a proxy's planning cannot wait for it)."""
+        self.command("awaitIndexed")
+
     def start_proxy(self) -> str:
         """Starts a RocketMQ 5 proxy (Apache's, cluster mode) in front of this broker, once; its Remoting endpoint,
         which clients take as their name server. On an ``--acl`` harness the proxy authenticates clients too."""

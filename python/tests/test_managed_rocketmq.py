@@ -49,12 +49,14 @@ def test_batch_read_pushed_filters_stream_write_and_group_offsets_through_a_prox
     # Write through the proxy, read back through it.
     early = spark.createDataFrame([(f"early-{i}",) for i in range(30)], "body STRING")
     write_rocketmq(early, proxy, topic)
+    rocketmq.await_indexed()  # through a proxy, planning cannot wait for the broker to index what it acknowledged
     assert _bodies(read_rocketmq(spark, proxy, topic)) == sorted(f"early-{i}" for i in range(30))
 
     # A store-time filter is pushed down and reads only the later messages.
     boundary = read_rocketmq(spark, proxy, topic).agg(F.max(F.unix_millis("storeTimestamp"))).collect()[0][0] + 1
     wait_until("the clock past the first messages' store time", lambda: time.time() * 1000 > boundary, timeout_s=5)
     rocketmq.send(topic, 20, "late-")
+    rocketmq.await_indexed()
     late = read_rocketmq(spark, proxy, topic).where(F.col("storeTimestamp") >= F.timestamp_millis(F.lit(boundary)))
     assert _bodies(late) == sorted(f"late-{i}" for i in range(20))
     late.createOrReplaceTempView("late_through_proxy")
@@ -74,6 +76,7 @@ def test_batch_read_pushed_filters_stream_write_and_group_offsets_through_a_prox
     # The group's offsets are where a later query starts: nothing new yet, then only what came since.
     assert _bodies(read_rocketmq(spark, proxy, topic, starting_offsets=GROUP, consumer_group=group)) == []
     rocketmq.send(topic, 5, "after-")
+    rocketmq.await_indexed()
     since = read_rocketmq(spark, proxy, topic, starting_offsets=GROUP, consumer_group=group)
     assert _bodies(since) == sorted(f"after-{i}" for i in range(5))
 

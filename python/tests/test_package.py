@@ -33,6 +33,7 @@ import rocketmq_spark
 from embedded_rocketmq import REPO_ROOT
 from rocketmq_spark import (
     EARLIEST,
+    GROUP,
     LATEST,
     LATEST_OFFSET,
     configure_spark_with_rocketmq,
@@ -102,7 +103,12 @@ NO_SPARK: Any = _NoSpark()
         (
             lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets="first"),
             ValueError,
-            "starting_offsets must be EARLIEST, LATEST, a dict",
+            "starting_offsets must be EARLIEST, LATEST, GROUP, a dict",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets=GROUP, group_offset_fallback="oldest"),
+            ValueError,
+            "group_offset_fallback must be EARLIEST or LATEST",
         ),
         (
             lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets={"t": {"b": {0: -3}}}),

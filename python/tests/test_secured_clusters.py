@@ -164,6 +164,7 @@ def test_least_privilege_users_read_and_write_a_namespace_through_a_proxy_with_a
     acl_rocketmq.create_user_with_rights(writer_key, writer_secret, f"Topic:{on_broker}=Pub")
     rows = spark.createDataFrame([(f"m{i}",) for i in range(20)], "body STRING")
     write_rocketmq(rows, proxy, topic, namespace=namespace, access_key=writer_key, secret_key=writer_secret)
+    acl_rocketmq.await_indexed()  # through a proxy, planning cannot wait for the broker to index what it acknowledged
     read = read_rocketmq(
         spark, proxy, topic, namespace=namespace, consumer_group=group, access_key=reader_key, secret_key=reader_secret
     )

@@ -80,6 +80,8 @@ private[rocketmq] object RocketMQEndpoint {
         try { probe.clusterInfo(); answers.putIfAbsent(connection, Served) }
         catch {
           case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) => rememberRefusal(connection, "cluster info", e)
+          // Not answered now (an outage): no proxy known; the next plan asks again.
+          case NonFatal(e) => log.debug(s"${connection.nameServer} did not answer whether it is a proxy: $e")
         } finally probe.close()
         Option(answers.get(connection)).contains(ProxyRefused)
     }

@@ -75,7 +75,8 @@ private[rocketmq] object RocketMQWrite {
     val settings = writeSettings(options, queryId, checkpointLocation)
     val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
     settings.topic.foreach(topic => RocketMQOffsetReader.requireTopic(options, topic))
-    new RocketMQWrite(settings, columns, queryId, runKey = queryId, checkpointLocation)
+    val forEndpoint = if (RocketMQEndpoint.isProxy(options)) settings.copy(throughProxy = true) else settings
+    new RocketMQWrite(forEndpoint, columns, queryId, runKey = queryId, checkpointLocation)
   }
 
   /** The checked options of a write, with its transaction scope if it is exactly-once. */

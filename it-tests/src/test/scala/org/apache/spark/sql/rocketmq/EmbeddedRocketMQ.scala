@@ -315,7 +315,7 @@ object EmbeddedRocketMQ {
    * per stdin line with one line (`OK …` or `ERROR …`); stops when stdin closes or on SIGTERM.
    *
    * Commands: `createTopic <topic> <queues> [messageType]`, `send <topic> <count> <bodyPrefix> [tag]`,
-   * `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies), `storeDir`, `stop`,
+   * `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies), `storeDir`, `awaitIndexed`, `stop`,
    * `startProxy` (a RocketMQ 5 proxy in front of the broker, [[RocketMQProxyProcess]]: its endpoint);
    * with `--acl`, `createUser <accessKey> <secretKey> <none|read|readwrite>` and
    * `createUserWithRights <accessKey> <secretKey> <Topic:t=Sub+Get,Group:g=Sub>` (exactly those rights).
@@ -372,6 +372,7 @@ object EmbeddedRocketMQ {
       case "latestOffsets" :: topic :: Nil =>
         "OK " + RocketMQOffsetsJson.format(mq.latestOffsets(topic))
       case "storeDir" :: Nil => s"OK ${mq.storeDirectory}"
+      case "awaitIndexed" :: Nil => mq.awaitIndexed(); "OK"
       case "createUser" :: accessKey :: secretKey :: rights :: Nil =>
         val actions = rights match {
           case "none" => Nil

@@ -55,7 +55,7 @@ private[rocketmq] final class RocketMQMessageSender(
   private val log = LoggerFactory.getLogger(getClass)
   private val lease = RocketMQProducerPool.borrow(settings)
   private val producer = lease.client
-  private val inFlight = new Semaphore(settings.maxInFlightMessages)
+  private val inFlight = new Semaphore(settings.effectiveMaxInFlightMessages)
   private val byteBudget = math.min(settings.maxInFlightBytes, Int.MaxValue.toLong).toInt
   private val inFlightBytes = new Semaphore(byteBudget)
   private val peakBytes = new AtomicLong()
@@ -319,7 +319,7 @@ private[rocketmq] final class RocketMQMessageSender(
   private val awaitMs = settings.retryTimeoutMs + settings.sendTimeoutMs * 2 + 10000L
 
   private def awaitAllResolved(): Boolean = {
-    val all = settings.maxInFlightMessages
+    val all = settings.effectiveMaxInFlightMessages
     if (inFlight.tryAcquire(all, awaitMs, TimeUnit.MILLISECONDS)) { inFlight.release(all); true }
     else false
   }
@@ -328,7 +328,8 @@ private[rocketmq] final class RocketMQMessageSender(
   def flush(): Unit = {
     sendPendingBatches()
     if (!awaitAllResolved()) {
-      throw RocketMQErrors.sendNotAcknowledged(settings.maxInFlightMessages - inFlight.availablePermits(), awaitMs)
+      throw RocketMQErrors.sendNotAcknowledged(settings.effectiveMaxInFlightMessages - inFlight.availablePermits(),
+        awaitMs)
     }
     throwIfFailed()
   }

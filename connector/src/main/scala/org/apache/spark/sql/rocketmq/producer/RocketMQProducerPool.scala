@@ -31,13 +31,17 @@ import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQConnection, R
  */
 private[rocketmq] object RocketMQProducerPool {
 
-  /** What makes two writes able to share a producer. */
-  final case class Key(connection: RocketMQConnection, group: String, compressionThreshold: Int)
+  /**
+   * What makes two writes able to share a producer. `lane`: through a RocketMQ 5 proxy, the task thread, so that each
+   * task sends over a connection of its own (see [[RocketMQWriteSettings.effectiveMaxInFlightMessages]]); 0 otherwise.
+   */
+  final case class Key(connection: RocketMQConnection, group: String, compressionThreshold: Int, lane: Long = 0L)
 
   val cache = new RocketMQClientCache[Key, DefaultMQProducer]("producer", newProducer, _.shutdown())
 
   def borrow(settings: RocketMQWriteSettings): cache.Lease =
-    cache.borrow(Key(settings.connection, settings.producerGroup, settings.compressionThreshold))
+    cache.borrow(Key(settings.connection, settings.producerGroup, settings.compressionThreshold,
+      if (settings.throughProxy) Thread.currentThread().getId else 0L))
 
   /** Producers held now (tests). */
   private[rocketmq] def size: Int = cache.size

@@ -40,9 +40,23 @@ private[rocketmq] final case class RocketMQWriteSettings(
     deliveryDelayMs: Option[Long],
     deliveryGuarantee: DeliveryGuarantee,
     transactionTimeoutMs: Long,
-    transaction: Option[RocketMQTransactionScope] = None)
+    transaction: Option[RocketMQTransactionScope] = None,
+    throughProxy: Boolean = false) {
+
+  /**
+   * Messages a task keeps unacknowledged. Through a RocketMQ 5 proxy at most [[RocketMQWriteSettings.ProxyInFlight]],
+   * over a connection of the task's own: Apache's proxy writes no answer to a connection holding more than 64 KiB the
+   * client has not read, and a send whose answer is lost is sent again (measured: 50,000 rows stored as 58,064 with
+   * 10,000 in flight over a shared connection, each once with 64 in flight).
+   */
+  def effectiveMaxInFlightMessages: Int =
+    if (throughProxy) math.min(maxInFlightMessages, RocketMQWriteSettings.ProxyInFlight) else maxInFlightMessages
+}
 
 private[rocketmq] object RocketMQWriteSettings {
+
+  /** Messages a task keeps unacknowledged through a RocketMQ 5 proxy: their answers stay well under 64 KiB. */
+  val ProxyInFlight = 64
   def apply(options: RocketMQOptions): RocketMQWriteSettings = RocketMQWriteSettings(
     connection = options.connection,
     topic = options.topicToWrite,
