@@ -47,7 +47,7 @@ import org.apache.spark.sql.rocketmq.RocketMQErrors.BrokerRequest._
  * routes), so that closing it stops all its threads.
  */
 private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
-  extends RocketMQMetadataClient(options) {
+  extends RocketMQMetadataClient(options) with RocketMQGroupOffsets {
   private val log = LoggerFactory.getLogger(getClass)
 
   /** Master (else replica) address of each broker group, from the latest route lookup. */
@@ -182,7 +182,8 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
     brokerAddresses += name -> group.selectBrokerAddr()
     addresses.get(MixAll.MASTER_ID) match {
       case Some(master) =>
-        if (indexedBrokers != null && !indexedBrokers.contains(master)) {
+        // An endpoint that refuses admin requests (a proxy) cannot tell how far a broker has indexed: not asked.
+        if (indexedBrokers != null && !indexedBrokers.contains(master) && !RocketMQEndpoint.refusesAdmin(connection)) {
           awaitIndexing(topic, name, master)
           indexedBrokers += master
         }
@@ -306,55 +307,8 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
       }
     }.toMap
 
-  /**
-   * The offsets consumer group `group` committed on the brokers (the next offset it reads), of those of `queues` it
-   * has committed. One request per queue, which every endpoint forwards (a proxy too): used when a query starts.
-   */
-  def groupOffsets(group: String, queues: Iterable[RocketMQQueue]): Map[RocketMQQueue, Long] =
-    queues.toSeq.flatMap { queue =>
-      val header = new QueryConsumerOffsetRequestHeader()
-      header.setConsumerGroup(connection.onBroker(group))
-      header.setTopic(connection.onBroker(queue.topic))
-      header.setQueueId(queue.queueId)
-      header.setBrokerName(queue.brokerName)
-      header.setSetZeroIfNotFound(false)
-      val address = addressOf(queue)
-      val offset = request(queue.brokerName, GroupOffset(group, queue)) {
-        requestCount += 1
-        try api.queryConsumerOffset(address, header, timeoutMs)
-        catch {
-          // The group has not committed this queue: the query's fallback applies.
-          case e: MQBrokerException if e.getResponseCode == ResponseCode.QUERY_NOT_FOUND => -1L
-        }
-      }
-      if (offset >= 0) Some(queue -> offset) else None
-    }.toMap
-
-  /**
-   * Writes `offsets` (next offsets to read) to the brokers as consumer group `group`'s progress,
-   * for RocketMQ's monitoring tools. One request per queue whose offset changed since the last commit.
-   */
-  def commitGroupOffsets(group: String, offsets: Map[RocketMQQueue, Long]): Unit = {
-    val changed = offsets.filter { case (q, o) => !lastCommitted.get(q).contains(o) }
-    changed.foreach { case (queue, offset) =>
-      val header = new UpdateConsumerOffsetRequestHeader()
-      header.setConsumerGroup(connection.onBroker(group))
-      header.setTopic(connection.onBroker(queue.topic))
-      header.setQueueId(queue.queueId)
-      header.setCommitOffset(offset)
-      header.setBrokerName(queue.brokerName) // a proxy forwards the request to this broker group
-      val address = addressOf(queue)
-      request(queue.brokerName, CommitOffset(group, queue, offset)) {
-        requestCount += 1
-        api.updateConsumerOffset(address, header, timeoutMs)
-      }
-      lastCommitted += queue -> offset
-    }
-  }
-
-  private var lastCommitted: Map[RocketMQQueue, Long] = Map.empty
-
-  private def addressOf(queue: RocketMQQueue): String = brokerAddresses.getOrElse(queue.brokerName, {
+  /** The address requests about `queue` go to: its group's master (else a replica), or the proxy. */
+  private[rocketmq] def addressOf(queue: RocketMQQueue): String = brokerAddresses.getOrElse(queue.brokerName, {
       fetchQueueRanges(Seq(queue.topic))
       brokerAddresses.getOrElse(queue.brokerName, throw RocketMQErrors.topicNotFound(queue.topic, nameServer))
     })
@@ -408,7 +362,7 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
    * A request to `broker`, retried (with the shared client replaced in between, unless `rebuild` is off, as for
    * requests sent from several threads at once); failed for good, an error naming the broker and the request.
    */
-  private def request[T](broker: String, request: BrokerRequest, rebuild: Boolean = true)(body: => T): T =
+  private[rocketmq] def request[T](broker: String, request: BrokerRequest, rebuild: Boolean = true)(body: => T): T =
     try RocketMQRetry.withRetries(s"$request to $broker", attempts, intervalMs,
         () => if (rebuild) rebuildClient())(body)
     catch {
