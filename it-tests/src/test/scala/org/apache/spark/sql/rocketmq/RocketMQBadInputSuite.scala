@@ -46,7 +46,7 @@ class RocketMQBadInputSuite extends RocketMQSparkSuiteBase {
     assertContainsAll(m2, "ROCKETMQ_INVALID_OFFSETS_JSON.VALUE_NOT_AN_INTEGER", "'startingOffsets'",
       "\"abc\", not an integer")
     val m3 = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic, "startingOffsets" -> "beginning")
-    assertContainsAll(m3, "'beginning'", "'startingOffsets'", "'earliest', 'latest' or a JSON object")
+    assertContainsAll(m3, "'beginning'", "'startingOffsets'", "'earliest', 'latest', 'group' or a JSON object")
   }
 
   test("latest as a batch startingOffsets, and -1 in its JSON") {
