@@ -105,6 +105,10 @@ class EmbeddedRocketMQProcess:
         which clients take as their name server. On an ``--acl`` harness the proxy authenticates clients too."""
         return self.command("startProxy", timeout_s=180.0)
 
+    def stop_proxy(self) -> None:
+        """Stops the proxy ``start_proxy`` started, if any (the harness stops it when it stops, too)."""
+        self.command("stopProxy")
+
     def create_user_with_rights(self, access_key: str, secret_key: str, rights: str) -> None:
         """On an ``--acl`` harness: a user with exactly ``rights``, e.g. ``Topic:t=Sub+Get,Group:g=Sub``."""
         self.command(f"createUserWithRights {access_key} {secret_key} {rights}")

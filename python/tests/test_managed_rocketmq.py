@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -30,8 +31,12 @@ from waiting import wait_until
 
 
 @pytest.fixture(scope="module")
-def proxy(rocketmq) -> str:
-    return rocketmq.start_proxy()
+def proxy(rocketmq) -> Iterator[str]:
+    endpoint = rocketmq.start_proxy()
+    try:
+        yield endpoint
+    finally:
+        rocketmq.stop_proxy()  # the session's later tests share the machine's two cores
 
 
 def _bodies(df) -> list:

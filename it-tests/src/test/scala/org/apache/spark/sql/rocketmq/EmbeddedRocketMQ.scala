@@ -316,7 +316,7 @@ object EmbeddedRocketMQ {
    *
    * Commands: `createTopic <topic> <queues> [messageType]`, `send <topic> <count> <bodyPrefix> [tag]`,
    * `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies), `storeDir`, `awaitIndexed`, `stop`,
-   * `startProxy` (a RocketMQ 5 proxy in front of the broker, [[RocketMQProxyProcess]]: its endpoint);
+   * `startProxy` (a RocketMQ 5 proxy in front of the broker, [[RocketMQProxyProcess]]: its endpoint), `stopProxy`;
    * with `--acl`, `createUser <accessKey> <secretKey> <none|read|readwrite>` and
    * `createUserWithRights <accessKey> <secretKey> <Topic:t=Sub+Get,Group:g=Sub>` (exactly those rights).
    *
@@ -358,6 +358,10 @@ object EmbeddedRocketMQ {
             auth = if (mq.secured) Some(TestSecurity.Admin) else None).start())
         }
         s"OK ${proxy.get.endpoint}"
+      case "stopProxy" :: Nil =>
+        proxy.foreach(_.stop())
+        proxy = None
+        "OK"
       case "createTopic" :: topic :: queues :: Nil => mq.createTopic(topic, queues.toInt); "OK"
       case "createTopic" :: topic :: queues :: messageType :: Nil =>
         mq.createTopic(topic, queues.toInt, Some(messageType)); "OK"

@@ -146,11 +146,19 @@ class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
     u
   }
 
-  private lazy val proxy = {
-    val p = new RocketMQProxyProcess(rocketmq.nameServer, rocketmq.clusterName, auth = Some(TestSecurity.Admin))
-    p.start()
-    Runtime.getRuntime.addShutdownHook(new Thread(() => p.stop()))
+  private var proxyStarted: Option[RocketMQProxyProcess] = None
+
+  /** A proxy with auth on in front of this suite's broker, started by the first test that needs it. */
+  private def proxy: RocketMQProxyProcess = proxyStarted.getOrElse {
+    val p = new RocketMQProxyProcess(rocketmq.nameServer, rocketmq.clusterName, auth = Some(TestSecurity.Admin)).start()
+    proxyStarted = Some(p)
     p
+  }
+
+  // The proxy JVM goes with the suite, not with the test JVM: later suites share the machine's two cores.
+  override protected def afterAll(): Unit = {
+    try proxyStarted.foreach(_.stop())
+    finally super.afterAll()
   }
 
   test("least privilege, directly and through a proxy: Sub+Get on the topic and Sub on the group read; Pub writes") {
