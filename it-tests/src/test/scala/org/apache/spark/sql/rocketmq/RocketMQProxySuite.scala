@@ -45,12 +45,18 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
   private def viaProxy(topic: String, options: (String, String)*): Map[String, String] =
     Map("nameServer" -> proxy.endpoint, "topic" -> topic, "requestTimeoutMs" -> "5000") ++ options
 
+  /** A new topic of `queues` queues holding `bodies`, indexed (through a proxy planning cannot wait for that). */
+  private def topicHolding(prefix: String, queues: Int, bodies: Seq[String]): String = {
+    val topic = rocketmq.newTopic(prefix)
+    rocketmq.createTopic(topic, queues)
+    rocketmq.sendBodies(topic, bodies)
+    rocketmq.awaitIndexed() // docs/managed-rocketmq.md
+    topic
+  }
+
   test("a batch read through the proxy returns every message, at the brokers' own offsets") {
-    val topic = rocketmq.newTopic("proxy-read")
-    rocketmq.createTopic(topic, queues = 4)
     val sent = (0 until 40).map(i => s"m$i")
-    rocketmq.sendBodies(topic, sent)
-    rocketmq.awaitIndexed() // through a proxy planning cannot wait for indexing (docs/managed-rocketmq.md)
+    val topic = topicHolding("proxy-read", 4, sent)
     val df = spark.read.format("rocketmq").options(viaProxy(topic)).load()
     assert(bodies(df).sorted === sent.sorted)
     val offsets = df.groupBy("queueId").agg(org.apache.spark.sql.functions.max("queueOffset")).collect()
@@ -89,11 +95,8 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
   }
 
   test("a stream through the proxy (AvailableNow) reads every message once, and commits the group's offsets") {
-    val topic = rocketmq.newTopic("proxy-stream")
-    rocketmq.createTopic(topic, queues = 2)
     val sent = (0 until 30).map(i => s"s$i")
-    rocketmq.sendBodies(topic, sent)
-    rocketmq.awaitIndexed() // through a proxy planning cannot wait for indexing (docs/managed-rocketmq.md)
+    val topic = topicHolding("proxy-stream", 2, sent)
     val checkpoint = Files.createTempDirectory("rocketmq-proxy-cp-").toString
     val group = s"proxy-group-${topic.takeRight(8)}"
     val query = spark.readStream.format("rocketmq").options(viaProxy(topic, "consumerGroup" -> group,
