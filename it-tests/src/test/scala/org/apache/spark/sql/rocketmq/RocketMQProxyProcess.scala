@@ -83,14 +83,15 @@ final class RocketMQProxyProcess(nameServer: String, clusterName: String, auth: 
       .redirectErrorStream(true)
       .redirectOutput(ProcessBuilder.Redirect.appendTo(home.resolve("proxy-stdout.log").toFile))
       .start()
-    val deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs)
-    while (!RocketMQProxyProcess.accepts(remotingPort)) {
-      if (!process.isAlive) throw new IllegalStateException(s"the proxy exited (${process.exitValue()}): $logTail")
-      if (System.nanoTime() > deadline) {
-        stop()
-        throw new IllegalStateException(s"the proxy did not listen on $remotingPort within $timeoutMs ms: $logTail")
+    try {
+      EmbeddedRocketMQ.awaitCondition(s"the proxy to listen on $remotingPort", timeoutMs) {
+        if (!process.isAlive) throw new IllegalStateException(s"the proxy exited (${process.exitValue()}): $logTail")
+        RocketMQProxyProcess.accepts(remotingPort)
       }
-      Thread.sleep(50) // the poll step of a deadline-bounded wait for the port
+    } catch {
+      case e: AssertionError =>
+        stop()
+        throw new IllegalStateException(s"${e.getMessage}: $logTail")
     }
     this
   }
