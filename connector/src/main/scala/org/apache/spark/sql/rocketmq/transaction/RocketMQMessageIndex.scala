@@ -110,8 +110,15 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
    * its place, then looked up by its key in its real topic. False also when either cannot be asked now.
    */
   def committed(topic: String, broker: String, commitLogOffset: Long): Boolean =
-    halfMessage(topic, broker, commitLogOffset).exists { half =>
-      delivered(half, Option(half.getProperty(MessageConst.PROPERTY_REAL_TOPIC)).getOrElse(topic)).contains(true)
+    commitState(topic, broker, commitLogOffset).contains(true)
+
+  /**
+   * As [[committed]], telling apart a broker that says the half message is not in its topic (Some(false)) from
+   * one that cannot be asked now (None).
+   */
+  def commitState(topic: String, broker: String, commitLogOffset: Long): Option[Boolean] =
+    halfMessage(topic, broker, commitLogOffset).flatMap { half =>
+      delivered(half, Option(half.getProperty(MessageConst.PROPERTY_REAL_TOPIC)).getOrElse(topic))
     }
 
   /**

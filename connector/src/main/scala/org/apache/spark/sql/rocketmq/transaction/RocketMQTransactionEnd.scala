@@ -48,8 +48,8 @@ import org.apache.spark.sql.rocketmq.RocketMQRetry
  * asked again, with routes looked up afresh, for up to `retryTimeoutMs` (a restarted master, or the
  * replica elected in its place, takes the decision). A commit whose answer never came (a time-out, a
  * connection closed after the request went out) may have been carried out: with an `index`, it is looked up in
- * the broker's index of message keys until found there (the later rows of its queue that must follow it wait);
- * not found within `retryTimeoutMs`, it is left to the broker's check-back, which asks the producer group once
+ * the broker's index of message keys until found there (the later rows of its queue that must follow it wait;
+ * see [[RocketMQUnansweredCommits]]); not found within `retryTimeoutMs`, it is left to the broker's check-back, which asks the producer group once
  * the message's check immunity is over (see [[RocketMQTransactionCheck]]), and so are those later rows. A roll
  * back may be asked twice: a second one changes nothing.
  */
@@ -69,6 +69,9 @@ private[rocketmq] object RocketMQTransactionEnd {
 
   /** How often commits without an answer are looked up in their broker's index. */
   private val LookUpEveryNs = 1000L * 1000000L
+
+  /** Commits not found in their broker's index that one round of look-ups asks about at most. */
+  private val MissesPerRound = 64
 
   /** Commit requests whose answer never came, in this JVM (diagnostics, tests). */
   private[rocketmq] val unansweredCommits = new java.util.concurrent.atomic.AtomicLong()
@@ -156,8 +159,8 @@ private[rocketmq] object RocketMQTransactionEnd {
     if (unresolved == 0) return tasks.map(_ => Ended(0, 0, 0, 0))
 
     val answers = new LinkedBlockingQueue[Answer]()
-    /** Commits that went out without an answer, and when (see `lookUpUnanswered`). */
-    val unanswered = new java.util.ArrayDeque[(Item, Long)]()
+    /** Commits that went out without an answer (see `lookUpUnanswered`). */
+    val unanswered = new RocketMQUnansweredCommits[Item](retryTimeoutMs, MissesPerRound)
     val remoting = client.getMQClientAPIImpl.getRemotingClient
 
     def findAddress(lane: Lane): Unit = {
@@ -268,39 +271,28 @@ private[rocketmq] object RocketMQTransactionEnd {
           unansweredCommits.incrementAndGet()
           pause(lane, tasks(item.task).epoch) // a broker that lets requests time out: do not pile more on it
           if (index == null) { leave(item, uncertain); dropRestOfChain(item) }
-          else unanswered.add((item, System.nanoTime()))
+          else unanswered.add(item, System.nanoTime())
         case _ => notTaken(lane, item)
       }
       if (lane.resumeAtNs == Long.MaxValue && lane.inFlight == 0) giveUp(lane)
     }
 
-    /**
-     * Commits that went out without an answer, and when: each is looked up in its broker's index now and then;
-     * found, it counts as confirmed (and its queue's next row may go); not found within `retryTimeoutMs`, it is
-     * left to the broker (it may still be waiting in the broker: a second commit could deliver it twice).
-     */
+    /** Looks up the commits that went out without an answer, at most once a second (see the class doc). */
     var lastLookUpNs = 0L
     def lookUpUnanswered(): Unit = if (!unanswered.isEmpty && System.nanoTime() - lastLookUpNs > LookUpEveryNs) {
       lastLookUpNs = System.nanoTime()
-      val budgetNs = retryTimeoutMs * 1000000L
-      var reachable = true
-      (0 until unanswered.size).foreach { _ =>
-        val (item, sinceNs) = unanswered.poll()
-        val task = tasks(item.task)
-        val (topic, broker) = task.endpoints(item.message.endpoint)
-        val found = reachable && index.committed(topic, broker, item.message.commitLogOffset)
-        if (found) {
+      unanswered.round(lastLookUpNs) { item =>
+        val (topic, broker) = tasks(item.task).endpoints(item.message.endpoint)
+        index.commitState(topic, broker, item.message.commitLogOffset)
+      }(found = { item =>
           confirmed(item.task) += 1
           unresolved -= 1
-          advance(laneOf(task, item.message), item)
-        } else if (System.nanoTime() - sinceNs > budgetNs) {
+          advance(laneOf(tasks(item.task), item.message), item)
+        },
+        left = { item =>
           leave(item, uncertain)
           dropRestOfChain(item)
-        } else {
-          reachable = false // one miss per round: the broker is down, or has not carried the rest out either
-          unanswered.add((item, sinceNs))
-        }
-      }
+        })
     }
 
     lanes.values().forEach(findAddress)
