@@ -96,6 +96,7 @@ def read_rocketmq(
     namespace: Optional[str] = None,
     use_tls: Optional[bool] = None,
     access_channel: Optional[str] = None,
+    producer_clock_skew_ms: Optional[int] = None,
 ) -> "DataFrame":
     """Read RocketMQ topics as a batch DataFrame, one row per message.
 
@@ -105,7 +106,8 @@ def read_rocketmq(
     on the brokers, each queue (``group_offset_fallback``, ``LATEST`` by default or ``EARLIEST``, for queues it has
     not committed). Times are ``datetime`` objects with a time zone or
     epoch milliseconds. Keywords left as ``None`` keep the connector's defaults; each is the option key
-    in snake_case (see the option reference, docs/reference/options.md).
+    in snake_case (see the option reference, docs/reference/options.md). ``producer_clock_skew_ms`` lets a
+    ``bornTimestamp`` filter narrow the read (by how far producers' clocks may run ahead of the brokers').
 
     The rows have the columns topic, flag, body (binary), properties (JSON string; see
     ``decode_properties``), brokerName, queueId, queueOffset, bornTimestamp and storeTimestamp, then

@@ -206,6 +206,7 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "starting_offsets_by_timestamp": ("startingOffsetsByTimestamp", "per-queue timestamps"),
     "ending_timestamp": ("endingTimestamp", "epoch millis"),
     "ending_offsets_by_timestamp": ("endingOffsetsByTimestamp", "per-queue timestamps"),
+    "producer_clock_skew_ms": ("producerClockSkewMs", "non-negative long"),
     "max_offsets_per_trigger": ("maxOffsetsPerTrigger", "positive long"),
     "min_offsets_per_trigger": ("minOffsetsPerTrigger", "positive long"),
     "max_trigger_delay": ("maxTriggerDelay", "duration"),

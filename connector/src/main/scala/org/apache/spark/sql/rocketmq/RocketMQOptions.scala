@@ -339,6 +339,13 @@ private[rocketmq] object RocketMQOptions {
   val StartingOffsetsByTimestamp: Unset[Map[RocketMQQueue, Long]] = unset("startingOffsetsByTimestamp",
     QueueTimestamps, SourceBoth, "Like startingTimestamp, one time per queue; queues not listed start at the default.")
 
+  /** How far producers' clocks may run ahead of their brokers': lets a born-time filter narrow a batch read. */
+  val ProducerClockSkewMs: Unset[Long] = unset("producerClockSkewMs", NonNegativeLong, BatchOnly,
+    "A filter bornTimestamp >= t (or > t, or = t) narrows a batch read to messages stored at or after t minus " +
+      "this: a message is stored after it is born, but its born time is the producer's clock, which may run " +
+      "ahead of the broker's. Unset, born-time filters do not narrow the read (Spark applies them to every row).",
+    value = "integer >= 0 (ms)")
+
   /** End of a batch read by time. */
   val EndingTimestamp: Unset[Long] = unset("endingTimestamp", EpochMillis, BatchOnly,
     "End every queue before its first message stored at or after this time. Excludes the other end options.")

@@ -22,8 +22,9 @@ import org.apache.spark.sql.sources._
  * What a batch read's filters and limit narrow it to, before any message is read: the topics, broker groups
  * and queue ids kept, a range of queue offsets, a range of store times (turned into offsets by the brokers'
  * time index: a broker's store time rises with the offset), a lower bound of born times (a message is stored
- * after it is born, so this narrows the store time from below, but a born time does not rise with the offset:
- * never exact), the tags (the broker's tag filter, checked again by the client), and a limit of rows.
+ * after it is born, so this narrows the store time from below, less the producers' clock skew the user allows:
+ * without it, no narrowing, as a producer's clock may run ahead of its broker's; a born time does not rise with
+ * the offset: never exact), the tags (the broker's tag filter, checked again by the client), and a limit of rows.
  * Every range is half open: `from` included, `until` excluded; times are epoch milliseconds.
  */
 private[rocketmq] final case class RocketMQPushdown(
@@ -82,7 +83,8 @@ private[rocketmq] final case class RocketMQPushdown(
     offsetFrom.map(o => s"queueOffset >= $o"), offsetUntil.map(o => s"queueOffset < $o"),
     storeFromMs.map(t => s"storeTimestamp >= ${java.time.Instant.ofEpochMilli(t)}"),
     storeUntilMs.map(t => s"storeTimestamp < ${java.time.Instant.ofEpochMilli(t)}"),
-    bornFromMs.map(t => s"storeTimestamp >= ${java.time.Instant.ofEpochMilli(t)} (from bornTimestamp)"),
+    bornFromMs.map(t =>
+      s"storeTimestamp >= ${java.time.Instant.ofEpochMilli(t)} (from bornTimestamp, less producerClockSkewMs)"),
     tags.map(t => s"tags IN (${t.toSeq.sorted.mkString(", ")})"),
     limit.map(n => s"limit $n")).flatten.mkString(", ")
 }
@@ -100,27 +102,30 @@ private[rocketmq] object RocketMQPushdown {
 
   /**
    * Translates `filter`; `tagsPushable` is false when the read's own filter is SQL (the broker then takes no
-   * tag expression beside it).
+   * tag expression beside it); a lower bound of born times narrows the read only given `producerClockSkewMs`.
    */
-  def translate(filter: Filter, tagsPushable: Boolean): Option[Translated] = filter match {
+  def translate(filter: Filter, tagsPushable: Boolean, producerClockSkewMs: Option[Long] = None)
+      : Option[Translated] = filter match {
     case And(left, right) =>
-      (translate(left, tagsPushable), translate(right, tagsPushable)) match {
+      (translate(left, tagsPushable, producerClockSkewMs), translate(right, tagsPushable, producerClockSkewMs)) match {
         case (Some(l), Some(r)) => Some(Translated(l.narrowing.and(r.narrowing), l.exact && r.exact))
         case (Some(one), None) => Some(one.copy(exact = false))
         case (None, Some(one)) => Some(one.copy(exact = false))
         case _ => None
       }
     case IsNotNull(column) if NeverNull.contains(column) => Some(Translated(RocketMQPushdown(), exact = true))
-    case EqualTo(column, value) => equalTo(column, Seq(value), tagsPushable)
-    case In(column, values) => equalTo(column, values.toSeq.filter(_ != null), tagsPushable)
-    case GreaterThanOrEqual(column, value) => bound(column, value, lower = true, inclusive = true)
-    case GreaterThan(column, value) => bound(column, value, lower = true, inclusive = false)
+    case EqualTo(column, value) => equalTo(column, Seq(value), tagsPushable, producerClockSkewMs)
+    case In(column, values) => equalTo(column, values.toSeq.filter(_ != null), tagsPushable, producerClockSkewMs)
+    case GreaterThanOrEqual(column, value) =>
+      bound(column, value, lower = true, inclusive = true, producerClockSkewMs)
+    case GreaterThan(column, value) => bound(column, value, lower = true, inclusive = false, producerClockSkewMs)
     case LessThanOrEqual(column, value) => bound(column, value, lower = false, inclusive = true)
     case LessThan(column, value) => bound(column, value, lower = false, inclusive = false)
     case _ => None
   }
 
-  private def equalTo(column: String, values: Seq[Any], tagsPushable: Boolean): Option[Translated] = {
+  private def equalTo(column: String, values: Seq[Any], tagsPushable: Boolean, producerClockSkewMs: Option[Long])
+      : Option[Translated] = {
     def exactly(narrowing: RocketMQPushdown) = Some(Translated(narrowing, exact = true))
     column match {
       case "topic" => exactly(RocketMQPushdown(topics = Some(values.map(_.toString).toSet)))
@@ -128,23 +133,30 @@ private[rocketmq] object RocketMQPushdown {
       case "queueId" => exactly(RocketMQPushdown(queueIds = Some(values.collect { case i: Int => i }.toSet)))
       case "queueOffset" if values.size == 1 =>
         values.head match {
-          case o: Long => exactly(RocketMQPushdown(offsetFrom = Some(o), offsetUntil = Some(o + 1)))
+          case o: Long => exactly(RocketMQPushdown(offsetFrom = Some(o), offsetUntil = Some(after(o))))
           case _ => None
         }
       case "queueOffset" if values.nonEmpty =>
         val offsets = values.collect { case o: Long => o }
-        Some(Translated(RocketMQPushdown(offsetFrom = Some(offsets.min), offsetUntil = Some(offsets.max + 1)),
+        Some(Translated(RocketMQPushdown(offsetFrom = Some(offsets.min), offsetUntil = Some(after(offsets.max))),
           exact = false))
       case "storeTimestamp" if values.size == 1 =>
         for (from <- bound(column, values.head, lower = true, inclusive = true);
           until <- bound(column, values.head, lower = false, inclusive = true))
           yield Translated(from.narrowing.and(until.narrowing), exact = true)
-      case "bornTimestamp" if values.size == 1 => bound(column, values.head, lower = true, inclusive = true)
+      case "bornTimestamp" if values.size == 1 =>
+        bound(column, values.head, lower = true, inclusive = true, producerClockSkewMs)
       case "tags" if tagsPushable && values.nonEmpty && values.forall(isPushableTag) =>
         exactly(RocketMQPushdown(tags = Some(values.map(_.toString).toSet)))
       case _ => None
     }
   }
+
+  /**
+   * The offset after `o`, saturating: no queue reaches offset Long.MaxValue, so "until Long.MaxValue" keeps every
+   * message, and "from Long.MaxValue" none (where `o + 1` would wrap round to the smallest Long).
+   */
+  private def after(o: Long): Long = if (o == Long.MaxValue) o else o + 1
 
   /** A tag the broker's tag expression can name: not empty, no `||`, not the wildcard. */
   private def isPushableTag(value: Any): Boolean = value match {
@@ -153,13 +165,14 @@ private[rocketmq] object RocketMQPushdown {
   }
 
   /** A lower (`from`) or upper (`until`) bound on an ordered column. */
-  private def bound(column: String, value: Any, lower: Boolean, inclusive: Boolean): Option[Translated] =
+  private def bound(column: String, value: Any, lower: Boolean, inclusive: Boolean,
+      producerClockSkewMs: Option[Long] = None): Option[Translated] =
     column match {
       case "queueOffset" =>
         value match {
           case o: Long =>
             // `>= o` starts at o, `> o` at o + 1; `< o` ends before o, `<= o` before o + 1.
-            val edge = if (lower == inclusive) o else o + 1
+            val edge = if (lower == inclusive) o else after(o)
             Some(Translated(
               if (lower) RocketMQPushdown(offsetFrom = Some(edge)) else RocketMQPushdown(offsetUntil = Some(edge)),
               exact = true))
@@ -173,9 +186,9 @@ private[rocketmq] object RocketMQPushdown {
             exact = true)
         }
       case "bornTimestamp" if lower =>
-        micros(value).map(us =>
-          Translated(RocketMQPushdown(bornFromMs = Some(millisEdge(us, lower, inclusive))),
-            exact = false))
+        for (skewMs <- producerClockSkewMs; us <- micros(value))
+          yield Translated(RocketMQPushdown(bornFromMs = Some(millisEdge(us, lower, inclusive) - skewMs)),
+            exact = false)
       case _ => None
     }
 
@@ -186,7 +199,8 @@ private[rocketmq] object RocketMQPushdown {
    * `s < ceil(us / 1000)`, `<= us` is `s < floor(us / 1000) + 1`.
    */
   private[rocketmq] def millisEdge(us: Long, lower: Boolean, inclusive: Boolean): Long =
-    if (lower == inclusive) Math.floorDiv(us + 999, 1000L) else Math.floorDiv(us, 1000L) + 1
+    if (lower == inclusive) Math.floorDiv(us, 1000L) + (if (Math.floorMod(us, 1000L) != 0) 1 else 0)
+    else Math.floorDiv(us, 1000L) + 1
 
   /** A timestamp value as Spark hands it to a filter, in microseconds since the epoch. */
   private def micros(value: Any): Option[Long] = value match {

@@ -33,7 +33,8 @@ private[rocketmq] class RocketMQScanBuilder(options: RocketMQOptions)
 
   override def pushFilters(filters: Array[Filter]): Array[Filter] = {
     val tagsPushable = options(RocketMQOptions.SqlFilter).isEmpty
-    val translated = filters.map(f => f -> RocketMQPushdown.translate(f, tagsPushable))
+    val skew = options(RocketMQOptions.ProducerClockSkewMs)
+    val translated = filters.map(f => f -> RocketMQPushdown.translate(f, tagsPushable, skew))
     narrowing = translated.flatMap(_._2).map(_.narrowing).foldLeft(narrowing)(_ and _)
     pushed = translated.collect { case (f, Some(t)) if t.exact => f }
     // A not-null filter on the tags passes exactly the rows a tag filter keeps.

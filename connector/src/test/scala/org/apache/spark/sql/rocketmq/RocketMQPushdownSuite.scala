@@ -55,6 +55,25 @@ class RocketMQPushdownSuite extends AnyFunSuite {
     assert(!in.exact && in.narrowing.offsetFrom === Some(5L) && in.narrowing.offsetUntil === Some(10L))
   }
 
+  test("queueOffset bounds at Long.MaxValue do not wrap round: '<= max' keeps every row, '> max' none") {
+    val whole = RocketMQOffsetRange(RocketMQQueue("t", "b", 0), 0, 100)
+    def outcome(f: Filter) = {
+      val t = translate(f).get
+      (t.narrowing.narrow(whole).size, t.exact)
+    }
+    val max = Long.MaxValue
+    assert(outcome(LessThanOrEqual("queueOffset", max)) === ((100, true)))
+    assert(outcome(LessThan("queueOffset", max)) === ((100, true)))
+    assert(outcome(GreaterThan("queueOffset", max)) === ((0, true)))
+    assert(outcome(GreaterThanOrEqual("queueOffset", max)) === ((0, true)))
+    assert(outcome(EqualTo("queueOffset", max)) === ((0, true)))
+    // An IN list holding Long.MaxValue still reads its other offsets.
+    assert(outcome(In("queueOffset", Array(5L, max))) === ((95, false)))
+    // Store-time edges at the ends of the microsecond range do not wrap round either.
+    assert(RocketMQPushdown.millisEdge(Long.MaxValue, lower = true, inclusive = true) === Long.MaxValue / 1000 + 1)
+    assert(RocketMQPushdown.millisEdge(Long.MinValue, lower = true, inclusive = true) === Long.MinValue / 1000)
+  }
+
   test("store time bounds in microseconds become millisecond edges, from Timestamp and Instant values") {
     import RocketMQPushdown.millisEdge
     assert(millisEdge(5000500L, lower = true, inclusive = true) === 5001) // >= 5000.5 ms: from 5001
@@ -74,11 +93,14 @@ class RocketMQPushdownSuite extends AnyFunSuite {
       at.narrowing.storeUntilMs === Some(1700000000124L))
   }
 
-  test("a born time bound narrows the store time from below and is never exact; its upper bound is not used") {
+  test("a born time bound narrows the store time from below, less producerClockSkewMs, and only given it") {
     val ts = new Timestamp(1700000000000L)
-    val born = translate(GreaterThan("bornTimestamp", ts)).get
-    assert(!born.exact && born.narrowing.storeTimeFromMs === Some(1700000000001L))
-    assert(translate(LessThan("bornTimestamp", ts)).isEmpty)
+    // Unset: a producer's clock may run ahead of its broker's, so a born time says nothing of the store time.
+    assert(translate(GreaterThan("bornTimestamp", ts)).isEmpty)
+    assert(translate(EqualTo("bornTimestamp", ts)).isEmpty)
+    val born = RocketMQPushdown.translate(GreaterThan("bornTimestamp", ts), tagsPushable = true, Some(5000L)).get
+    assert(!born.exact && born.narrowing.storeTimeFromMs === Some(1700000000001L - 5000L))
+    assert(RocketMQPushdown.translate(LessThan("bornTimestamp", ts), tagsPushable = true, Some(5000L)).isEmpty)
   }
 
   test("tags: equality and IN become the tag expression, intersected with the option's; not beside a SQL filter") {

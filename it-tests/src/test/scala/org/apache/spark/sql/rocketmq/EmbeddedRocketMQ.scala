@@ -202,6 +202,34 @@ final class EmbeddedRocketMQ(
   def sendBodies(topic: String, bodies: Seq[String]): Seq[SendResult] = sendMessages(topic, bodies.map(TestMessage(_)))
 
   /**
+   * Sends `body` to queue 0 of `topic` as a producer whose clock reads `bornMs` would (ahead of the broker's, or
+   * behind); waits until it is readable.
+   */
+  def sendBornAt(topic: String, body: String, bornMs: Long): SendResult = {
+    val producer = plainClients.producer.getDefaultMQProducerImpl
+    val header = new org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeader()
+    header.setProducerGroup(plainClients.producer.getProducerGroup)
+    header.setTopic(topic)
+    header.setDefaultTopic(org.apache.rocketmq.common.topic.TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC)
+    header.setDefaultTopicQueueNums(4)
+    header.setQueueId(0)
+    header.setSysFlag(0)
+    header.setBornTimestamp(bornMs)
+    header.setFlag(0)
+    header.setReconsumeTimes(0)
+    header.setBatch(false)
+    header.setBrokerName(brokerName)
+    val message = new Message(topic, body.getBytes(StandardCharsets.UTF_8))
+    val result = producer.getMqClientFactory.getMQClientAPIImpl.sendMessage(broker.getBrokerAddr, brokerName, message,
+      header, 10000L, org.apache.rocketmq.client.impl.CommunicationMode.SYNC, null, producer)
+    require(result.getSendStatus == SendStatus.SEND_OK, s"send failed: $result")
+    awaitCondition(s"dispatch of the message born at $bornMs", 30000) {
+      broker.getMessageStore.getMaxOffsetInQueue(topic, 0) > result.getQueueOffset
+    }
+    result
+  }
+
+  /**
    * Makes data loss real: deletes the expired commitlog files (all but the newest) and waits until the
    * deletion is over. The broker's own clean-up does this on a schedule (first a minute after it starts,
    * then every 10 s, deleting a batch of files a round and moving queues' min offsets a round later), which

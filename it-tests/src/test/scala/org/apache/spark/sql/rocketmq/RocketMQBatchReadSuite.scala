@@ -196,11 +196,23 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
     assert(bodies(upTo).sorted === (0 until 20).map(i => s"early-$i").sorted)
     assert(readTopic(topic).where(col("storeTimestamp") > new Timestamp(System.currentTimeMillis() + 60000)).count()
       === 0)
-    // A born time only narrows: Spark checks it again, and the answer is the same.
-    val born = readTopic(topic).where(col("bornTimestamp") >= from)
-    assert(bodies(born).count(_.startsWith("early-")) === 0 && bodies(born).size === 40)
+    // A producer whose clock runs a minute ahead: its message is stored before it was "born". Unless the user
+    // allows for that skew (producerClockSkewMs), a born time does not narrow the read: the message is there.
+    val ahead = rocketmq.sendBornAt(topic, "ahead", System.currentTimeMillis() + 60000)
+    val bornAfter = new Timestamp(System.currentTimeMillis() + 30000)
+    val aheadRead = readTopic(topic).where(col("bornTimestamp") >= bornAfter)
+    assert(bodies(aheadRead) === Seq("ahead"), ahead)
+    val (plainDescription, _, plainFilterLeft) = plannedScan(aheadRead)
+    assert(plainFilterLeft && !plainDescription.contains("from bornTimestamp"), plainDescription)
+    val skewed = spark.read.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+      .option("producerClockSkewMs", "120000").load()
+    assert(bodies(skewed.where(col("bornTimestamp") >= bornAfter)) === Seq("ahead"))
+    // With a skew allowed, a born time narrows (Spark checks it again, and the answer is the same).
+    val born = skewed.where(col("bornTimestamp") >= from)
+    assert(bodies(born).count(_.startsWith("early-")) === 0 && bodies(born).size === 41)
     val (bornDescription, _, bornFilterLeft) = plannedScan(born)
-    assert(bornFilterLeft && bornDescription.contains("(from bornTimestamp)"), bornDescription)
+    assert(bornFilterLeft && bornDescription.contains("(from bornTimestamp, less producerClockSkewMs)"),
+      bornDescription)
   }
 
   test("filters on topic, brokerName, queueId, queueOffset and tags prune queues and ranges; LIMIT caps each task") {

@@ -20,7 +20,7 @@ import java.nio.charset.StandardCharsets
 import java.util.concurrent.ConcurrentHashMap
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileContext, Options, Path}
 
 /** Which attempt of each partition an epoch committed, and in which run of the query. */
 private[rocketmq] final case class RocketMQEpochDecision(run: String, attempts: Map[Int, Long]) {
@@ -74,7 +74,8 @@ private[rocketmq] object RocketMQDecisionLog {
 
   /**
    * For a streaming query: one small file per epoch in `dir` (beside the checkpoint, on its file
-   * system), written to a temporary name and renamed, so that a reader sees all of it or nothing.
+   * system), written to a temporary name and then given its own, so that a reader sees all of it or nothing;
+   * a decision's file is never replaced (see `writeOnce`).
    * Text: the run on the first line, then `<partition> <attempt>` per line. The partitions committed
    * go to `<epoch>.committed`, one per line.
    */
@@ -130,8 +131,15 @@ private[rocketmq] object RocketMQDecisionLog {
       committedCache.put(epoch, partitions)
     }
 
-    /** Writes `lines` to `name` in `root` whole: to a temporary file first, then renamed. */
+    /** Writes `lines` to `name` in `root` whole: to a temporary file first, then renamed over any earlier one. */
     private def write(name: String, lines: Seq[String], tempSuffix: String): Unit = {
+      val temp = writeTemp(name, lines, tempSuffix)
+      if (!fs.rename(temp, new Path(root, name))) {
+        throw new java.io.IOException(s"could not record the sink's $name in $root")
+      }
+    }
+
+    private def writeTemp(name: String, lines: Seq[String], tempSuffix: String): Path = {
       fs.mkdirs(root)
       val temp = new Path(root, s".$name$tempSuffix.tmp")
       val out = fs.create(temp, true)
@@ -139,19 +147,49 @@ private[rocketmq] object RocketMQDecisionLog {
         out.write(lines.mkString("", "\n", "\n").getBytes(StandardCharsets.UTF_8))
         out.hsync()
       } finally out.close()
-      if (!fs.rename(temp, new Path(root, name))) {
-        throw new java.io.IOException(s"could not record the sink's $name in $root")
-      }
+      temp
+    }
+
+    /**
+     * Writes `lines` to `name` in `root` whole, unless a file of that name is there: then writes nothing and
+     * returns false. Two drivers racing (a zombie beside its successor) cannot both succeed: on a local disk
+     * the file is a hard link made to the written temporary file (link fails when the name exists); elsewhere
+     * a rename that refuses to overwrite (atomic on HDFS).
+     */
+    private def writeOnce(name: String, lines: Seq[String], tempSuffix: String): Boolean = {
+      val temp = writeTemp(name, lines, tempSuffix)
+      val target = new Path(root, name)
+      try {
+        if (fs.getScheme == "file") {
+          def local(path: Path) = java.nio.file.Paths.get(fs.makeQualified(path).toUri)
+          java.nio.file.Files.createLink(local(target), local(temp))
+        } else {
+          FileContext.getFileContext(root.toUri, hadoopConf).rename(temp, target, Options.Rename.NONE)
+        }
+        true
+      } catch {
+        case _: java.nio.file.FileAlreadyExistsException | _: org.apache.hadoop.fs.FileAlreadyExistsException =>
+          false
+      } finally fs.delete(temp, false)
     }
 
     override def decide(epoch: Long, decision: RocketMQEpochDecision): RocketMQEpochDecision =
-      read(epoch).getOrElse {
-        write(epoch.toString, decision.run +: decision.attempts.toSeq.sorted.map { case (p, a) => s"$p $a" },
-          s".${decision.run}")
+      read(epoch).getOrElse(record(epoch, decision))
+
+    /**
+     * Records `decision` for `epoch` unless another driver recorded one since this one looked: returns the one
+     * that holds.
+     */
+    private[transaction] def record(epoch: Long, decision: RocketMQEpochDecision): RocketMQEpochDecision = {
+      val lines = decision.run +: decision.attempts.toSeq.sorted.map { case (p, a) => s"$p $a" }
+      if (writeOnce(epoch.toString, lines, s".${decision.run}")) {
         cache.put(epoch, decision)
         if (epoch % RetainEpochs == 0) prune(epoch)
         decision
+      } else {
+        read(epoch).getOrElse(throw new java.io.IOException(s"the sink's decision of epoch $epoch in $root vanished"))
       }
+    }
 
     override def unconfirmed(sinceMs: Long): Seq[Unconfirmed] =
       if (!fs.exists(root)) Nil

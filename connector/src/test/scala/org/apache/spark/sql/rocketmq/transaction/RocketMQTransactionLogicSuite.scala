@@ -94,4 +94,33 @@ class RocketMQTransactionLogicSuite extends AnyFunSuite {
     val memory = new RocketMQDecisionLog.InMemory
     assert(memory.decide(0, kept) === kept && memory.decide(0, RocketMQEpochDecision("2-b", Map.empty)) === kept)
   }
+
+  test("two drivers racing to decide an epoch (a zombie beside its successor): one decision holds for both") {
+    val dir = Files.createTempDirectory("decisions-race-").resolve("d").toString
+    val zombie = new RocketMQDecisionLog.Files(dir, new Configuration())
+    val successor = new RocketMQDecisionLog.Files(dir, new Configuration())
+    val first = RocketMQEpochDecision("1-zombie", Map(0 -> 1L))
+    val second = RocketMQEpochDecision("2-successor", Map(0 -> 5L))
+    // Both looked before either wrote: each records its own; the second must get the first's, not replace it.
+    assert(zombie.record(9, first) === first)
+    assert(successor.record(9, second) === first)
+    assert(new RocketMQDecisionLog.Files(dir, new Configuration()).read(9) === Some(first))
+    // And racing threads, epoch after epoch: both drivers always end with the decision the file holds.
+    val pool = java.util.concurrent.Executors.newFixedThreadPool(2)
+    try {
+      (10 until 110).foreach { epoch =>
+        val start = new java.util.concurrent.CountDownLatch(1)
+        val answers = Seq(zombie -> first, successor -> second).map { case (log, proposal) =>
+          pool.submit(new java.util.concurrent.Callable[RocketMQEpochDecision] {
+            override def call(): RocketMQEpochDecision = { start.await(); log.decide(epoch, proposal) }
+          })
+        }
+        start.countDown()
+        val decided = answers.map(_.get())
+        val stored = new RocketMQDecisionLog.Files(dir, new Configuration()).read(epoch)
+        assert(decided.distinct.size === 1 && stored === Some(decided.head), s"epoch $epoch: $decided, $stored")
+      }
+    } finally pool.shutdownNow()
+    assert(new java.io.File(dir).list().forall(!_.endsWith(".tmp")), "temporary files left behind")
+  }
 }
