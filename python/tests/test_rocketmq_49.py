@@ -118,3 +118,34 @@ def test_exactly_once_batch_write_on_a_4_9_broker(spark, broker49) -> None:
     for r in sorted(got, key=lambda r: (r.queueId, r.queueOffset)):
         by_key.setdefault(r.body.split(":")[0], []).append(r.body)
     assert all(bodies == sorted(bodies) for bodies in by_key.values())
+
+
+def test_store_time_filters_pushed_to_a_4_9_broker_return_what_spark_alone_returns(spark, broker49) -> None:
+    """A 4.9 broker's time index answers the offset stored nearest a time, not the first stored at or after it:
+    each cut is checked by the store time of the message beside it, so a pushed filter loses no row."""
+    topic = unique_topic("t49")
+    broker49.create_topic(topic, queues=2)
+    for burst in range(5):  # bursts: many messages share a millisecond, with gaps between the bursts
+        rows = [(f"b{burst}-{i}",) for i in range(400)]
+        write_rocketmq(spark.createDataFrame(rows, "body STRING"), broker49.name_server, topic)
+    every = read_rocketmq(spark, broker49.name_server, topic).selectExpr(
+        "CAST(body AS STRING) AS body", "unix_millis(storeTimestamp) AS ms"
+    )
+    stored = [(r.body, r.ms) for r in every.collect()]
+    assert len(stored) == 2000
+    counts: dict = {}
+    for _, ms in stored:
+        counts[ms] = counts.get(ms, 0) + 1
+    times = sorted(counts)
+    crowded = sorted(times, key=lambda ms: -counts[ms])[:4]  # a cut inside a run of one millisecond
+    gaps = [a + 1 for a, b in zip(times, times[1:], strict=False) if b - a > 2][:4]  # a time nobody was stored at
+    for t in sorted(set(crowded + gaps + [times[0], times[-1]])):
+        for op in (">=", "<"):
+            pushed = read_rocketmq(spark, broker49.name_server, topic).where(
+                f"storeTimestamp {op} timestamp_millis({t})"
+            )
+            plan = pushed._jdf.queryExecution().executedPlan().toString()
+            assert "storeTimestamp" in plan.split("pushedFilters=")[1], plan
+            got = sorted(r.body for r in pushed.selectExpr("CAST(body AS STRING) AS body").collect())
+            want = sorted(b for b, ms in stored if (ms >= t if op == ">=" else ms < t))
+            assert got == want, f"storeTimestamp {op} {t}: {len(got)} rows, {len(want)} expected"

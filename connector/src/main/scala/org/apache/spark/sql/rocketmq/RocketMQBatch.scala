@@ -23,7 +23,8 @@ import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
  * A bounded read: from `startingOffsets` to `endingOffsets` of every readable queue of the topics,
  * resolved against the brokers once, when Spark plans the partitions (or first asks for the read's size).
  * `pushdown` narrows it: queues its filters exclude are left out, offset and store-time bounds cut each
- * range (store times by the brokers' time index, one request per queue and bound), tags become the tag
+ * range (store times by the brokers' time index, one request per queue and bound, each answer checked by the
+ * store time of one message: [[RocketMQStoreTimeCut]]), tags become the tag
  * filter, and a limit caps each task's rows. One input partition per queue that has something to read;
  * each reads exactly its range and stops.
  */
@@ -61,17 +62,22 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions, pushdown: Rocket
         if (from > until) throw RocketMQErrors.startAfterEnd(queue, from, until)
         pushdown.narrow(RocketMQOffsetRange(queue, from, until))
       }.filter(_.size > 0)
-      // A store time bound is an offset of each queue: its first message stored at or after that time.
-      def byTime(ranges: Seq[RocketMQOffsetRange], timeMs: Option[Long])(cut: (RocketMQOffsetRange,
-              Long) => RocketMQOffsetRange): Seq[RocketMQOffsetRange] = timeMs match {
-        case Some(ms) if ranges.nonEmpty =>
-          val offsets = reader.offsetsForTimestamp(ranges.map(_.queue), ms)
-          ranges.map(r => cut(r, offsets(r.queue))).filter(_.size > 0)
-        case _ => ranges
-      }
-      val fromTime =
-        byTime(kept, pushdown.storeTimeFromMs)((r, o) => r.copy(from = math.min(r.until, math.max(r.from, o))))
-      byTime(fromTime, pushdown.storeUntilMs)((r, o) => r.copy(until = math.max(r.from, math.min(r.until, o))))
+      // A store time bound is an offset of each queue: its first message stored at or after that time, as the
+      // broker's time index answers it, checked (RocketMQStoreTimeCut).
+      val storeTimes = new RocketMQStoreTimes(RocketMQReadSettings(options))
+      def byTime(ranges: Seq[RocketMQOffsetRange], timeMs: Option[Long], lower: Boolean): Seq[RocketMQOffsetRange] =
+        timeMs match {
+          case Some(ms) if ranges.nonEmpty =>
+            val answers = reader.offsetsForTimestamp(ranges.map(_.queue), ms)
+            ranges.map { r =>
+              val cut =
+                RocketMQStoreTimeCut.cut(ms, r.from, r.until, answers(r.queue), lower)(storeTimes.at(r.queue, _))
+              if (lower) r.copy(from = cut) else r.copy(until = cut)
+            }.filter(_.size > 0)
+          case _ => ranges
+        }
+      try byTime(byTime(kept, pushdown.storeTimeFromMs, lower = true), pushdown.storeUntilMs, lower = false)
+      finally storeTimes.close()
     } finally reader.close()
   }
 

@@ -43,9 +43,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
  * The catalog acts on the cluster: CREATE TABLE creates the topic (see [[RocketMQCatalog.topicSettings]]),
  * DROP TABLE deletes it and its messages, only where option `allowDropTable` is true; a topic's columns cannot be
  * changed, nor a topic renamed. RocketMQ's own topics (system topics, the topics brokers register under their
- * broker-group and cluster names, retry and dead-letter topics) are not listed. With option `namespace` the
- * catalog holds that namespace's topics only, by their plain names. Credentials never show in its description,
- * its tables' or its errors.
+ * broker-group and cluster names, retry and dead-letter topics) are neither listed nor dropped. With option
+ * `namespace` the catalog holds that namespace's topics only, by their plain names. Credentials never show in its
+ * description, its tables' or its errors.
  */
 class RocketMQCatalog extends TableCatalog {
   import RocketMQCatalog._
@@ -160,13 +160,24 @@ class RocketMQCatalog extends TableCatalog {
 
   /**
    * Deletes the topic and its messages, where option `allowDropTable` is true; false when there is no such
-   * topic. Not allowed, it fails saying how to allow it, whether the topic exists or not.
+   * topic. Not allowed, it fails saying how to allow it, whether the topic exists or not. RocketMQ's own topics are
+   * never deleted: a topic that exists but that [[listTables]] leaves out is refused, naming it (the check is the
+   * listing itself, so SHOW TABLES and DROP TABLE cannot disagree on which topics are the users').
    */
   override def dropTable(ident: Identifier): Boolean = {
     if (!rootOptions(RocketMQOptions.AllowDropTable)) {
       throw RocketMQErrors.catalogOperationNotSupported(catalogName, qualified(ident), "DROP_TABLE")
     }
-    topicOf(ident).exists(topic => withAdmin(_.deleteTopic(topic)))
+    topicOf(ident).exists { topic =>
+      withAdmin { admin =>
+        if (admin.listTopics().contains(topic)) admin.deleteTopic(topic)
+        else if (admin.route(topic).isEmpty) false
+        else {
+          throw RocketMQErrors.catalogOperationNotSupported(catalogName, qualified(ident), "DROP_ROCKETMQ_TOPIC",
+            "topic" -> topic)
+        }
+      }
+    }
   }
 
   override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit =

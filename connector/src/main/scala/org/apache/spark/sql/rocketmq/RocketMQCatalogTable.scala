@@ -33,9 +33,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
  * columns are taken by name when the write is planned.
  *
  * `tableOptions` are the catalog's options with the topic. A query's own options (reader and writer options) go
- * on top, except the two the table fixes: the topic, and `includeExtraColumns` (its columns). Its properties, for
- * DESCRIBE TABLE EXTENDED, are asked of the brokers when first shown: the readable queues of each broker group
- * (`queues.<group>`) and the messages they hold (`messageCount`, the sum of max - min offset over the queues).
+ * on top, except the two the table fixes: the topic (a write naming another one fails), and `includeExtraColumns`
+ * (its columns). Its properties, for DESCRIBE TABLE EXTENDED, are asked of the brokers when first shown: the
+ * readable queues of each broker group (`queues.<group>`) and the messages they hold (`messageCount`, the sum of
+ * max - min offset over the queues).
  */
 private[rocketmq] class RocketMQCatalogTable(qualifiedName: String, topic: String, tableOptions: RocketMQOptions)
   extends RocketMQTable(tableOptions) {
@@ -56,8 +57,20 @@ private[rocketmq] class RocketMQCatalogTable(qualifiedName: String, topic: Strin
    * A write of either kind: the source table's builder (which also keeps the query for the sink's metrics) for a
    * stream, and a batch write planned like `DataFrameWriter.save()`'s (see [[RocketMQCatalogWriteBuilder]]).
    */
-  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {
+    refuseOtherTopic(info.options())
     new RocketMQCatalogWriteBuilder(super.newWriteBuilder(info), withQueryOptions(info.options()), info)
+  }
+
+  /**
+   * A write's `topic` option naming another topic is refused, for a batch write and a stream alike (this is
+   * where both are built): otherwise the stream's builder, which takes the query's options as they are, would
+   * send this table's rows to that topic.
+   */
+  private def refuseOtherTopic(query: CaseInsensitiveStringMap): Unit =
+    Option(query.get(RocketMQOptions.Topic.key)).filter(_ != topic).foreach { other =>
+      throw RocketMQErrors.optionFixedByTable(RocketMQOptions.Topic.key, other, qualifiedName, topic)
+    }
 
   override def properties(): util.Map[String, String] = described
 

@@ -118,9 +118,15 @@ private[rocketmq] object RocketMQErrors {
     invalidInput(s"ROCKETMQ_INVALID_TABLE_PROPERTY.$sub",
       Seq("property" -> property, "value" -> value, "topic" -> topic) ++ details: _*)
 
+  /** A query's writer option `option` (set to `value`) that catalog table `table` of topic `topic` fixes. */
+  def optionFixedByTable(option: String, value: String, table: String, topic: String): Throwable =
+    invalidInput("ROCKETMQ_OPTION_NOT_ALLOWED.CATALOG_TABLE", "option" -> option, "value" -> value, "table" -> table,
+      "topic" -> topic)
+
   /**
    * What catalog `catalog` cannot do to `table` (qualified by the catalog's name): `sub` names the operation
-   * (ALTER_TABLE, RENAME_TABLE, COLUMNS, PARTITIONING, DROP_TABLE), `details` fill its placeholders.
+   * (ALTER_TABLE, RENAME_TABLE, COLUMNS, PARTITIONING, DROP_TABLE, DROP_ROCKETMQ_TOPIC), `details` fill its
+   * placeholders.
    */
   def catalogOperationNotSupported(catalog: String, table: String, sub: String, details: (String, String)*)
       : Throwable = {
@@ -173,6 +179,21 @@ private[rocketmq] object RocketMQErrors {
   /** `sub`: BLANK, RESERVED or CONTROL_CHARACTER. */
   def invalidPropertyName(column: String, name: String, row: Long, sub: String): Throwable =
     invalidInput(s"ROCKETMQ_INVALID_PROPERTY_NAME.$sub", "column" -> column, "name" -> name, "row" -> row.toString)
+
+  /**
+   * A STRING properties value that is not a JSON object of strings, shown up to [[ShownValueLength]] characters;
+   * `problem` says what is wrong with it.
+   */
+  def invalidPropertiesJson(column: String, value: String, row: Long, problem: String): Throwable = {
+    val shown =
+      if (value.length <= ShownValueLength) value
+      else s"${value.take(ShownValueLength)}... (${value.length} characters in all)"
+    invalidInput("ROCKETMQ_INVALID_PROPERTIES_JSON", "column" -> column, "value" -> shown, "row" -> row.toString,
+      "problem" -> problem)
+  }
+
+  /** How much of a row's value an error shows. */
+  private val ShownValueLength = 200
 
   // ---- data loss ----
 

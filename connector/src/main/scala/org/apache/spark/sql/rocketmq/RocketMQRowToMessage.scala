@@ -16,16 +16,25 @@
 
 package org.apache.spark.sql.rocketmq
 
+import com.fasterxml.jackson.core.{JsonFactory, JsonParser, JsonProcessingException, JsonToken}
 import org.apache.rocketmq.common.message.{Message, MessageConst}
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 
 /**
  * Turns one row of the written DataFrame into a RocketMQ message, reading only the columns
  * [[RocketMQWriteColumns]] located. Values Spark could not check when the write was planned (nulls,
- * property names) are checked here, with errors naming the column and the row.
+ * property names, the JSON of a STRING properties column) are checked here, with errors naming the column
+ * and the row.
+ *
+ * Properties come as a map, or as the JSON text a read gives ([[RocketMQMessageToRow]]). A map is what a user
+ * built, so a name RocketMQ reserves is refused. The text records a stored message, whose reserved properties
+ * sit beside the user's: its `TAGS` and `KEYS` become the message's tags and keys where no `tags` or `keys`
+ * column gives them, and the other reserved ones (the stored message's id, delivery time, transaction ...) are
+ * left for the producer and broker to set anew.
  */
 private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns) {
   import RocketMQWriteColumns._
@@ -54,7 +63,9 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
     val message = new Message(topic, body)
     if (present(row, columns.tags)) message.setTags(row.getUTF8String(columns.tags).toString)
     if (present(row, columns.keys)) setKeys(message, row)
-    if (present(row, columns.properties)) putProperties(message, row, rowIndex)
+    if (present(row, columns.properties)) {
+      if (columns.propertiesIsJson) putJsonProperties(message, row, rowIndex) else putProperties(message, row, rowIndex)
+    }
     deliverTimeMs(row).foreach(message.setDeliverTimeMs)
     message
   }
@@ -87,15 +98,55 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
     var i = 0
     while (i < map.numElements()) {
       val name = names.getUTF8String(i).toString
-      val problem =
-        if (name.trim.isEmpty) Some("BLANK")
-        else if (MessageConst.STRING_HASH_SET.contains(name)) Some("RESERVED")
-        else if (name.exists(c => c == '\u0001' || c == '\u0002')) Some("CONTROL_CHARACTER")
-        else None
-      problem.foreach(p => throw RocketMQErrors.invalidPropertyName(Properties, name, rowIndex, p))
+      checkPropertyName(name, rowIndex)
+      if (MessageConst.STRING_HASH_SET.contains(name)) {
+        throw RocketMQErrors.invalidPropertyName(Properties, name, rowIndex, "RESERVED")
+      }
       if (!values.isNullAt(i)) message.putUserProperty(name, values.getUTF8String(i).toString)
       i += 1
     }
+  }
+
+  private def checkPropertyName(name: String, rowIndex: Long): Unit = {
+    val problem =
+      if (name.trim.isEmpty) "BLANK"
+      else if (name.exists(c => c == '\u0001' || c == '\u0002')) "CONTROL_CHARACTER"
+      else null
+    if (problem != null) throw RocketMQErrors.invalidPropertyName(Properties, name, rowIndex, problem)
+  }
+
+  /**
+   * The properties of a JSON object of strings (null values skipped), parsed straight from the row's bytes.
+   * Anything else fails naming the row and what is wrong.
+   */
+  private def putJsonProperties(message: Message, row: InternalRow, rowIndex: Long): Unit = {
+    val text = row.getUTF8String(columns.properties)
+    def invalid(problem: String) = RocketMQErrors.invalidPropertiesJson(Properties, text.toString, rowIndex, problem)
+    val parser = RocketMQRowToMessage.parserOf(text)
+    try {
+      if (parser.nextToken() != JsonToken.START_OBJECT) throw invalid("it is not an object")
+      var token = parser.nextToken()
+      while (token == JsonToken.FIELD_NAME) {
+        val name = parser.currentName()
+        parser.nextToken() match {
+          case JsonToken.VALUE_STRING => putJsonProperty(message, name, parser.getText, rowIndex)
+          case JsonToken.VALUE_NULL =>
+          case other => throw invalid(s"the value of '$name' is ${RocketMQRowToMessage.describe(other)}, not a string")
+        }
+        token = parser.nextToken()
+      }
+      // The parser has checked the object is closed; nothing may follow it.
+      if (parser.nextToken() != null) throw invalid("more follows the object")
+    } catch {
+      case e: JsonProcessingException => throw invalid(s"it is not valid JSON: ${e.getOriginalMessage}")
+    } finally parser.close()
+  }
+
+  private def putJsonProperty(message: Message, name: String, value: String, rowIndex: Long): Unit = {
+    checkPropertyName(name, rowIndex)
+    if (!MessageConst.STRING_HASH_SET.contains(name)) message.putUserProperty(name, value)
+    else if (name == MessageConst.PROPERTY_TAGS) { if (message.getTags == null) message.setTags(value) }
+    else if (name == MessageConst.PROPERTY_KEYS) { if (message.getKeys == null) message.setKeys(value) }
   }
 
   private def deliverTimeMs(row: InternalRow): Option[Long] =
@@ -103,4 +154,24 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
       val value = row.getLong(columns.deliverTime)
       Some(if (columns.deliverTimeIsTimestamp) Math.floorDiv(value, 1000L) else value)
     } else settings.deliveryDelayMs.map(System.currentTimeMillis() + _)
+}
+
+private[rocketmq] object RocketMQRowToMessage {
+  private val Json = new JsonFactory()
+
+  /** A parser of `text` reading its bytes where they are (a row's buffer, most often), without a copy. */
+  private def parserOf(text: UTF8String): JsonParser = text.getBaseObject match {
+    case bytes: Array[Byte] =>
+      Json.createParser(bytes, (text.getBaseOffset - Platform.BYTE_ARRAY_OFFSET).toInt, text.numBytes())
+    case _ => Json.createParser(text.getBytes)
+  }
+
+  private def describe(token: JsonToken): String = token match {
+    case JsonToken.START_OBJECT => "an object"
+    case JsonToken.START_ARRAY => "an array"
+    case JsonToken.VALUE_NUMBER_INT | JsonToken.VALUE_NUMBER_FLOAT => "a number"
+    case JsonToken.VALUE_TRUE | JsonToken.VALUE_FALSE => "a boolean"
+    case null => "missing"
+    case other => other.toString
+  }
 }

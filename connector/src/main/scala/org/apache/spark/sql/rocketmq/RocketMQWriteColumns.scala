@@ -30,6 +30,7 @@ private[rocketmq] final case class RocketMQWriteColumns(
     keys: Int,
     keysIsArray: Boolean,
     properties: Int,
+    propertiesIsJson: Boolean,
     shardingKey: Int,
     deliverTime: Int,
     deliverTimeIsTimestamp: Boolean)
@@ -65,6 +66,11 @@ private[rocketmq] object RocketMQWriteColumns {
       case ArrayType(StringType, _) => true
       case _ => false
     }
+    // A read gives properties as the text of a JSON object: taking that text too lets any read be written back.
+    val properties = check(Properties, "MAP<STRING, STRING>, or STRING holding a JSON object of strings") {
+      case MapType(StringType, StringType, _) | StringType => true
+      case _ => false
+    }
     val deliverTime = check(DeliverTime, "TIMESTAMP or BIGINT (epoch milliseconds)")(t =>
       t == TimestampType || t == LongType)
     RocketMQWriteColumns(
@@ -74,10 +80,8 @@ private[rocketmq] object RocketMQWriteColumns {
       tags = check(Tags, "STRING")(_ == StringType),
       keys = keys,
       keysIsArray = keys >= 0 && schema(keys).dataType.isInstanceOf[ArrayType],
-      properties = check(Properties, "MAP<STRING, STRING>") {
-        case MapType(StringType, StringType, _) => true
-        case _ => false
-      },
+      properties = properties,
+      propertiesIsJson = properties >= 0 && schema(properties).dataType == StringType,
       shardingKey = check(ShardingKey, "STRING")(_ == StringType),
       deliverTime = deliverTime,
       deliverTimeIsTimestamp = deliverTime >= 0 && schema(deliverTime).dataType == TimestampType)

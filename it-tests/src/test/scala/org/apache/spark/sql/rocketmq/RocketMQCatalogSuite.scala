@@ -23,6 +23,9 @@ import java.util.concurrent.atomic.AtomicInteger
 
 import scala.jdk.CollectionConverters._
 
+import org.apache.rocketmq.common.message.MessageConst
+import org.apache.rocketmq.common.topic.TopicValidator
+
 import org.apache.spark.sql.catalyst.analysis.{
   NoSuchNamespaceException, NoSuchTableException, TableAlreadyExistsException
 }
@@ -116,6 +119,50 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     assert(storedBodies(topic).size === 25)
   }
 
+  test("INSERT INTO ... SELECT * copies a table: bodies, tags, keys and user properties arrive unchanged") {
+    val sent = Seq(
+      TestMessage("plain"),
+      TestMessage("tagged", tags = "tag-a", keys = "k1 k2", properties = Map("region" -> "eu", "q\"uote" -> "a\nb")),
+      TestMessage("unicode", tags = "tag-b", keys = "k3", properties = Map("naïve" -> "日本 \uD83D\uDE80")))
+    def copied(topic: String): Seq[(String, String, String, Map[String, String])] = rocketmq.readAll(topic).map { m =>
+      val user = m.getProperties.asScala.toMap.filter { case (k, _) => !MessageConst.STRING_HASH_SET.contains(k) }
+      (new String(m.getBody, StandardCharsets.UTF_8), m.getTags, m.getKeys, user)
+    }.sortBy(_._1)
+    val expected = sent.map(m => (m.body, m.tags, m.keys, m.properties)).sortBy(_._1)
+    // Tags and keys travel in the properties text of a plain table, and in their own columns with the extra ones.
+    for (catalog <- Seq(newCatalog(), newCatalog("includeExtraColumns" -> "true"))) {
+      val (from, to) = (rocketmq.newTopic("copy-from"), rocketmq.newTopic("copy-to"))
+      rocketmq.createTopic(from, queues = 2)
+      rocketmq.createTopic(to, queues = 2)
+      rocketmq.sendMessages(from, sent)
+      spark.sql(s"INSERT INTO $catalog.`$to` SELECT * FROM $catalog.`$from`")
+      assert(copied(to) === expected, catalog)
+      assert(copied(from) === expected, catalog)
+    }
+  }
+
+  test("a query cannot point a catalog table's write at another topic, in batch or streaming") {
+    val (in, table, other) = (rocketmq.newTopic("fixed-in"), rocketmq.newTopic("fixed"), rocketmq.newTopic("other"))
+    Seq(in, table, other).foreach(rocketmq.createTopic(_, queues = 1))
+    rocketmq.sendBodies(in, Seq("a", "b"))
+    val catalog = newCatalog()
+    def refusedFor(message: String): Unit =
+      assert(message.contains("ROCKETMQ_OPTION_NOT_ALLOWED.CATALOG_TABLE") && message.contains(s"'$other'") &&
+          message.contains(s"'$table'"), message)
+
+    refusedFor(errorMessage(spark.table(s"$catalog.`$in`").select("body").writeTo(s"$catalog.`$table`")
+      .option("topic", other).append()))
+    val checkpoint = Files.createTempDirectory("rocketmq-catalog-fixed-").toString
+    refusedFor(errorMessage {
+      val query = spark.readStream.option("startingOffsets", "earliest").table(s"$catalog.`$in`").select("body")
+        .writeStream.option("checkpointLocation", checkpoint).option("topic", other).trigger(Trigger.AvailableNow())
+        .toTable(s"$catalog.`$table`")
+      try query.awaitTermination(120000)
+      finally query.stop()
+    })
+    assert(storedBodies(other).isEmpty && storedBodies(table).isEmpty)
+  }
+
   test("DESCRIBE TABLE EXTENDED shows the queues of each broker group and the message count, never a secret") {
     val topic = rocketmq.newTopic("describe")
     rocketmq.createTopic(topic, queues = 4)
@@ -197,6 +244,21 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     val gone = errorMessage(spark.sql(s"SELECT * FROM $dropping.`$topic`").collect())
     assert(gone.contains("TABLE_OR_VIEW_NOT_FOUND"), gone)
     spark.sql(s"DROP TABLE IF EXISTS $dropping.`$topic`")
+  }
+
+  test("DROP TABLE refuses RocketMQ's own topics, which SHOW TABLES hides, and leaves them") {
+    val group = rocketmq.newTopic("group")
+    val (retry, deadLetter) = (s"%RETRY%$group", s"%DLQ%$group")
+    rocketmq.createTopic(retry, queues = 1)
+    rocketmq.createTopic(deadLetter, queues = 1)
+    val own = Seq(retry, deadLetter, rocketmq.brokerName, rocketmq.clusterName, TopicValidator.RMQ_SYS_SELF_TEST_TOPIC)
+    val catalog = newCatalog("allowDropTable" -> "true")
+    for (topic <- own) {
+      val refused = errorMessage(spark.sql(s"DROP TABLE $catalog.`$topic`"))
+      assert(refused.contains("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.DROP_ROCKETMQ_TOPIC") &&
+          refused.contains(s"'$topic'"), refused)
+      assert(rocketmq.brokerController.getTopicConfigManager.selectTopicConfig(topic) != null, topic)
+    }
   }
 
   test("readStream.table and writeStream.toTable copy a topic (Trigger.AvailableNow)") {
