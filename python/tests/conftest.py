@@ -41,7 +41,7 @@ if API not in ("classic", "connect"):
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: end to end through a Spark session; runs in classic and Connect mode")
     config.addinivalue_line(
-        "markers", "cross_version: run again on every pyspark of the matrix (dev/test-spark-version), with e2e"
+        "markers", "cross_version: run again on every pyspark of the matrix (dev/test-spark-version)"
     )
     config.addinivalue_line("markers", "connect_only: runs in the Spark Connect pass only (deselected otherwise)")
 

@@ -103,6 +103,7 @@ def test_write_then_read_back(spark, rocketmq) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.cross_version  # Spark's commit protocol and continuous mode: checked on each release
 def test_exactly_once_batch_and_streaming_writes_store_every_row_once(spark, rocketmq, tmp_path: Path) -> None:
     """delivery_guarantee="exactly_once" from Python, in a batch write (rows with and without a sharding key) and
     a RocketMQ -> RocketMQ stream; RocketMQ's own consumer (committed messages only) finds every row once. Runs

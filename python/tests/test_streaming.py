@@ -85,6 +85,7 @@ def test_streaming_aggregation_in_update_mode(spark, rocketmq, tmp_path: Path) -
 
 
 @pytest.mark.e2e
+@pytest.mark.cross_version  # Spark's commit protocol and continuous mode: checked on each release
 def test_write_rocketmq_stream_continuous_copies_each_row_as_it_arrives(spark, rocketmq, tmp_path: Path) -> None:
     source, sink = unique_topic("csrc"), unique_topic("cdst")
     rocketmq.create_topic(source, queues=2)  # a task slot per queue: local[2]
