@@ -40,6 +40,8 @@ Topics = Union[str, Sequence[str]]
 Offsets = Union[str, QueueOffsets]
 Timestamps = Union[str, QueueTimestamps]
 Duration = Union[str, timedelta]
+#: A number of broker groups, or their names.
+BrokerGroups = Union[int, str, Sequence[str]]
 
 _OUTPUT_MODES = ("append", "update", "complete")
 # A streaming write's own keywords: the query's settings, not connector options.
@@ -84,6 +86,7 @@ def read_rocketmq(
     pulls_in_flight: Optional[int] = None,
     read_ahead_bytes: Optional[int] = None,
     fail_on_data_loss: Optional[bool] = None,
+    expected_broker_groups: Optional[BrokerGroups] = None,
     consumer_group: Optional[str] = None,
     group_offset_fallback: Optional[str] = None,
     request_timeout_ms: Optional[int] = None,
@@ -106,8 +109,11 @@ def read_rocketmq(
     on the brokers, each queue (``group_offset_fallback``, ``LATEST`` by default or ``EARLIEST``, for queues it has
     not committed). Times are ``datetime`` objects with a time zone or
     epoch milliseconds. Keywords left as ``None`` keep the connector's defaults; each is the option key
-    in snake_case (see the option reference, docs/reference/options.md). ``producer_clock_skew_ms`` lets a
-    ``bornTimestamp`` filter narrow the read (by how far producers' clocks may run ahead of the brokers').
+    in snake_case (see the option reference, docs/reference/options.md). ``expected_broker_groups`` (a number, or
+    broker group names) makes a read whose topic those groups do not all serve wait for them, then fail, instead of
+    reading the groups still there (a group whose brokers are all down leaves no trace).
+    ``producer_clock_skew_ms`` lets a ``bornTimestamp`` filter narrow the read (by how far producers' clocks may
+    run ahead of the brokers').
 
     The rows have the columns topic, flag, body (binary), properties (JSON string; see
     ``decode_properties``), brokerName, queueId, queueOffset, bornTimestamp and storeTimestamp, then
@@ -151,6 +157,7 @@ def read_rocketmq_stream(
     pulls_in_flight: Optional[int] = None,
     read_ahead_bytes: Optional[int] = None,
     fail_on_data_loss: Optional[bool] = None,
+    expected_broker_groups: Optional[BrokerGroups] = None,
     consumer_group: Optional[str] = None,
     group_offset_fallback: Optional[str] = None,
     request_timeout_ms: Optional[int] = None,

@@ -48,6 +48,17 @@ def _topics(name: str, value: object) -> str:
     raise TypeError(f"{name} must be a topic name or a list of topic names, not {value!r}")
 
 
+def _broker_groups(name: str, value: object) -> str:
+    """A number of broker groups, or their names (a list, or one comma-separated str); the JVM checks the names."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(_integer(name, value, 1))
+    if isinstance(value, str):
+        return checked_text(name, value)
+    if isinstance(value, Sequence) and value and all(isinstance(g, str) and g.strip() for g in value):
+        return ",".join(value)
+    raise TypeError(f"{name} must be a number of broker groups or a list of their names, not {value!r}")
+
+
 def _integer(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}: pass e.g. {name}={max(minimum, 1000)}")
@@ -177,6 +188,7 @@ _CONVERTERS: Dict[str, Convert] = {
     "access channel": _access_channel,
     "delivery guarantee": _delivery_guarantee,
     "transaction timeout": _transaction_timeout,
+    "broker groups": _broker_groups,
 }
 
 #: Keyword -> (option key, kind of value). The keywords of read_rocketmq, read_rocketmq_stream, write_rocketmq,
@@ -193,6 +205,7 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "pulls_in_flight": ("pullsInFlight", "positive int"),
     "read_ahead_bytes": ("readAheadBytes", "positive long"),
     "fail_on_data_loss": ("failOnDataLoss", "boolean"),
+    "expected_broker_groups": ("expectedBrokerGroups", "broker groups"),
     "request_timeout_ms": ("requestTimeoutMs", "positive long"),
     "metadata_retries": ("metadataRetries", "positive int"),
     "metadata_retry_interval_ms": ("metadataRetryIntervalMs", "non-negative long"),

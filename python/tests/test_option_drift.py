@@ -94,6 +94,7 @@ HINTS = {
     "access channel": "str",
     "delivery guarantee": "str",
     "transaction timeout": "Duration",
+    "broker groups": "BrokerGroups",
 }
 
 

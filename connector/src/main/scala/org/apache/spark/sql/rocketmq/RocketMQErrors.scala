@@ -280,6 +280,14 @@ private[rocketmq] object RocketMQErrors {
         "nameServer" -> nameServer, "waitedMs" -> waitedMs.toString)
   }
 
+  /** The broker groups option `expectedBrokerGroups` names did not all serve `topic` within `waitedMs`. */
+  def expectedGroupsMissing(topic: String, expected: RocketMQExpectedGroups, served: Set[String], waitedMs: Long)
+      : Throwable =
+    requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.EXPECTED_GROUPS", null, "topic" -> topic,
+      "missing" -> expected.describeMissing(served), "expected" -> expected.render,
+      "served" -> (if (served.isEmpty) "no broker group" else served.toSeq.sorted.mkString("broker groups ", ", ", "")),
+      "waitedMs" -> waitedMs.toString)
+
   /** The driver waited `waitedMs` for `broker` to index the messages it had stored when a batch read was planned. */
   def indexingBehind(topic: String, broker: String, behindBytes: Long, waitedMs: Long): Throwable =
     requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.INDEXING_BEHIND", null, "topic" -> topic, "broker" -> broker,

@@ -78,6 +78,7 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
     indexedBrokers = if (awaitIndexed) Set.empty else null
     while (true) {
       val attempts = topics.map(topic => topic -> attemptQueueRanges(topic, knownQueues.filter(_.topic == topic)))
+        .map(expectGroups)
       attempts.collectFirst { case (topic, Left(unavailable)) => (topic, unavailable) } match {
         case None =>
           return attempts.flatMap {
@@ -91,6 +92,9 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
               log.warn(s"RocketMQ topic '$topic' is not available now (${unavailable.describe}); asking again in " +
                 s"$pauseMs ms (${budget.elapsedMs} ms of retryTimeoutMs $retryTimeoutMs spent)")
               Thread.sleep(pauseMs)
+            case None if unavailable.served.isDefined =>
+              throw RocketMQErrors.expectedGroupsMissing(topic, expectedGroups.get, unavailable.served.get,
+                budget.elapsedMs)
             case None =>
               throw RocketMQErrors.brokerUnavailable(topic, unavailable.broker, nameServer, budget.elapsedMs,
                 unavailable.cause)
@@ -128,9 +132,26 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
       } catch { case BrokerDown(broker, cause) => Left(Unavailable(Some(broker), cause)) }
   }
 
-  /** Why a topic's queues cannot be told now: a broker (None: every broker) missing or not answering. */
-  private case class Unavailable(broker: Option[String], cause: Throwable) {
-    def describe: String = broker.map(b =>
+  private lazy val expectedGroups = options(RocketMQOptions.ExpectedBrokerGroups)
+
+  /** A look at a topic whose readable queues are not on every broker group `expectedBrokerGroups` names: not yet. */
+  private def expectGroups(attempt: (String, Either[Unavailable, Option[Map[RocketMQQueue, RocketMQQueueRange]]]))
+      : (String, Either[Unavailable, Option[Map[RocketMQQueue, RocketMQQueueRange]]]) =
+    (attempt, expectedGroups) match {
+      case ((topic, Right(ranges)), Some(expected)) =>
+        val served = ranges.getOrElse(Map.empty).keySet.map(_.brokerName)
+        if (expected.satisfiedBy(served)) attempt else topic -> Left(Unavailable(None, null, Some(served)))
+      case _ => attempt
+    }
+
+  /**
+   * Why a topic's queues cannot be told now: a broker (None: every broker) missing or not answering; or, with
+   * `served`, the broker groups that serve it now, which are not all `expectedBrokerGroups` names.
+   */
+  private case class Unavailable(broker: Option[String], cause: Throwable, served: Option[Set[String]] = None) {
+    def describe: String = if (served.isDefined) {
+      s"expectedBrokerGroups ${expectedGroups.get.render}: ${expectedGroups.get.describeMissing(served.get)} missing"
+    } else broker.map(b =>
       s"broker '$b' " + Option(cause).map(c => s"does not answer: $c")
         .getOrElse("is missing from the route")).getOrElse("the name server lists no live broker")
   }

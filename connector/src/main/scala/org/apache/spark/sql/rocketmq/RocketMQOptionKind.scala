@@ -130,6 +130,22 @@ private[rocketmq] object RocketMQOptionKind {
   /** A namespace: what RocketMQ puts before `%` in the names of topics and groups. */
   case object NamespaceName extends Name("namespace", "namespace name", "^[a-zA-Z0-9_-]{1,64}$", "NAMESPACE")
 
+  /** The broker groups a topic must be served by: at least a number of them, or these by name. */
+  case object ExpectedGroupsKind extends RocketMQOptionKind[RocketMQExpectedGroups]("broker groups",
+      "number >= 1, or broker group name[,broker group name…]") {
+    private val groupName = "^[a-zA-Z0-9_%|.-]{1,127}$".r
+    override def parse(key: String, value: String): RocketMQExpectedGroups = parseInt(value) match {
+      case Some(n) if n >= 1 => RocketMQExpectedGroups.AtLeast(n)
+      case Some(_) => invalid(key, value, "BROKER_GROUPS")
+      case None =>
+        val names = value.split(',').map(_.trim).toSeq
+        if (names.exists(n => groupName.findFirstIn(n).isEmpty)) invalid(key, value, "BROKER_GROUPS")
+        RocketMQExpectedGroups.Named(names.distinct)
+    }
+    override def render(value: RocketMQExpectedGroups): String = value.render
+    override def emptyIsUnset: Boolean = true
+  }
+
   /** RocketMQ's access channel, LOCAL or CLOUD (case-insensitive). */
   case object AccessChannelKind extends RocketMQOptionKind[AccessChannel]("access channel", "LOCAL or CLOUD") {
     override def parse(key: String, value: String): AccessChannel =

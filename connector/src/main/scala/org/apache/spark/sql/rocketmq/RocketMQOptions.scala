@@ -283,6 +283,13 @@ private[rocketmq] object RocketMQOptions {
     "Whether to fail when data may have been lost (expired or deleted messages). Batch queries always fail on " +
       "lost data.")
 
+  /** The broker groups that must serve the topics read. */
+  val ExpectedBrokerGroups: Unset[RocketMQExpectedGroups] = unset("expectedBrokerGroups", ExpectedGroupsKind,
+    SourceBoth,
+    "Broker groups each topic read must be served by, by name or by number. The name server forgets a group " +
+      "whose brokers are all down (a master without replicas), so without this a read sees only the groups still " +
+      "there; with it, a topic not served by them waits retryTimeoutMs for them, then fails naming them.")
+
   /** Driver metadata timeout. */
   val RequestTimeoutMs: Defaulted[Long] = defaulted("requestTimeoutMs", PositiveLong, 10000L, Everywhere,
     "Timeout of each metadata request (topic routes, queue offsets) to the name server and brokers.",

@@ -105,6 +105,20 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     }
   }
 
+  test("expectedBrokerGroups: a number or names; what a topic's serving groups must include") {
+    import RocketMQExpectedGroups._
+    assert(options("expectedBrokerGroups" -> "3")(ExpectedBrokerGroups) === Some(AtLeast(3)))
+    assert(options("expectedBrokerGroups" -> " a , b,a")(ExpectedBrokerGroups) === Some(Named(Seq("a", "b"))))
+    assert(options()(ExpectedBrokerGroups) === None)
+    for (bad <- Seq("0", "-1", "a b", "a,,b")) {
+      val m = messageOf(options("expectedBrokerGroups" -> bad)(ExpectedBrokerGroups))
+      assert(m.contains("BROKER_GROUPS") && m.contains(s"'$bad'") && m.contains("'expectedBrokerGroups'"), m)
+    }
+    assert(AtLeast(2).satisfiedBy(Set("a", "b")) && !AtLeast(2).satisfiedBy(Set("a")))
+    assert(Named(Seq("a", "b")).satisfiedBy(Set("a", "b", "c")) && !Named(Seq("a", "b")).satisfiedBy(Set("a", "c")))
+    assert(Named(Seq("a", "b")).describeMissing(Set("a")) === "broker group(s) 'b'")
+  }
+
   test("numbers, booleans, names: errors name the option, the value and what is allowed") {
     assert(messageOf(options("pullBatchSize" -> "lots")(PullBatchSize)) === "[ROCKETMQ_INVALID_OPTION_VALUE." +
       s"POSITIVE_INTEGER] Invalid value 'lots' for option 'pullBatchSize': must be a positive integer (at most " +

@@ -278,12 +278,19 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
     assert(replica.got === Seq(3, 4) && replica.retries === 1)
   }
 
-  test("the master answering that the topic does not exist fails the pull at once") {
-    implicit val s: RocketMQReadSettings = settings(failOnDataLoss = true)
-    val denied = new MQBrokerException(ResponseCode.TOPIC_NOT_EXIST, "topic[t] not exist, apply first please!",
+  test("the master answering that the topic does not exist (deleted under the read) is the queue gone: it fails " +
+    "the read at once, or with failOnDataLoss=false skips the range (an open one idles)") {
+    def denied = new MQBrokerException(ResponseCode.TOPIC_NOT_EXIST, "topic[t] not exist, apply first please!",
       "master:1")
-    val failed = intercept[PullerFailed](script(3, 5, Seq(Left(denied))))
-    assert(failed.error.getCondition === "ROCKETMQ_PULL_FAILED.NOT_RETRYABLE" && failed.retries === 0)
+    val failed = intercept[PullerFailed](script(3, 5, Seq(Left(denied)))(settings(failOnDataLoss = true)))
+    assert(failed.error.getCondition === "ROCKETMQ_DATA_LOSS_QUEUE_GONE" && failed.retries === 0)
+    assert(failed.error.getMessage.contains("offsets from 3 on were not read"), failed.error.getMessage)
+    implicit val lenient: RocketMQReadSettings = settings(failOnDataLoss = false)
+    val skipped = script(3, 5, Seq(Left(denied)))
+    assert(skipped.got.isEmpty && skipped.lost === 2 && skipped.retries === 0 && skipped.asked === Seq(3L -> 2))
+    // An open range (continuous, real-time) asks no more: it returns nothing until Spark plans without the queue.
+    val open = script(3, RocketMQQueuePuller.Open, Seq(Left(denied)))
+    assert(open.got.isEmpty && open.asked.size === 1)
   }
 
   test("a group left without any broker fails, once retryTimeoutMs is spent, as unavailable and named") {

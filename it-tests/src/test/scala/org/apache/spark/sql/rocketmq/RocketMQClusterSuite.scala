@@ -60,6 +60,27 @@ class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
     assert(bodies(read(topic)).size === 400)
   }
 
+  test("a group wholly down (a master without replicas) is forgotten by the name server: expectedBrokerGroups " +
+    "makes the read wait for it and fail naming it; with the group back, every message") {
+    val topic = newTopic("whole-group", groups = Seq(GroupA, GroupB))
+    cluster.produce(topic, 1000, i => s"m$i")
+    val onB = cluster.storedOffsets("b-master", topic).sum
+    assert(onB > 0, "the producer spread no message to group b")
+    withKilled("b-master") {
+      // Without the option the read sees only what the route still lists: group a's messages, no error.
+      assert(bodies(read(topic)).size === 1000 - onB)
+      for (expected <- Seq(s"$GroupA,$GroupB", "2")) {
+        val message = errorMessage(bodies(read(topic, "expectedBrokerGroups" -> expected, "retryTimeoutMs" -> "1500")))
+        assert(message.contains("[ROCKETMQ_BROKER_UNAVAILABLE.EXPECTED_GROUPS]") && message.contains(s"'$topic'") &&
+            message.contains(s"served by broker groups $GroupA now"), message)
+        val missing = if (expected == "2") "1 more broker group(s), 2 in all" else s"broker group(s) '$GroupB'"
+        assert(message.contains(missing), message)
+      }
+    }
+    assert(bodies(read(topic, "expectedBrokerGroups" -> s"$GroupA,$GroupB")).sorted ===
+      (0 until 1000).map(i => s"m$i").sorted)
+  }
+
   test("a replica that has not copied the topic yet does not make its group's queues gone: planning waits, fails") {
     // A topic created on the masters; the master of group a dies before its replica copies the topic (it
     // copies every few seconds: when it did in the moment between, the attempt is made again, a few times).

@@ -63,6 +63,37 @@ class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
     assert(rows.filter(_._2 == 2).map(_._3).distinct.sorted === (0L until 5L))
   }
 
+  test("a topic deleted while continuous tasks read it: failOnDataLoss=true fails naming the queue gone; false " +
+    "reads on from the other topics") {
+    for (failOnDataLoss <- Seq(false, true)) {
+      val (kept, deleted) = (rocketmq.newTopic(), rocketmq.newTopic())
+      rocketmq.createTopic(kept, queues = 1)
+      rocketmq.createTopic(deleted, queues = 1)
+      val sink = rocketmq.newTopic("sink")
+      val q = streamTopic(s"$kept,$deleted", "startingOffsets" -> "earliest",
+        "failOnDataLoss" -> failOnDataLoss.toString)
+        .selectExpr("CAST(body AS STRING) AS body", "queueId", "queueOffset")
+        .writeStream.foreach(new EpochOutput(sink)).option("checkpointLocation", newDir())
+        .trigger(Trigger.Continuous("1 second")).start()
+      try {
+        rocketmq.sendBodies(kept, Seq("k0"))
+        rocketmq.sendBodies(deleted, Seq("d0"))
+        awaitRows(q, sink, 2)
+        rocketmq.deleteTopic(deleted)
+        if (failOnDataLoss) {
+          val message = errorMessage(q.awaitTermination(120000))
+          assert(message.contains("[ROCKETMQ_DATA_LOSS_QUEUE_GONE]") && message.contains(s"topic '$deleted'"),
+            message)
+        } else {
+          rocketmq.sendBodies(kept, Seq("k1", "k2"))
+          awaitRows(q, sink, 4)
+          assert(q.isActive && q.exception.isEmpty, q.exception)
+          assert(EpochOutput.rows(sink).map(_._1).distinct.sorted === Seq("d0", "k0", "k1", "k2"))
+        }
+      } finally q.stop()
+    }
+  }
+
   test(
     "restarted from its checkpoint, a continuous query goes on after the last recorded epoch: nothing lost or repeated") {
     val topic = rocketmq.newTopic()

@@ -92,6 +92,8 @@ private[rocketmq] final class RocketMQQueuePuller(
   /** Whether the master has indexed what it stored since this reader last moved on (see [[endsBefore]]). */
   private var masterIndexed = false
   private val open = until == RocketMQQueuePuller.Open
+  /** The group's master answered that the topic does not exist (deleted): with failOnDataLoss=false, idle. */
+  private var topicGone = false
 
   /** Offsets skipped as lost so far (only with failOnDataLoss=false). */
   def lostOffsets: Long = lost
@@ -146,6 +148,12 @@ private[rocketmq] final class RocketMQQueuePuller(
 
   /** One pull, its answer taken in; false if it had none by `deadlineNanos`. */
   private def pullNext(deadlineNanos: Long): Boolean = {
+    if (topicGone) {
+      // Nothing more will come (until Spark plans again without the queue): wait out the deadline, not spin.
+      val waitNanos = math.min(deadlineNanos - System.nanoTime(), 1000000000L)
+      if (waitNanos > 0) Thread.sleep(waitNanos / 1000000L, (waitNanos % 1000000L).toInt)
+      return false
+    }
     val result =
       pullWithRetries(pullOffset, math.min(settings.pullBatchSize.toLong, until - pullOffset).toInt, deadlineNanos)
     if (result == null) return false
@@ -274,8 +282,8 @@ private[rocketmq] final class RocketMQQueuePuller(
         case NonFatal(e) if RocketMQRetry.isRetryable(e) || RocketMQRetry.deniesTopic(e) =>
           val master = groupMaster()
           if (RocketMQRetry.deniesTopic(e) && master.isDefined && answeredBy(e).forall(master.contains)) {
-            onGiveUp()
-            throw RocketMQErrors.pullFailed(queue, offset, e, GaveUp.NotRetryable)
+            topicDeleted(offset)
+            return null
           }
           retryBudget.nextPauseMs() match {
             case Some(pauseMs) =>
@@ -299,6 +307,26 @@ private[rocketmq] final class RocketMQQueuePuller(
       }
     }
     throw new IllegalStateException("unreachable")
+  }
+
+  /**
+   * The group's master says the topic does not exist: it was deleted while this task read it. That is the loss of
+   * the queue from `offset` on: it fails the read, or with failOnDataLoss=false the range is skipped (an open one
+   * idles until Spark plans again, without the queue).
+   */
+  private def topicDeleted(offset: Long): Unit = {
+    val error = RocketMQErrors.queueGone(queue, offset)
+    if (settings.failOnDataLoss) {
+      onGiveUp()
+      throw error
+    }
+    log.warn(s"${error.getMessage} Reading on without it (failOnDataLoss=false).")
+    if (open) topicGone = true
+    else {
+      lost += until - offset
+      skipTo(until)
+      expectedOffset = until
+    }
   }
 
   /** The broker that gave an error answer, where the client says (it does for pulls). */
