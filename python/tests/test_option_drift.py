@@ -173,3 +173,17 @@ def test_int_kinds_are_bounded_as_the_connector_bounds_them() -> None:
             except ValueError:
                 continue
             raise AssertionError(f"{kind} accepted {bad}")
+
+
+def test_expected_broker_groups_takes_a_number_or_names() -> None:
+    convert = _CONVERTERS["broker groups"]
+    assert convert("expected_broker_groups", 2) == "2"
+    assert convert("expected_broker_groups", ["broker-a", "broker-b"]) == "broker-a,broker-b"
+    assert convert("expected_broker_groups", "broker-a,broker-b") == "broker-a,broker-b"
+    for bad, error in ((0, ValueError), (True, TypeError), ([], TypeError), ([""], TypeError), (1.5, TypeError)):
+        try:
+            convert("expected_broker_groups", bad)
+        except error as e:
+            assert "expected_broker_groups" in str(e)
+            continue
+        raise AssertionError(f"{bad!r} was accepted")
