@@ -86,10 +86,10 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
     }
   }
 
-  override def prepareForTriggerAvailableNow(): Unit = {
-    availableNowTarget =
-      Some(reader.fetchQueueRanges(topics, allowMissing = true, awaitIndexed = true).map { case (q, r) => q -> r.max })
-  }
+  /** Under Trigger.AvailableNow: its end is taken at the first batch, once the queues read so far are known. */
+  private var availableNow = false
+
+  override def prepareForTriggerAvailableNow(): Unit = availableNow = true
 
   override def latestOffset(): Offset = throw new UnsupportedOperationException(
     "RocketMQMicroBatchStream supports admission control: Spark calls latestOffset(start, limit)")
@@ -109,6 +109,12 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
       } else now
     }
     latestRanges = ranges
+    if (availableNow && availableNowTarget.isEmpty) {
+      // What exists now, every queue the checkpoint names included: a broker group wholly down (the name server
+      // forgets it) is waited for as unavailable, never left out of the end as if its queues were gone.
+      availableNowTarget = Some(reader.fetchQueueRanges(topics, allowMissing = true,
+        knownQueues = startOffsets.keySet, awaitIndexed = true).map { case (q, r) => q -> r.max })
+    }
     val latest = availableNowTarget.getOrElse(endsOf(ranges, startOffsets))
     val end = limitBatch(startsOf(startOffsets, latest), latest, limit) match {
       case None => startOffsets // hold this trigger: not enough new offsets yet
@@ -199,7 +205,10 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
   protected def planOpen(start: Offset): (Map[RocketMQQueue, Long], IndexedSeq[RocketMQQueue]) = {
     val startOffsets = RocketMQSourceOffset(start).queueOffsets
     // Spark asks for the latest offsets before each real-time batch: latestRanges then lists the queues there are.
-    if (latestRanges.isEmpty) latestRanges = reader.fetchQueueRanges(topics, allowMissing = true)
+    // (A queue of `start` whose broker group is missing from the route is waited for: unavailable, not gone.)
+    if (latestRanges.isEmpty) {
+      latestRanges = reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = startOffsets.keySet)
+    }
     val latest = endsOf(latestRanges, startOffsets)
     (startOffsets.keySet -- latest.keySet).foreach(q => reportDataLoss(RocketMQErrors.queueGone(q, startOffsets(q))))
     latest.foreach { case (q, l) =>

@@ -89,6 +89,7 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
         case Some((topic, unavailable)) =>
           budget.nextPauseMs() match {
             case Some(pauseMs) =>
+              RocketMQOffsetReader.unavailablePauses.incrementAndGet()
               log.warn(s"RocketMQ topic '$topic' is not available now (${unavailable.describe}); asking again in " +
                 s"$pauseMs ms (${budget.elapsedMs} ms of retryTimeoutMs $retryTimeoutMs spent)")
               Thread.sleep(pauseMs)
@@ -401,6 +402,9 @@ private[rocketmq] object RocketMQOffsetReader {
    * registration between that answer and the next request.
    */
   @volatile private[rocketmq] var afterMissingRoute: () => Unit = () => ()
+
+  /** Pauses of planning for a topic not available now (a broker group down), in this JVM (diagnostics, tests). */
+  private[rocketmq] val unavailablePauses = new java.util.concurrent.atomic.AtomicLong()
 
   /**
    * Run each time planning finds a broker still indexing what it stored. Tests and the bench only: a test resumes

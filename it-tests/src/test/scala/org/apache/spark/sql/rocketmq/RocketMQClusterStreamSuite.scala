@@ -93,6 +93,63 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
     assert(EpochOutput.rows(sink).map(_._1).sorted === sent.sorted)
   }
 
+  test("a broker group wholly down (a master without replicas) is unavailable to an AvailableNow run, not gone: " +
+    "the run waits for it (failOnDataLoss=false), and every message comes once") {
+    val topic = newTopic("stream-whole-group", groups = Seq(GroupA, GroupB))
+    val (sink, checkpoint) = (s"cluster-an-${UUID.randomUUID().toString.take(8)}", newDir())
+    def availableNow(): StreamingQuery =
+      stream(topic, "startingOffsets" -> "earliest", "failOnDataLoss" -> "false")
+        .selectExpr("CAST(body AS STRING) AS body").writeStream.foreach(new EpochOutput(sink))
+        .option("checkpointLocation", checkpoint).trigger(Trigger.AvailableNow()).start()
+    def run(q: StreamingQuery): Unit = {
+      assert(q.awaitTermination(180000), "the AvailableNow run did not end")
+      if (q.exception.isDefined) throw q.exception.get
+    }
+    var sent = send(topic, "a")
+    assert(cluster.storedOffsets("b-master", topic).sum > 0, "the producer spread no message to group b")
+    run(availableNow())
+    cluster.kill("b-master") // the name server forgets group b: the topic's route lists group a alone
+    var down = true
+    try {
+      sent ++= send(topic, "b") // to group a alone
+      val second = availableNow()
+      // The checkpoint names group b's queues: the run waits for the group (retryTimeoutMs), which comes back.
+      EmbeddedRocketMQ.awaitCondition("the run's first trigger under way", 60000)(second.status.isTriggerActive)
+      cluster.restart("b-master")
+      down = false
+      run(second)
+    } finally if (down) cluster.restart("b-master")
+    sent ++= send(topic, "c")
+    run(availableNow())
+    // Group b's queues were never taken for gone: no message of theirs is read twice.
+    assert(EpochOutput.rows(sink).map(_._1).sorted === sent.sorted)
+  }
+
+  test("a broker group wholly down is unavailable to a continuous query too: its plan waits for the group, which " +
+    "is read on from where it was (failOnDataLoss=false)") {
+    val topic = newTopic("continuous-whole-group", groups = Seq(GroupA, GroupB), queues = 1) // a task slot each
+    val sink = s"cluster-cont-${UUID.randomUUID().toString.take(8)}"
+    var sent = send(topic, "a", 100)
+    val q = stream(topic, "startingOffsets" -> "earliest", "failOnDataLoss" -> "false")
+      .selectExpr("CAST(body AS STRING) AS body").writeStream.foreach(new EpochOutput(sink))
+      .option("checkpointLocation", newDir()).trigger(Trigger.Continuous("1 second")).start()
+    try {
+      awaitRows(q, sink, sent)
+      val pauses = RocketMQOffsetReader.unavailablePauses.get()
+      withKilled("b-master") {
+        // The stream sees its queues change and plans again: it waits for group b, whose queue it reads.
+        EmbeddedRocketMQ.awaitCondition("the continuous plan to wait for group b", 60000) {
+          if (q.exception.isDefined) throw q.exception.get
+          RocketMQOffsetReader.unavailablePauses.get() > pauses
+        }
+      }
+      sent ++= send(topic, "c", 100)
+      awaitRows(q, sink, sent)
+    } finally q.stop()
+    // Group b's queue was never taken for gone, and so never read again from its first message.
+    assert(EpochOutput.rows(sink).map(_._1).sorted === sent.sorted)
+  }
+
   test("a real-time stream reads on from the replica while the master is down, and through an election") {
     // A real-time batch runs a task per queue at once for its whole length: one queue a group, on 2 task slots.
     val topic = newTopic("stream-real-time", groups = Seq(GroupA, GroupC), queues = 1)
