@@ -54,7 +54,13 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions, pushdown: Rocket
     if (topics.isEmpty) return Nil
     val reader = new RocketMQOffsetReader(options)
     try {
-      val ranges = reader.fetchQueueRanges(topics, awaitIndexed = true)
+      // Queues the offsets name are waited for while their broker group is missing from the route (unavailable).
+      val named = Seq(options.batchStartingOffsets, options.batchEndingOffsets).flatMap {
+        case RocketMQOffsetRangeLimit.Specific(offsets) => offsets.keySet
+        case RocketMQOffsetRangeLimit.TimestampPerQueue(times) => times.keySet
+        case _ => Nil
+      }.toSet
+      val ranges = reader.fetchQueueRanges(topics, knownQueues = named, awaitIndexed = true)
       val start = RocketMQOffsetResolver.resolve(options.batchStartingOffsets, ranges, isStart = true, reader)
       val end = RocketMQOffsetResolver.resolve(options.batchEndingOffsets, ranges, isStart = false, reader)
       val kept = start.keys.toSeq.sorted.filter(pushdown.keeps).map { queue =>

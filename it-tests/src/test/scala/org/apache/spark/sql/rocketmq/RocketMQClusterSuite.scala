@@ -76,6 +76,10 @@ class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
         val missing = if (expected == "2") "1 more broker group(s), 2 in all" else s"broker group(s) '$GroupB'"
         assert(message.contains(missing), message)
       }
+      // Offsets that name the group's queues: waited for as unavailable, not refused as unknown queues.
+      val named = errorMessage(bodies(read(topic, "retryTimeoutMs" -> "1500",
+        "startingOffsets" -> s"""{"$topic":{"$GroupA":{"0":0},"$GroupB":{"0":0}}}""")))
+      assert(named.contains("[ROCKETMQ_BROKER_UNAVAILABLE.UNREACHABLE]") && named.contains(s"'$GroupB'"), named)
     }
     assert(bodies(read(topic, "expectedBrokerGroups" -> s"$GroupA,$GroupB")).sorted ===
       (0 until 1000).map(i => s"m$i").sorted)
