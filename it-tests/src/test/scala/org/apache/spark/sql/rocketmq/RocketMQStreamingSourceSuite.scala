@@ -133,8 +133,9 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
       q.processAllAvailable()
       val early = memoryBodies(name)
       if (System.currentTimeMillis() - started < 3000) assert(early.isEmpty, "5 < minOffsetsPerTrigger: wait")
-      EmbeddedRocketMQ.awaitCondition("the delayed batch after maxTriggerDelay", 60000) {
-        memoryBodies(name).size == 5
+      // (Its progress is recorded after its rows reach the sink: both are waited for.)
+      EmbeddedRocketMQ.awaitCondition("the delayed batch after maxTriggerDelay, and its progress", 60000) {
+        memoryBodies(name).size == 5 && q.recentProgress.exists(_.numInputRows > 0)
       }
       // Whatever the machine's pace: the batch with the 5 rows was decided no sooner than 3 s after the start.
       val delayed = q.recentProgress.find(_.numInputRows > 0).get
