@@ -42,24 +42,28 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
   import RocketMQMessageIndex._
 
   /**
-   * Whether the broker that stored half message `message` (its store host) holds it in `topic` (as the broker
-   * names it), committed: Some(true) or Some(false); None when it cannot be asked now. A key not found counts
+   * Whether half message `message`'s broker group holds it in `topic` (as the broker names it), committed:
+   * Some(true) or Some(false); None when it cannot be asked now. Asked at `at`, else at the group's current master
+   * (the message names its group when a broker asks about it), else at its store host: the master that first
+   * stored it, which replication copies verbatim, and which an election may have left dead. A key not found counts
    * only if the broker's index has the half message itself (indexed under the half topic): a broker that keeps
    * no index finds nothing either way.
    */
-  def delivered(message: MessageExt, topic: String): Option[Boolean] = {
+  def delivered(message: MessageExt, topic: String, at: Option[String] = None): Option[Boolean] = {
     val key = MessageClientIDSetter.getUniqID(message)
-    if (key == null || message.getStoreHost == null) return Some(false) // not sent by this connector
-    val address = RemotingHelper.parseSocketAddressAddr(message.getStoreHost)
-    lookUp(address, topic, key, message.getBornTimestamp) match {
+    val address = at.orElse(Option(message.getBrokerName).flatMap(b => Option(client().findBrokerAddressInPublish(b))))
+      .orElse(Option(message.getStoreHost).map(RemotingHelper.parseSocketAddressAddr))
+    if (key == null || address.isEmpty) return Some(false) // not sent by this connector
+    lookUp(address.get, topic, key, message.getBornTimestamp) match {
       case Right(found) if found.nonEmpty => Some(true)
       case Right(_) =>
-        lookUp(address, TopicValidator.RMQ_SYS_TRANS_HALF_TOPIC, key, message.getBornTimestamp) match {
+        lookUp(address.get, TopicValidator.RMQ_SYS_TRANS_HALF_TOPIC, key, message.getBornTimestamp) match {
           case Right(half) if half.nonEmpty => Some(false)
           case Right(_) =>
-            log.error(s"Broker $address keeps no index of message keys (messageIndexEnable=false): half message " +
-              s"$key of topic $topic is committed without knowing whether the driver committed it already; it may " +
-              "be delivered twice")
+            log.error(
+              s"Broker ${address.get} keeps no index of message keys (messageIndexEnable=false): half message " +
+                s"$key of topic $topic is committed without knowing whether the driver committed it already; it may " +
+                "be delivered twice")
             Some(false)
           case Left(_) => None
         }
@@ -117,21 +121,16 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
    * one that cannot be asked now (None).
    */
   def commitState(topic: String, broker: String, commitLogOffset: Long): Option[Boolean] =
-    halfMessage(topic, broker, commitLogOffset).flatMap { half =>
-      delivered(half, Option(half.getProperty(MessageConst.PROPERTY_REAL_TOPIC)).getOrElse(topic))
-    }
-
-  /**
-   * The half message at `commitLogOffset` of broker group `broker` (sent to `topic`) as the group's master
-   * stores it, or None if it cannot be read now.
-   */
-  def halfMessage(topic: String, broker: String, commitLogOffset: Long): Option[MessageExt] =
     try {
-      val address = Option(client().findBrokerAddressInPublish(broker)).orElse {
+      // Both asked of the group's master now (after an election, the replica elected in the first one's place).
+      val master = Option(client().findBrokerAddressInPublish(broker)).orElse {
         client().updateTopicRouteInfoFromNameServer(topic)
         Option(client().findBrokerAddressInPublish(broker))
       }
-      address.map(client().getMQClientAPIImpl.viewMessage(_, topic, commitLogOffset, timeoutMs))
+      master.flatMap { address =>
+        val half = client().getMQClientAPIImpl.viewMessage(address, topic, commitLogOffset, timeoutMs)
+        delivered(half, Option(half.getProperty(MessageConst.PROPERTY_REAL_TOPIC)).getOrElse(topic), Some(address))
+      }
     } catch { case NonFatal(e) => log.debug(s"Cannot read half message $commitLogOffset of $broker yet: $e"); None }
 }
 

@@ -64,4 +64,13 @@ class RocketMQUnansweredCommitsSuite extends AnyFunSuite {
     val (asked2, _, left2) = round(commits, 6 * SecondNs)(_ => None)
     assert(asked2 === Seq("late") && left2 === Seq("early") && commits.size === 1)
   }
+
+  test("a commit whose request never reached the broker whole is asked again; one that went out is not") {
+    import org.apache.rocketmq.remoting.exception._
+    assert(RocketMQTransactionEnd.surelyNotSent(new RemotingConnectException("127.0.0.1:1")))
+    assert(RocketMQTransactionEnd.surelyNotSent(new RemotingSendRequestException("127.0.0.1:1")))
+    assert(RocketMQTransactionEnd.surelyNotSent(new RemotingTooMuchRequestException("too many")))
+    assert(!RocketMQTransactionEnd.surelyNotSent(new RemotingTimeoutException("no answer in 30000 ms")))
+    assert(!RocketMQTransactionEnd.surelyNotSent(new IllegalStateException("connection closed")))
+  }
 }
