@@ -23,9 +23,7 @@ import scala.util.control.NonFatal
 import org.apache.rocketmq.client.impl.factory.MQClientInstance
 import org.apache.rocketmq.common.sysflag.MessageSysFlag
 import org.apache.rocketmq.remoting.InvokeCallback
-import org.apache.rocketmq.remoting.exception.{
-  RemotingConnectException, RemotingSendRequestException, RemotingTooMuchRequestException
-}
+import org.apache.rocketmq.remoting.exception.{RemotingConnectException, RemotingTooMuchRequestException}
 import org.apache.rocketmq.remoting.netty.ResponseFuture
 import org.apache.rocketmq.remoting.protocol.{RemotingCommand, RemotingSysResponseCode, RequestCode, ResponseCode}
 import org.apache.rocketmq.remoting.protocol.header.EndTransactionRequestHeader
@@ -46,8 +44,7 @@ import org.apache.spark.sql.rocketmq.RocketMQRetry
  *
  * A commit is never asked twice unless the broker surely did not take the first request: a broker that
  * commits one half message twice delivers it twice. Surely not taken: no connection, or the broker
- * answered that it is busy (it drops such requests before handling them), or the request's write to the
- * connection failed. Then the broker group is
+ * answered that it is busy (it drops such requests before handling them). Then the broker group is
  * asked again, with routes looked up afresh, for up to `retryTimeoutMs` (a restarted master, or the
  * replica elected in its place, takes the decision). A commit whose answer never came (a time-out, a
  * connection closed after the request went out) may have been carried out: with an `index`, it is looked up in
@@ -96,7 +93,7 @@ private[rocketmq] object RocketMQTransactionEnd {
   private case object Confirmed extends Outcome
   /** Answered, but not done (a 5.x broker refuses the sender's decision past the check immunity). */
   private case object Refused extends Outcome
-  /** Surely not carried out: no address, no connection, a write that failed, or a broker too busy to take it. */
+  /** Surely not carried out: no address, no connection, or the broker was too busy to take it. */
   private case object NotTaken extends Outcome
   /** No answer to a request that went out: it may have been carried out. */
   private case object Uncertain extends Outcome
@@ -339,11 +336,12 @@ private[rocketmq] object RocketMQTransactionEnd {
   private def outcomeOf(e: Throwable): Outcome = if (surelyNotSent(e)) NotTaken else Uncertain
 
   /**
-   * A request that failed this way never reached the broker whole: no connection, too many requests in flight, or
-   * a write to the connection that failed (a broker drops a request it got part of, with the connection).
+   * A request that failed this way never reached the broker: no connection, or too many requests in flight. Not a
+   * `RemotingSendRequestException`: the client also fails every request still waiting for its answer that way when
+   * the connection closes, requests the broker may have carried out.
    */
   private[transaction] def surelyNotSent(e: Throwable): Boolean = e match {
-    case _: RemotingConnectException | _: RemotingTooMuchRequestException | _: RemotingSendRequestException => true
+    case _: RemotingConnectException | _: RemotingTooMuchRequestException => true
     case _ => false
   }
 }
