@@ -100,21 +100,23 @@ private[rocketmq] class RocketMQMicroBatchStream(options: RocketMQOptions, check
     // (Spark calls commit() for a batch only when it plans the next one).
     commitProgress(startOffsets)
     val ranges = {
-      val now = reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = startOffsets.keySet)
+      val known = startOffsets.keySet
+      // AvailableNow's end is what exists at its first batch, every queue the checkpoint names included (a broker
+      // group wholly down, which the name server forgets, is waited for as unavailable, never left out as gone),
+      // each master first asked to index what it stored.
+      val firstOfAvailableNow = availableNow && availableNowTarget.isEmpty
+      val now = reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = known,
+        awaitIndexed = firstOfAvailableNow)
+      if (firstOfAvailableNow) availableNowTarget = Some(now.map { case (q, r) => q -> r.max })
       // A master's queue ending before where the stream is: its offsets went back (a recreated topic), or the
       // master has not indexed all it stored (restarted, it rebuilds its queues' tails from its commit log).
       // Asked again once each master has indexed what it stored: what still ends before is gone.
-      if (now.exists { case (q, r) => !r.fromReplica && startOffsets.get(q).exists(r.max < _) }) {
-        reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = startOffsets.keySet, awaitIndexed = true)
+      if (!firstOfAvailableNow &&
+        now.exists { case (q, r) => !r.fromReplica && startOffsets.get(q).exists(r.max < _) }) {
+        reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = known, awaitIndexed = true)
       } else now
     }
     latestRanges = ranges
-    if (availableNow && availableNowTarget.isEmpty) {
-      // What exists now, every queue the checkpoint names included: a broker group wholly down (the name server
-      // forgets it) is waited for as unavailable, never left out of the end as if its queues were gone.
-      availableNowTarget = Some(reader.fetchQueueRanges(topics, allowMissing = true,
-        knownQueues = startOffsets.keySet, awaitIndexed = true).map { case (q, r) => q -> r.max })
-    }
     val latest = availableNowTarget.getOrElse(endsOf(ranges, startOffsets))
     val end = limitBatch(startsOf(startOffsets, latest), latest, limit) match {
       case None => startOffsets // hold this trigger: not enough new offsets yet

@@ -325,7 +325,6 @@ private[rocketmq] final class RocketMQQueuePuller(
     else {
       lost += until - offset
       skipTo(until)
-      expectedOffset = until
     }
   }
 
