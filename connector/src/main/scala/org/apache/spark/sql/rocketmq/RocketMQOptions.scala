@@ -409,10 +409,13 @@ private[rocketmq] object RocketMQOptions {
 
   /** How long half messages wait for the driver before the broker asks it. */
   val TransactionTimeoutOption: Defaulted[Long] = defaulted("transactionTimeout", TransactionTimeout,
-    10L * 60 * 1000, SinkOnly,
+    2L * 60 * 1000, SinkOnly,
     "With exactly_once: the driver commits a task's half messages itself within half this time of the task's " +
       "first send; later, and after a driver crash, the broker's check-back commits them from the decisions " +
-      "kept beside the checkpoint. Keep half of it above the broker's transactionCheckInterval.")
+      "kept beside the checkpoint. Keep half of it above the broker's transactionCheckInterval. A broker gives " +
+      "a half message up transactionCheckMax check rounds after it is sent, counting the rounds before this " +
+      "timeout is over: a write refuses a timeout that leaves fewer than 3 check-backs (above 6m with " +
+      "RocketMQ 5's defaults, 15 rounds of 30 s).")
 
   /** A cap on resends of one message. */
   val SendRetries: Unset[Int] = unset("sendRetries", NonNegativeInt, SinkOnly,

@@ -18,14 +18,20 @@ package org.apache.spark.sql.rocketmq
 
 import java.nio.file.Files
 
-import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
+import scala.concurrent.{Await, Future}
+import scala.concurrent.ExecutionContext.Implicits.global
+import scala.concurrent.duration._
+
 import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, GroupC}
+import org.apache.spark.sql.rocketmq.transaction.{RocketMQTransactionCoordinator, RocketMQTransactionEnd}
+import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 
 /**
  * deliveryGuarantee=exactly_once on the shared cluster: a stream writes into a topic on a classic master/replica
  * group and a controller-mode group while the classic master is SIGKILLed and started again under it, then while
  * the controller replaces the other group's master. What a plain consumer (committed messages only) finds
- * afterwards is every source message once.
+ * afterwards is every source message once. Then a batch write whose commits the controller-mode master never
+ * answers (frozen, then killed): the elected replica's check-backs must be answered from the group's new master.
  */
 class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
 
@@ -72,5 +78,55 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
       assert(q.exception.isEmpty)
     } finally q.stop()
     assert(cluster.readBodies(sink).sorted === sent.sorted)
+  }
+  test("exactly-once batch write, its controller-mode master frozen during the commits then killed: the elected " +
+    "replica's check-backs commit every row once") {
+    val topic = newTopic("eo-election", groups = Seq(GroupC))
+    val master = cluster.awaitMaster(GroupC)
+    val replica = cluster.brokers.find(b => b.group == GroupC && b != master).get
+    val rows = 200
+    def signal(name: String): Unit = {
+      val code = new ProcessBuilder("kill", s"-$name", master.pid.toString).inheritIO().start().waitFor()
+      assert(code === 0, s"kill -$name ${master.label}")
+    }
+    // A broker gives a half message up after transactionCheckMax check rounds (15 by default, 7.5 minutes), the
+    // rounds of its immunity (60 s here: 2) included: 4 here, so that a driver that cannot answer (it asked the
+    // dead master, the half messages' store host, before) loses the rows within the test's time.
+    cluster.command(replica.label, "set transactionCheckMax 4")
+    val unanswered = RocketMQTransactionEnd.unansweredCommits.get()
+    // Right after the decision the replica holds every half message, and the master stops: no commit is answered.
+    RocketMQTransactionCoordinator.afterDecisionForTests = _ => {
+      cluster.awaitReplicatedLog(GroupC)
+      signal("STOP")
+    }
+    val killer = Future {
+      EmbeddedRocketMQ.awaitCondition("a commit request to go unanswered", 120000) {
+        RocketMQTransactionEnd.unansweredCommits.get() > unanswered
+      }
+      cluster.kill(master.label)
+      cluster.awaitMaster(GroupC)
+    }
+    try {
+      val write = Future {
+        spark.range(rows).selectExpr("CAST(id AS STRING) AS body").write.format("rocketmq")
+          .option("nameServer", cluster.nameServer).option("topic", topic)
+          .option("deliveryGuarantee", "exactly_once").option("transactionTimeout", "60s")
+          .option("retryTimeoutMs", "20000").save()
+      }
+      // The replica checks back once the transaction timeout is over (then every 30 s): a few minutes at most.
+      Await.result(write, 5.minutes)
+      assert(Await.result(killer, 1.minute) === replica)
+      val epoch = RocketMQTransactionCoordinator.lastInThisDriver
+      assert(epoch.messages === rows && epoch.leftToBroker > 0, epoch)
+      val stored = cluster.readBodies(topic)
+      assert(stored.size === rows, s"${stored.size - stored.toSet.size} duplicates")
+      assert(stored.toSet === (0 until rows).map(_.toString).toSet)
+    } finally {
+      RocketMQTransactionCoordinator.afterDecisionForTests = _ => ()
+      Await.ready(killer, 3.minutes)
+      if (master.isRunning) signal("CONT") // not killed: the test failed before
+      cluster.command(replica.label, "set transactionCheckMax 15")
+      if (!master.isRunning) cluster.restart(master.label)
+    }
   }
 }

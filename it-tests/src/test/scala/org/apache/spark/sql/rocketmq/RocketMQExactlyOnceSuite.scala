@@ -173,7 +173,8 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
     assert(rocketmq.readAll(out).map(body).sorted === (0 until 50).map(i => s"m$i").sorted)
   }
 
-  test("the options are checked: the guarantee's name, the timeout's floor, no delivery delay; before any send") {
+  test("the options are checked: the guarantee's name, the timeout's floor and ceiling, no delivery delay; before " +
+    "any send") {
     val df = Seq("a").toDF("body")
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
@@ -182,6 +183,13 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
     val short = errorMessage(df.write.format("rocketmq").option("nameServer", rocketmq.nameServer)
       .option("topic", topic).option("deliveryGuarantee", "exactly_once").option("transactionTimeout", "30s").save())
     assert(short.contains("transactionTimeout") && short.contains("30s") && short.contains("at least 60s"), short)
+    // Every check round of the broker counts from the send, those of the immunity too (RocketMQ #8311): a timeout
+    // of 7 min leaves one check-back of 15 rounds of 30 s; the write reads the broker's settings and refuses it.
+    val long = errorMessage(df.write.format("rocketmq").option("nameServer", rocketmq.nameServer)
+      .option("topic", topic).option("deliveryGuarantee", "exactly_once").option("transactionTimeout", "7min").save())
+    assert(long.contains("TRANSACTION_TIMEOUT_OVER_CHECKS") && long.contains("'7m'") &&
+        long.contains("'transactionTimeout'") && long.contains("450 s after it is sent") &&
+        long.contains("leaves it 1 check-backs") && long.contains("Use at most 6m"), long)
     val delayed = errorMessage(df.write.format("rocketmq").option("nameServer", rocketmq.nameServer)
       .option("topic", topic).option("deliveryGuarantee", "exactly_once").option("deliveryDelayMs", "1000").save())
     assert(delayed.contains("'deliveryGuarantee', 'deliveryDelayMs' cannot be used together"), delayed)

@@ -23,6 +23,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.impl.factory.MQClientInstance
+import org.apache.rocketmq.common.MixAll
 import org.apache.rocketmq.common.message.{MessageClientIDSetter, MessageConst, MessageDecoder, MessageExt}
 import org.apache.rocketmq.common.topic.TopicValidator
 import org.apache.rocketmq.remoting.InvokeCallback
@@ -43,33 +44,69 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
 
   /**
    * Whether half message `message`'s broker group holds it in `topic` (as the broker names it), committed:
-   * Some(true) or Some(false); None when it cannot be asked now. Asked at `at`, else at the group's current master
-   * (the message names its group when a broker asks about it), else at its store host: the master that first
-   * stored it, which replication copies verbatim, and which an election may have left dead. A key not found counts
-   * only if the broker's index has the half message itself (indexed under the half topic): a broker that keeps
-   * no index finds nothing either way.
+   * Some(true) or Some(false); None when it cannot be asked now. Asked at `at` when given. Otherwise at the
+   * message's store host (the master that first stored it, which replication copies verbatim) while that is a
+   * master of the topic; when it is not (an election left it dead or made it a replica) or does not answer, at
+   * every master of the topic now: the group's new master is among them, and only it knows the message. A key
+   * not found counts only if the broker's index has the half message itself (indexed under the half topic): a
+   * broker that keeps no index finds nothing either way.
    */
   def delivered(message: MessageExt, topic: String, at: Option[String] = None): Option[Boolean] = {
     val key = MessageClientIDSetter.getUniqID(message)
-    val address = at.orElse(Option(message.getBrokerName).flatMap(b => Option(client().findBrokerAddressInPublish(b))))
-      .orElse(Option(message.getStoreHost).map(RemotingHelper.parseSocketAddressAddr))
-    if (key == null || address.isEmpty) return Some(false) // not sent by this connector
-    lookUp(address.get, topic, key, message.getBornTimestamp) match {
-      case Right(found) if found.nonEmpty => Some(true)
-      case Right(_) =>
-        lookUp(address.get, TopicValidator.RMQ_SYS_TRANS_HALF_TOPIC, key, message.getBornTimestamp) match {
-          case Right(half) if half.nonEmpty => Some(false)
-          case Right(_) =>
-            log.error(
-              s"Broker ${address.get} keeps no index of message keys (messageIndexEnable=false): half message " +
-                s"$key of topic $topic is committed without knowing whether the driver committed it already; it may " +
-                "be delivered twice")
-            Some(false)
-          case Left(_) => None
-        }
-      case Left(_) => None
+    if (key == null) return Some(false) // not sent by this connector
+    val answer = at match {
+      case Some(address) => find(address, topic, key, message.getBornTimestamp)
+      case None =>
+        val storeHost = Option(message.getStoreHost).map(RemotingHelper.parseSocketAddressAddr)
+        storeHost.filter(mastersOf(topic, refresh = false).contains)
+          .map(find(_, topic, key, message.getBornTimestamp)).filter(_ != Unreachable)
+          .getOrElse {
+            val answers = mastersOf(topic, refresh = true).map(find(_, topic, key, message.getBornTimestamp))
+            Seq(Committed, Pending, Unreachable).find(answers.contains).getOrElse(NotIndexed)
+          }
+    }
+    answer match {
+      case Committed => Some(true)
+      case Pending => Some(false)
+      case Unreachable => None
+      case NotIndexed =>
+        log.error(s"No broker of $topic has half message $key in its index of message keys " +
+          "(messageIndexEnable=false?): it is committed without knowing whether the driver committed it already; " +
+          "it may be delivered twice")
+        Some(false)
     }
   }
+
+  /** What the broker at `address` knows of the half message whose key is `key`. */
+  private def find(address: String, topic: String, key: String, bornMs: Long): Found =
+    lookUp(address, topic, key, bornMs) match {
+      case Right(found) if found.nonEmpty => Committed
+      case Right(_) =>
+        lookUp(address, TopicValidator.RMQ_SYS_TRANS_HALF_TOPIC, key, bornMs) match {
+          case Right(half) if half.nonEmpty => Pending
+          case Right(_) => NotIndexed
+          case Left(_) => Unreachable
+        }
+      case Left(_) => Unreachable
+    }
+
+  /** When each topic's route was last asked for again (System.nanoTime): at most once a second. */
+  private val refreshed = new java.util.concurrent.ConcurrentHashMap[String, java.lang.Long]()
+
+  /**
+   * The addresses of the masters of `topic`'s broker groups, from the client's route; with `refresh`, asked of
+   * the name server again first (at most once a second: a check-back comes for each message).
+   */
+  private def mastersOf(topic: String, refresh: Boolean): Seq[String] =
+    try {
+      val now = System.nanoTime()
+      if (refresh && now - refreshed.getOrDefault(topic, now - 2000000000L) >= 1000000000L) {
+        refreshed.put(topic, now)
+        client().updateTopicRouteInfoFromNameServer(topic)
+      }
+      Option(client().getTopicRouteTable.get(topic)).toSeq.flatMap(_.getBrokerDatas.asScala)
+        .flatMap(data => Option(data.getBrokerAddrs.get(MixAll.MASTER_ID)))
+    } catch { case NonFatal(e) => log.debug(s"No route for $topic now: $e"); Nil }
 
   /**
    * The messages of `topic` whose key is `key`, stored since `bornMs` at the broker at `address`; Left(why) when
@@ -136,6 +173,17 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
 
 private[rocketmq] object RocketMQMessageIndex {
   private val log = LoggerFactory.getLogger(classOf[RocketMQMessageIndex])
+
+  /** What one broker's index says of a half message. */
+  private sealed trait Found
+  /** In its real topic: committed. */
+  private case object Committed extends Found
+  /** Only in the half topic: not committed (yet). */
+  private case object Pending extends Found
+  /** In neither: not this broker's message, or a broker with no index. */
+  private case object NotIndexed extends Found
+  /** The broker did not answer. */
+  private case object Unreachable extends Found
 
   /** Messages one key look-up may bring back (a key is unique; more than one would be a hash collision). */
   private val MaxFound = 32

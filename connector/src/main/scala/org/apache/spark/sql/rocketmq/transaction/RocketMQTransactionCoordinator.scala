@@ -23,11 +23,12 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.producer.TransactionMQProducer
+import org.apache.rocketmq.common.MixAll
 
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.connector.write.WriterCommitMessage
-import org.apache.spark.sql.rocketmq.RocketMQClientCache
+import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQOptionKind, RocketMQOptions}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 
 /**
@@ -90,14 +91,40 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
 
   // The broker asks a producer of the group it knows from heartbeats, which go to the brokers the client
   // has routes to: look up the topic each broker registers under its own name, then send them now.
-  try {
-    val brokers = client.getMQClientAPIImpl.getBrokerClusterInfo(settings.sendTimeoutMs).getBrokerAddrTable
-    (brokers.keySet().asScala.toSeq ++ settings.topic.map(settings.connection.onBroker)).foreach { topic =>
-      try client.updateTopicRouteInfoFromNameServer(topic)
-      catch { case NonFatal(e) => log.debug(s"No route for $topic: $e") }
+  private val masters: Map[String, String] =
+    try {
+      val brokers = client.getMQClientAPIImpl.getBrokerClusterInfo(settings.sendTimeoutMs).getBrokerAddrTable
+      (brokers.keySet().asScala.toSeq ++ settings.topic.map(settings.connection.onBroker)).foreach { topic =>
+        try client.updateTopicRouteInfoFromNameServer(topic)
+        catch { case NonFatal(e) => log.debug(s"No route for $topic: $e") }
+      }
+      client.sendHeartbeatToAllBrokerWithLock()
+      brokers.asScala.toMap.flatMap { case (group, data) =>
+        Option(data.getBrokerAddrs.get(MixAll.MASTER_ID)).map(group -> _)
+      }
+    } catch {
+      case NonFatal(e) =>
+        log.warn(s"Could not register transaction group ${scope.group} yet: $e")
+        Map.empty
     }
-    client.sendHeartbeatToAllBrokerWithLock()
-  } catch { case NonFatal(e) => log.warn(s"Could not register transaction group ${scope.group} yet: $e") }
+
+  /**
+   * How the brokers check back (the group that gives half messages up soonest): a transaction timeout must
+   * leave them time to ask, or rows left to them are given up unasked. Checked before anything is sent.
+   */
+  val brokerChecks: RocketMQBrokerCheckSettings =
+    try {
+      val strictest = RocketMQBrokerCheckSettings.strictest(client, masters, settings.sendTimeoutMs)
+        .getOrElse(RocketMQBrokerCheckSettings.defaults("(every group)"))
+      strictest.requireCheckBacks(RocketMQOptions.TransactionTimeoutOption.key,
+        RocketMQOptionKind.TransactionTimeout.render(scope.timeoutMs), scope.timeoutMs)
+      strictest
+    } catch {
+      case NonFatal(e) =>
+        producer.shutdown()
+        checkExecutor.shutdownNow()
+        throw e
+    }
 
   /** Spark commits `epoch`: decide it, then commit what it keeps (or roll back a second copy). */
   def commit(epoch: Long, messages: Array[WriterCommitMessage]): Unit = {
@@ -141,7 +168,7 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
           t.messages.filter(m => wanted.contains(m.seq)).map(t -> _)
         }
         checkBacks.await(epoch, messages(_.left) ++ later.flatMap(t => t.messages.map(t -> _)),
-          messages(_.unanswered), lastEpoch.firstSendMs + giveUpAfterMs + BrokerCheckIntervalMs)
+          messages(_.unanswered), lastEpoch.firstSendMs + giveUpAfterMs + brokerChecks.intervalMs)
       }
     }
   }
@@ -153,12 +180,12 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
   private def brokerWindow(firstSendMs: Long): String =
     s"The broker checks back from ${java.time.Instant.ofEpochMilli(firstSendMs + scope.timeoutMs)} (the " +
       s"transaction timeout, ${scope.timeoutMs} ms, after the first send); a query of this checkpoint must be " +
-      s"running to answer before about ${java.time.Instant.ofEpochMilli(firstSendMs + giveUpAfterMs)}, when a broker " +
-      s"with default settings gives the messages up ($BrokerChecksBeforeGivingUp checks, one each " +
-      s"${BrokerCheckIntervalMs / 1000} s)"
+      s"running to answer before about ${java.time.Instant.ofEpochMilli(firstSendMs + giveUpAfterMs)}, when broker " +
+      s"group ${brokerChecks.broker} gives the messages up (${brokerChecks.maxChecks} check rounds, one each " +
+      s"${brokerChecks.intervalMs / 1000} s, counted from the send)"
 
-  /** How long after a half message's first send a broker with default check settings gives it up. */
-  private def giveUpAfterMs: Long = scope.timeoutMs + BrokerChecksBeforeGivingUp * BrokerCheckIntervalMs
+  /** How long after a half message's first send the brokers give it up. */
+  private def giveUpAfterMs: Long = brokerChecks.lifeMs
 
   /** The last epoch this coordinator committed: its size, and what it left to the broker. */
   @volatile var lastEpoch: EpochCommit = EpochCommit(-1L, 0, 0, 0L, 0L)
@@ -228,10 +255,6 @@ private[rocketmq] object RocketMQTransactionCoordinator {
    * committed twice.
    */
   private def commitMarginMs(timeoutMs: Long): Long = math.min(60000L, timeoutMs / 4)
-
-  /** A broker's defaults: `transactionCheckMax`, `transactionCheckInterval` (5.x; 4.9 checks every 60 s). */
-  val BrokerChecksBeforeGivingUp = 15
-  val BrokerCheckIntervalMs = 30000L
 
   /**
    * Tests only: the JVM system property `rocketmq.spark.test.haltAfterDecision` set to an epoch makes
