@@ -17,7 +17,9 @@
 The functions build ordinary ``spark.read`` / ``spark.readStream`` / ``df.write`` / ``df.writeStream``
 calls on the connector's data source (format ``rocketmq``). Each keyword argument is one connector
 option, named as its key in snake_case (``name_server`` is ``nameServer``); unknown keywords are a
-``TypeError``. Nothing here touches the JVM, so classic and Spark Connect sessions work alike.
+``TypeError``, and ``options={"key": "value"}`` passes an option by its key. ``rocketmq_stream_writer`` returns
+the ``DataStreamWriter`` that ``write_rocketmq_stream`` starts, configured and not started. Nothing here touches
+the JVM, so classic and Spark Connect sessions work alike.
 
 Attach the connector jar first: ``configure_spark_with_rocketmq(builder)`` for a session you start,
 ``add_rocketmq_jar(spark)`` for a Spark Connect client, or ``jar_path()`` for your own launcher.
@@ -26,11 +28,10 @@ Attach the connector jar first: ``configure_spark_with_rocketmq(builder)`` for a
 
 from __future__ import annotations
 
-from rocketmq_spark._api import FORMAT, read_rocketmq, read_rocketmq_stream, write_rocketmq, write_rocketmq_stream
 from rocketmq_spark._catalog import register_rocketmq_catalog
 from rocketmq_spark._columns import decode_properties
 from rocketmq_spark._jar import add_rocketmq_jar, configure_spark_with_rocketmq, jar_path
-from rocketmq_spark._options import OPTION_KEYS
+from rocketmq_spark._options import FORMAT, OPTION_KEYS
 from rocketmq_spark._positions import (
     EARLIEST,
     EARLIEST_OFFSET,
@@ -41,8 +42,11 @@ from rocketmq_spark._positions import (
     offsets_json,
     timestamps_json,
 )
+from rocketmq_spark._read import read_rocketmq, read_rocketmq_stream
 from rocketmq_spark._trigger import real_time_trigger
 from rocketmq_spark._version import __version__
+from rocketmq_spark._write import write_rocketmq
+from rocketmq_spark._write_stream import rocketmq_stream_writer, write_rocketmq_stream
 
 __all__ = [
     "EARLIEST",
@@ -63,6 +67,7 @@ __all__ = [
     "read_rocketmq_stream",
     "real_time_trigger",
     "register_rocketmq_catalog",
+    "rocketmq_stream_writer",
     "timestamps_json",
     "write_rocketmq",
     "write_rocketmq_stream",

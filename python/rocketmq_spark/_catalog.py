@@ -20,9 +20,9 @@ Only session configuration is set (``spark.conf.set``), so classic and Spark Con
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
-from rocketmq_spark._options import checked_text, connector_options, required
+from rocketmq_spark._options import OPTION_KEYS, checked_text, connector_options, required, with_options
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -51,11 +51,11 @@ def register_rocketmq_catalog(
     namespace: Optional[str] = None,
     use_tls: Optional[bool] = None,
     access_channel: Optional[str] = None,
+    options: Optional[Mapping[str, str]] = None,
 ) -> None:
     """Register the RocketMQ cluster at ``name_server`` as the Spark SQL catalog ``name``: each topic is a table.
 
-    Sets ``spark.sql.catalog.<name>`` and one ``spark.sql.catalog.<name>.<option>`` per keyword given (the
-    keywords are the connection options of the read and write functions, plus ``allow_drop_table``). Then
+    Sets ``spark.sql.catalog.<name>`` and one ``spark.sql.catalog.<name>.<option>`` per keyword given. Then
     ``SELECT`` reads a topic, ``INSERT INTO`` writes to it (columns by name: ``body``, and optionally ``tags``,
     ``keys``, ``properties``, ``shardingKey``, ``deliverTime``), ``SHOW TABLES IN <name>`` lists the topics,
     ``DESCRIBE TABLE EXTENDED`` shows their queues and message counts, ``CREATE TABLE`` creates a topic (table
@@ -67,23 +67,57 @@ def register_rocketmq_catalog(
     options. Spark redacts the credential settings (``…accessKey``, ``…secretKey``, ``…securityToken``) wherever
     it shows its configuration; the catalog never shows them.
 
-    Example::
+    Parameters
+    ----------
+    spark : SparkSession
+        The session to register the catalog in (classic or Spark Connect: only its configuration is set).
+    name : str, default "rocketmq"
+        The catalog's name: letters, digits and ``_``, not starting with a digit.
+    name_server : str
+        The cluster's name server, ``"host:port"`` (several separated by ``;``).
+    allow_drop_table : bool, optional
+        Whether ``DROP TABLE`` deletes the topic and every message in it (otherwise it fails, saying how to allow
+        it).
+    request_timeout_ms, metadata_retries, metadata_retry_interval_ms, retry_timeout_ms : int, optional
+        Metadata requests: the timeout of each, their attempts and the pause between two; and how long failed
+        pulls and sends are retried and a missing broker waited for.
+    access_key, secret_key, security_token : str, optional
+        ACL credentials (the token for temporary ones).
+    namespace : str, optional
+        The namespace of the topics.
+    use_tls : bool, optional
+        Connect over TLS.
+    access_channel : str, optional
+        ``"LOCAL"`` (the default) or ``"CLOUD"``.
+    options : dict of str to str, optional
+        Catalog options by their keys (each set as ``spark.sql.catalog.<name>.<key>``), for an option no keyword
+        gives; an option set on the catalog applies to all its tables. An option given both ways with different
+        values is a ``ValueError`` naming both.
 
-        >>> register_rocketmq_catalog(spark, "rmq", name_server="127.0.0.1:9876")  # doctest: +SKIP
-        >>> spark.sql("SELECT CAST(body AS STRING) FROM rmq.orders").show()  # doctest: +SKIP
-        >>> spark.sql("INSERT INTO rmq.`orders-copy` SELECT body FROM rmq.orders")  # doctest: +SKIP
+    Returns
+    -------
+    None
+        Once the session's configuration is set (nothing is asked of the cluster until a table is used).
+
+    Examples
+    --------
+    >>> from rocketmq_spark import register_rocketmq_catalog
+    >>> register_rocketmq_catalog(spark, "rmq", name_server="127.0.0.1:9876")  # doctest: +SKIP
+    >>> spark.sql("SELECT CAST(body AS STRING) FROM rmq.orders").show()  # doctest: +SKIP
+    >>> spark.sql("INSERT INTO rmq.`orders-copy` SELECT body FROM rmq.orders")  # doctest: +SKIP
     """
     values = dict(locals())
-    del values["spark"], values["name"]
+    del values["spark"], values["name"], values["options"]
     checked_text("name", name)
     if not _CATALOG_NAME.match(name):
         raise ValueError(
             f"name must be a catalog name of letters, digits and '_' (not starting with a digit), not {name!r}"
         )
     required("name_server", name_server)
-    options = connector_options(values)
+    keywords = {OPTION_KEYS[kw]: kw for kw, value in values.items() if value is not None}
+    settings = with_options(connector_options(values), options, keywords)
     spark.conf.set(f"spark.sql.catalog.{name}", CATALOG_CLASS)
-    for key, value in options.items():
+    for key, value in settings.items():
         spark.conf.set(f"spark.sql.catalog.{name}.{key}", value)
 
 

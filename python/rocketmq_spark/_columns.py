@@ -28,10 +28,21 @@ def decode_properties(col: Union["Column", str] = "properties") -> "Column":
     Message properties arrive as JSON so that the schema stays fixed; this turns them into a map, so
     ``decode_properties()["TAGS"]`` or ``decode_properties().getItem("KEYS")`` picks one.
 
-    Example::
+    Parameters
+    ----------
+    col : Column or str, default "properties"
+        The column holding the JSON, or its name.
 
-        >>> rows = read_rocketmq(spark, "127.0.0.1:9876", "orders")  # doctest: +SKIP
-        >>> rows.select(decode_properties().alias("props")).select("props.TAGS")  # doctest: +SKIP
+    Returns
+    -------
+    Column
+        A ``map<string,string>`` column (null where the JSON is null).
+
+    Examples
+    --------
+    >>> from rocketmq_spark import decode_properties, read_rocketmq
+    >>> rows = read_rocketmq(spark, "127.0.0.1:9876", "orders")  # doctest: +SKIP
+    >>> rows.select(decode_properties()["KEYS"].alias("key")).show()  # doctest: +SKIP
     """
     from pyspark.sql.functions import from_json
 

@@ -55,24 +55,39 @@ def _spark_line(spark_version: str) -> str:
 
 
 def jar_path(spark_version: str | None = None, scala_version: str | None = None) -> str:
-    """Return the absolute path of the self-contained connector jar bundled with this package for a Spark version.
+    """The absolute path of the self-contained connector jar bundled with this package for a Spark version.
 
-    ``spark_version`` defaults to the installed pyspark's; ``scala_version`` ("2.12" or "2.13") to the Scala that
-    version's pyspark runs (2.12 for Spark 3.5, 2.13 for Spark 4). Use it when you launch Spark yourself, e.g.
-    ``spark-submit --jars $(python -c ...)``, or upload the jar matching your cluster's runtime. An unsupported
-    version raises ``ValueError`` naming the supported ones.
+    Use it when you launch Spark yourself, e.g. ``spark-submit --jars $(python -c ...)``, or upload the jar
+    matching your cluster's runtime. The Spark 4 jar is in the package as it is. The Spark 3.5 jars share all but
+    their connector classes with it, so the package holds only what differs; the first call for one writes the
+    whole jar (about 16 MB, a second or two, no network) to ``$ROCKETMQ_SPARK_JAR_CACHE`` or else
+    ``~/.cache/rocketmq-spark`` and returns that path.
 
-    The Spark 4 jar is in the package as it is. The Spark 3.5 jars share all but their connector classes with it,
-    so the package holds only what differs; the first call for one writes the whole jar (about 16 MB, a second or
-    two, no network) to ``$ROCKETMQ_SPARK_JAR_CACHE`` or else ``~/.cache/rocketmq-spark`` and returns that path.
+    Parameters
+    ----------
+    spark_version : str, optional
+        The Spark version to run, such as ``"3.5.2"``; the installed pyspark's by default.
+    scala_version : str, optional
+        ``"2.12"`` or ``"2.13"``; by default the Scala that version's pyspark runs (2.12 for Spark 3.5, 2.13 for
+        Spark 4).
 
-    Example::
+    Returns
+    -------
+    str
+        The jar's absolute path.
 
-        >>> from rocketmq_spark import jar_path
-        >>> jar_path().endswith(".jar")
-        True
-        >>> "spark35-assembly_2.12" in jar_path("3.5.2")
-        True
+    Raises
+    ------
+    ValueError
+        For an unsupported Spark or Scala version, naming the supported ones.
+
+    Examples
+    --------
+    >>> from rocketmq_spark import jar_path
+    >>> jar_path().endswith(".jar")
+    True
+    >>> "spark35-assembly_2.12" in jar_path("3.5.2")
+    True
     """
     if spark_version is None:
         import pyspark
@@ -119,15 +134,25 @@ def _whole_jar(delta: Path, base: Path) -> Path:
 def configure_spark_with_rocketmq(builder: "SparkSession.Builder") -> "SparkSession.Builder":
     """Add the bundled connector jar to ``spark.jars`` of a session builder and return the builder.
 
-    The jar is the one for the installed pyspark's version (see ``jar_path``). Jars already configured on the
-    builder are kept: the connector jar is appended. Call it before
-    ``getOrCreate()``; ``spark.jars`` cannot change once the session has started.
+    The jar is the one for the installed pyspark's version (see :func:`jar_path`). Jars already configured on the
+    builder are kept: the connector jar is appended. Call it before ``getOrCreate()``; ``spark.jars`` cannot change
+    once the session has started.
 
-    Example::
+    Parameters
+    ----------
+    builder : SparkSession.Builder
+        The builder of a classic session, such as ``SparkSession.builder.master("local[2]")``.
 
-        >>> from pyspark.sql import SparkSession
-        >>> builder = configure_spark_with_rocketmq(SparkSession.builder.master("local[2]"))
-        >>> spark = builder.getOrCreate()  # doctest: +SKIP
+    Returns
+    -------
+    SparkSession.Builder
+        ``builder``, with the jar in ``spark.jars``.
+
+    Examples
+    --------
+    >>> from pyspark.sql import SparkSession
+    >>> builder = configure_spark_with_rocketmq(SparkSession.builder.master("local[2]"))
+    >>> spark = builder.getOrCreate()  # doctest: +SKIP
     """
     jar = jar_path()
     # Builder keeps its settings in `_options`; there is no public getter for a pending value.
@@ -145,13 +170,23 @@ def add_rocketmq_jar(spark: "SparkSession") -> None:
     part of this session's classpath on the server and its executors, and ``format("rocketmq")``
     resolves. The jar is the one for the server's Spark version (Scala 2.12 for a 3.5 server; upload
     ``jar_path(spark.version, "2.13")`` yourself for a Scala 2.13 one). Classic sessions should use
-    ``configure_spark_with_rocketmq`` before they start instead.
+    :func:`configure_spark_with_rocketmq` before they start instead.
 
-    Example::
+    Parameters
+    ----------
+    spark : SparkSession
+        A Spark Connect session.
 
-        >>> from pyspark.sql import SparkSession
-        >>> spark = SparkSession.builder.remote("sc://spark-connect-host:15002").getOrCreate()  # doctest: +SKIP
-        >>> add_rocketmq_jar(spark)  # doctest: +SKIP
+    Returns
+    -------
+    None
+        Once the jar is uploaded.
+
+    Examples
+    --------
+    >>> from pyspark.sql import SparkSession
+    >>> spark = SparkSession.builder.remote("sc://spark-connect-host:15002").getOrCreate()  # doctest: +SKIP
+    >>> add_rocketmq_jar(spark)  # doctest: +SKIP
     """
     spark.addArtifacts(jar_path(spark.version))
 

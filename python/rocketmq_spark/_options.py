@@ -15,18 +15,22 @@
 """Keyword arguments to connector options: one converter per option, checked before the JVM is reached.
 
 Every keyword is the option key in snake_case (``pullBatchSize`` is ``pull_batch_size``). The checks here
-are the cheap ones (types, ranges, shapes); the connector checks the rest and names the option too.
+are the cheap ones (types, ranges, shapes); the connector checks the rest and names the option too. Durations
+are only converted here (a ``timedelta`` to the connector's text): the connector alone reads their grammar and
+their bounds, and ``naming_keywords`` turns its error about a keyword's value into one naming the keyword.
 """
 
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from datetime import timedelta
-from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 from rocketmq_spark._positions import EARLIEST, GROUP, LATEST, epoch_millis, offsets_json, timestamps_json
 
 Convert = Callable[[str, object], str]
+Duration = Union[str, timedelta]
 
 
 def checked_text(name: str, value: object) -> str:
@@ -130,19 +134,26 @@ def _timestamps(name: str, value: object) -> str:
     )
 
 
-_DURATION = re.compile(r"^\d+\s*(ms|s|m|min|h|d)?$")
+# The connector's duration units, largest first, in milliseconds (RocketMQOptionKind.Duration).
+_DURATION_UNITS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1))
 
 
 def _duration(name: str, value: object) -> str:
+    """A duration option's text: a ``timedelta`` in its largest whole unit (``"90s"``, ``"10m"``), a str as given.
+
+    Only the type is converted: the connector reads the text (its grammar: a whole number and a unit of ms, s, m,
+    min, h or d; a bare number is milliseconds) and checks its bounds, and its error names the option.
+    """
     if isinstance(value, timedelta):
-        millis = value // timedelta(milliseconds=1)
-        if millis < 0:
-            raise ValueError(f"{name} must not be negative, not {value}")
-        return f"{millis}ms"
-    if isinstance(value, str) and _DURATION.match(value.strip().lower()):
-        return value.strip()
-    raise ValueError(
-        f"{name} must be a timedelta or a duration string such as '30s', '15m', '1h' or '500ms', not {value!r}"
+        millis, rest = divmod(value, timedelta(milliseconds=1))
+        if rest:
+            raise ValueError(f"{name} must be a whole number of milliseconds (the connector's unit), not {value}")
+        unit, size = next((u, n) for u, n in _DURATION_UNITS if millis % n == 0 and (millis != 0 or n == 1))
+        return f"{millis // size}{unit}"
+    if isinstance(value, str):
+        return value
+    raise TypeError(
+        f"{name} must be a timedelta or a duration string such as '30s', '15m' or '500ms', not {type(value).__name__}"
     )
 
 
@@ -157,13 +168,6 @@ def _delivery_guarantee(name: str, value: object) -> str:
     text = checked_text(name, value).strip().lower()
     if text not in ("at_least_once", "exactly_once"):
         raise ValueError(f"{name} must be 'at_least_once' or 'exactly_once', not {value!r}")
-    return text
-
-
-def _transaction_timeout(name: str, value: object) -> str:
-    text = _duration(name, value)
-    if isinstance(value, timedelta) and value < timedelta(seconds=60):
-        raise ValueError(f"{name} must be at least 60 seconds, not {value}")
     return text
 
 
@@ -187,7 +191,8 @@ _CONVERTERS: Dict[str, Convert] = {
     "namespace": checked_text,
     "access channel": _access_channel,
     "delivery guarantee": _delivery_guarantee,
-    "transaction timeout": _transaction_timeout,
+    # At least 60 s: the connector checks that, as it checks every duration's text.
+    "transaction timeout": _duration,
     "broker groups": _broker_groups,
 }
 
@@ -246,6 +251,9 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
 #: Keyword argument -> connector option key, for every option the functions accept.
 OPTION_KEYS: Mapping[str, str] = {kw: key for kw, (key, _) in _OPTIONS.items()}
 
+#: The connector's short format name (its full name is ``org.apache.spark.sql.rocketmq.RocketMQSourceProvider``).
+FORMAT = "rocketmq"
+
 
 def connector_options(values: Mapping[str, object]) -> Dict[str, str]:
     """Options for the keywords that are set (not ``None``), as the connector's keys and strings."""
@@ -258,6 +266,101 @@ def connector_options(values: Mapping[str, object]) -> Dict[str, str]:
     return out
 
 
+def option_keywords(values: Mapping[str, object]) -> Dict[str, str]:
+    """Option key -> keyword, for the connector options set by keywords (for the errors that name them)."""
+    return {OPTION_KEYS[kw]: kw for kw, value in values.items() if value is not None and kw in OPTION_KEYS}
+
+
 def required(name: str, value: Optional[object]) -> None:
     if value is None:
         raise ValueError(f"{name} is required: pass {name}='...'")
+
+
+def _text_example(value: object) -> str:
+    """What ``options`` would take for ``value``: the text the connector reads (booleans in lower case)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def with_options(
+    typed: Mapping[str, str], options: Optional[Mapping[str, str]], keywords: Mapping[str, str]
+) -> Dict[str, str]:
+    """The options set by keywords (``typed``, option key -> text) with those of the ``options`` escape hatch added.
+
+    ``keywords`` names the keyword behind each key of ``typed``, for the error when ``options`` gives the same option
+    (keys match case-insensitively, as Spark matches them) a different text; the same text twice is fine. The values
+    of ``options`` go to Spark as given: the connector checks them, as it checks every option.
+    """
+    merged = dict(typed)
+    if options is None:
+        return merged
+    if not isinstance(options, Mapping):
+        raise TypeError(
+            f"options must be a dict of option keys to str values, such as {{'pullBatchSize': '64'}}, "
+            f"not {type(options).__name__}"
+        )
+    typed_keys = {key.lower(): key for key in typed}
+    seen: Dict[str, str] = {}
+    for key, value in options.items():
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"options: {key!r} is not an option key: pass keys as str, such as 'pullBatchSize'")
+        if not isinstance(value, str):
+            raise TypeError(
+                f"options[{key!r}] must be a str (the option's text, as .option() takes it), "
+                f"not {type(value).__name__}: pass {_text_example(value)!r}"
+            )
+        folded = key.lower()
+        if folded in seen:
+            raise ValueError(
+                f"options[{seen[folded]!r}] and options[{key!r}] are one option (Spark matches keys "
+                "case-insensitively): pass it once"
+            )
+        seen[folded] = key
+        if folded in typed_keys:
+            typed_key = typed_keys[folded]
+            if typed[typed_key].strip() != value.strip():
+                raise ValueError(
+                    f"option {typed_key} is given twice with different values: {keywords[typed_key]} gives "
+                    f"{typed[typed_key]!r}, options[{key!r}] gives {value!r}; pass it once"
+                )
+            continue
+        merged[key] = value
+    return merged
+
+
+# The connector's error about an option's value (ROCKETMQ_INVALID_OPTION_VALUE.<kind> and ROCKETMQ_INVALID_OFFSETS_JSON
+# .<shape>): "[<condition>] Invalid value '<value>' for option '<key>': <what is allowed>", on one line.
+_INVALID_VALUE = re.compile(
+    r"\[ROCKETMQ_INVALID_(?:OPTION_VALUE|OFFSETS_JSON)[\w.]*\] Invalid value '.*?' for option '(?P<key>\w+)'[^\n]*",
+    re.DOTALL,
+)
+
+
+def keyword_error(error: BaseException, keywords: Mapping[str, str]) -> Optional[ValueError]:
+    """A ``ValueError`` naming the keyword when ``error`` is the connector's refusal of a value a keyword gave.
+
+    ``keywords`` maps option keys to the keywords that set them; ``None`` for any other error (an option given
+    through ``options`` is named by the key its caller wrote, so its error is left as it is).
+    """
+    found = _INVALID_VALUE.search(str(error))
+    if found is None:
+        return None
+    by_key = {key.lower(): keyword for key, keyword in keywords.items()}
+    keyword = by_key.get(found.group("key").lower())
+    if keyword is None:
+        return None
+    return ValueError(f"{keyword} (option {found.group('key')}): {found.group(0).strip()}")
+
+
+@contextmanager
+def naming_keywords(keywords: Mapping[str, str]) -> Iterator[None]:
+    """Runs a Spark call that checks the options; the connector's refusal of a keyword's value is re-raised as a
+    ``ValueError`` naming the keyword and the option (the connector's exception is its ``__cause__``)."""
+    try:
+        yield
+    except Exception as error:
+        translated = keyword_error(error, keywords)
+        if translated is None:
+            raise
+        raise translated from error

@@ -46,11 +46,25 @@ _SENTINELS = {EARLIEST: EARLIEST_OFFSET, LATEST: LATEST_OFFSET}
 def epoch_millis(value: Timestamp, name: str = "timestamp") -> int:
     """Epoch milliseconds of a timezone-aware ``datetime`` (or of an int already in epoch ms).
 
-    Example::
+    The read functions take ``datetime`` objects themselves; this is for options set by hand.
 
-        >>> from datetime import datetime, timezone
-        >>> epoch_millis(datetime(2024, 1, 2, 3, 4, 5, 600000, tzinfo=timezone.utc))
-        1704164645600
+    Parameters
+    ----------
+    value : datetime or int
+        A ``datetime`` with a time zone (RocketMQ store times are instants), or epoch milliseconds >= 0.
+    name : str, default "timestamp"
+        What the value is, for the error messages.
+
+    Returns
+    -------
+    int
+        Milliseconds since 1970-01-01T00:00Z.
+
+    Examples
+    --------
+    >>> from datetime import datetime, timezone
+    >>> epoch_millis(datetime(2024, 1, 2, 3, 4, 5, 600000, tzinfo=timezone.utc))
+    1704164645600
     """
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
@@ -108,12 +122,25 @@ def _per_queue_json(name: str, value: object, leaf: str, convert: Callable[[str,
 def offsets_json(offsets: QueueOffsets, name: str = "offsets") -> str:
     """Per-queue offsets as the JSON the ``startingOffsets`` / ``endingOffsets`` options take.
 
-    Offsets are ints >= 0, or ``EARLIEST``/``LATEST`` (``-2``/``-1``) for a queue's current ends.
+    The read functions take the dict itself; this is for options set by hand.
 
-    Example::
+    Parameters
+    ----------
+    offsets : dict
+        ``{"topic": {"broker": {queue_id: offset}}}``: queue ids are ints (or digit strings), offsets ints >= 0, or
+        ``EARLIEST`` / ``LATEST`` (``-2`` / ``-1``) for a queue's current ends.
+    name : str, default "offsets"
+        What the offsets are, for the error messages.
 
-        >>> offsets_json({"orders": {"broker-a": {0: 23, 1: EARLIEST}}})
-        '{"orders":{"broker-a":{"0":23,"1":-2}}}'
+    Returns
+    -------
+    str
+        The offsets as compact JSON, queue ids as strings.
+
+    Examples
+    --------
+    >>> offsets_json({"orders": {"broker-a": {0: 23, 1: EARLIEST}}})
+    '{"orders":{"broker-a":{"0":23,"1":-2}}}'
     """
 
     def offset(where: str, value: object) -> int:
@@ -129,13 +156,26 @@ def offsets_json(offsets: QueueOffsets, name: str = "offsets") -> str:
 def timestamps_json(timestamps: QueueTimestamps, name: str = "timestamps") -> str:
     """Per-queue times as the JSON the ``startingOffsetsByTimestamp`` / ``endingOffsetsByTimestamp`` options take.
 
-    Times are timezone-aware ``datetime`` objects or epoch milliseconds.
+    The read functions take the dict itself; this is for options set by hand.
 
-    Example::
+    Parameters
+    ----------
+    timestamps : dict
+        ``{"topic": {"broker": {queue_id: time}}}``: times are ``datetime`` objects with a time zone, or epoch
+        milliseconds.
+    name : str, default "timestamps"
+        What the times are, for the error messages.
 
-        >>> from datetime import datetime, timezone
-        >>> timestamps_json({"orders": {"broker-a": {0: datetime(2024, 1, 1, tzinfo=timezone.utc)}}})
-        '{"orders":{"broker-a":{"0":1704067200000}}}'
+    Returns
+    -------
+    str
+        The times as compact JSON of epoch milliseconds, queue ids as strings.
+
+    Examples
+    --------
+    >>> from datetime import datetime, timezone
+    >>> timestamps_json({"orders": {"broker-a": {0: datetime(2024, 1, 1, tzinfo=timezone.utc)}}})
+    '{"orders":{"broker-a":{"0":1704067200000}}}'
     """
 
     def millis(where: str, value: object) -> int:

@@ -17,7 +17,8 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Tuple, cast
+import threading
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple, cast
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -42,19 +43,36 @@ def _spark_version(version: str) -> Tuple[int, int]:
 def real_time_trigger(writer: "DataStreamWriter", batch_duration: str = "5 seconds") -> "DataStreamWriter":
     """Set Spark's real-time trigger on ``writer`` and return it, or fail saying which Spark has it.
 
-    Each batch then runs for ``batch_duration`` (at least ``spark.sql.streaming.realTimeMode.minBatchDuration``,
-    5 seconds by default), every message going through the query as it arrives; the checkpoint is written when a
-    batch ends. The query needs output mode ``update`` and a sink Spark allows in real-time mode (see
-    docs/real-time.md; ``write_rocketmq_stream(real_time=...)`` does all of it for the RocketMQ sink). pyspark 4.2
-    and later only: Spark 4.1 runs real-time queries too, but its Python API cannot
-    ask for one (use Scala there, ``Trigger.RealTime``).
+    Each batch then runs for ``batch_duration``, every message going through the query as it arrives; the
+    checkpoint is written when a batch ends. The query needs output mode ``update`` and a sink Spark allows in
+    real-time mode (see docs/real-time.md; ``write_rocketmq_stream(real_time=...)`` does all of it for the RocketMQ
+    sink). pyspark 4.2 and later only: Spark 4.1 runs real-time queries too, but its Python API cannot ask for one
+    (use Scala there, ``Trigger.RealTime``).
 
-    Example::
+    Parameters
+    ----------
+    writer : DataStreamWriter
+        The writer of the query, such as ``df.writeStream.outputMode("update").foreach(handle_row)``.
+    batch_duration : str, default "5 seconds"
+        How long each batch runs: at least ``spark.sql.streaming.realTimeMode.minBatchDuration`` (5 seconds by
+        default).
 
-        query = real_time_trigger(
-            read_rocketmq_stream(spark, "127.0.0.1:9876", "orders").writeStream.outputMode("update")
-            .foreach(handle_row).option("checkpointLocation", "/chk/orders")
-        ).start()
+    Returns
+    -------
+    DataStreamWriter
+        ``writer``, with the real-time trigger set.
+
+    Raises
+    ------
+    RuntimeError
+        On pyspark before 4.2, naming the Spark versions that have the trigger.
+
+    Examples
+    --------
+    >>> from rocketmq_spark import read_rocketmq_stream, real_time_trigger
+    >>> writer = (read_rocketmq_stream(spark, "127.0.0.1:9876", "orders").writeStream.outputMode("update")
+    ...           .foreach(handle_row).option("checkpointLocation", "/chk/orders"))  # doctest: +SKIP
+    >>> query = real_time_trigger(writer, "30 seconds").start()  # doctest: +SKIP
     """
     import pyspark
 
@@ -69,21 +87,52 @@ def real_time_trigger(writer: "DataStreamWriter", batch_duration: str = "5 secon
     return cast("DataStreamWriter", trigger(realTime=batch_duration))
 
 
+class _Lifted:
+    """The allowlist check lifted for one session: its value before, and the starts under way that need it off."""
+
+    def __init__(self, before: Optional[str]) -> None:
+        self.before = before
+        self.starting = 0
+
+
+# Sessions whose allowlist check is lifted by starts under way, matched by identity (the list holds each session
+# while it is lifted). Guarded by _LOCK, held only while the setting and the count change, never while Spark starts
+# a query: starts run side by side, and a start that waits on something starting another query cannot deadlock.
+_LOCK = threading.Lock()
+_LIFTED: List[Tuple["SparkSession", _Lifted]] = []
+
+
+def _lifted(spark: "SparkSession") -> Optional[_Lifted]:
+    return next((state for session, state in _LIFTED if session is spark), None)
+
+
 def start_without_allowlist(writer: "DataStreamWriter", spark: "SparkSession") -> "StreamingQuery":
     """Start ``writer``'s real-time query with Spark's sink allowlist check off for that query alone.
 
     Spark reads the setting when the query starts (the sink's check, and the copy of the session the query keeps
-    for its operator checks), so the session's own value is put back right after, as it was.
+    for its operator checks), so the session's own value is put back right after, as it was. Starts from several
+    threads at once share one lifting: the first saves the session's value and turns the check off, the last to
+    finish puts the value back (so none starts with the check back on, and none saves another's ``false`` as the
+    value to restore).
     """
-    before = spark.conf.get(_ALLOWLIST_CHECK, None)
-    spark.conf.set(_ALLOWLIST_CHECK, "false")
+    with _LOCK:
+        state = _lifted(spark)
+        if state is None:
+            state = _Lifted(spark.conf.get(_ALLOWLIST_CHECK, None))
+            spark.conf.set(_ALLOWLIST_CHECK, "false")
+            _LIFTED.append((spark, state))
+        state.starting += 1
     try:
         return writer.start()
     finally:
-        if before is None:
-            spark.conf.unset(_ALLOWLIST_CHECK)
-        else:
-            spark.conf.set(_ALLOWLIST_CHECK, before)
+        with _LOCK:
+            state.starting -= 1
+            if state.starting == 0:
+                _LIFTED[:] = [(session, s) for session, s in _LIFTED if s is not state]
+                if state.before is None:
+                    spark.conf.unset(_ALLOWLIST_CHECK)
+                else:
+                    spark.conf.set(_ALLOWLIST_CHECK, state.before)
 
 
 __all__ = ["DEFAULT_REAL_TIME_BATCH", "real_time_trigger"]

@@ -31,6 +31,7 @@ from rocketmq_spark import (
     read_rocketmq,
     read_rocketmq_stream,
     register_rocketmq_catalog,
+    rocketmq_stream_writer,
     write_rocketmq,
     write_rocketmq_stream,
 )
@@ -41,30 +42,39 @@ FUNCTIONS_BY_QUERY_TYPE = {
     "streaming and batch": {"read_rocketmq", "read_rocketmq_stream"},
     "batch query": {"read_rocketmq"},
     "streaming query": {"read_rocketmq_stream"},
-    "sink (batch and streaming)": {"write_rocketmq", "write_rocketmq_stream"},
+    "sink (batch and streaming)": {"write_rocketmq", "write_rocketmq_stream", "rocketmq_stream_writer"},
     "source and sink": {
         "read_rocketmq",
         "read_rocketmq_stream",
         "write_rocketmq",
         "write_rocketmq_stream",
+        "rocketmq_stream_writer",
         "register_rocketmq_catalog",
     },
     "catalog": {"register_rocketmq_catalog"},
 }
 FUNCTIONS = {
     f.__name__: f
-    for f in (read_rocketmq, read_rocketmq_stream, write_rocketmq, write_rocketmq_stream, register_rocketmq_catalog)
+    for f in (
+        read_rocketmq,
+        read_rocketmq_stream,
+        write_rocketmq,
+        write_rocketmq_stream,
+        rocketmq_stream_writer,
+        register_rocketmq_catalog,
+    )
 }
 # Options a function does not take although their query type applies: a catalog's tables are its topics.
 NOT_TAKEN = {"register_rocketmq_catalog": {"topic"}}
-WRITES = {"write_rocketmq", "write_rocketmq_stream"}
+WRITES = {"write_rocketmq", "write_rocketmq_stream", "rocketmq_stream_writer"}
 READS = {"read_rocketmq", "read_rocketmq_stream"}
-# Keywords that are not connector options: the session or DataFrame, the catalog's name, and the streaming query's
-# own settings.
+# Keywords that are not connector options: the session or DataFrame, the catalog's name, the options given by key,
+# and the streaming query's own settings.
 NOT_OPTIONS = {
     "spark",
     "df",
     "name",
+    "options",
     "checkpoint_location",
     "output_mode",
     "processing_time",

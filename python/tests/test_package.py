@@ -22,9 +22,11 @@ import json
 import re
 import subprocess
 import sys
+import threading
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pyspark
 import pytest
@@ -36,12 +38,14 @@ from rocketmq_spark import (
     GROUP,
     LATEST,
     LATEST_OFFSET,
+    _trigger,
     configure_spark_with_rocketmq,
     epoch_millis,
     jar_path,
     offsets_json,
     read_rocketmq,
     read_rocketmq_stream,
+    rocketmq_stream_writer,
     timestamps_json,
     write_rocketmq,
     write_rocketmq_stream,
@@ -141,9 +145,40 @@ NO_SPARK: Any = _NoSpark()
             "starting_timestamp must be epoch milliseconds >= 0, not -1",
         ),
         (
-            lambda: read_rocketmq_stream(NO_SPARK, "h:1", "t", max_trigger_delay="soon"),
+            lambda: read_rocketmq_stream(NO_SPARK, "h:1", "t", max_trigger_delay=30),  # type: ignore[arg-type]
+            TypeError,
+            "max_trigger_delay must be a timedelta or a duration string such as '30s', '15m' or '500ms', not int",
+        ),
+        (
+            lambda: write_rocketmq(NO_SPARK, "h:1", "t", transaction_timeout=timedelta(microseconds=1500)),
             ValueError,
-            "max_trigger_delay must be a timedelta or a duration string such as '30s'",
+            "transaction_timeout must be a whole number of milliseconds",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", pull_batch_size=64, options={"PULLBATCHSIZE": "32"}),
+            ValueError,
+            r"option pullBatchSize is given twice with different values: pull_batch_size gives '64', "
+            r"options\['PULLBATCHSIZE'\] gives '32'",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", options={"pullBatchSize": 64}),  # type: ignore[dict-item]
+            TypeError,
+            r"options\['pullBatchSize'\] must be a str .*: pass '64'",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", options={"a": "1", "A": "2"}),
+            ValueError,
+            r"options\['a'\] and options\['A'\] are one option",
+        ),
+        (
+            lambda: write_rocketmq(NO_SPARK, "h:1", options=[("topic", "t")]),  # type: ignore[arg-type]
+            TypeError,
+            "options must be a dict of option keys to str values",
+        ),
+        (
+            lambda: rocketmq_stream_writer(NO_SPARK, "h:1", "t"),
+            TypeError,
+            "rocketmq_stream_writer needs a streaming DataFrame .*; write a batch DataFrame with write_rocketmq",
         ),
         (
             lambda: read_rocketmq_stream(NO_SPARK, "h:1", "t", metadata_retry_interval_ms=-1),
@@ -224,6 +259,218 @@ def test_write_rocketmq_with_a_streaming_dataframe_still_starts_its_query_but_wa
     assert ("outputMode", ("update",)) in new.calls and ("option", ("checkpointLocation", "/cp")) in new.calls
 
 
+class _ReadRecorder:
+    """``spark`` as far as the read functions use it: ``read`` / ``readStream`` ... ``load()``, each call recorded."""
+
+    def __init__(self) -> None:
+        self.calls: List[Tuple[str, Any]] = []
+
+    @property
+    def read(self) -> "_ReadRecorder":
+        return self
+
+    @property
+    def readStream(self) -> "_ReadRecorder":
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        def record(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append((name, kwargs or args))
+            return self
+
+        return record
+
+    def given(self) -> Dict[str, str]:
+        return next(dict(kwargs) for name, kwargs in self.calls if name == "options")
+
+
+class _BatchWriteRecorder:
+    """A batch DataFrame's ``write`` as far as write_rocketmq uses it; ``save()`` raises ``fail`` when given."""
+
+    isStreaming = False
+
+    def __init__(self, fail: Optional[BaseException] = None) -> None:
+        self.calls: List[Tuple[str, Any]] = []
+        self.fail = fail
+
+    @property
+    def write(self) -> "_BatchWriteRecorder":
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        def record(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append((name, kwargs or args))
+            if name == "save" and self.fail is not None:
+                raise self.fail
+            return self
+
+        return record
+
+
+def test_durations_are_converted_not_checked_the_connector_reads_them() -> None:
+    # One grammar, the connector's: text goes as given (it refuses 'soon' and a transaction timeout under 60 s,
+    # naming the option); a timedelta becomes text in its largest whole unit.
+    spark = _ReadRecorder()
+    read_rocketmq_stream(spark, "h:1", "t", max_trigger_delay="soon")  # type: ignore[arg-type]
+    assert spark.given()["maxTriggerDelay"] == "soon"
+    for delay, text in [
+        (timedelta(seconds=90), "90s"),
+        (timedelta(minutes=15), "15m"),
+        (timedelta(hours=2), "2h"),
+        (timedelta(days=1), "1d"),
+        (timedelta(milliseconds=1500), "1500ms"),
+        (timedelta(0), "0ms"),
+        (timedelta(seconds=-5), "-5s"),
+    ]:
+        spark = _ReadRecorder()
+        read_rocketmq_stream(spark, "h:1", "t", max_trigger_delay=delay)  # type: ignore[arg-type]
+        assert spark.given()["maxTriggerDelay"] == text, delay
+    df = _BatchWriteRecorder()
+    write_rocketmq(df, "h:1", "t", transaction_timeout=timedelta(seconds=30))  # type: ignore[arg-type]
+    assert ("options", {"nameServer": "h:1", "topic": "t", "transactionTimeout": "30s"}) in df.calls
+
+
+def test_options_pass_an_option_by_its_key_and_clash_with_a_keyword_only_on_a_different_value() -> None:
+    spark = _ReadRecorder()
+    read_rocketmq(spark, "h:1", "t", pull_batch_size=64, options={"pullbatchsize": "64", "futureOption": "x"})  # type: ignore[arg-type]
+    assert spark.given() == {"nameServer": "h:1", "topic": "t", "pullBatchSize": "64", "futureOption": "x"}
+    with pytest.raises(ValueError, match=r"option nameServer .*name_server gives 'h:1', options\['nameServer'\]"):
+        read_rocketmq_stream(_ReadRecorder(), "h:1", "t", options={"nameServer": "h:2"})  # type: ignore[arg-type]
+    df = _BatchWriteRecorder()
+    write_rocketmq(df, "h:1", options={"topic": "t", "sendBatchBytes": "1024"})  # type: ignore[arg-type]
+    assert ("options", {"nameServer": "h:1", "topic": "t", "sendBatchBytes": "1024"}) in df.calls
+    with pytest.raises(ValueError, match=r"option checkpointLocation .*checkpoint_location gives '/cp'"):
+        write_rocketmq_stream(
+            _StreamRecorder(), "h:1", "t", checkpoint_location="/cp", options={"checkpointLocation": "/x"}
+        )  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"option asyncProgressTrackingEnabled .*real_time gives 'false'"):
+        write_rocketmq_stream(
+            _StreamRecorder(), "h:1", "t", real_time=True, options={"asyncProgressTrackingEnabled": "true"}
+        )  # type: ignore[arg-type]
+
+
+def test_rocketmq_stream_writer_is_what_write_rocketmq_stream_starts() -> None:
+    unstarted, started = _StreamRecorder(), _StreamRecorder()
+    keywords: Dict[str, Any] = dict(
+        output_mode="update",
+        checkpoint_location="/cp",
+        processing_time="5 seconds",
+        query_name="q",
+        send_retries=3,
+        options={"futureOption": "x"},
+    )
+    assert rocketmq_stream_writer(unstarted, "h:1", "t", **keywords) is unstarted  # type: ignore[arg-type]
+    assert write_rocketmq_stream(started, "h:1", "t", **keywords) == "started query"  # type: ignore[arg-type]
+    assert started.calls == unstarted.calls + [("start", ())]
+    assert ("options", {"nameServer": "h:1", "topic": "t", "sendRetries": "3", "futureOption": "x"}) in unstarted.calls
+    assert [name for name, _ in unstarted.calls] == [
+        "format",
+        "options",
+        "option",
+        "outputMode",
+        "trigger",
+        "queryName",
+    ]
+    # Its keywords are write_rocketmq_stream's but real_time, which needs the start.
+    ours, theirs = (set(inspect.signature(f).parameters) for f in (rocketmq_stream_writer, write_rocketmq_stream))
+    assert theirs - ours == {"real_time"} and ours <= theirs
+
+
+# The connector's refusal, as pyspark shows it (classic: the Java exception's text after the call that failed).
+_REFUSED = (
+    "An error occurred while calling o71.save.\n: org.apache.spark.sql.rocketmq.RocketMQInvalidInputException: "
+    "[ROCKETMQ_INVALID_OPTION_VALUE.TRANSACTION_TIMEOUT] Invalid value '30s' for option 'transactionTimeout': must "
+    "be a duration of at least 60s (the broker checks back on half messages in seconds, every 30 s by default). "
+    "SQLSTATE: 42616\n\tat org.apache.spark.sql.rocketmq.RocketMQErrors$.invalidOption(RocketMQErrors.scala:91)"
+)
+
+
+def test_the_connectors_refusal_of_a_keywords_value_names_the_keyword() -> None:
+    refused = RuntimeError(_REFUSED)
+    with pytest.raises(ValueError) as caught:
+        write_rocketmq(_BatchWriteRecorder(refused), "h:1", "t", transaction_timeout="30s")  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        "transaction_timeout (option transactionTimeout): [ROCKETMQ_INVALID_OPTION_VALUE.TRANSACTION_TIMEOUT] Invalid "
+        "value '30s' for option 'transactionTimeout': must be a duration of at least 60s (the broker checks back on "
+        "half messages in seconds, every 30 s by default). SQLSTATE: 42616"
+    )
+    assert caught.value.__cause__ is refused
+    # Given by its key, the option is named as its caller wrote it: the connector's error is left as it is.
+    with pytest.raises(RuntimeError) as kept:
+        write_rocketmq(_BatchWriteRecorder(refused), "h:1", "t", options={"transactionTimeout": "30s"})  # type: ignore[arg-type]
+    assert kept.value is refused
+    other = RuntimeError("[ROCKETMQ_TOPIC_NOT_FOUND] Topic 't' does not exist")
+    with pytest.raises(RuntimeError) as unrelated:
+        write_rocketmq(_BatchWriteRecorder(other), "h:1", "t", transaction_timeout="30s")  # type: ignore[arg-type]
+    assert unrelated.value is other
+
+
+class _Conf:
+    """A session's ``conf`` as far as start_without_allowlist uses it."""
+
+    def __init__(self, values: Dict[str, str]) -> None:
+        self.values = values
+        self.lock = threading.Lock()
+
+    def get(self, key: str, default: Optional[str] = None) -> Optional[str]:
+        with self.lock:
+            return self.values.get(key, default)
+
+    def set(self, key: str, value: str) -> None:
+        with self.lock:
+            self.values[key] = value
+
+    def unset(self, key: str) -> None:
+        with self.lock:
+            self.values.pop(key, None)
+
+
+class _Session:
+    def __init__(self, values: Dict[str, str]) -> None:
+        self.conf = _Conf(values)
+
+
+class _SlowStart:
+    """A writer whose ``start()`` records the allowlist setting it sees, overlapping the other thread's start."""
+
+    def __init__(self, session: _Session, barrier: threading.Barrier, seen: List[Optional[str]], fail: bool) -> None:
+        self.session, self.barrier, self.seen, self.fail = session, barrier, seen, fail
+
+    def start(self) -> str:
+        self.barrier.wait()  # both starts under way at once
+        time.sleep(0.05 if self.fail else 0.2)  # one ends (here: fails) while the other still starts
+        self.seen.append(self.session.conf.get(_trigger._ALLOWLIST_CHECK))
+        if self.fail:
+            raise RuntimeError("this start fails")
+        return "started"
+
+
+@pytest.mark.parametrize("before", [None, "true"])
+def test_real_time_starts_from_two_threads_at_once_all_start_lifted_and_put_the_setting_back(before) -> None:
+    values = {} if before is None else {_trigger._ALLOWLIST_CHECK: before}
+    session = _Session(values)
+    barrier = threading.Barrier(2, timeout=10)
+    seen: List[Optional[str]] = []
+    outcomes: List[str] = []
+
+    def start(fail: bool) -> None:
+        writer = _SlowStart(session, barrier, seen, fail)
+        try:
+            outcomes.append(_trigger.start_without_allowlist(writer, session))  # type: ignore[arg-type]
+        except RuntimeError as e:
+            outcomes.append(str(e))
+
+    threads = [threading.Thread(target=start, args=(fail,)) for fail in (True, False)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert sorted(outcomes) == ["started", "this start fails"]
+    assert seen == ["false", "false"], "a start saw the check already put back by the other"
+    assert session.conf.values == values, "the setting was not put back as it was"
+    assert _trigger._LIFTED == []
+
+
 def test_unknown_keywords_are_an_error() -> None:
     with pytest.raises(TypeError, match="unexpected keyword argument 'startingOffsets'"):
         read_rocketmq(NO_SPARK, "h:1", "t", startingOffsets="earliest")  # type: ignore[call-arg]
@@ -248,14 +495,47 @@ def test_offset_and_timestamp_helpers() -> None:
         offsets_json({})
 
 
-def test_modules_doctests_pass_and_every_public_function_has_an_example() -> None:
-    for name in rocketmq_spark.__all__:
-        obj = getattr(rocketmq_spark, name)
-        if inspect.isfunction(obj):
-            assert obj.__doc__ and "Example::" in obj.__doc__, f"{name} has no example in its docstring"
-            hints = inspect.signature(obj)
-            untyped = [p for p in hints.parameters.values() if p.annotation is inspect.Parameter.empty]
-            assert not untyped and hints.return_annotation is not inspect.Signature.empty, name
+def _numpydoc_sections(doc: str) -> Dict[str, List[str]]:
+    """A numpydoc docstring's sections: title -> its lines (dedented), for the titles underlined with dashes."""
+    lines = inspect.cleandoc(doc).splitlines()
+    sections: Dict[str, List[str]] = {}
+    current: Optional[List[str]] = None
+    for i, line in enumerate(lines):
+        underline = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.strip() and underline.strip() and set(underline.strip()) == {"-"} and len(underline) == len(line):
+            current = sections.setdefault(line.strip(), [])
+        elif current is not None and not (set(line.strip()) == {"-"}):
+            current.append(line)
+    return sections
+
+
+def test_every_public_function_has_numpydoc_parameters_returns_and_examples() -> None:
+    functions = [name for name in rocketmq_spark.__all__ if inspect.isfunction(getattr(rocketmq_spark, name))]
+    assert len(functions) >= 14, functions
+    for name in functions:
+        function = getattr(rocketmq_spark, name)
+        signature = inspect.signature(function)
+        untyped = [p for p in signature.parameters.values() if p.annotation is inspect.Parameter.empty]
+        assert not untyped and signature.return_annotation is not inspect.Signature.empty, name
+        assert function.__doc__, f"{name} has no docstring"
+        sections = _numpydoc_sections(function.__doc__)
+        for title in ("Parameters", "Returns", "Examples"):
+            assert title in sections, f"{name}: no {title} section (numpydoc)"
+        # Every parameter is described, once, and nothing else: "name : type" or "a, b : type" lines.
+        documented = [
+            word
+            for line in sections["Parameters"]
+            if line and not line.startswith(" ") and " : " in line
+            for word in line.split(" : ")[0].split(", ")
+        ]
+        assert sorted(documented) == sorted(signature.parameters), (name, documented)
+        returns = [line for line in sections["Returns"] if line and not line.startswith(" ")]
+        assert len(returns) == 1, (name, returns)
+        examples = [line for line in sections["Examples"] if line.startswith(">>> ")]
+        assert examples and any(name in line for line in examples), f"{name}: its examples do not call it"
+
+
+def test_modules_doctests_pass() -> None:
     for module in ("_positions", "_jar"):
         result = doctest.testmod(sys.modules[f"rocketmq_spark.{module}"], optionflags=doctest.ELLIPSIS)
         assert result.failed == 0 and result.attempted > 0, (module, result)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import List
+from typing import Any, List, Optional
 
 import pyspark
 import pytest
@@ -104,3 +104,62 @@ def test_write_rocketmq_stream_real_time_sends_each_row_while_the_batch_runs(spa
     finally:
         query.stop()
     assert sorted(rocketmq.bodies(target)) == sorted(f"rt-{i}" for i in range(10))
+
+
+def test_real_time_queries_started_at_once_from_two_threads_both_run(spark, rocketmq, tmp_path: Path) -> None:
+    """``write_rocketmq_stream(real_time=...)`` turns Spark's sink allowlist check off around ``start()`` and puts the
+    session's value back. Two threads starting at once must both start (neither with the check already put back by
+    the other) and leave the session's setting as it was (not the other's ``false``)."""
+    key = "spark.sql.streaming.realTimeMode.allowlistCheck"
+    pairs = [(unique_topic(f"rt2-src{i}"), unique_topic(f"rt2-dst{i}")) for i in range(2)]
+    for source, target in pairs:
+        # One queue each: a real-time query holds a task slot per queue for its whole batch; two fit local[2].
+        rocketmq.create_topic(source, queues=1)
+        rocketmq.create_topic(target, queues=1)
+    streams = [
+        read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST).select("body")
+        for source, _ in pairs
+    ]
+    if not HAS_TRIGGER:
+        with pytest.raises(RuntimeError, match=f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}"):
+            write_rocketmq_stream(streams[0], rocketmq.name_server, pairs[0][1], real_time=True)
+        return
+    before = spark.conf.get(key, None)
+    barrier = threading.Barrier(2)
+    queries: List[Optional[Any]] = [None, None]
+    errors: List[BaseException] = []
+
+    def start(i: int) -> None:
+        barrier.wait()
+        try:
+            queries[i] = write_rocketmq_stream(
+                streams[i],
+                rocketmq.name_server,
+                pairs[i][1],
+                real_time="10 minutes",
+                checkpoint_location=str(tmp_path / f"cp{i}"),
+            )
+        except BaseException as e:  # noqa: B036 - handed to the test thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=start, args=(i,), daemon=True) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(180)
+    try:
+        assert not any(thread.is_alive() for thread in threads), "a start did not return within 180 s"
+        assert not errors, f"a concurrent real-time start failed: {errors[0]!r}"
+        assert spark.conf.get(key, None) == before, "the session's allowlist setting was left changed"
+        for source, _ in pairs:
+            rocketmq.send(source, 5, "rt2-")
+        for _, target in pairs:
+            wait_until(f"the 5 rows in {target}", lambda t=target: len(rocketmq.bodies(t)) >= 5, 60)
+        for query in queries:
+            assert query is not None and query.isActive and query.exception() is None
+    finally:
+        for query in queries:
+            if query is not None:
+                query.stop()
+    for _, target in pairs:
+        assert sorted(rocketmq.bodies(target)) == sorted(f"rt2-{i}" for i in range(5))

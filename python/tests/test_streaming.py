@@ -108,3 +108,24 @@ def test_write_rocketmq_stream_continuous_copies_each_row_as_it_arrives(spark, r
         query.stop()
     with pytest.raises(ValueError, match="continuous and available_now|available_now and continuous"):
         write_rocketmq_stream(stream, rocketmq.name_server, sink, continuous="1 second", available_now=True)
+
+
+@pytest.mark.e2e
+def test_a_duration_text_goes_to_the_connector_which_names_the_option(spark, rocketmq, tmp_path: Path) -> None:
+    # Python passes a duration's text as given (it once checked it in words of its own): the connector refuses it
+    # when the query plans its first batch, naming the option and the value.
+    stream = read_rocketmq_stream(spark, rocketmq.name_server, unique_topic("never-read"), max_trigger_delay="soon")
+    query = None
+    with pytest.raises(Exception) as caught:  # noqa: B017 - a StreamingQueryException, classic or Connect
+        query = (
+            stream.writeStream.format("noop")
+            .option("checkpointLocation", str(tmp_path / "cp"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(120)
+    if query is not None:
+        query.stop()
+    text = str(caught.value)
+    assert "ROCKETMQ_INVALID_OPTION_VALUE.DURATION" in text, text[:3000]
+    assert "maxTriggerDelay" in text and "'soon'" in text, text[:3000]
