@@ -22,6 +22,7 @@ import java.util.Locale
 import scala.jdk.CollectionConverters._
 import scala.util.Try
 
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.analysis.{
   NoSuchNamespaceException, NoSuchTableException, TableAlreadyExistsException
 }
@@ -65,6 +66,8 @@ class RocketMQCatalog extends TableCatalog {
     val checked = rootOptions
     checked(RocketMQOptions.AllowDropTable)
     nameServer = checked.connection.nameServer
+    // A restarted exactly-once stream into one of its tables answers the broker from its start.
+    SparkSession.getActiveSession.foreach(RocketMQSinkResume.listen)
   }
 
   override def name(): String = catalogName

@@ -63,6 +63,15 @@ private[rocketmq] class RocketMQCatalogTable(qualifiedName: String, topic: Strin
   }
 
   /**
+   * Starts the coordinator of a restarted exactly-once stream into this table, from the writer's options its
+   * earlier run recorded beside checkpoint `dir` (see [[RocketMQSinkResume]]).
+   */
+  def resumeStream(writerOptions: Map[String, String], queryId: String, dir: String): Unit = {
+    refuseOtherTopic(new CaseInsensitiveStringMap(writerOptions.asJava))
+    RocketMQWrite.resumeAt(withQueryOptions(new CaseInsensitiveStringMap(writerOptions.asJava)), queryId, dir)
+  }
+
+  /**
    * A write's `topic` option naming another topic is refused, for a batch write and a stream alike (this is
    * where both are built): otherwise the stream's builder, which takes the query's options as they are, would
    * send this table's rows to that topic.

@@ -16,6 +16,9 @@
 
 package org.apache.spark.sql.rocketmq
 
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
@@ -46,7 +49,17 @@ private[rocketmq] class RocketMQCatalogWriteBuilder(streaming: WriteBuilder, opt
     override def toBatch: BatchWrite =
       RocketMQWrite.plan(options, info.schema(), info.queryId(), checkpointLocation = None).toBatch
 
-    override def toStreaming: StreamingWrite = streaming.build().toStreaming
+    override def toStreaming: StreamingWrite = {
+      val write = streaming.build().toStreaming
+      // Recorded for the stream's next run, which Spark starts without the writer's options (RocketMQSinkResume).
+      if (RocketMQWrite.isExactlyOnce(options)) {
+        RocketMQWriteBuilder.checkpointLocation(info).foreach { dir =>
+          RocketMQSinkResume.record(dir, info.options().asCaseSensitiveMap().asScala.toMap,
+            SparkSession.active.sessionState.newHadoopConf())
+        }
+      }
+      write
+    }
 
     override def supportedCustomMetrics(): Array[CustomMetric] = RocketMQCustomMetrics.writeMetrics
   }

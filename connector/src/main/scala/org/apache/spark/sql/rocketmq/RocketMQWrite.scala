@@ -131,14 +131,10 @@ private[rocketmq] object RocketMQWrite {
    */
   def resumeStream(options: RocketMQOptions): Unit = {
     val checkpoint = options.all.collectFirst { case (k, v) if k.equalsIgnoreCase("checkpointLocation") => v }
-    val exactlyOnce = options.rawValue(RocketMQOptions.DeliveryGuaranteeOption)
-      .exists(_.equalsIgnoreCase(DeliveryGuarantee.ExactlyOnce.name))
-    if (exactlyOnce && checkpoint.isDefined) {
+    if (isExactlyOnce(options) && checkpoint.isDefined) {
       try {
         SparkSession.getActiveSession.flatMap(s => queryIdOf(checkpoint.get, s.sessionState.newHadoopConf()))
-          .foreach { queryId =>
-            streamCoordinator(writeSettings(options, queryId, checkpoint), queryId, runKey = queryId, checkpoint.get)
-          }
+          .foreach(queryId => resumeAt(options, queryId, checkpoint.get))
       } catch {
         case NonFatal(e) =>
           log.warn(s"The exactly-once sink of the stream checkpointed at ${checkpoint.get} starts answering the " +
@@ -146,6 +142,17 @@ private[rocketmq] object RocketMQWrite {
       }
     }
   }
+
+  /** Whether `options` ask for an exactly-once write (as given: checked when the write is planned). */
+  def isExactlyOnce(options: RocketMQOptions): Boolean =
+    options.rawValue(RocketMQOptions.DeliveryGuaranteeOption).exists(
+      _.equalsIgnoreCase(DeliveryGuarantee.ExactlyOnce.name))
+
+  /** Starts the coordinator of query `queryId`'s run, whose sink keeps its state beside `dir`, if it is exactly-once. */
+  def resumeAt(options: RocketMQOptions, queryId: String, dir: String): Unit =
+    if (isExactlyOnce(options)) {
+      streamCoordinator(writeSettings(options, queryId, Some(dir)), queryId, runKey = queryId, dir)
+    }
 
   /** The id of the streaming query checkpointed at `dir` (Spark's `metadata` file there), if it has run before. */
   private def queryIdOf(dir: String, hadoopConf: Configuration): Option[String] = {

@@ -19,6 +19,7 @@ package org.apache.spark.sql.rocketmq
 import java.io.File
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
+import java.util.UUID
 
 import scala.jdk.CollectionConverters._
 
@@ -141,36 +142,45 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
     assert(lastRuns.size === 1, lastRuns)
   }
 
-  test("a restarted stream with no new input answers the broker about the epoch its earlier run left unconfirmed") {
-    val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
-    rocketmq.createTopic(in, queues = 2)
-    rocketmq.createTopic(out, queues = 2)
-    rocketmq.sendBodies(in, (0 until 50).map(i => s"m$i"))
-    val checkpoint = newDir()
-    def start(trigger: Trigger) =
-      streamTopic(in, "startingOffsets" -> "earliest").selectExpr("body").writeStream.format("rocketmq")
-        .option("nameServer", rocketmq.nameServer).option("topic", out).option("deliveryGuarantee", "exactly_once")
-        .option("checkpointLocation", checkpoint).trigger(trigger).start()
-    val first = start(Trigger.AvailableNow())
-    assert(first.awaitTermination(120000) && first.exception.isEmpty, first.exception)
-    EmbeddedRocketMQ.awaitCondition("the first run's transaction state to be closed", 30000)(
-      RocketMQTransactionRuns.size == 0)
-    // As if the driver had died before it saw the commits of its only epoch confirmed: Spark has committed the
-    // micro-batch, so the next run has no batch to run again and, with no new input, none to run at all.
-    assert(new File(checkpoint, "rocketmq-sink/decisions/0.committed").delete())
-    val again = start(Trigger.ProcessingTime("200 milliseconds"))
-    try {
-      // The broker asks a producer of the transaction group it knows: the run has one from its start.
-      val group = s"spark-rocketmq-txn-${again.id}"
-      EmbeddedRocketMQ.awaitCondition(s"a producer of $group on the broker", 30000)(
-        rocketmq.brokerController.getProducerManager.groupOnline(group))
-      assert(RocketMQTransactionRuns.running(again.id.toString).map(_.leftByEarlierRuns.map(_.epoch)) ===
-        Some(Seq(0L)))
-      assert(again.recentProgress.forall(_.numInputRows == 0), "the restarted run should have had nothing to read")
-    } finally again.stop()
-    EmbeddedRocketMQ.awaitCondition("the second run's transaction state to be closed", 30000)(
-      RocketMQTransactionRuns.size == 0)
-    assert(rocketmq.readAll(out).map(body).sorted === (0 until 50).map(i => s"m$i").sorted)
+  for (sink <- Seq("start()", "toTable")) {
+    test(s"a restarted stream with no new input answers the broker about the epoch its earlier run left " +
+      s"unconfirmed (written with $sink)") {
+      val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
+      rocketmq.createTopic(in, queues = 2)
+      rocketmq.createTopic(out, queues = 2)
+      rocketmq.sendBodies(in, (0 until 50).map(i => s"m$i"))
+      val checkpoint = newDir()
+      val catalog = s"eo_${UUID.randomUUID().toString.take(8)}"
+      spark.conf.set(s"spark.sql.catalog.$catalog", classOf[RocketMQCatalog].getName)
+      spark.conf.set(s"spark.sql.catalog.$catalog.nameServer", rocketmq.nameServer)
+      def start(trigger: Trigger) = {
+        val writer = streamTopic(in, "startingOffsets" -> "earliest").selectExpr("body").writeStream
+          .option("deliveryGuarantee", "exactly_once").option("checkpointLocation", checkpoint).trigger(trigger)
+        // A catalog table is resolved without the writer's options: its first run records them for the next.
+        if (sink == "toTable") writer.toTable(s"$catalog.`$out`")
+        else writer.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", out).start()
+      }
+      val first = start(Trigger.AvailableNow())
+      assert(first.awaitTermination(120000) && first.exception.isEmpty, first.exception)
+      EmbeddedRocketMQ.awaitCondition("the first run's transaction state to be closed", 30000)(
+        RocketMQTransactionRuns.size == 0)
+      // As if the driver had died before it saw the commits of its only epoch confirmed: Spark has committed the
+      // micro-batch, so the next run has no batch to run again and, with no new input, none to run at all.
+      assert(new File(checkpoint, "rocketmq-sink/decisions/0.committed").delete())
+      val again = start(Trigger.ProcessingTime("200 milliseconds"))
+      try {
+        // The broker asks a producer of the transaction group it knows: the run has one from its start.
+        val group = s"spark-rocketmq-txn-${again.id}"
+        EmbeddedRocketMQ.awaitCondition(s"a producer of $group on the broker", 30000)(
+          rocketmq.brokerController.getProducerManager.groupOnline(group))
+        assert(RocketMQTransactionRuns.running(again.id.toString).map(_.leftByEarlierRuns.map(_.epoch)) ===
+          Some(Seq(0L)))
+        assert(again.recentProgress.forall(_.numInputRows == 0), "the restarted run should have had nothing to read")
+      } finally again.stop()
+      EmbeddedRocketMQ.awaitCondition("the second run's transaction state to be closed", 30000)(
+        RocketMQTransactionRuns.size == 0)
+      assert(rocketmq.readAll(out).map(body).sorted === (0 until 50).map(i => s"m$i").sorted)
+    }
   }
 
   test("the options are checked: the guarantee's name, the timeout's floor and ceiling, no delivery delay; before " +
