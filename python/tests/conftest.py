@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -58,6 +58,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"Spark API of the session fixture: {API}"
+
+
+_FILE_SECONDS: Dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Adds each phase's time (setup, call, teardown: fixtures included) to its test file's total."""
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Each test file's time, longest first: where the test command's budget goes."""
+    if not _FILE_SECONDS:
+        return
+    terminalreporter.write_sep("=", f"time per test file ({sum(_FILE_SECONDS.values()):.0f} s in all)")
+    for path, seconds in sorted(_FILE_SECONDS.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(f"{seconds:8.1f} s  {path}")
 
 
 @pytest.fixture(scope="session")

@@ -162,6 +162,8 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     RocketMQErrors.exactlyOnceNeedsCheckpoint(),
     raised(options("deliveryGuarantee" -> "twice").validateForWrite()),
     raised(options("transactionTimeout" -> "59s").validateForWrite()),
+    raised(transaction.RocketMQBrokerCheckSettings.defaults("g").requireCheckBacks("transactionTimeout", "10m",
+      600000L)),
     RocketMQErrors.sendFailed("t", None, cause, GaveUp.TopicNotFound("h:1")),
     RocketMQErrors.sendStatusNotOk("t", Some(("g", 1)), "FLUSH_DISK_TIMEOUT"),
     RocketMQErrors.brokerUnavailable("t", Some("b"), "h:1", 60000, cause),
