@@ -150,6 +150,39 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
     assert(EpochOutput.rows(sink).map(_._1).sorted === sent.sorted)
   }
 
+  for ((kind, trigger) <- Seq("micro-batch" -> Trigger.ProcessingTime("200 milliseconds"),
+      "real-time" -> Trigger.RealTime("5 seconds"))) {
+    test(s"a broker group wholly down is unavailable to a $kind stream, not gone: it reads on from where it was " +
+      "once the group is back (failOnDataLoss=false)") {
+      // One queue a group: a real-time batch runs a task per queue at once, on 2 task slots.
+      val topic = newTopic(s"whole-group-$kind", groups = Seq(GroupA, GroupB), queues = 1)
+      val sink = s"cluster-whole-$kind-${UUID.randomUUID().toString.take(8)}"
+      var sent = send(topic, "a", 100)
+      val q = stream(topic, "startingOffsets" -> "earliest", "failOnDataLoss" -> "false")
+        .selectExpr("CAST(body AS STRING) AS body").writeStream.outputMode("update").foreach(new EpochOutput(sink))
+        .option("checkpointLocation", newDir()).trigger(trigger).start()
+      try {
+        awaitRows(q, sink, sent)
+        val pauses = RocketMQOffsetReader.unavailablePauses.get()
+        withKilled("b-master") {
+          val duringOutage = send(topic, "b", 100) // to group a alone
+          sent ++= duringOutage
+          // A micro-batch plan waits for group b (its queue is in the checkpoint); a real-time batch reads group
+          // a's rows on while its task of group b's queue waits for the broker.
+          EmbeddedRocketMQ.awaitCondition(s"the $kind stream to meet group b's outage", 60000) {
+            if (q.exception.isDefined) throw q.exception.get
+            RocketMQOffsetReader.unavailablePauses.get() > pauses ||
+            duringOutage.toSet.subsetOf(EpochOutput.rows(sink).map(_._1).toSet)
+          }
+        }
+        sent ++= send(topic, "c", 100)
+        awaitRows(q, sink, sent)
+      } finally q.stop()
+      // Group b's queue was never taken for gone, and so never read again from its first message.
+      assert(EpochOutput.rows(sink).map(_._1).sorted === sent.sorted)
+    }
+  }
+
   test("a real-time stream reads on from the replica while the master is down, and through an election") {
     // A real-time batch runs a task per queue at once for its whole length: one queue a group, on 2 task slots.
     val topic = newTopic("stream-real-time", groups = Seq(GroupA, GroupC), queues = 1)

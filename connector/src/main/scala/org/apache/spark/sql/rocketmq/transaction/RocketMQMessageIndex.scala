@@ -46,8 +46,9 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
    * Whether half message `message`'s broker group holds it in `topic` (as the broker names it), committed:
    * Some(true) or Some(false); None when it cannot be asked now. Asked at `at` when given. Otherwise at the
    * message's store host (the master that first stored it, which replication copies verbatim) while that is a
-   * master of the topic; when it is not (an election left it dead or made it a replica) or does not answer, at
-   * every master of the topic now: the group's new master is among them, and only it knows the message. A key
+   * master of the topic (one that does not answer is asked again at the next check-back); when it is not (an
+   * election left it dead or made it a replica), at every master of the topic now: the group's new master is
+   * among them, and only it knows the message. A key
    * not found counts only if the broker's index has the half message itself (indexed under the half topic): a
    * broker that keeps no index finds nothing either way.
    */
@@ -58,12 +59,18 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
       case Some(address) => find(address, topic, key, message.getBornTimestamp)
       case None =>
         val storeHost = Option(message.getStoreHost).map(RemotingHelper.parseSocketAddressAddr)
-        storeHost.filter(mastersOf(topic, refresh = false).contains)
-          .map(find(_, topic, key, message.getBornTimestamp)).filter(_ != Unreachable)
-          .getOrElse {
-            val answers = mastersOf(topic, refresh = true).map(find(_, topic, key, message.getBornTimestamp))
-            Seq(Committed, Pending, Unreachable).find(answers.contains).getOrElse(NotIndexed)
-          }
+        val atStoreHost = storeHost.filter(mastersOf(topic, refresh = false).contains)
+          .map(find(_, topic, key, message.getBornTimestamp))
+        // A master that does not answer now is asked again at the next check-back, unless the name server says
+        // it is no master any more (the client's route may be older than an election).
+        if (atStoreHost.exists(_ != Unreachable) ||
+          atStoreHost.nonEmpty && mastersOf(topic, refresh = true).contains(storeHost.get)) {
+          atStoreHost.get
+        } else {
+          val answers =
+            mastersOf(topic, refresh = atStoreHost.isEmpty).map(find(_, topic, key, message.getBornTimestamp))
+          Seq(Committed, Pending, Unreachable).find(answers.contains).getOrElse(NotIndexed)
+        }
     }
     answer match {
       case Committed => Some(true)
