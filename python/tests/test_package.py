@@ -23,7 +23,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -433,12 +432,21 @@ class _Session:
 class _SlowStart:
     """A writer whose ``start()`` records the allowlist setting it sees, overlapping the other thread's start."""
 
-    def __init__(self, session: _Session, barrier: threading.Barrier, seen: List[Optional[str]], fail: bool) -> None:
-        self.session, self.barrier, self.seen, self.fail = session, barrier, seen, fail
+    def __init__(
+        self,
+        session: _Session,
+        barrier: threading.Barrier,
+        seen: List[Optional[str]],
+        fail: bool,
+        failed: threading.Event,
+    ) -> None:
+        self.session, self.barrier, self.seen, self.fail, self.failed = session, barrier, seen, fail, failed
 
     def start(self) -> str:
         self.barrier.wait()  # both starts under way at once
-        time.sleep(0.05 if self.fail else 0.2)  # one ends (here: fails) while the other still starts
+        # The other start ends (fails, its lifting given back) while this one is still under way.
+        if not self.fail:
+            assert self.failed.wait(10), "the failing start did not end"
         self.seen.append(self.session.conf.get(_trigger._ALLOWLIST_CHECK))
         if self.fail:
             raise RuntimeError("this start fails")
@@ -452,13 +460,17 @@ def test_real_time_starts_from_two_threads_at_once_all_start_lifted_and_put_the_
     barrier = threading.Barrier(2, timeout=10)
     seen: List[Optional[str]] = []
     outcomes: List[str] = []
+    failed = threading.Event()
 
     def start(fail: bool) -> None:
-        writer = _SlowStart(session, barrier, seen, fail)
+        writer = _SlowStart(session, barrier, seen, fail, failed)
         try:
             outcomes.append(_trigger.start_without_allowlist(writer, session))  # type: ignore[arg-type]
         except RuntimeError as e:
             outcomes.append(str(e))
+        finally:
+            if fail:
+                failed.set()
 
     threads = [threading.Thread(target=start, args=(fail,)) for fail in (True, False)]
     for thread in threads:
