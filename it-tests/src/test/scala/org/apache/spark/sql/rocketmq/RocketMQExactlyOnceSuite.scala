@@ -20,10 +20,13 @@ import java.io.File
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
 import java.util.UUID
+import java.util.concurrent.{CountDownLatch, Executors, ExecutorService}
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.rocketmq.common.message.MessageExt
+import org.apache.rocketmq.client.producer.{LocalTransactionState, TransactionListener}
+import org.apache.rocketmq.common.message.{Message, MessageExt}
+import org.apache.rocketmq.remoting.netty.NettyRemotingClient
 
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.DataFrame
@@ -180,6 +183,40 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
       EmbeddedRocketMQ.awaitCondition("the second run's transaction state to be closed", 30000)(
         RocketMQTransactionRuns.size == 0)
       assert(rocketmq.readAll(out).map(body).sorted === (0 until 50).map(i => s"m$i").sorted)
+    }
+  }
+
+  test("the transaction producer's requests are answered while check-backs hold every thread of the client's that " +
+    "takes requests in") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    rocketmq.sendBodies(topic, Seq("looked-up"))
+    val sent = rocketmq.readAll(topic).head
+    val (checks, answers) = (Executors.newSingleThreadExecutor(),
+      transaction.RocketMQTransactionCoordinator
+        .newCallbackExecutor("test"))
+    val never = new TransactionListener {
+      override def executeLocalTransaction(m: Message, arg: Any): LocalTransactionState = LocalTransactionState.UNKNOW
+      override def checkLocalTransaction(m: MessageExt): LocalTransactionState = LocalTransactionState.UNKNOW
+    }
+    val producer = transaction.RocketMQTransactionCoordinator.startProducer(rocketmq.newTopic("txn-group"),
+      RocketMQConnection(rocketmq.nameServer), never, checks, answers)
+    val release = new CountDownLatch(1)
+    try {
+      val client = producer.getDefaultMQProducerImpl.getMqClientFactory
+      // Check-backs come in on the client's public pool; with the check-back queue full each waits there for room.
+      val intake = classOf[NettyRemotingClient].getDeclaredField("publicExecutor")
+      intake.setAccessible(true)
+      val pool = intake.get(client.getMQClientAPIImpl.getRemotingClient).asInstanceOf[ExecutorService]
+      (0 until 64).foreach(_ => pool.submit(new Runnable { override def run(): Unit = release.await() }))
+      // A route update and an index look-up, as a check-back's answer makes them.
+      client.updateTopicRouteInfoFromNameServer(topic)
+      assert(new transaction.RocketMQMessageIndex(() => client, 3000L).delivered(sent, topic) === Some(true))
+    } finally {
+      release.countDown()
+      producer.shutdown()
+      checks.shutdownNow()
+      answers.shutdownNow()
     }
   }
 

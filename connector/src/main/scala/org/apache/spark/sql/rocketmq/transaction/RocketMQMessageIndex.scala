@@ -17,7 +17,6 @@
 package org.apache.spark.sql.rocketmq.transaction
 
 import java.nio.ByteBuffer
-import java.util.concurrent.{CompletableFuture, TimeUnit}
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
@@ -26,10 +25,8 @@ import org.apache.rocketmq.client.impl.factory.MQClientInstance
 import org.apache.rocketmq.common.MixAll
 import org.apache.rocketmq.common.message.{MessageClientIDSetter, MessageConst, MessageDecoder, MessageExt}
 import org.apache.rocketmq.common.topic.TopicValidator
-import org.apache.rocketmq.remoting.InvokeCallback
 import org.apache.rocketmq.remoting.common.RemotingHelper
-import org.apache.rocketmq.remoting.netty.ResponseFuture
-import org.apache.rocketmq.remoting.protocol.{RemotingCommand, RemotingSysResponseCode, ResponseCode}
+import org.apache.rocketmq.remoting.protocol.{RemotingCommand, RemotingSysResponseCode, RequestCode, ResponseCode}
 import org.apache.rocketmq.remoting.protocol.header.QueryMessageRequestHeader
 
 import org.slf4j.LoggerFactory
@@ -126,17 +123,13 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
     header.setMaxNum(MaxFound)
     header.setBeginTimestamp(bornMs - ClockSlackMs)
     header.setEndTimestamp(System.currentTimeMillis() + ClockSlackMs)
-    val answer = new CompletableFuture[RemotingCommand]()
+    val request = RemotingCommand.createRequestCommand(RequestCode.QUERY_MESSAGE, header)
+    request.addExtField(MixAll.UNIQUE_MSG_QUERY_FLAG, "true")
+    // The answer is handed over on the client's callback executor (every request's, in RocketMQ 5's client): the
+    // coordinator gives its client one of its own, apart from the threads that take check-backs in.
     val response =
-      try {
-        client().getMQClientAPIImpl.queryMessage(address, header, timeoutMs,
-          new InvokeCallback {
-            override def operationComplete(future: ResponseFuture): Unit = ()
-            override def operationSucceed(response: RemotingCommand): Unit = answer.complete(response)
-            override def operationFail(e: Throwable): Unit = answer.completeExceptionally(e)
-          }, java.lang.Boolean.TRUE)
-        answer.get(timeoutMs + 1000L, TimeUnit.MILLISECONDS)
-      } catch {
+      try client().getMQClientAPIImpl.getRemotingClient.invokeSync(address, request, timeoutMs)
+      catch {
         case NonFatal(e) =>
           log.debug(s"Broker $address did not answer whether $key is in $topic: $e")
           return Left(e.toString)

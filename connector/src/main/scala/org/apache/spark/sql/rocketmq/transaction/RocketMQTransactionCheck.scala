@@ -51,6 +51,8 @@ private[rocketmq] final class RocketMQTransactionCheck(
 
   private val epochsAsked = new ConcurrentHashMap[Long, AtomicLong]()
   private val committed, rolledBack, unknown, lookups = new AtomicLong()
+  /** When the answers so far were last logged (System.nanoTime): a minute apart while the broker asks. */
+  private val lastReport = new AtomicLong(System.nanoTime())
 
   /** What was answered so far: commits, roll backs, unknowns, and index look-ups made. */
   def summary: (Long, Long, Long, Long) = (committed.get(), rolledBack.get(), unknown.get(), lookups.get())
@@ -81,6 +83,11 @@ private[rocketmq] final class RocketMQTransactionCheck(
       }
     }
     log.debug(s"Check-back for $property (queue offset ${message.getQueueOffset}): $answer")
+    val now = System.nanoTime()
+    val last = lastReport.get()
+    if (now - last >= ReportEveryNs && lastReport.compareAndSet(last, now)) {
+      log.warn(s"Check-backs answered so far by run ${scope.run} (commit, roll back, unknown, look-ups): $summary")
+    }
     answer
   }
 
@@ -104,4 +111,5 @@ private[rocketmq] final class RocketMQTransactionCheck(
 
 private[rocketmq] object RocketMQTransactionCheck {
   private val log = LoggerFactory.getLogger(classOf[RocketMQTransactionCheck])
+  private val ReportEveryNs = 60L * 1000 * 1000 * 1000
 }

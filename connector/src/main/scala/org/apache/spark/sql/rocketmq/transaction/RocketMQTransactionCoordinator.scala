@@ -17,18 +17,20 @@
 package org.apache.spark.sql.rocketmq.transaction
 
 import java.io.Closeable
-import java.util.concurrent.{ArrayBlockingQueue, ThreadPoolExecutor, TimeUnit}
+import java.util.concurrent.{
+  ArrayBlockingQueue, Executors, ExecutorService, ThreadFactory, ThreadPoolExecutor, TimeUnit
+}
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import org.apache.rocketmq.client.producer.TransactionMQProducer
+import org.apache.rocketmq.client.producer.{TransactionListener, TransactionMQProducer}
 import org.apache.rocketmq.common.MixAll
 
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.connector.write.WriterCommitMessage
-import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQOptionKind, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQConnection, RocketMQOptionKind, RocketMQOptions}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 
 /**
@@ -62,30 +64,10 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
   /** A batch write's messages left to the broker's check-back, awaited until each is in its topic. */
   private lazy val checkBacks: RocketMQCheckBackWait = new RocketMQCheckBackWait(scope, index, settings)
 
-  /**
-   * Check-backs come one request per half message: an epoch left to the broker is thousands at once, and
-   * the client's default (one thread, 2,000 waiting, the rest dropped) would let the broker count checks
-   * never answered, until it gives the messages up.
-   */
-  private val checkExecutor = new ThreadPoolExecutor(CheckThreads, CheckThreads, 60L, TimeUnit.SECONDS,
-    new ArrayBlockingQueue[Runnable](CheckQueue),
-    (r: Runnable) => {
-      val thread = new Thread(r, s"rocketmq-transaction-check-${scope.run}")
-      thread.setDaemon(true)
-      thread
-    },
-    // A full queue holds the client's request thread up until a check-back can wait: none is dropped.
-    (r: Runnable, executor: ThreadPoolExecutor) => if (!executor.isShutdown) executor.getQueue.put(r))
-
-  private val producer: TransactionMQProducer = {
-    val p = new TransactionMQProducer(scope.group, settings.connection.rpcHook)
-    settings.connection.configure(p)
-    p.setInstanceName(RocketMQClientCache.uniqueInstanceName("spark-rocketmq-transactions"))
-    p.setTransactionListener(check)
-    p.setExecutorService(checkExecutor)
-    p.start()
-    p
-  }
+  private val checkExecutor = newCheckExecutor(scope.run)
+  private val callbackExecutor = newCallbackExecutor(scope.run)
+  private val producer: TransactionMQProducer =
+    startProducer(scope.group, settings.connection, check, checkExecutor, callbackExecutor)
 
   private def client = producer.getDefaultMQProducerImpl.getMqClientFactory
 
@@ -123,6 +105,7 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
       case NonFatal(e) =>
         producer.shutdown()
         checkExecutor.shutdownNow()
+        callbackExecutor.shutdownNow()
         throw e
     }
 
@@ -229,7 +212,10 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
 
   override def close(): Unit = {
     try producer.shutdown()
-    finally checkExecutor.shutdownNow()
+    finally {
+      checkExecutor.shutdownNow()
+      callbackExecutor.shutdownNow()
+    }
   }
 }
 
@@ -245,9 +231,51 @@ private[rocketmq] object RocketMQTransactionCoordinator {
   /** The epoch committed last by any coordinator of this driver (the bench reads the commit's time here). */
   @volatile private[rocketmq] var lastInThisDriver: EpochCommit = EpochCommit(-1L, 0, 0, 0L, 0L)
 
+  /**
+   * Check-backs come one request per half message: an epoch left to the broker is thousands at once, and
+   * the client's default (one thread, 2,000 waiting, the rest dropped) would let the broker count checks
+   * never answered, until it gives the messages up.
+   */
+  private def newCheckExecutor(run: String): ThreadPoolExecutor =
+    new ThreadPoolExecutor(CheckThreads, CheckThreads, 60L, TimeUnit.SECONDS,
+      new ArrayBlockingQueue[Runnable](CheckQueue), daemonThreads(s"rocketmq-transaction-check-$run"),
+      // A full queue holds the client's request thread up until a check-back can wait: none is dropped.
+      (r: Runnable, executor: ThreadPoolExecutor) => if (!executor.isShutdown) executor.getQueue.put(r))
+
+  /** Where the answers to the client's own requests are handed over (each hand-over is a queue insert). */
+  private[rocketmq] def newCallbackExecutor(run: String): ExecutorService =
+    Executors.newFixedThreadPool(CallbackThreads, daemonThreads(s"rocketmq-transaction-answers-$run"))
+
+  private def daemonThreads(name: String): ThreadFactory = (r: Runnable) => {
+    val thread = new Thread(r, name)
+    thread.setDaemon(true)
+    thread
+  }
+
+  /**
+   * The producer of transaction group `group`, on a client of its own: `check` answers the broker's check-backs
+   * on `checkExecutor`, and the answers to every request of the client (its queries, route updates and commits,
+   * synchronous ones too) are handed over on `callbackExecutor`. The client's default for those is the pool that
+   * also takes the broker's check-back requests in, which a full `checkExecutor` holds up: every look-up and
+   * commit would then time out while the broker asks about thousands of messages.
+   */
+  private[rocketmq] def startProducer(group: String, connection: RocketMQConnection, check: TransactionListener,
+      checkExecutor: ExecutorService, callbackExecutor: ExecutorService): TransactionMQProducer = {
+    val producer = new TransactionMQProducer(group, connection.rpcHook)
+    connection.configure(producer)
+    producer.setInstanceName(RocketMQClientCache.uniqueInstanceName("spark-rocketmq-transactions"))
+    producer.setTransactionListener(check)
+    producer.setExecutorService(checkExecutor)
+    producer.start()
+    producer.setCallbackExecutor(callbackExecutor)
+    producer
+  }
+
   /** Threads answering check-backs, and check-backs waiting for one (about 1.5 KiB each with a 1 KiB body). */
   private val CheckThreads = 4
   private val CheckQueue = 10000
+  /** Threads handing the answers of the driver's commit requests over (each hand-over is a queue insert). */
+  private val CallbackThreads = 2
 
   /**
    * The driver sends no commit in the last quarter (at most the last minute) of a message's check immunity: a
