@@ -89,7 +89,7 @@ private[rocketmq] final class RocketMQQueuePuller(
   private val retryBudget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
   /** The wait for a replica that has not indexed the next offset yet (see [[awaitReplica]]). */
   private val replicaBudget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
-  /** Whether the master has indexed what it stored since this reader last moved on (see [[endsBefore]]). */
+  /** Whether the master has indexed what it stored since this reader last moved on (see [[RocketMQPullAnswer]]). */
   private var masterIndexed = false
   private val open = until == RocketMQQueuePuller.Open
   /** The group's master answered that the topic does not exist (deleted): with failOnDataLoss=false, idle. */
@@ -157,77 +157,52 @@ private[rocketmq] final class RocketMQQueuePuller(
     val result =
       pullWithRetries(pullOffset, math.min(settings.pullBatchSize.toLong, until - pullOffset).toInt, deadlineNanos)
     if (result == null) return false
-    val next = result.getNextBeginOffset
     val before = pullOffset
-    var trailingReplica = false
-    var askAgain = false
-    result.getPullStatus match {
-      case PullStatus.FOUND =>
+    val answer =
+      RocketMQPullAnswer(result.getPullStatus, result.getNextBeginOffset, result.getMinOffset, result.getMaxOffset)
+    val at = RocketMQPullAnswer.Position(pullOffset, until, open, settings.filtered, masterIndexed)
+    val kind = answer.classify(at, hasMaster = None) match {
+      case RocketMQPullAnswer.AskRoute => answer.classify(at, hasMaster = Some(groupMaster().isDefined))
+      case known => known
+    }
+    kind match {
+      case RocketMQPullAnswer.Messages =>
         // Returned messages are checked one by one against expectedOffset in next().
         messages = result.getMsgFoundList.iterator()
-        pullOffset = math.min(math.max(next, pullOffset), until)
-      // A replica broker answers "pull again" this way when the message is not there yet: no offset
-      // was scanned, so nothing was filtered or lost. Pulled again below, for at most pullTimeoutMs.
-      case PullStatus.NO_MATCHED_MSG if next == pullOffset => ()
-      // Open range: the end of the queue, nothing new during the long poll; poll again.
-      case PullStatus.NO_NEW_MSG if open && next == pullOffset => ()
-      // A replica standing in for a dead master may trail it (it copies and indexes asynchronously), or lack
-      // what the master stored last: only the master's word that offsets are gone is a loss; a replica's
-      // means "not there now", waited for (see awaitReplica).
-      case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL if groupMaster().isEmpty => trailingReplica = true
-      case PullStatus.NO_MATCHED_MSG if !settings.filtered && groupMaster().isEmpty => trailingReplica = true
-      // The master says the queue ends before pullOffset: final once it has indexed what it stored.
-      case _ if !masterIndexed && endsBefore(result) =>
+        pullOffset = math.min(math.max(answer.next, pullOffset), until)
+      case RocketMQPullAnswer.ReplicaTrailing =>
+        // Asked again after a pause, until the replica has the offsets, the master is back, or retries run out.
+        awaitReplica(before)
+        return true
+      case RocketMQPullAnswer.AwaitIndexing =>
         awaitMasterIndexed()
         masterIndexed = true
-        askAgain = true
-      case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL if open && pullOffset > result.getMaxOffset =>
-        dataLoss(pullOffset, pullOffset, TopicRecreated(result.getMaxOffset))
-        pullOffset = result.getMinOffset
+        return true
+      case RocketMQPullAnswer.WentBack(reason, resumeAt) =>
+        dataLoss(pullOffset, pullOffset, reason)
+        pullOffset = resumeAt
         expectedOffset = pullOffset
-      case PullStatus.NO_MATCHED_MSG if settings.filtered =>
-        // The filter skipped the whole window the broker scanned: nothing lost. (The broker gives
-        // the same answer for messages being removed; with a filter the two cannot be told apart.)
-        skipTo(next)
-      case PullStatus.NO_MATCHED_MSG =>
-        // No filter, so nothing can fail to match: the broker skipped messages it was removing.
-        dataLoss(pullOffset, math.min(next, until), BeingRemoved)
-        skipTo(next)
-      case PullStatus.NO_NEW_MSG if next > pullOffset =>
-        dataLoss(pullOffset, math.min(next, until), ConsumeQueueGone)
-        skipTo(next)
-      case PullStatus.NO_NEW_MSG =>
-        dataLoss(pullOffset, until, Truncated(result.getMaxOffset))
-        skipTo(until)
-      case PullStatus.OFFSET_ILLEGAL if pullOffset < result.getMinOffset =>
-        dataLoss(pullOffset, math.min(result.getMinOffset, until), Expired(result.getMinOffset))
-        skipTo(result.getMinOffset)
-      case PullStatus.OFFSET_ILLEGAL =>
-        dataLoss(pullOffset, until, TopicRecreated(result.getMaxOffset))
-        skipTo(until)
+      case RocketMQPullAnswer.Skip(to) => skipTo(to)
+      case RocketMQPullAnswer.Lost(lostFrom, lostUntil, reason, resumeAt) =>
+        dataLoss(lostFrom, lostUntil, reason)
+        skipTo(resumeAt)
+      case RocketMQPullAnswer.PullAgain | RocketMQPullAnswer.AtEnd | RocketMQPullAnswer.AskRoute => ()
     }
     // Open range: the end of the queue, or a replica that asks to pull again, is waited at.
-    val waiting = open &&
-      (result.getPullStatus == PullStatus.NO_NEW_MSG ||
-        result.getPullStatus == PullStatus.NO_MATCHED_MSG && next == before)
-    if (trailingReplica) {
-      // Asked again after a pause, until the replica has the offsets, the master is back, or retries run out.
-      awaitReplica(before)
-    } else if (askAgain) {
-      ()
-    } else if (pullOffset == before && !messages.hasNext && !waiting) {
+    val waiting = open && (kind == RocketMQPullAnswer.AtEnd || kind == RocketMQPullAnswer.PullAgain)
+    if (pullOffset == before && !messages.hasNext && !waiting) {
       // Only the "pull again" answer leaves the offset where it was; any other such answer, or such
       // answers for longer than a pull may take, would loop forever, unless a replica gives them while its
       // group has no master.
       retriesInARow += 1
       val tooLong = retriesInARow * RetryPauseMs > settings.pullTimeoutMs
-      if (result.getPullStatus != PullStatus.NO_MATCHED_MSG || tooLong && groupMaster().isDefined) {
-        throw RocketMQErrors.pullAnsweredWithoutProgress(queue, before, result.getPullStatus.toString, next,
+      if (answer.status != PullStatus.NO_MATCHED_MSG || tooLong && groupMaster().isDefined) {
+        throw RocketMQErrors.pullAnsweredWithoutProgress(queue, before, answer.status.toString, answer.next,
           retriesInARow)
       }
       if (tooLong) awaitReplica(before) else Thread.sleep(RetryPauseMs)
     } else {
-      if (pullOffset == before && result.getPullStatus == PullStatus.NO_MATCHED_MSG) Thread.sleep(RetryPauseMs)
+      if (pullOffset == before && answer.status == PullStatus.NO_MATCHED_MSG) Thread.sleep(RetryPauseMs)
       retriesInARow = 0
     }
     if (pullOffset != before || messages.hasNext) {
@@ -236,18 +211,6 @@ private[rocketmq] final class RocketMQQueuePuller(
     }
     true
   }
-
-  /**
-   * Whether `result` says the queue ends at or before `pullOffset` (not that it starts after it): a truncated
-   * queue, or one whose offsets went back. True as well of a master still indexing what it stored.
-   */
-  private def endsBefore(result: PullResult): Boolean =
-    pullOffset >= result.getMinOffset &&
-      (result.getPullStatus match {
-        case PullStatus.OFFSET_ILLEGAL => true
-        case PullStatus.NO_NEW_MSG => result.getNextBeginOffset <= pullOffset
-        case _ => false
-      })
 
   /**
    * After a replica's answer that `offset` is not there while its group has no master, or its "pull again" answers
