@@ -187,7 +187,7 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
   }
 
   test("the transaction producer's requests are answered while check-backs hold every thread of the client's that " +
-    "takes requests in") {
+    "takes requests in; a look-up with no master to ask cannot tell (it never says 'not committed')") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
     rocketmq.sendBodies(topic, Seq("looked-up"))
@@ -211,7 +211,10 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
       (0 until 64).foreach(_ => pool.submit(new Runnable { override def run(): Unit = release.await() }))
       // A route update and an index look-up, as a check-back's answer makes them.
       client.updateTopicRouteInfoFromNameServer(topic)
-      assert(new transaction.RocketMQMessageIndex(() => client, 3000L).delivered(sent, topic) === Some(true))
+      val index = new transaction.RocketMQMessageIndex(() => client, 3000L)
+      assert(index.delivered(sent, topic) === Some(true))
+      // With no master to ask (here: no route), the answer is "cannot tell now", never "not committed".
+      assert(index.delivered(sent, rocketmq.newTopic("no-route")) === None)
     } finally {
       release.countDown()
       producer.shutdown()

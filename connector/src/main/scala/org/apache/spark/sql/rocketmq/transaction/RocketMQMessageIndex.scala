@@ -66,7 +66,9 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
         } else {
           val answers =
             mastersOf(topic, refresh = atStoreHost.isEmpty).map(find(_, topic, key, message.getBornTimestamp))
-          Seq(Committed, Pending, Unreachable).find(answers.contains).getOrElse(NotIndexed)
+          // No master known now (the name server does not answer, or has no route): nobody was asked.
+          if (answers.isEmpty) Unreachable
+          else Seq(Committed, Pending, Unreachable).find(answers.contains).getOrElse(NotIndexed)
         }
     }
     answer match {
