@@ -274,7 +274,7 @@ private[rocketmq] object RocketMQTransactionCoordinator {
   /** Threads answering check-backs, and check-backs waiting for one (about 1.5 KiB each with a 1 KiB body). */
   private val CheckThreads = 4
   private val CheckQueue = 10000
-  /** Threads handing the answers of the driver's commit requests over (each hand-over is a queue insert). */
+  /** Threads handing over the answers to every request of the transaction client (each hand-over is a queue insert). */
   private val CallbackThreads = 2
 
   /**
