@@ -167,6 +167,9 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
 
   /** Clients held now. */
   def size: Int = synchronized(entries.size)
+
+  /** Clients lent out now (a task reading or writing holds one). */
+  def lent: Int = synchronized(entries.values.count(_.borrowers > 0))
 }
 
 private[rocketmq] object RocketMQClientCache {

@@ -26,25 +26,20 @@ import org.apache.spark.sql.connector.read.streaming.{
   PartitionOffset
 }
 
-/** One queue's long-running task under continuous processing: its range has no end; `index` is its place. */
-private[rocketmq] final case class RocketMQContinuousInputPartition(partition: RocketMQInputPartition, index: Int)
-  extends InputPartition {
-  override def preferredLocations(): Array[String] = partition.preferredLocations()
-}
-
 private[rocketmq] object RocketMQContinuousReaderFactory extends ContinuousPartitionReaderFactory {
   override def createReader(partition: InputPartition): ContinuousPartitionReader[InternalRow] =
-    new RocketMQContinuousPartitionReader(partition.asInstanceOf[RocketMQContinuousInputPartition])
+    new RocketMQContinuousPartitionReader(partition.asInstanceOf[RocketMQInputPartition])
 }
 
 /**
  * Reads one queue under continuous processing: from the partition's start with no end, each message as soon as
  * the broker has it (the puller long-polls at the queue's end). `next()` waits for a message as long as the task
  * runs, looking at whether Spark has stopped the task between waits of at most half a second; [[getOffset]] is
- * where the queue goes on after the messages returned so far, which Spark records at each epoch.
+ * where the queue goes on after the messages returned so far, naming the queue, which Spark records at each
+ * epoch.
  */
-private[rocketmq] final class RocketMQContinuousPartitionReader(partition: RocketMQContinuousInputPartition)
-  extends RocketMQPartitionReader(partition.partition)
+private[rocketmq] final class RocketMQContinuousPartitionReader(partition: RocketMQInputPartition)
+  extends RocketMQPartitionReader(partition)
   with ContinuousPartitionReader[InternalRow] {
 
   // A RocketMQ sink in this task sends each row as it comes (see RocketMQTasksInRealTimeMode).
@@ -60,5 +55,5 @@ private[rocketmq] final class RocketMQContinuousPartitionReader(partition: Rocke
     false
   }
 
-  override def getOffset: PartitionOffset = RocketMQQueueOffset(partition.index, nextOffset)
+  override def getOffset: PartitionOffset = RocketMQQueueOffset(partition.queue, nextOffset)
 }

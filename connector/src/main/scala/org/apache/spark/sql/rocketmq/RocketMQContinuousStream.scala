@@ -16,6 +16,7 @@
 
 package org.apache.spark.sql.rocketmq
 
+import java.util.Optional
 import java.util.concurrent.{Callable, Executors, Future, TimeUnit}
 
 import scala.util.control.NonFatal
@@ -25,29 +26,31 @@ import org.slf4j.LoggerFactory
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.connector.read.streaming.{
-  ContinuousPartitionReaderFactory, ContinuousStream, Offset,
-  PartitionOffset
+  ContinuousPartitionReaderFactory, ContinuousStream, Offset, PartitionOffset, ReportsSourceMetrics
 }
 
 /**
  * A stream under continuous processing (`Trigger.Continuous`): one long-running task per queue reads from where
  * the last committed epoch ended, with no end, each message going on through the query as it arrives
- * ([[RocketMQContinuousPartitionReader]]). At each epoch Spark collects where every task is and writes the merged
- * offsets ([[mergeOffsets]]) to the checkpoint, in the micro-batch's format: a query can move between continuous,
- * micro-batch and real-time triggers on one checkpoint. The first offsets, the data loss rules and queues that
- * appear (read from their earliest offset) are those of micro-batches; a change in the topics' queues is noticed
- * in the background at most once a second ([[needsReconfiguration]]), and Spark then plans the tasks again from
- * the last committed epoch. Options that bound, delay or split a batch are refused.
+ * ([[RocketMQContinuousPartitionReader]]). At each epoch Spark collects where every task is, each task's offset
+ * naming its queue, and writes the merged offsets ([[mergeOffsets]]) to the checkpoint, in the micro-batch's
+ * format: a query can move between continuous, micro-batch and real-time triggers on one checkpoint. The first
+ * offsets, the data loss rules and queues that appear (read from their earliest offset) are those of micro-batches
+ * (the [[RocketMQStreamPlanner]]'s); a change in the topics' queues is noticed in the background at most once a
+ * second ([[needsReconfiguration]]), and Spark then plans the tasks again from the last committed epoch. Options
+ * that bound, delay or split a batch are refused.
  */
 private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions, checkpointLocation: String)
-  extends RocketMQMicroBatchStream(options, checkpointLocation)
-  with ContinuousStream {
+  extends ContinuousStream
+  with ReportsSourceMetrics {
 
   import RocketMQContinuousStream._
 
-  /** Where the running plan's tasks started, and the queue of each task, by input partition. */
-  @volatile private var planStart: Map[RocketMQQueue, Long] = Map.empty
-  @volatile private var planQueues: IndexedSeq[RocketMQQueue] = IndexedSeq.empty
+  private val planner = new RocketMQStreamPlanner(options, checkpointLocation)
+  private val topics = planner.topics
+
+  /** The running plan: where its tasks started, by queue. */
+  @volatile private var plan = RocketMQOpenPlan(Map.empty)
 
   /** Looks at the topics' queues off the epoch thread, with a client of its own (a slow broker stalls no epoch). */
   private lazy val checker = Executors.newSingleThreadExecutor((r: Runnable) => {
@@ -61,28 +64,29 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
 
   override def toString: String = s"RocketMQContinuousStream[${topics.mkString(",")}]"
 
+  override def initialOffset(): Offset = planner.initialOffset()
+
+  override def deserializeOffset(json: String): Offset = RocketMQSourceOffset.parse(json)
+
   override def planInputPartitions(start: Offset): Array[InputPartition] = {
-    latestRanges = Map.empty // each plan looks at the queues there are now
-    val (from, queues) = planOpen(start)
-    planStart = from
-    planQueues = queues
+    val next = planner.planOpen(start, refetch = true) // each plan looks at the queues there are now
+    plan = next
     val slots = Option(SparkContext.getActive.orNull).map(_.defaultParallelism).getOrElse(Int.MaxValue)
-    if (queues.size > slots) {
-      log.warn(s"Continuous processing of ${topics.mkString(",")} runs one task per queue, ${queues.size} in all, " +
-        s"but Spark has $slots task slots: the tasks that do not start hold every epoch back")
+    if (next.queues.size > slots) {
+      log.warn(s"Continuous processing of ${topics.mkString(",")} runs one task per queue, " +
+        s"${next.queues.size} in all, but Spark has $slots task slots: the tasks that do not start hold every " +
+        "epoch back")
     }
-    openPartitions(from, queues).zipWithIndex.map { case (p, i) =>
-      RocketMQContinuousInputPartition(p, i): InputPartition
-    }.toArray
+    planner.openPartitions(next).toArray[InputPartition]
   }
 
   override def createContinuousReaderFactory(): ContinuousPartitionReaderFactory = RocketMQContinuousReaderFactory
 
-  override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = openEnd(planStart, planQueues, offsets)
+  override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = plan.end(offsets)
 
   /** Whether the topics' queues differ from the running plan's, as the last background look found. */
   override def needsReconfiguration(): Boolean = synchronized {
-    val planned = planQueues.toSet
+    val planned = plan.from.keySet
     if (planned.isEmpty) return false
     val changed = check != null && check.isDone && {
       val found = try check.get()
@@ -99,8 +103,13 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
     changed
   }
 
+  override def commit(end: Offset): Unit = planner.commitProgress(RocketMQSourceOffset(end).queueOffsets)
+
+  override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] =
+    planner.lagMetrics(latestConsumedOffset)
+
   override def stop(): Unit = {
-    try super.stop()
+    try planner.close()
     finally synchronized {
         if (check != null || lastCheckMs > 0) {
           checker.shutdownNow()

@@ -16,8 +16,10 @@
 
 package org.apache.spark.sql.rocketmq
 
+import java.util.Optional
+
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
-import org.apache.spark.sql.connector.read.streaming.{Offset, PartitionOffset, SupportsRealTimeMode}
+import org.apache.spark.sql.connector.read.streaming._
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller
 
@@ -25,21 +27,27 @@ import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller
  * The stream on a Spark with real-time mode (4.1 and later; [[RocketMQMicroBatchStream.apply]] picks it). Under
  * `Trigger.RealTime` each batch runs for the trigger's duration: one task per queue reads from the batch's start
  * with no end ([[RocketMQRealTimePartitionReader]]), each message going on through the query as it arrives, and
- * the batch's end is where the tasks stopped ([[mergeOffsets]]), written to the checkpoint when the batch ends.
- * Queues that appear while the query runs are read from their earliest offset, and the data loss rules are those
- * of micro-batches. Options that bound or split a batch (`maxOffsetsPerTrigger`, `minOffsetsPerTrigger`,
- * `maxTriggerDelay`, `minPartitions`) are refused. Under any other trigger it is the micro-batch stream, and it
- * describes itself as that one in plans and progress on every Spark version.
+ * the batch's end is where the tasks stopped ([[mergeOffsets]], each task's offset naming its queue), written to
+ * the checkpoint when the batch ends. Queues that appear while the query runs are read from their earliest offset,
+ * and the data loss rules are those of micro-batches (the [[RocketMQStreamPlanner]]'s, shared). Options that bound
+ * or split a batch (`maxOffsetsPerTrigger`, `minOffsetsPerTrigger`, `maxTriggerDelay`, `minPartitions`) are
+ * refused. Under any other trigger it is the micro-batch stream it holds, to which it hands every micro-batch
+ * call, and it describes itself as that one in plans and progress on every Spark version.
  */
 private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQOptions, checkpointLocation: String)
-  extends RocketMQMicroBatchStream(options, checkpointLocation)
+  extends MicroBatchStream
+  with SupportsTriggerAvailableNow
+  with ReportsSourceMetrics
   with SupportsRealTimeMode {
 
-  /** Where the tasks of the running real-time batch started, by queue. */
-  @volatile private var batchStart: Map[RocketMQQueue, Long] = Map.empty
-  /** The queue of each input partition of the running real-time batch, in the partitions' order. */
-  @volatile private var batchQueues: IndexedSeq[RocketMQQueue] = IndexedSeq.empty
+  private val planner = new RocketMQStreamPlanner(options, checkpointLocation)
+  private val batches = new RocketMQMicroBatchStream(planner)
+
+  /** The running real-time batch's plan: where its tasks started, by queue. */
+  @volatile private var plan = RocketMQOpenPlan(Map.empty)
   @volatile private var realTime = false
+
+  override def toString: String = batches.toString
 
   override def prepareForRealTimeMode(): Unit = {
     options.validateForRealTime()
@@ -47,21 +55,33 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
   }
 
   override def planInputPartitions(start: Offset): Array[InputPartition] = {
-    val (from, queues) = planOpen(start)
-    batchStart = from
-    batchQueues = queues
-    openPartitions(from, queues).toArray[InputPartition]
+    val next = planner.planOpen(start, refetch = false)
+    plan = next
+    planner.openPartitions(next).toArray[InputPartition]
   }
 
-  override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = openEnd(batchStart, batchQueues, offsets)
+  override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = plan.end(offsets)
 
   override def createReaderFactory(): PartitionReaderFactory = RocketMQRealTimeReaderFactory
 
-  override def metrics(latestConsumedOffset: java.util.Optional[Offset]): java.util.Map[String, String] = {
+  override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
     // A real-time batch ran for its whole duration: measure against the queues' ends now, not at its start.
-    if (realTime) latestRanges = reader.fetchQueueRanges(topics, allowMissing = true)
-    super.metrics(latestConsumedOffset)
+    if (realTime) planner.fetchLatest(Set.empty)
+    batches.metrics(latestConsumedOffset)
   }
+
+  // Every other call is the micro-batch stream's.
+  override def initialOffset(): Offset = batches.initialOffset()
+  override def deserializeOffset(json: String): Offset = batches.deserializeOffset(json)
+  override def getDefaultReadLimit: ReadLimit = batches.getDefaultReadLimit
+  override def prepareForTriggerAvailableNow(): Unit = batches.prepareForTriggerAvailableNow()
+  override def latestOffset(): Offset = batches.latestOffset()
+  override def latestOffset(start: Offset, limit: ReadLimit): Offset = batches.latestOffset(start, limit)
+  override def reportLatestOffset(): Offset = batches.reportLatestOffset()
+  override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] =
+    batches.planInputPartitions(start, end)
+  override def commit(end: Offset): Unit = batches.commit(end)
+  override def stop(): Unit = batches.stop()
 }
 
 /** The micro-batch reader for bounded partitions, the real-time one for open ones. */

@@ -18,7 +18,6 @@ package org.apache.spark.sql.rocketmq
 
 import java.util.concurrent.TimeUnit
 
-import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.streaming.{PartitionOffset, SupportsRealTimeRead}
 import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.RecordStatus
@@ -35,8 +34,7 @@ private[rocketmq] final class RocketMQRealTimePartitionReader(partition: RocketM
   // A RocketMQ sink in this task sends each row as it comes (see RocketMQTasksInRealTimeMode).
   RocketMQTasksInRealTimeMode.markCurrent()
 
-  override def getOffset: PartitionOffset =
-    RocketMQQueueOffset(Option(TaskContext.get()).fold(-1)(_.partitionId()), nextOffset)
+  override def getOffset: PartitionOffset = RocketMQQueueOffset(partition.queue, nextOffset)
 
   /** Spark 4.2 and later: the wait is measured from `startTimeMs`, Spark's clock when it asked. */
   override def nextWithTimeout(startTimeMs: java.lang.Long, timeoutMs: java.lang.Long): RecordStatus =

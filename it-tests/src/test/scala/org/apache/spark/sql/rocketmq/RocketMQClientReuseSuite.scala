@@ -31,6 +31,14 @@ import org.apache.spark.sql.streaming.Trigger
 class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
 
   test("100 micro-batches: RocketMQ client instances and threads stay flat") {
+    // Clients pooled by earlier suites would be closed in the middle of the count (the last task of an earlier
+    // query giving a consumer back, or the pools' idle eviction): once every earlier task has given its client
+    // back, close them all, so that the count is this query's own clients.
+    EmbeddedRocketMQ.awaitCondition("earlier queries' tasks gave their pooled clients back", 60000)(
+      RocketMQConsumerPool.cache.lent == 0 && RocketMQProducerPool.cache.lent == 0)
+    val everyIdleOne = System.currentTimeMillis() + 24L * 3600 * 1000
+    RocketMQConsumerPool.cache.evictIdle(everyIdleOne)
+    RocketMQProducerPool.cache.evictIdle(everyIdleOne)
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 4)
     val q = spark.readStream.format("rocketmq")
@@ -69,10 +77,10 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
     val stream = new RocketMQMicroBatchStream(options, Files.createTempDirectory("rocketmq-plan-").toString)
     try {
       val start = stream.initialOffset()
-      val before = stream.reader.requestCount
+      val before = stream.planner.reader.requestCount
       var end = start
       for (_ <- 1 to 3) end = stream.latestOffset(start, ReadLimit.allAvailable())
-      val perTrigger = (stream.reader.requestCount - before) / 3.0
+      val perTrigger = (stream.planner.reader.requestCount - before) / 3.0
       // One route lookup on the name server plus one stats request to the single broker.
       assert(perTrigger === 2.0)
       assert(RocketMQSourceOffset(end).queueOffsets.size === 256)

@@ -35,7 +35,8 @@ object RocketMQClientThreads {
    */
   private val OnDemandPools = Map("NettyClientScan_thread" -> 10, "NettyClientWorkerThread_" -> 4)
 
-  def instances: Int = MQClientManager.getInstance().getFactoryTable.size
+  /** The client instances of this JVM, by client id. */
+  def instances: Set[String] = MQClientManager.getInstance().getFactoryTable.keySet.toArray(Array.empty[String]).toSet
 
   def kinds: Map[String, Int] =
     Thread.getAllStackTraces.keySet.toArray(Array.empty[Thread]).toSeq.map(_.getName)
@@ -46,7 +47,7 @@ object RocketMQClientThreads {
    * Problems between two readings: instances grew, a kind of client thread grew (on-demand pools may
    * warm up within their caps), or no client thread was found at all (stale names).
    */
-  def growth(before: (Int, Map[String, Int]), after: (Int, Map[String, Int])): Seq[String] = {
+  def growth(before: (Set[String], Map[String, Int]), after: (Set[String], Map[String, Int])): Seq[String] = {
     def onDemand(kind: String) = OnDemandPools.keys.find(kind.startsWith)
     val grown = after._2.collect {
       case (k, n) if n > before._2.getOrElse(k, 0) && onDemand(k).isEmpty => s"$k: ${before._2.getOrElse(k, 0)} -> $n"
@@ -56,9 +57,13 @@ object RocketMQClientThreads {
       val n = after._2.filter(_._1.startsWith(pool)).values.sum
       if (n > cap * remotingClients) Some(s"$pool: $n threads for $remotingClients remoting clients") else None
     }
-    (if (after._1 != before._1) Seq(s"client instances ${before._1} -> ${after._1}") else Nil) ++ grown ++ overCap ++
+    val instances = if (after._1 == before._1) Nil
+    else
+      Seq(s"client instances ${before._1.size} -> ${after._1.size} (new: ${(after._1 -- before._1).mkString(", ")}; " +
+        s"closed: ${(before._1 -- after._1).mkString(", ")})")
+    instances ++ grown ++ overCap ++
       (if (before._2.isEmpty) Seq("no RocketMQ client threads found: the thread name prefixes are stale") else Nil)
   }
 
-  def reading: (Int, Map[String, Int]) = (instances, kinds)
+  def reading: (Set[String], Map[String, Int]) = (instances, kinds)
 }
