@@ -12,21 +12,24 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Run by test_executor_kill.py with spark-submit --master local-cluster[2,1,1024] --jars <assembly>: a
-slow AvailableNow copy of a topic into Parquet, during which the test kills one executor JVM with SIGKILL.
+"""Run by test_executor_kill.py with spark-submit --master local-cluster[2,1,1024] --jars <assembly>: one
+application that copies topics one after the other, each with a slow AvailableNow query, during each of which the
+test kills one executor JVM with SIGKILL.
 
-Usage: local_cluster_executor_kill.py <name_server> <topic> <output_dir> <checkpoint_dir> <max_offsets>
-       <report.json> <go>
+Usage: local_cluster_executor_kill.py <name_server> <max_offsets> <copy>...
+       where each <copy> is five arguments: <topic> <output_dir> <checkpoint_dir> <report.json> <go>
 
 Prints ``DRIVER_URL spark://CoarseGrainedScheduler@host:port`` (how the test finds this application's
-executor processes) once both executors are registered, and starts the query once the file <go> exists
-(the test sends the messages meanwhile; spark-submit gives a Python driver no stdin). Prints
-``TASKS_RUNNING`` once tasks run on both executors, then ``TASKS <completed> <busy executors> <executor id>
-<task id> <launch time, epoch ms>`` (the last three: the task that started last among those running now) each
-time that changes. Writes to the report every body and (queueId, queueOffset) in the output (none for an
-<output_dir> of rocketmq://<topic>: the stream then writes to that topic exactly-once, and the test reads it
-back), the number of failed task attempts and their task ids, the executor ids seen while the query ran and
-those still there at the end.
+executor processes) once both executors are registered. Then, for copy number n (from 0): prints ``READY n``
+once two live executors are registered (after a kill, the worker has started a new executor in place of the
+killed one), starts the query once the file <go> exists (the test sends the messages meanwhile; spark-submit
+gives a Python driver no stdin), prints ``TASKS_RUNNING`` once tasks run on both executors, then ``TASKS
+<completed> <busy executors> <executor id> <task id> <launch time, epoch ms>`` (the last three: the task that
+started last among those running now) each time that changes, and ``DONE n`` once its report is written. The
+report holds every body and (queueId, queueOffset) in the output (none for an <output_dir> of
+rocketmq://<topic>: the stream then writes to that topic exactly-once, and the test reads it back), the number
+of failed task attempts of that copy's query and their task ids, the executor ids seen while it ran and those
+still there at its end.
 
 Task states come from Spark's status store task by task: the listener writes a task's entry at its start and
 at its end, while a stage's counts (what the status tracker's stage info shows) are written at most every
@@ -40,7 +43,7 @@ import json
 import os
 import sys
 import threading
-from typing import Any, Dict, Set, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
 from pyspark.sql import SparkSession
 
@@ -49,29 +52,58 @@ from waiting import wait_until  # noqa: E402  (python/tests, next to this script
 
 # An output of rocketmq://<topic> writes there with deliveryGuarantee=exactly_once instead of to Parquet.
 ROCKETMQ_SINK = "rocketmq://"
+COPY_ARGS = 5
 
 
 def main() -> None:
-    name_server, topic, output, checkpoint, max_offsets, report_path, go = sys.argv[1:8]
+    name_server, max_offsets, *rest = sys.argv[1:]
+    if not rest or len(rest) % COPY_ARGS:
+        raise SystemExit(__doc__)
+    copies = [rest[i : i + COPY_ARGS] for i in range(0, len(rest), COPY_ARGS)]
     spark = SparkSession.builder.appName("rocketmq-executor-kill").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     sc = spark.sparkContext
     jsc = sc._jsc  # test-only: executor registrations
-    # The driver's block manager and two executors.
-    wait_until("the two executors to register", lambda: jsc.sc().getExecutorMemoryStatus().size() >= 3, 180, 0.2)
-    conf = sc.getConf()
-    print(f"DRIVER_URL spark://CoarseGrainedScheduler@{conf.get('spark.driver.host')}:{conf.get('spark.driver.port')}")
-    sys.stdout.flush()
-    wait_until(f"{go} (the test has written the messages)", lambda: os.path.exists(go), 600)
 
     def executor_ids() -> Set[str]:
         return {e for e in jsc.sc().getExecutorIds().mkString(",").split(",") if e}
 
+    def two_executors() -> bool:
+        # Two live executors, each with its block manager (the driver's is the third).
+        return len(executor_ids()) >= 2 and jsc.sc().getExecutorMemoryStatus().size() >= 3
+
+    wait_until("the two executors to register", two_executors, 180, 0.2)
+    conf = sc.getConf()
+    print(f"DRIVER_URL spark://CoarseGrainedScheduler@{conf.get('spark.driver.host')}:{conf.get('spark.driver.port')}")
+    sys.stdout.flush()
+    for number, (topic, output, checkpoint, report_path, go) in enumerate(copies):
+        # After the previous copy's kill, the worker starts another executor in place of the killed one.
+        wait_until(f"two executors before copy {number}", two_executors, 180, 0.2)
+        print(f"READY {number}", flush=True)
+        wait_until(f"{go} (the test has written the messages)", lambda go=go: os.path.exists(go), 600)
+        report = copy(spark, executor_ids, name_server, topic, output, checkpoint, max_offsets)
+        with open(report_path, "w", encoding="utf-8") as out:
+            json.dump(report, out)
+        print(f"DONE {number}", flush=True)
+    spark.stop()
+
+
+def copy(
+    spark: SparkSession,
+    executor_ids: Any,
+    name_server: str,
+    topic: str,
+    output: str,
+    checkpoint: str,
+    max_offsets: str,
+) -> Dict[str, Any]:
+    """One copy of ``topic`` into ``output`` while the test kills an executor; what the report holds."""
+    sc = spark.sparkContext
     executors_seen: Set[str] = executor_ids()
     stages_seen: Set[int] = set()
     done = threading.Event()
 
-    store = jsc.sc().statusStore()  # test-only: task by task, see the module's docstring
+    store = sc._jsc.sc().statusStore()  # test-only: task by task, see the module's docstring
     tasks_by_id: Dict[int, Tuple[str, str, int]] = {}  # task id -> (status, executor id, launch time)
 
     def refresh_tasks(tracker: Any) -> None:
@@ -152,9 +184,9 @@ def main() -> None:
         if info is not None:
             stages_seen.update(info.stageIds)
     refresh_tasks(tracker)
-    stages: Any = [tracker.getStageInfo(s) for s in sorted(stages_seen)]
+    stages: List[Any] = [tracker.getStageInfo(s) for s in sorted(stages_seen)]
     rows = [] if output.startswith(ROCKETMQ_SINK) else spark.read.parquet(output).collect()
-    report = {
+    return {
         "bodies": [r.body for r in rows],
         "positions": [[r.queueId, r.queueOffset] for r in rows],
         "failed_tasks": sum(s.numFailedTasks for s in stages if s is not None),
@@ -164,9 +196,6 @@ def main() -> None:
         "executors_at_end": sorted(executor_ids()),
         "batch_ms": [p.durationMs["triggerExecution"] for p in query.recentProgress if p.numInputRows > 0],
     }
-    with open(report_path, "w", encoding="utf-8") as out:
-        json.dump(report, out)
-    spark.stop()
 
 
 if __name__ == "__main__":
