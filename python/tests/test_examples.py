@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -47,21 +48,29 @@ def test_every_example_is_tested() -> None:
 
 
 def test_demo_starts_its_own_broker_writes_and_reads_back() -> None:
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / "demo.py")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=REPO_ROOT,
-        env=spark_env(),
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    assert "Writing 12 messages to topic 'demo-orders'" in done.stdout
-    assert done.stdout.count('{"order": ') == 12
+    ran = os.environ.get("ROCKETMQ_DEMO_STDOUT")
+    if ran:
+        # .ci/run sets it: dev/demo has just run this script on this commit and passed (it stops CI otherwise);
+        # what it printed is checked here rather than the same run made again.
+        print(f"checking the output of dev/demo's run ({ran}) rather than running demo.py again")
+        stdout = Path(ran).read_text()
+    else:
+        done = subprocess.run(
+            [sys.executable, str(EXAMPLES / "demo.py")],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=REPO_ROOT,
+            env=spark_env(),
+        )
+        assert done.returncode == 0, done.stderr[-4000:]
+        stdout = done.stdout
+    assert "Writing 12 messages to topic 'demo-orders'" in stdout
+    assert stdout.count('{"order": ') == 12
     # What a user wants to see: bodies and tags, not the client's bookkeeping properties.
-    assert "UNIQ_KEY" not in done.stdout and "|paid    |" in done.stdout
-    assert "Messages tagged 'refunded' (tag filter on the broker): 4" in done.stdout
-    assert done.stdout.rstrip().endswith("RocketMQ stopped.")
+    assert "UNIQ_KEY" not in stdout and "|paid    |" in stdout
+    assert "Messages tagged 'refunded' (tag filter on the broker): 4" in stdout
+    assert stdout.rstrip().endswith("RocketMQ stopped.")
 
 
 def test_batch_etl(spark: Any, rocketmq: Any) -> None:

@@ -15,11 +15,12 @@
 """The Scala smoke suite of the compatibility matrix (it-tests/src/smoke/.../RocketMQSmokeSuite.scala).
 
 It runs on the pyspark of this interpreter through its spark-submit, with the connector jar the Python package
-picks for that Spark: the main suite runs it on Spark 4.2, dev/test-spark-version on 3.5.0 (its Scala 2.12
-build), 4.0.5, 4.1.4 and 4.3.0 (the Scala 2.13 build compiled against 4.2). Spark 3.5 with Scala 2.13, which no
-pyspark ships, gets its own run in the main suite: a plain JVM on the classpath sbt resolved for it (Spark
-3.5.0's Scala 2.13 jars from Maven Central). Needs ``build/sbt smokeSpark4/exportSmoke
-smokeSpark35_212/exportSmoke smokeSpark35_213/exportSmoke`` (dev/test does it).
+picks for that Spark: dev/test-spark-version runs it on 3.5.0 (its Scala 2.12 build), 4.0.5, 4.1.4 and 4.3.0
+(the Scala 2.13 build compiled against 4.2). dev/test deselects it in its main pass, on Spark 4.2, where the rest
+of that pass already makes each of its checks on the same jar (dev/test says which); run by hand, it runs there
+too. Spark 3.5 with Scala 2.13, which no pyspark ships, gets its own run in the main suite: a plain JVM on the
+classpath sbt resolved for it (Spark 3.5.0's Scala 2.13 jars from Maven Central). Needs ``build/sbt
+smokeSpark4/exportSmoke smokeSpark35_212/exportSmoke smokeSpark35_213/exportSmoke`` (dev/test does it).
 """
 
 from __future__ import annotations
