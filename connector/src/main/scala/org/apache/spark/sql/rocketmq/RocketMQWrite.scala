@@ -27,6 +27,9 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.write.{BatchWrite, Write}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
+import org.apache.spark.sql.rocketmq.client.{
+  DeliveryGuarantee, RocketMQEndpoint, RocketMQErrors, RocketMQOffsetReader, RocketMQOptions
+}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.rocketmq.transaction.{
   RocketMQDecisionLog, RocketMQTransactionCoordinator,

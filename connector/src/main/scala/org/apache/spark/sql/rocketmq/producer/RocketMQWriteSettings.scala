@@ -16,8 +16,8 @@
 
 package org.apache.spark.sql.rocketmq.producer
 
-import org.apache.spark.sql.rocketmq.{DeliveryGuarantee, RocketMQConnection, RocketMQOptions}
-import org.apache.spark.sql.rocketmq.RocketMQOptions._
+import org.apache.spark.sql.rocketmq.client.{DeliveryGuarantee, RocketMQConnection, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
 import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionScope
 
 /**

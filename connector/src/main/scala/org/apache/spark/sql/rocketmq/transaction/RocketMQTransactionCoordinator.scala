@@ -30,7 +30,9 @@ import org.apache.rocketmq.common.MixAll
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.connector.write.WriterCommitMessage
-import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQConnection, RocketMQOptionKind, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.client.{
+  RocketMQClientCache, RocketMQConnection, RocketMQOptionKind, RocketMQOptions
+}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 
 /**
