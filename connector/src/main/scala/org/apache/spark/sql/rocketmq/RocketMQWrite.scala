@@ -118,7 +118,7 @@ private[rocketmq] object RocketMQWrite {
     val session = SparkSession.active
     RocketMQTransactionRuns.coordinator(runKey)(
       scope =>
-        new RocketMQTransactionCoordinator(settings, scope,
+        new RocketMQTransactionCoordinator(settings.coordinatorSettings, scope,
           new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions", session.sessionState.newHadoopConf())),
       end => RocketMQQueryEndListener.closeWhenQueryEnds(session.sparkContext, queryId, end))
   }
@@ -176,5 +176,6 @@ private[rocketmq] object RocketMQWrite {
   /** A batch job's coordinator, if the write is exactly-once: its decisions live as long as the job. */
   def batchCoordinator(settings: RocketMQWriteSettings): Option[RocketMQTransactionCoordinator] =
     settings.transaction.map(scope =>
-      new RocketMQTransactionCoordinator(settings, scope, new RocketMQDecisionLog.InMemory, waitForCheckBacks = true))
+      new RocketMQTransactionCoordinator(settings.coordinatorSettings, scope, new RocketMQDecisionLog.InMemory,
+        waitForCheckBacks = true))
 }
