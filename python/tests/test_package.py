@@ -380,7 +380,7 @@ _REFUSED = (
     "An error occurred while calling o71.save.\n: org.apache.spark.sql.rocketmq.RocketMQInvalidInputException: "
     "[ROCKETMQ_INVALID_OPTION_VALUE.TRANSACTION_TIMEOUT] Invalid value '30s' for option 'transactionTimeout': must "
     "be a duration of at least 60s (the broker checks back on half messages in seconds, every 30 s by default). "
-    "SQLSTATE: 42616\n\tat org.apache.spark.sql.rocketmq.RocketMQErrors$.invalidOption(RocketMQErrors.scala:91)"
+    "SQLSTATE: 42616\n\tat org.apache.spark.sql.rocketmq.client.RocketMQErrors$.invalidOption(RocketMQErrors.scala:97)"
 )
 
 

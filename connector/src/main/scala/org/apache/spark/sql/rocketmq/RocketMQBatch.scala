@@ -17,6 +17,9 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
+import org.apache.spark.sql.rocketmq.client.{
+  RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetRangeLimit, RocketMQOffsetReader, RocketMQOptions
+}
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 
 /**

@@ -23,6 +23,7 @@ import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
+import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 
 /**
  * Builds the write to a [[RocketMQCatalogTable]] for whichever kind of query asks. Spark builds the write before

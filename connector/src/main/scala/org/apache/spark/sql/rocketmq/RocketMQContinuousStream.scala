@@ -28,6 +28,7 @@ import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.connector.read.streaming.{
   ContinuousPartitionReaderFactory, ContinuousStream, Offset, PartitionOffset, ReportsSourceMetrics
 }
+import org.apache.spark.sql.rocketmq.client.{RocketMQOffsetReader, RocketMQOptions}
 
 /**
  * A stream under continuous processing (`Trigger.Continuous`): one long-running task per queue reads from where

@@ -17,6 +17,7 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.read.InputPartition
+import org.apache.spark.sql.rocketmq.client.RocketMQQueue
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 
 /**

@@ -20,6 +20,7 @@ import java.util.Optional
 
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
+import org.apache.spark.sql.rocketmq.client.{RocketMQOptions, RocketMQQueue}
 
 /**
  * A Structured Streaming read of RocketMQ topics, one micro-batch at a time.

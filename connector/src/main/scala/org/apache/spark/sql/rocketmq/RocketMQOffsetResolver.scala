@@ -16,6 +16,10 @@
 
 package org.apache.spark.sql.rocketmq
 
+import org.apache.spark.sql.rocketmq.client.{
+  RocketMQErrors, RocketMQOffsetRangeLimit, RocketMQOffsetReader, RocketMQOptions, RocketMQQueue, RocketMQQueueRange
+}
+
 /**
  * Turns a start or end limit into one offset per queue, given the queues' current ranges: for batch
  * reads (both ends) and for the first offsets of a streaming query. Offsets by time cost one broker

@@ -16,6 +16,8 @@
 
 package org.apache.spark.sql.rocketmq
 
+import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOptions}
+
 /**
  * The documentation's reference tables, generated from the code: the options from [[RocketMQOptions.registry]],
  * the error conditions as [[RocketMQErrors]] reads them from `error/rocketmq-error-conditions.json`.

@@ -26,6 +26,7 @@ import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 import org.apache.spark.sql.streaming.StreamingQueryListener
 import org.apache.spark.sql.streaming.StreamingQueryListener.{
   QueryProgressEvent, QueryStartedEvent, QueryTerminatedEvent

@@ -17,6 +17,7 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.read.streaming.Offset
+import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOffsetsJson, RocketMQQueue}
 
 /**
  * A streaming position: for each queue, the next offset to read (a queue's max offset is

@@ -26,6 +26,10 @@ import org.slf4j.LoggerFactory
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.connector.read.streaming.Offset
+import org.apache.spark.sql.rocketmq.client.{
+  RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetReader, RocketMQOffsetsJson, RocketMQOptions, RocketMQQueue,
+  RocketMQQueueRange
+}
 import org.apache.spark.sql.rocketmq.consumer.{RocketMQQueuePuller, RocketMQReadSettings}
 
 /**

@@ -28,8 +28,11 @@ import org.apache.rocketmq.remoting.protocol.body.ClusterInfo
 import org.apache.rocketmq.remoting.protocol.route.{BrokerData, TopicRouteData}
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.RocketMQErrors.AdminRequest
-import org.apache.spark.sql.rocketmq.RocketMQErrors.AdminRequest._
+import org.apache.spark.sql.rocketmq.client.{
+  RocketMQEndpoint, RocketMQErrors, RocketMQMetadataClient, RocketMQOptions, RocketMQRetry
+}
+import org.apache.spark.sql.rocketmq.client.RocketMQErrors.AdminRequest
+import org.apache.spark.sql.rocketmq.client.RocketMQErrors.AdminRequest._
 
 /**
  * The topic administration behind [[RocketMQCatalog]]: which topics the name server knows, and creating and

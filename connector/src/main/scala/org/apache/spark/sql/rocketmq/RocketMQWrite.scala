@@ -27,6 +27,9 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.write.{BatchWrite, Write}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
+import org.apache.spark.sql.rocketmq.client.{
+  DeliveryGuarantee, RocketMQEndpoint, RocketMQErrors, RocketMQOffsetReader, RocketMQOptions
+}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.rocketmq.transaction.{
   RocketMQDecisionLog, RocketMQTransactionCoordinator,
@@ -115,7 +118,7 @@ private[rocketmq] object RocketMQWrite {
     val session = SparkSession.active
     RocketMQTransactionRuns.coordinator(runKey)(
       scope =>
-        new RocketMQTransactionCoordinator(settings, scope,
+        new RocketMQTransactionCoordinator(settings.coordinatorSettings, scope,
           new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions", session.sessionState.newHadoopConf())),
       end => RocketMQQueryEndListener.closeWhenQueryEnds(session.sparkContext, queryId, end))
   }
@@ -173,5 +176,6 @@ private[rocketmq] object RocketMQWrite {
   /** A batch job's coordinator, if the write is exactly-once: its decisions live as long as the job. */
   def batchCoordinator(settings: RocketMQWriteSettings): Option[RocketMQTransactionCoordinator] =
     settings.transaction.map(scope =>
-      new RocketMQTransactionCoordinator(settings, scope, new RocketMQDecisionLog.InMemory, waitForCheckBacks = true))
+      new RocketMQTransactionCoordinator(settings.coordinatorSettings, scope, new RocketMQDecisionLog.InMemory,
+        waitForCheckBacks = true))
 }

@@ -19,6 +19,7 @@ package org.apache.spark.sql.rocketmq
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
+import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 
 /**
  * Builds the write of a streaming query. Every output mode sends each row Spark emits as one

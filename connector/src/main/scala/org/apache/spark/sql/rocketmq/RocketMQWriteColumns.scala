@@ -16,6 +16,7 @@
 
 package org.apache.spark.sql.rocketmq
 
+import org.apache.spark.sql.rocketmq.client.RocketMQErrors
 import org.apache.spark.sql.types._
 
 /**

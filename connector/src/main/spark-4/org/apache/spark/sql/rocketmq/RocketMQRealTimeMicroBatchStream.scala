@@ -21,6 +21,7 @@ import java.util.Optional
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller
 
 /**

@@ -21,6 +21,8 @@ import java.nio.charset.StandardCharsets
 import org.apache.rocketmq.common.message.{MessageAccessor, MessageConst, MessageExt}
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+
 class RocketMQMessageToRowSuite extends AnyFunSuite {
 
   private def message(body: String, queueOffset: Long, props: (String, String)*): MessageExt = {

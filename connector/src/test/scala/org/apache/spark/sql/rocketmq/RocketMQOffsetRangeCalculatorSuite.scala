@@ -18,6 +18,7 @@ package org.apache.spark.sql.rocketmq
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.sql.rocketmq.client.{RocketMQOffsetRange, RocketMQOptions, RocketMQQueue}
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 
 class RocketMQOffsetRangeCalculatorSuite extends AnyFunSuite {

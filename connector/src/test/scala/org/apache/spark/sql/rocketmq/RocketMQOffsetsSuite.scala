@@ -19,7 +19,10 @@ package org.apache.spark.sql.rocketmq
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.SparkThrowable
-import org.apache.spark.sql.rocketmq.RocketMQOffsetRangeLimit._
+import org.apache.spark.sql.rocketmq.client.{
+  RocketMQOffsetRangeLimit, RocketMQOffsetsJson, RocketMQQueue, RocketMQQueueRange
+}
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetRangeLimit._
 
 /** Per-queue JSON, checkpoint offsets and resolving start/end limits against queue ranges. */
 class RocketMQOffsetsSuite extends AnyFunSuite {

@@ -18,6 +18,8 @@ package org.apache.spark.sql.rocketmq
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+
 /** The end of a read with no end, from task offsets that name their queue. */
 class RocketMQOpenPlanSuite extends AnyFunSuite {
 

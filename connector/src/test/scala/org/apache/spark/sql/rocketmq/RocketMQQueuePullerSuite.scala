@@ -26,6 +26,7 @@ import org.apache.rocketmq.remoting.protocol.ResponseCode
 import org.apache.rocketmq.common.message.MessageExt
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.sql.rocketmq.client.{RocketMQOptions, RocketMQQueue}
 import org.apache.spark.sql.rocketmq.consumer.{RocketMQQueuePuller, RocketMQReadAhead, RocketMQReadSettings}
 
 /**

@@ -34,6 +34,7 @@ import org.apache.spark.TaskContext
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.expressions.UserDefinedFunction
 import org.apache.spark.sql.functions.{col, count, count_distinct, lit, udf}
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
 import org.apache.spark.sql.rocketmq.producer.RocketMQProducerPool
 import org.apache.spark.sql.rocketmq.transaction.{RocketMQTransactionCoordinator, RocketMQTransactionEnd}
 import org.apache.spark.sql.streaming.{StreamingQueryListener, Trigger}

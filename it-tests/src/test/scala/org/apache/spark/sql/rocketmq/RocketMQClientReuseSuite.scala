@@ -23,6 +23,7 @@ import java.nio.charset.StandardCharsets
 import org.apache.rocketmq.common.message.Message
 
 import org.apache.spark.sql.connector.read.streaming.ReadLimit
+import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 import org.apache.spark.sql.rocketmq.consumer.{RocketMQConsumerPool, RocketMQQueuePuller, RocketMQReadSettings}
 import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQProducerPool, RocketMQWriteSettings}
 import org.apache.spark.sql.streaming.Trigger

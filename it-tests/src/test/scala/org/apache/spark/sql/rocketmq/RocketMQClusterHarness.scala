@@ -20,6 +20,8 @@ import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.ObjectMapper
 
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetsJson
+
 /**
  * `dev/rocketmq-harness --cluster`: the cluster of [[RocketMQClusterProcess]] (a name server with RocketMQ's
  * controller, five broker JVMs in three groups) as a process, for scripts such as `dev/soak --cluster`. It prints

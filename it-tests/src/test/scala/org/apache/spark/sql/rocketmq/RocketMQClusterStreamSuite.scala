@@ -19,6 +19,7 @@ package org.apache.spark.sql.rocketmq
 import java.nio.file.Files
 import java.util.UUID
 
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, GroupC}
 

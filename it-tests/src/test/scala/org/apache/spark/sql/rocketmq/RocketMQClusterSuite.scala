@@ -19,6 +19,7 @@ package org.apache.spark.sql.rocketmq
 import java.util.UUID
 
 import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, GroupC}
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
 
 /**
  * Reads and writes on a real cluster ([[RocketMQClusterProcess]]: groups of master and replica, a master alone,

@@ -28,6 +28,8 @@ import org.apache.rocketmq.client.producer.{DefaultMQProducer, SendResult, SendS
 import org.apache.rocketmq.common.message.{Message, MessageExt, MessageQueue}
 import org.apache.rocketmq.remoting.RPCHook
 
+import org.apache.spark.sql.rocketmq.client.RocketMQRetry
+
 /**
  * The plain RocketMQ producer and pull consumer, independent of the connector, for tests that write
  * many messages fast or check what a topic holds. Each is created on first use; the clients follow the

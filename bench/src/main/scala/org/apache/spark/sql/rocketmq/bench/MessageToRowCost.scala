@@ -18,7 +18,8 @@ package org.apache.spark.sql.rocketmq.bench
 
 import org.apache.rocketmq.common.message.{MessageAccessor, MessageConst, MessageExt}
 
-import org.apache.spark.sql.rocketmq.{RocketMQMessageToRow, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.RocketMQMessageToRow
+import org.apache.spark.sql.rocketmq.client.RocketMQQueue
 
 /**
  * The connector's own cost of turning a pulled message into a row, in memory (no broker): messages

@@ -19,7 +19,8 @@ package org.apache.spark.sql.rocketmq.bench
 import java.util.concurrent.atomic.AtomicLong
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.rocketmq.{RocketMQOffsetReader, RocketMQPlainClients}
+import org.apache.spark.sql.rocketmq.RocketMQPlainClients
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
 
 /**
  * A batch read planned the moment a batch write returns, on a broker another writer keeps busy: the case of a

@@ -29,9 +29,9 @@ import org.apache.rocketmq.common.MixAll
 import org.apache.rocketmq.common.message.MessageExt
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQIndexing, RocketMQQueue, RocketMQRetry}
-import org.apache.spark.sql.rocketmq.RocketMQErrors.{DataLossReason, GaveUp, NoServingBroker}
-import org.apache.spark.sql.rocketmq.RocketMQErrors.DataLossReason._
+import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQIndexing, RocketMQQueue, RocketMQRetry}
+import org.apache.spark.sql.rocketmq.client.RocketMQErrors.{DataLossReason, GaveUp, NoServingBroker}
+import org.apache.spark.sql.rocketmq.client.RocketMQErrors.DataLossReason._
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
 
 /**

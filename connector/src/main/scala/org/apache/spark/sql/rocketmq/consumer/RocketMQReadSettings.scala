@@ -18,8 +18,8 @@ package org.apache.spark.sql.rocketmq.consumer
 
 import org.apache.rocketmq.client.consumer.MessageSelector
 
-import org.apache.spark.sql.rocketmq.{RocketMQConnection, RocketMQEndpoint, RocketMQOptions}
-import org.apache.spark.sql.rocketmq.RocketMQOptions._
+import org.apache.spark.sql.rocketmq.client.{RocketMQConnection, RocketMQEndpoint, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
 
 /**
  * What an executor needs to pull one queue range, taken from the options on the driver and shipped

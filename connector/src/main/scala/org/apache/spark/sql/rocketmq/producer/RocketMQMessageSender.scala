@@ -29,8 +29,8 @@ import org.apache.rocketmq.common.message.{Message, MessageQueue}
 
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQRetry}
-import org.apache.spark.sql.rocketmq.RocketMQErrors.GaveUp
+import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQRetry}
+import org.apache.spark.sql.rocketmq.client.RocketMQErrors.GaveUp
 import org.apache.spark.sql.rocketmq.transaction.{
   RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages,
   RocketMQTransactionEnd

@@ -22,7 +22,9 @@ import org.apache.rocketmq.client.exception.MQClientException
 import org.apache.rocketmq.client.producer.DefaultMQProducer
 import org.apache.rocketmq.remoting.protocol.ResponseCode
 
-import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQConnection, RocketMQOffsetReader, RocketMQRetry}
+import org.apache.spark.sql.rocketmq.client.{
+  RocketMQClientCache, RocketMQConnection, RocketMQOffsetReader, RocketMQRetry
+}
 
 /**
  * The producers of one executor JVM, one per (connection, producer group, compression threshold),

@@ -16,9 +16,9 @@
 
 package org.apache.spark.sql.rocketmq.producer
 
-import org.apache.spark.sql.rocketmq.{DeliveryGuarantee, RocketMQConnection, RocketMQOptions}
-import org.apache.spark.sql.rocketmq.RocketMQOptions._
-import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionScope
+import org.apache.spark.sql.rocketmq.client.{DeliveryGuarantee, RocketMQConnection, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
+import org.apache.spark.sql.rocketmq.transaction.{RocketMQCoordinatorSettings, RocketMQTransactionScope}
 
 /**
  * What a write task needs: connection, producer and send settings, taken from the options on the
@@ -51,6 +51,10 @@ private[rocketmq] final case class RocketMQWriteSettings(
    */
   def effectiveMaxInFlightMessages: Int =
     if (throughProxy) math.min(maxInFlightMessages, RocketMQWriteSettings.ProxyInFlight) else maxInFlightMessages
+
+  /** What the driver's coordinator of an exactly-once write takes of these settings. */
+  def coordinatorSettings: RocketMQCoordinatorSettings =
+    RocketMQCoordinatorSettings(connection, topic, requestTimeoutMs = sendTimeoutMs, retryTimeoutMs = retryTimeoutMs)
 }
 
 private[rocketmq] object RocketMQWriteSettings {

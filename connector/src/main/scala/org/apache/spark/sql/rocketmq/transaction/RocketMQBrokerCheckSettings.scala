@@ -22,7 +22,7 @@ import org.apache.rocketmq.client.impl.factory.MQClientInstance
 
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.{RocketMQErrors, RocketMQOptionKind}
+import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOptionKind}
 
 /**
  * How a broker group checks back on half messages: a round every `intervalMs` (`transactionCheckInterval`), and

@@ -25,8 +25,7 @@ import org.apache.rocketmq.common.message.{MessageConst, MessageExt}
 
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.RocketMQErrors
-import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
+import org.apache.spark.sql.rocketmq.client.RocketMQErrors
 
 /**
  * How a batch write waits for the half messages its driver left to the broker's check-back (a commit whose
@@ -37,7 +36,7 @@ import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
  * many rows may never be delivered.
  */
 private[transaction] final class RocketMQCheckBackWait(scope: RocketMQTransactionScope,
-    index: RocketMQMessageIndex, settings: RocketMQWriteSettings) {
+    index: RocketMQMessageIndex, settings: RocketMQCoordinatorSettings) {
 
   private val log = LoggerFactory.getLogger(getClass)
 

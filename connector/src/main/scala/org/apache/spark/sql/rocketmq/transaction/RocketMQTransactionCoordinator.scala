@@ -30,8 +30,9 @@ import org.apache.rocketmq.common.MixAll
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.connector.write.WriterCommitMessage
-import org.apache.spark.sql.rocketmq.{RocketMQClientCache, RocketMQConnection, RocketMQOptionKind, RocketMQOptions}
-import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
+import org.apache.spark.sql.rocketmq.client.{
+  RocketMQClientCache, RocketMQConnection, RocketMQOptionKind, RocketMQOptions
+}
 
 /**
  * The driver's side of an exactly-once write. Spark commits an epoch (a micro-batch, or the one
@@ -50,14 +51,14 @@ import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
  * or of an earlier run that never decided its epoch; unknown while this run may still decide.
  */
 private[rocketmq] final class RocketMQTransactionCoordinator(
-    settings: RocketMQWriteSettings, scope: RocketMQTransactionScope, decisions: RocketMQDecisionLog,
+    settings: RocketMQCoordinatorSettings, scope: RocketMQTransactionScope, decisions: RocketMQDecisionLog,
     waitForCheckBacks: Boolean = false)
   extends Closeable {
 
   import RocketMQTransactionCoordinator._
 
   /** Answers the broker's check-backs; looks messages up through the coordinator's own client. */
-  private val index = new RocketMQMessageIndex(() => client, settings.sendTimeoutMs)
+  private val index = new RocketMQMessageIndex(() => client, settings.requestTimeoutMs)
   private val check = new RocketMQTransactionCheck(scope, decisions, index, settings.connection.onBroker,
     (origin, message, answer) => if (waitForCheckBacks) checkBacks.answered(origin, message, answer))
 
@@ -75,7 +76,7 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
   // has routes to: look up the topic each broker registers under its own name, then send them now.
   private val masters: Map[String, String] =
     try {
-      val brokers = client.getMQClientAPIImpl.getBrokerClusterInfo(settings.sendTimeoutMs).getBrokerAddrTable
+      val brokers = client.getMQClientAPIImpl.getBrokerClusterInfo(settings.requestTimeoutMs).getBrokerAddrTable
       (brokers.keySet().asScala.toSeq ++ settings.topic.map(settings.connection.onBroker)).foreach { topic =>
         try client.updateTopicRouteInfoFromNameServer(topic)
         catch { case NonFatal(e) => log.debug(s"No route for $topic: $e") }
@@ -96,7 +97,7 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
    */
   val brokerChecks: RocketMQBrokerCheckSettings =
     try {
-      val strictest = RocketMQBrokerCheckSettings.strictest(client, masters, settings.sendTimeoutMs)
+      val strictest = RocketMQBrokerCheckSettings.strictest(client, masters, settings.requestTimeoutMs)
         .getOrElse(RocketMQBrokerCheckSettings.defaults("(every group)"))
       strictest.requireCheckBacks(RocketMQOptions.TransactionTimeoutOption.key,
         RocketMQOptionKind.TransactionTimeout.render(scope.timeoutMs), scope.timeoutMs)

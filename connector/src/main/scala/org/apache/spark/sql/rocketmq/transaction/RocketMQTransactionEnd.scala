@@ -30,7 +30,7 @@ import org.apache.rocketmq.remoting.protocol.header.EndTransactionRequestHeader
 
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.RocketMQRetry
+import org.apache.spark.sql.rocketmq.client.RocketMQRetry
 
 /**
  * Commits or rolls back the half messages of some task attempts with END_TRANSACTION requests to the

@@ -14,16 +14,16 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq
+package org.apache.spark.sql.rocketmq.client
 
 import scala.collection.mutable
 
 import org.apache.rocketmq.client.AccessChannel
 
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
-import org.apache.spark.sql.rocketmq.RocketMQOption._
-import org.apache.spark.sql.rocketmq.RocketMQOptionKind._
-import org.apache.spark.sql.rocketmq.RocketMQOffsetRangeLimit.{Earliest, EarliestOffset, Latest, LatestOffset}
+import org.apache.spark.sql.rocketmq.client.RocketMQOption._
+import org.apache.spark.sql.rocketmq.client.RocketMQOptionKind._
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetRangeLimit.{Earliest, EarliestOffset, Latest, LatestOffset}
 
 /**
  * The options of one query, as given: keys match case-insensitively and values are trimmed. Each

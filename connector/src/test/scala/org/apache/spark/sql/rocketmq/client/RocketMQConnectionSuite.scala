@@ -14,11 +14,12 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq
+package org.apache.spark.sql.rocketmq.client
 
 import org.apache.rocketmq.client.AccessChannel
 import org.scalatest.funsuite.AnyFunSuite
 
+import org.apache.spark.sql.rocketmq.RocketMQInvalidInputException
 import org.apache.spark.sql.rocketmq.consumer.{RocketMQConsumerPool, RocketMQReadSettings}
 import org.apache.spark.sql.rocketmq.producer.{RocketMQProducerPool, RocketMQWriteSettings}
 

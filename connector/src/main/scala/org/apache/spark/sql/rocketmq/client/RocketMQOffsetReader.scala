@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq
+package org.apache.spark.sql.rocketmq.client
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
@@ -34,8 +34,9 @@ import org.apache.rocketmq.remoting.protocol.route.{BrokerData, TopicRouteData}
 
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.RocketMQErrors.BrokerRequest
-import org.apache.spark.sql.rocketmq.RocketMQErrors.BrokerRequest._
+import org.apache.spark.sql.rocketmq.{RocketMQInvalidInputException, RocketMQRequestException}
+import org.apache.spark.sql.rocketmq.client.RocketMQErrors.BrokerRequest
+import org.apache.spark.sql.rocketmq.client.RocketMQErrors.BrokerRequest._
 
 /**
  * The driver's view of RocketMQ metadata: which queues a topic has and which offsets they hold.

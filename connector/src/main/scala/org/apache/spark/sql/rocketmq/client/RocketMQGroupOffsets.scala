@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq
+package org.apache.spark.sql.rocketmq.client
 
 import org.apache.rocketmq.client.exception.MQBrokerException
 import org.apache.rocketmq.remoting.protocol.ResponseCode
@@ -22,7 +22,7 @@ import org.apache.rocketmq.remoting.protocol.header.{
   QueryConsumerOffsetRequestHeader, UpdateConsumerOffsetRequestHeader
 }
 
-import org.apache.spark.sql.rocketmq.RocketMQErrors.BrokerRequest._
+import org.apache.spark.sql.rocketmq.client.RocketMQErrors.BrokerRequest._
 
 /**
  * A consumer group's progress on the brokers, as the driver reads it (`startingOffsets=group`) and writes it (option

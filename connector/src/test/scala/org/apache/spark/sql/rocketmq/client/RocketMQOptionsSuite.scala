@@ -14,13 +14,14 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq
+package org.apache.spark.sql.rocketmq.client
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.RocketMQOffsetRangeLimit._
-import org.apache.spark.sql.rocketmq.RocketMQOption._
-import org.apache.spark.sql.rocketmq.RocketMQOptions._
+import org.apache.spark.sql.rocketmq.RocketMQInvalidInputException
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetRangeLimit._
+import org.apache.spark.sql.rocketmq.client.RocketMQOption._
+import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq
+package org.apache.spark.sql.rocketmq.client
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal

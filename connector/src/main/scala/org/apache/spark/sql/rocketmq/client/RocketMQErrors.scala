@@ -14,13 +14,16 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq
+package org.apache.spark.sql.rocketmq.client
 
 import java.util.Locale
 
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.ErrorClassesJsonReader
+import org.apache.spark.sql.rocketmq.{
+  RocketMQDataLossException, RocketMQExceptionConstructors, RocketMQInvalidInputException, RocketMQRequestException
+}
 
 /**
  * The one factory of the connector's errors: a method per condition, each naming its parameters.
@@ -54,19 +57,22 @@ private[rocketmq] object RocketMQErrors {
 
   private def invalidInput(condition: String, parameters: (String, String)*): RocketMQInvalidInputException = {
     val params = parameters.toMap
-    new RocketMQInvalidInputException(condition, sqlState(condition), params.asJava, message(condition, params), null)
+    RocketMQExceptionConstructors.invalidInput(condition, sqlState(condition), params.asJava,
+      message(condition, params), null)
   }
 
   private def dataLossError(condition: String, parameters: (String, String)*): RocketMQDataLossException = {
     val params = parameters.toMap
-    new RocketMQDataLossException(condition, sqlState(condition), params.asJava, message(condition, params), null)
+    RocketMQExceptionConstructors.dataLoss(condition, sqlState(condition), params.asJava,
+      message(condition, params), null)
   }
 
   /** With a `cause`, its description fills the message's `<cause>`. */
   private def requestFailed(condition: String, cause: Throwable, parameters: (String, String)*)
       : RocketMQRequestException = {
     val params = parameters.toMap ++ Option(cause).map(c => "cause" -> describe(c))
-    new RocketMQRequestException(condition, sqlState(condition), params.asJava, message(condition, params), cause)
+    RocketMQExceptionConstructors.requestFailed(condition, sqlState(condition), params.asJava,
+      message(condition, params), cause)
   }
 
   /** A failure's message followed by its causes' (RocketMQ often wraps the telling one). */
@@ -132,8 +138,8 @@ private[rocketmq] object RocketMQErrors {
       : Throwable = {
     val condition = s"ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.$sub"
     val params = (Seq("catalog" -> catalog, "table" -> table) ++ details).toMap
-    new RocketMQUnsupportedOperationException(condition, sqlState(condition), params.asJava, message(condition, params),
-      null)
+    RocketMQExceptionConstructors.unsupportedOperation(condition, sqlState(condition), params.asJava,
+      message(condition, params), null)
   }
 
   // ---- what the options name, checked against the brokers ----

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq
+package org.apache.spark.sql.rocketmq.client
 
 import java.nio.charset.StandardCharsets
 
@@ -30,10 +30,15 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.ArrayBasedMapData
 import org.apache.spark.sql.connector.catalog.{Column, Identifier}
 import org.apache.spark.sql.connector.expressions.{Expressions, Transform}
-import org.apache.spark.sql.rocketmq.RocketMQErrors.{
+import org.apache.spark.sql.rocketmq.{
+  RocketMQCatalog, RocketMQException, RocketMQInvalidInputException, RocketMQOffsetResolver, RocketMQRowToMessage,
+  RocketMQSourceOffset, RocketMQUnsupportedOperationException, RocketMQWriteColumns
+}
+import org.apache.spark.sql.rocketmq.client.RocketMQErrors.{
   AdminRequest, BrokerRequest, DataLossReason, GaveUp, NoServingBroker
 }
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
+import org.apache.spark.sql.rocketmq.transaction.RocketMQBrokerCheckSettings
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.apache.spark.unsafe.types.UTF8String
@@ -162,7 +167,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     RocketMQErrors.exactlyOnceNeedsCheckpoint(),
     raised(options("deliveryGuarantee" -> "twice").validateForWrite()),
     raised(options("transactionTimeout" -> "59s").validateForWrite()),
-    raised(transaction.RocketMQBrokerCheckSettings.defaults("g").requireCheckBacks("transactionTimeout", "10m",
+    raised(RocketMQBrokerCheckSettings.defaults("g").requireCheckBacks("transactionTimeout", "10m",
       600000L)),
     RocketMQErrors.sendFailed("t", None, cause, GaveUp.TopicNotFound("h:1")),
     RocketMQErrors.sendStatusNotOk("t", Some(("g", 1)), "FLUSH_DISK_TIMEOUT"),
