@@ -32,7 +32,10 @@ from waiting import wait_until
 # Over Spark Connect too (e2e): the trigger and the foreach writer go through the Connect client.
 pytestmark = [pytest.mark.cross_version, pytest.mark.e2e]
 
-HAS_TRIGGER = tuple(int(p) for p in pyspark.__version__.split(".")[:2]) >= (4, 2)
+PYSPARK = tuple(int(p) for p in pyspark.__version__.split(".")[:2])
+HAS_TRIGGER = PYSPARK >= (4, 2)
+# Spark 4.3 runs stateful operators (aggregations, deduplication) in real-time mode: the 4.3 leg of dev/test.
+HAS_STATEFUL = PYSPARK >= (4, 3)
 
 
 def _lines(folder: Path) -> List[str]:
@@ -104,6 +107,83 @@ def test_write_rocketmq_stream_real_time_sends_each_row_while_the_batch_runs(spa
     finally:
         query.stop()
     assert sorted(rocketmq.bodies(target)) == sorted(f"rt-{i}" for i in range(10))
+
+
+@pytest.mark.skipif(not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg")
+def test_a_stateful_real_time_query_sends_each_row_after_its_shuffle_while_the_batch_runs(
+    spark, rocketmq, tmp_path: Path
+) -> None:
+    """RocketMQ -> dropDuplicates -> RocketMQ under ``real_time``: the sink runs after the shuffle, in a task that
+    reads nothing from RocketMQ, and still sends each row as it comes (the batch lasts 10 minutes). Each body is
+    sent twice, in order, into a one-queue topic, then an end marker: once the marker is in the target, so is
+    every body before it, each once."""
+    source, target = unique_topic("rt-dedup-src"), unique_topic("rt-dedup-dst")
+    rocketmq.create_topic(source, queues=1)
+    rocketmq.create_topic(target, queues=1)
+    # The batch holds a task slot for the source's queue and one per shuffle partition for all its 10 minutes.
+    partitions = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "1")
+    try:
+        stream = (
+            read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST)
+            .selectExpr("CAST(body AS STRING) AS body")
+            .dropDuplicates(["body"])
+        )
+        query = write_rocketmq_stream(
+            stream, rocketmq.name_server, target, real_time="10 minutes", checkpoint_location=str(tmp_path / "cp")
+        )
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", partitions)
+    try:
+        # The harness sends bodies prefix0, prefix1, ...: one message per command, each command twice.
+        for prefix in [f"dup-{i}-" for i in range(20)] + ["dup-end-"]:
+            rocketmq.send(source, 1, prefix)
+            rocketmq.send(source, 1, prefix)
+        wait_until("the end marker in the target topic", lambda: "dup-end-0" in rocketmq.bodies(target), 120)
+        assert query.isActive and query.exception() is None
+        assert query.lastProgress is None, "a real-time batch ended: the rows may have waited for its end"
+    finally:
+        query.stop()
+    assert sorted(rocketmq.bodies(target)) == sorted([f"dup-{i}-0" for i in range(20)] + ["dup-end-0"])
+
+
+@pytest.mark.skipif(not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg")
+def test_a_real_time_count_per_key_sends_each_update_while_the_batch_runs(spark, rocketmq, tmp_path: Path) -> None:
+    """RocketMQ -> count per body -> RocketMQ under ``real_time`` (update output): each updated count is sent as it
+    comes, after the shuffle, while the 10-minute batch runs; the last count stored per key is the number sent."""
+    source, target = unique_topic("rt-count-src"), unique_topic("rt-count-dst")
+    rocketmq.create_topic(source, queues=1)
+    rocketmq.create_topic(target, queues=1)
+    partitions = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "1")
+    try:
+        counts = (
+            read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST)
+            .selectExpr("CAST(body AS STRING) AS key")
+            .groupBy("key")
+            .count()
+            .selectExpr("concat(key, ':', CAST(count AS STRING)) AS body")
+        )
+        query = write_rocketmq_stream(
+            counts, rocketmq.name_server, target, real_time="10 minutes", checkpoint_location=str(tmp_path / "cp")
+        )
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", partitions)
+    sent = {"k-a-0": 5, "k-b-0": 3, "k-c-0": 1}
+    try:
+        for prefix, times in [("k-a-", 5), ("k-b-", 3), ("k-c-", 1), ("k-end-", 1)]:
+            for _ in range(times):
+                rocketmq.send(source, 1, prefix)
+        wait_until("the end marker's count in the target topic", lambda: "k-end-0:1" in rocketmq.bodies(target), 120)
+        assert query.isActive and query.exception() is None
+        assert query.lastProgress is None, "a real-time batch ended: the counts may have waited for its end"
+    finally:
+        query.stop()
+    last = {}
+    for body in rocketmq.bodies(target):
+        key, count = body.rsplit(":", 1)
+        last[key] = max(last.get(key, 0), int(count))
+    assert last == {**sent, "k-end-0": 1}
 
 
 def test_real_time_queries_started_at_once_from_two_threads_both_run(spark, rocketmq, tmp_path: Path) -> None:

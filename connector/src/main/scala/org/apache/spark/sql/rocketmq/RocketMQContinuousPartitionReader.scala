@@ -42,9 +42,6 @@ private[rocketmq] final class RocketMQContinuousPartitionReader(partition: Rocke
   extends RocketMQPartitionReader(partition)
   with ContinuousPartitionReader[InternalRow] {
 
-  // A RocketMQ sink in this task sends each row as it comes (see RocketMQTasksInRealTimeMode).
-  RocketMQTasksInRealTimeMode.markCurrent()
-
   private val context = TaskContext.get()
   private val waitNanos = TimeUnit.MILLISECONDS.toNanos(500L)
 

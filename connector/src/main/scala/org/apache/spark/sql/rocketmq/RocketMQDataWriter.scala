@@ -48,14 +48,7 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
   private val halfMessages = settings.transaction.map(new RocketMQHalfMessageRecorder(_, epoch, partition, attempt))
   private var rowsWritten = 0L
 
-  /**
-   * In a task that reads RocketMQ in real-time mode, which runs for its whole batch, each row goes out in a request
-   * of its own (as with sendBatchMessages=1) rather than waiting for a fuller one. That is known once the task's
-   * reader exists, so the sender is made at the first row (at commit, for a task without rows).
-   */
-  private lazy val sender = new RocketMQMessageSender(
-    if (RocketMQTasksInRealTimeMode.current) settings.copy(sendBatchMessages = 1) else settings,
-    halfMessages.orNull)
+  private val sender = new RocketMQMessageSender(settings, halfMessages.orNull)
 
   override def write(row: InternalRow): Unit = {
     val message = converter.toMessage(row, rowsWritten)

@@ -31,7 +31,7 @@ import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionCoordinator
  * `coordinator`): the tasks' half messages become visible when Spark commits the epoch, once.
  */
 private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
-    coordinator: Option[RocketMQTransactionCoordinator])
+    coordinator: Option[RocketMQTransactionCoordinator], queryId: String)
   extends StreamingWrite {
 
   /**
@@ -40,12 +40,14 @@ private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings, 
    * an epoch's rows cannot be decided once.
    */
   override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory = {
-    val continuous = SparkSession.getActiveSession.exists(session =>
-      "true" == session.sparkContext.getLocalProperty(RocketMQTasksInRealTimeMode.ContinuousProcessingProperty))
-    if (coordinator.isDefined && continuous) {
+    val session = SparkSession.getActiveSession
+    if (coordinator.isDefined && session.exists(RocketMQQueryTrigger.isContinuous)) {
       throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key, "CONTINUOUS_EXACTLY_ONCE")
     }
-    new RocketMQDataWriterFactory(settings, columns)
+    // Under real-time mode and continuous processing a task runs for its whole batch or epoch: each row goes out in
+    // a request of its own (as with sendBatchMessages=1) rather than waiting for a fuller one until then.
+    val eachAtOnce = session.exists(RocketMQQueryTrigger.sendsEachRowAtOnce(_, queryId))
+    new RocketMQDataWriterFactory(if (eachAtOnce) settings.copy(sendBatchMessages = 1) else settings, columns)
   }
 
   override def useCommitCoordinator(): Boolean = coordinator.isDefined

@@ -58,7 +58,7 @@ private[rocketmq] class RocketMQWrite(
       RocketMQWrite.streamCoordinator(settings, queryId, runKey,
         checkpointLocation.getOrElse(throw RocketMQErrors.exactlyOnceNeedsCheckpoint()))
     }
-    new RocketMQStreamingWrite(settings, columns, coordinator)
+    new RocketMQStreamingWrite(settings, columns, coordinator, queryId)
   }
 
   override def supportedCustomMetrics(): Array[CustomMetric] = RocketMQCustomMetrics.writeMetrics

@@ -31,9 +31,6 @@ private[rocketmq] final class RocketMQRealTimePartitionReader(partition: RocketM
   extends RocketMQPartitionReader(partition)
   with SupportsRealTimeRead[InternalRow] {
 
-  // A RocketMQ sink in this task sends each row as it comes (see RocketMQTasksInRealTimeMode).
-  RocketMQTasksInRealTimeMode.markCurrent()
-
   override def getOffset: PartitionOffset = RocketMQQueueOffset(partition.queue, nextOffset)
 
   /** Spark 4.2 and later: the wait is measured from `startTimeMs`, Spark's clock when it asked. */

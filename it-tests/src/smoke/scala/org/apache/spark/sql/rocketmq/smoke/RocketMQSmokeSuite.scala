@@ -31,7 +31,8 @@ import org.apache.spark.sql.streaming.Trigger
  * builds against Spark 3.5.0 run on the Spark 3.5 they are given). python/tests/test_scala_smoke.py submits it
  * with the connector jar the Python package chooses for that Spark, against topics it created.
  *
- * Arguments: name server, then three existing topics (source, copy, stream). Prints one line per check
+ * Arguments: name server, then three existing topics (source, copy, stream) and, for Spark 4.3's stateful real-time
+ * check, two more of one queue each (stateful source, stateful target). Prints one line per check
  * (`ok - name (time)` or `FAILED - name: why`), then `smoke: Spark <version>, Scala <version>: N passed, M failed`, and
  * exits with 1 when any check failed.
  */
@@ -44,9 +45,16 @@ object RocketMQSmokeSuite {
     try Some(classOf[Trigger].getMethod("RealTime", classOf[String]).invoke(null, "10 minutes").asInstanceOf[Trigger])
     catch { case _: NoSuchMethodException => None }
 
+  /** Spark 4.3 and later run stateful operators (aggregations, deduplication) in real-time mode. */
+  private def statefulRealTime(sparkVersion: String): Boolean = {
+    val Array(major, minor) = sparkVersion.split("[.-]").take(2).map(_.toInt)
+    major > 4 || (major == 4 && minor >= 3)
+  }
+
   def main(args: Array[String]): Unit = {
-    require(args.length == 4, "usage: RocketMQSmokeSuite NAME_SERVER SOURCE_TOPIC COPY_TOPIC STREAM_TOPIC")
-    val Array(nameServer, source, copy, stream) = args
+    require(args.length == 4 || args.length == 6,
+      "usage: RocketMQSmokeSuite NAME_SERVER SOURCE_TOPIC COPY_TOPIC STREAM_TOPIC [STATEFUL_SOURCE STATEFUL_TARGET]")
+    val Array(nameServer, source, copy, stream) = args.take(4)
     val spark = SparkSession.builder().appName("rocketmq-smoke").getOrCreate()
     val suite = new RocketMQSmokeSuite(spark, nameServer)
     val checks = Seq[(String, () => Unit)](
@@ -62,7 +70,12 @@ object RocketMQSmokeSuite {
     ) ++ RocketMQSmokeSuite.realTimeTrigger.toSeq.map { trigger =>
       "real time (Spark 4.1+): rows reach a foreach sink while the batch runs" ->
         (() => suite.realTime(stream, trigger))
-    }
+    } ++
+      RocketMQSmokeSuite.realTimeTrigger.filter(_ => statefulRealTime(spark.version) && args.length == 6).toSeq
+        .map { trigger =>
+          "stateful real time (Spark 4.3+): dropDuplicates into RocketMQ, each body once, sent while the batch runs" ->
+            (() => suite.statefulRealTime(args(4), args(5), trigger))
+        }
     val results = checks.map { case (name, check) =>
       val started = System.nanoTime()
       val failure =
@@ -171,6 +184,41 @@ private final class RocketMQSmokeSuite(spark: SparkSession, nameServer: String) 
       val expected = ((0 until 30) ++ (100 until 110)).map(i => s"smoke-$i").sorted
       check(got == expected, s"the foreach sink holds ${got.size} rows: $got")
       check(query.lastProgress == null, "a batch ended before its 10 minutes")
+    } finally query.stop()
+  }
+
+  /**
+   * Spark 4.3's stateful real-time mode: a query that drops duplicate bodies writes into RocketMQ after its shuffle,
+   * in a task that reads nothing from RocketMQ. Each body (sent twice, in order, into a one-queue topic) reaches the
+   * target once, while the batch of 10 minutes runs: the sink sends each row as it comes under that trigger. Holds
+   * two cores (the source's queue, the one shuffle partition) while the batch write that sends the rows needs a third.
+   */
+  def statefulRealTime(source: String, target: String, trigger: Trigger): Unit = {
+    val settings =
+      Seq("spark.sql.streaming.realTimeMode.allowlistCheck" -> "false", "spark.sql.shuffle.partitions" -> "1")
+    val before = settings.map { case (key, _) => key -> spark.conf.getOption(key) }
+    settings.foreach { case (key, value) => spark.conf.set(key, value) }
+    val query =
+      try {
+        spark.readStream.format("rocketmq").option("nameServer", nameServer).option("topic", source)
+          .option("startingOffsets", "earliest").load()
+          .selectExpr("CAST(body AS STRING) AS body").dropDuplicates("body")
+          .writeStream.outputMode("update").format("rocketmq").option("nameServer", nameServer)
+          .option("topic", target).option("asyncProgressTrackingEnabled", "false")
+          .option("checkpointLocation", Files.createTempDirectory("rocketmq-smoke-stateful").toString)
+          .trigger(trigger).start()
+      } finally before.foreach { case (key, value) => value.fold(spark.conf.unset(key))(spark.conf.set(key, _)) }
+    try {
+      val sent = (0 until 20).flatMap(i => Seq(s"dup-$i", s"dup-$i")) ++ Seq("dup-end", "dup-end")
+      sent.toDF("body").coalesce(1).write.format("rocketmq").option("nameServer", nameServer)
+        .option("topic", source).save()
+      // One queue, read in order, one shuffle partition: once the end marker is stored, every body before it is.
+      val deadline = System.nanoTime() + 120L * 1000000000L
+      while (!bodies(target).contains("dup-end") && System.nanoTime() < deadline && query.isActive) Thread.sleep(200)
+      query.exception.foreach(e => throw e)
+      val got = bodies(target).sorted
+      check(got == ((0 until 20).map(i => s"dup-$i") :+ "dup-end").sorted, s"the target holds ${got.size} rows: $got")
+      check(query.lastProgress == null, "a batch ended before its 10 minutes: rows may have waited for its end")
     } finally query.stop()
   }
 
