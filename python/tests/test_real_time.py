@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pyspark
 import pytest
@@ -109,6 +109,36 @@ def test_write_rocketmq_stream_real_time_sends_each_row_while_the_batch_runs(spa
     assert sorted(rocketmq.bodies(target)) == sorted(f"rt-{i}" for i in range(10))
 
 
+def _stateful_copy(spark, rocketmq, tmp_path: Path, name: str, transform: Callable[[Any], Any]) -> Tuple[Any, str, str]:
+    """Starts ``transform`` of a one-queue source topic into a new target topic under ``real_time="10 minutes"``,
+    on one shuffle partition: the batch holds a task slot for the source's queue and one for the shuffle partition
+    for all its 10 minutes (``local[2]``). Returns the query, the source and the target."""
+    source, target = unique_topic(f"rt-{name}-src"), unique_topic(f"rt-{name}-dst")
+    rocketmq.create_topic(source, queues=1)
+    rocketmq.create_topic(target, queues=1)
+    partitions = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "1")
+    try:
+        stream = transform(read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST))
+        query = write_rocketmq_stream(
+            stream, rocketmq.name_server, target, real_time="10 minutes", checkpoint_location=str(tmp_path / "cp")
+        )
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", partitions)
+    return query, source, target
+
+
+def _await_marker_while_the_batch_runs(query, rocketmq, target: str, marker: str) -> None:
+    """Waits for ``marker`` in ``target``; the query must still run its first 10-minute batch (nothing waited for
+    a batch end). Stops the query whatever happens."""
+    try:
+        wait_until(f"{marker} in the target topic", lambda: marker in rocketmq.bodies(target), 120)
+        assert query.isActive and query.exception() is None
+        assert query.lastProgress is None, "a real-time batch ended: the rows may have waited for its end"
+    finally:
+        query.stop()
+
+
 @pytest.mark.skipif(not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg")
 def test_a_stateful_real_time_query_sends_each_row_after_its_shuffle_while_the_batch_runs(
     spark, rocketmq, tmp_path: Path
@@ -117,33 +147,18 @@ def test_a_stateful_real_time_query_sends_each_row_after_its_shuffle_while_the_b
     reads nothing from RocketMQ, and still sends each row as it comes (the batch lasts 10 minutes). Each body is
     sent twice, in order, into a one-queue topic, then an end marker: once the marker is in the target, so is
     every body before it, each once."""
-    source, target = unique_topic("rt-dedup-src"), unique_topic("rt-dedup-dst")
-    rocketmq.create_topic(source, queues=1)
-    rocketmq.create_topic(target, queues=1)
-    # The batch holds a task slot for the source's queue and one per shuffle partition for all its 10 minutes.
-    partitions = spark.conf.get("spark.sql.shuffle.partitions")
-    spark.conf.set("spark.sql.shuffle.partitions", "1")
-    try:
-        stream = (
-            read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST)
-            .selectExpr("CAST(body AS STRING) AS body")
-            .dropDuplicates(["body"])
-        )
-        query = write_rocketmq_stream(
-            stream, rocketmq.name_server, target, real_time="10 minutes", checkpoint_location=str(tmp_path / "cp")
-        )
-    finally:
-        spark.conf.set("spark.sql.shuffle.partitions", partitions)
-    try:
-        # The harness sends bodies prefix0, prefix1, ...: one message per command, each command twice.
-        for prefix in [f"dup-{i}-" for i in range(20)] + ["dup-end-"]:
-            rocketmq.send(source, 1, prefix)
-            rocketmq.send(source, 1, prefix)
-        wait_until("the end marker in the target topic", lambda: "dup-end-0" in rocketmq.bodies(target), 120)
-        assert query.isActive and query.exception() is None
-        assert query.lastProgress is None, "a real-time batch ended: the rows may have waited for its end"
-    finally:
-        query.stop()
+    query, source, target = _stateful_copy(
+        spark,
+        rocketmq,
+        tmp_path,
+        "dedup",
+        lambda df: df.selectExpr("CAST(body AS STRING) AS body").dropDuplicates(["body"]),
+    )
+    # The harness sends bodies prefix0, prefix1, ...: one message per command, each command twice.
+    for prefix in [f"dup-{i}-" for i in range(20)] + ["dup-end-"]:
+        rocketmq.send(source, 1, prefix)
+        rocketmq.send(source, 1, prefix)
+    _await_marker_while_the_batch_runs(query, rocketmq, target, "dup-end-0")
     assert sorted(rocketmq.bodies(target)) == sorted([f"dup-{i}-0" for i in range(20)] + ["dup-end-0"])
 
 
@@ -151,39 +166,27 @@ def test_a_stateful_real_time_query_sends_each_row_after_its_shuffle_while_the_b
 def test_a_real_time_count_per_key_sends_each_update_while_the_batch_runs(spark, rocketmq, tmp_path: Path) -> None:
     """RocketMQ -> count per body -> RocketMQ under ``real_time`` (update output): each updated count is sent as it
     comes, after the shuffle, while the 10-minute batch runs; the last count stored per key is the number sent."""
-    source, target = unique_topic("rt-count-src"), unique_topic("rt-count-dst")
-    rocketmq.create_topic(source, queues=1)
-    rocketmq.create_topic(target, queues=1)
-    partitions = spark.conf.get("spark.sql.shuffle.partitions")
-    spark.conf.set("spark.sql.shuffle.partitions", "1")
-    try:
-        counts = (
-            read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST)
-            .selectExpr("CAST(body AS STRING) AS key")
+    query, source, target = _stateful_copy(
+        spark,
+        rocketmq,
+        tmp_path,
+        "count",
+        lambda df: (
+            df.selectExpr("CAST(body AS STRING) AS key")
             .groupBy("key")
             .count()
             .selectExpr("concat(key, ':', CAST(count AS STRING)) AS body")
-        )
-        query = write_rocketmq_stream(
-            counts, rocketmq.name_server, target, real_time="10 minutes", checkpoint_location=str(tmp_path / "cp")
-        )
-    finally:
-        spark.conf.set("spark.sql.shuffle.partitions", partitions)
-    sent = {"k-a-0": 5, "k-b-0": 3, "k-c-0": 1}
-    try:
-        for prefix, times in [("k-a-", 5), ("k-b-", 3), ("k-c-", 1), ("k-end-", 1)]:
-            for _ in range(times):
-                rocketmq.send(source, 1, prefix)
-        wait_until("the end marker's count in the target topic", lambda: "k-end-0:1" in rocketmq.bodies(target), 120)
-        assert query.isActive and query.exception() is None
-        assert query.lastProgress is None, "a real-time batch ended: the counts may have waited for its end"
-    finally:
-        query.stop()
-    last = {}
+        ),
+    )
+    for prefix, times in [("k-a-", 5), ("k-b-", 3), ("k-c-", 1), ("k-end-", 1)]:
+        for _ in range(times):
+            rocketmq.send(source, 1, prefix)
+    _await_marker_while_the_batch_runs(query, rocketmq, target, "k-end-0:1")
+    last: Dict[str, int] = {}
     for body in rocketmq.bodies(target):
         key, count = body.rsplit(":", 1)
         last[key] = max(last.get(key, 0), int(count))
-    assert last == {**sent, "k-end-0": 1}
+    assert last == {"k-a-0": 5, "k-b-0": 3, "k-c-0": 1, "k-end-0": 1}
 
 
 def test_real_time_queries_started_at_once_from_two_threads_both_run(spark, rocketmq, tmp_path: Path) -> None:
