@@ -113,8 +113,12 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
           .option("deliveryGuarantee", "exactly_once").option("transactionTimeout", "60s")
           .option("retryTimeoutMs", "20000").save()
       }
-      // The replica checks back once the transaction timeout is over (then every 30 s): a few minutes at most.
-      Await.result(write, 5.minutes)
+      // The replica checks back once the transaction timeout is over (then every 30 s), in the order of its half
+      // topic, where earlier tests' half messages may come first (once, in a clean-clone run, its first check-back
+      // for these rows came about 5 minutes after the election). The write itself waits for the check-backs at most
+      // until the broker would give the rows up (its log says when: 8 minutes after the sends here), then fails
+      // naming them: the test waits for the write's own end.
+      Await.result(write, 10.minutes)
       assert(Await.result(killer, 1.minute) === replica)
       val epoch = RocketMQTransactionCoordinator.lastInThisDriver
       assert(epoch.messages === rows && epoch.leftToBroker > 0, epoch)
