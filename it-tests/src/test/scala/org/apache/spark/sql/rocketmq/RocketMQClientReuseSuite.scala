@@ -28,10 +28,12 @@ import org.apache.spark.sql.rocketmq.consumer.{RocketMQConsumerPool, RocketMQQue
 import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQProducerPool, RocketMQWriteSettings}
 import org.apache.spark.sql.streaming.Trigger
 
-/** Executors reuse one consumer per connection settings; planning costs requests per broker. */
+/**
+ * Executors reuse one consumer and one producer per connection settings; planning costs requests per broker.
+ */
 class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
 
-  test("100 micro-batches: RocketMQ client instances and threads stay flat") {
+  test("100 micro-batches RocketMQ to RocketMQ: consumers, producers, client instances and threads stay flat") {
     // Clients pooled by earlier suites would be closed in the middle of the count (the last task of an earlier
     // query giving a consumer back, or the pools' idle eviction): once every earlier task has given its client
     // back, close them all, so that the count is this query's own clients.
@@ -40,32 +42,38 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
     val everyIdleOne = System.currentTimeMillis() + 24L * 3600 * 1000
     RocketMQConsumerPool.cache.evictIdle(everyIdleOne)
     RocketMQProducerPool.cache.evictIdle(everyIdleOne)
-    val topic = rocketmq.newTopic()
-    rocketmq.createTopic(topic, queues = 4)
+    val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
+    rocketmq.createTopic(in, queues = 4)
+    rocketmq.createTopic(out, queues = 2)
+    // One query both reads (pooled consumers) and writes (pooled producers) through the connector.
     val q = spark.readStream.format("rocketmq")
-      .option("nameServer", rocketmq.nameServer).option("topic", topic).load()
-      .selectExpr("CAST(body AS STRING)")
-      .writeStream.format("memory").queryName("reuse_out")
+      .option("nameServer", rocketmq.nameServer).option("topic", in).load()
+      .selectExpr("body")
+      .writeStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", out)
       .option("checkpointLocation", Files.createTempDirectory("rocketmq-reuse-").toString)
       .trigger(Trigger.ProcessingTime(0)).start()
     try {
       q.processAllAvailable()
       var warm = RocketMQClientThreads.reading
-      var warmPool = 0
+      var (warmConsumers, warmProducers) = (0, 0)
       for (i <- 1 to 100) {
-        rocketmq.sendBodies(topic, Seq(s"m$i"))
+        rocketmq.sendBodies(in, Seq(s"m$i"))
         q.processAllAvailable()
         if (i == 10) {
           warm = RocketMQClientThreads.reading
-          warmPool = RocketMQConsumerPool.size
+          warmConsumers = RocketMQConsumerPool.size
+          warmProducers = RocketMQProducerPool.size
         }
       }
       val batches = q.recentProgress.count(_.numInputRows > 0) // recentProgress keeps the last 100
       assert(batches >= 90, s"expected about 100 batches with data, saw $batches")
-      assert(spark.table("reuse_out").count() === 100)
       val growth = RocketMQClientThreads.growth(warm, RocketMQClientThreads.reading)
       assert(growth.isEmpty, growth.mkString("; "))
-      assert(RocketMQConsumerPool.size === warmPool, "pooled consumers grew")
+      assert(RocketMQConsumerPool.size === warmConsumers, "pooled consumers grew")
+      assert(RocketMQProducerPool.size === warmProducers, "pooled producers grew")
+      // Read back last: the test's own reader is a client instance of this JVM too.
+      val copied = rocketmq.readAll(out).map(m => new String(m.getBody, StandardCharsets.UTF_8))
+      assert(copied.sorted === (1 to 100).map(i => s"m$i").sorted)
     } finally q.stop()
   }
 

@@ -24,7 +24,6 @@ import org.apache.rocketmq.common.message.MessageExt
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.datasources.v2.WriteToDataSourceV2Exec
 import org.apache.spark.sql.execution.streaming.runtime.StreamingQueryWrapper
-import org.apache.spark.sql.rocketmq.producer.RocketMQProducerPool
 import org.apache.spark.sql.streaming.{OutputMode, StreamingQuery, Trigger}
 
 /** The sink, batch and streaming: what an independent consumer finds in the topic afterwards. */
@@ -152,25 +151,5 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
       q.awaitTermination(60000)
     }
     assert(missing.contains("ROCKETMQ_TOPIC_NOT_FOUND") && missing.contains("'no-such-sink-topic'"), missing)
-  }
-
-  test("100 micro-batches: producers, client instances and their threads stay flat") {
-    val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
-    rocketmq.createTopic(in, queues = 2)
-    rocketmq.createTopic(out, queues = 2)
-    val q = toTopic(source(in).selectExpr("body"), out, trigger = Trigger.ProcessingTime(0))
-    try {
-      var warm = RocketMQClientThreads.reading
-      var warmPool = 0
-      for (i <- 1 to 100) {
-        rocketmq.sendBodies(in, Seq(s"m$i"))
-        q.processAllAvailable()
-        if (i == 10) { warm = RocketMQClientThreads.reading; warmPool = RocketMQProducerPool.size }
-      }
-      val growth = RocketMQClientThreads.growth(warm, RocketMQClientThreads.reading)
-      assert(growth.isEmpty, growth.mkString("; "))
-      assert(RocketMQProducerPool.size === warmPool, "pooled producers grew")
-      assert(rocketmq.readAll(out).map(body).sorted === (1 to 100).map(i => s"m$i").sorted)
-    } finally q.stop()
   }
 }

@@ -45,7 +45,7 @@ object Bench {
 
   private val Full = Sizes(messages = 500000, runs = 3, latencySeconds = 20, latencyRuns = 3, planningRounds = 20,
     heapBacklogBytes = 20L * 512 * 1024 * 1024)
-  private val Quick = Sizes(messages = 20000, runs = 1, latencySeconds = 3, latencyRuns = 1, planningRounds = 1,
+  private val Quick = Sizes(messages = 4000, runs = 1, latencySeconds = 3, latencyRuns = 1, planningRounds = 1,
     heapBacklogBytes = 64L * 1024 * 1024)
 
   private val Queues = 8
