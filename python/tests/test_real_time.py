@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pyspark
 import pytest
+from pyspark.errors import StreamingQueryException
 
 from embedded_rocketmq import unique_topic
 from rocketmq_spark import EARLIEST, read_rocketmq_stream, real_time_trigger, write_rocketmq_stream
@@ -109,7 +110,9 @@ def test_write_rocketmq_stream_real_time_sends_each_row_while_the_batch_runs(spa
     assert sorted(rocketmq.bodies(target)) == sorted(f"rt-{i}" for i in range(10))
 
 
-def _stateful_copy(spark, rocketmq, tmp_path: Path, name: str, transform: Callable[[Any], Any]) -> Tuple[Any, str, str]:
+def _stateful_copy(
+    spark, rocketmq, tmp_path: Path, name: str, transform: Callable[[Any], Any], shuffle_partitions: int = 1
+) -> Tuple[Any, str, str]:
     """Starts ``transform`` of a one-queue source topic into a new target topic under ``real_time="10 minutes"``,
     on one shuffle partition: the batch holds a task slot for the source's queue and one for the shuffle partition
     for all its 10 minutes (``local[2]``). Returns the query, the source and the target."""
@@ -117,7 +120,7 @@ def _stateful_copy(spark, rocketmq, tmp_path: Path, name: str, transform: Callab
     rocketmq.create_topic(source, queues=1)
     rocketmq.create_topic(target, queues=1)
     partitions = spark.conf.get("spark.sql.shuffle.partitions")
-    spark.conf.set("spark.sql.shuffle.partitions", "1")
+    spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions))
     try:
         stream = transform(read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST))
         query = write_rocketmq_stream(
@@ -187,6 +190,33 @@ def test_a_real_time_count_per_key_sends_each_update_while_the_batch_runs(spark,
         key, count = body.rsplit(":", 1)
         last[key] = max(last.get(key, 0), int(count))
     assert last == {"k-a-0": 5, "k-b-0": 3, "k-c-0": 1, "k-end-0": 1}
+
+
+@pytest.mark.skipif(not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg")
+def test_a_stateful_real_time_query_that_outgrows_the_slots_fails_at_start_naming_them(
+    spark, rocketmq, tmp_path: Path
+) -> None:
+    """One source queue and dropDuplicates on two shuffle partitions need three task slots at once; ``local[2]`` has
+    two: the query fails before its tasks run, naming the queue, the stateful stage and both numbers."""
+    query, source, target = _stateful_copy(
+        spark,
+        rocketmq,
+        tmp_path,
+        "slots",
+        lambda df: df.selectExpr("CAST(body AS STRING) AS body").dropDuplicates(["body"]),
+        shuffle_partitions=2,
+    )
+    try:
+        with pytest.raises(StreamingQueryException) as failed:
+            query.awaitTermination(120)
+    finally:
+        query.stop()
+    text = str(failed.value)
+    assert "ROCKETMQ_REAL_TIME_INSUFFICIENT_SLOTS" in text, text
+    assert "needs 3 task slots" in text and "has 2" in text, text
+    assert f"{source}/broker-a/0" in text, text
+    assert "Deduplicate (spark.sql.shuffle.partitions = 2)" in text, text
+    assert rocketmq.bodies(target) == []
 
 
 def test_real_time_queries_started_at_once_from_two_threads_both_run(spark, rocketmq, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import java.util.Optional
 
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller
@@ -57,8 +58,10 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
 
   override def planInputPartitions(start: Offset): Array[InputPartition] = {
     val next = planner.planOpen(start, refetch = false)
+    val partitions = planner.openPartitions(next)
+    if (realTime) RocketMQRealTimeSlots.check(SparkSession.active, partitions.map(_.queue))
     plan = next
-    planner.openPartitions(next).toArray[InputPartition]
+    partitions.toArray[InputPartition]
   }
 
   override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = plan.end(offsets)

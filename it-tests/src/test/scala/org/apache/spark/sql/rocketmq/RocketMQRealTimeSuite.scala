@@ -177,6 +177,37 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
       assert(text.contains("ROCKETMQ_OPTION_NOT_ALLOWED.REAL_TIME") && text.contains(s"'$option'"), text)
     }
   }
+
+  test("more source queues than task slots fail the query before its tasks run, naming queues and slots") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 3)
+    rocketmq.sendBodies(topic, Seq("m0"))
+    val sink = rocketmq.newTopic("sink")
+    val q = toForeach(topic, sink, newDir(), "10 minutes") // local[2]: 2 slots for 3 queues
+    val e = intercept[StreamingQueryException](q.awaitTermination(120000))
+    val text = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+    assert(text.contains("ROCKETMQ_REAL_TIME_INSUFFICIENT_SLOTS"), text)
+    assert(text.contains("needs 3 task slots") && text.contains("has 2") && text.contains("3 queues"), text)
+    for (i <- 0 until 3) assert(text.contains(s"$topic/${rocketmq.brokerName}/$i"), text)
+    assert(EpochOutput.rows(sink).isEmpty, "a task ran although the check failed")
+  }
+
+  test("the tasks a real-time batch needs past the source: the stage after a stateful operator or a repartition") {
+    import org.apache.spark.sql.catalyst.expressions.AttributeReference
+    import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, LocalRelation, Project, Repartition}
+    import org.apache.spark.sql.types.StringType
+    val body = AttributeReference("body", StringType)()
+    val stream = LocalRelation(Seq(body), Nil, isStreaming = true)
+    val static = LocalRelation(Seq(body), Nil, isStreaming = false)
+    def tasks(plan: org.apache.spark.sql.catalyst.plans.logical.LogicalPlan): Option[Int] =
+      RocketMQRealTimeSlots.shuffleOf(plan, shufflePartitions = 5).map(_.tasks)
+    assert(tasks(Project(Seq(body), stream)) === None)
+    assert(tasks(Deduplicate(Seq(body), stream)) === Some(5))
+    assert(RocketMQRealTimeSlots.shuffleOf(Deduplicate(Seq(body), stream), 5).get.cause.contains("Deduplicate"))
+    assert(tasks(Repartition(7, shuffle = true, stream)) === Some(7))
+    assert(tasks(Repartition(7, shuffle = false, stream)) === None) // coalesce: no shuffle
+    assert(tasks(Deduplicate(Seq(body), static)) === None) // a static side's stages run in jobs of their own
+  }
 }
 
 /**

@@ -294,6 +294,19 @@ private[rocketmq] object RocketMQErrors {
       "served" -> (if (served.isEmpty) "no broker group" else served.toSeq.sorted.mkString("broker groups ", ", ", "")),
       "waitedMs" -> waitedMs.toString)
 
+  /**
+   * A real-time query needs a task slot for each of `queues` and for each task of its `laterStage` at once, and
+   * the cluster has `slots`.
+   */
+  def realTimeSlotsShort(queues: Seq[String], laterStage: Option[String], needed: Int, slots: Int, master: String)
+      : Throwable = {
+    val shown = if (queues.size <= 16) queues.mkString(", ")
+    else queues.take(16).mkString("", ", ", s", ... (${queues.size - 16} more)")
+    invalidInput("ROCKETMQ_REAL_TIME_INSUFFICIENT_SLOTS", "needed" -> needed.toString, "slots" -> slots.toString,
+      "master" -> master, "queueCount" -> queues.size.toString, "queues" -> shown,
+      "laterStage" -> laterStage.fold("")(s => s", plus $s"))
+  }
+
   /** The driver waited `waitedMs` for `broker` to index the messages it had stored when a batch read was planned. */
   def indexingBehind(topic: String, broker: String, behindBytes: Long, waitedMs: Long): Throwable =
     requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.INDEXING_BEHIND", null, "topic" -> topic, "broker" -> broker,
