@@ -54,6 +54,15 @@ def test_stream_from_one_topic_into_another_in_rate_limited_batches(spark, rocke
     batches = [n for n in rows if n > 0]
     assert sorted(batches, reverse=True) == [40, 40, 10]
     assert sorted(rocketmq.bodies(sink)) == sorted(f"E-{i}" for i in range(90))
+    # The last batch's progress: how long its messages waited in RocketMQ, how long its sends took to be acknowledged.
+    last = query.lastProgress
+    waited, acks = last["sources"][0]["metrics"], last["sink"]["metrics"]
+    assert int(waited["queueWaitCount"]) == last["numInputRows"] > 0, waited
+    p50, p99, most = (int(waited[f"queueWaitMs{k}"]) for k in ("P50", "P99", "Max"))
+    assert 0 <= p50 <= p99 <= most < 180_000, waited
+    assert 1 <= int(acks["sendAckCount"]) <= last["numInputRows"], acks
+    p50, p99, most = (int(acks[f"sendAckMs{k}"]) for k in ("P50", "P99", "Max"))
+    assert 0 <= p50 <= p99 <= most < 60_000, acks
 
 
 @pytest.mark.e2e

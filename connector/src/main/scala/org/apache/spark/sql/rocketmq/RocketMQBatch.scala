@@ -98,5 +98,5 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions, pushdown: Rocket
 
   override def planInputPartitions(): Array[InputPartition] = partitions
 
-  override def createReaderFactory(): PartitionReaderFactory = RocketMQPartitionReaderFactory
+  override def createReaderFactory(): PartitionReaderFactory = RocketMQPartitionReaderFactory.batch
 }

@@ -47,7 +47,11 @@ private[rocketmq] final class RocketMQContinuousPartitionReader(partition: Rocke
 
   override def next(): Boolean = {
     while (context == null || !(context.isInterrupted() || context.isCompleted())) {
-      if (nextBefore(System.nanoTime() + waitNanos) != null) return true
+      val message = nextBefore(System.nanoTime() + waitNanos)
+      if (message != null) {
+        measure(message)
+        return true
+      }
     }
     false
   }

@@ -17,6 +17,7 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomSumMetric, CustomTaskMetric}
+import org.apache.spark.sql.rocketmq.client.RocketMQLatencyHistogram
 
 /**
  * A per-task count, summed over tasks. Spark instantiates a metric by its class name, so each metric is
@@ -46,6 +47,31 @@ private[rocketmq] class RocketMQMessagesPerPullMetric extends CustomMetric {
     if (taskMetrics.isEmpty) "0" else f"${taskMetrics.sum.toDouble / taskMetrics.length}%.1f"
 }
 
+/**
+ * A duration in ms each task reports from its own histogram (-1 when it measured nothing), shown over the tasks
+ * that measured any: by the highest task value (`highest`: exact for a maximum; for a percentile, the highest
+ * task's, an upper bound of the stage's) or by the median of the task values (`highest` false; an approximation
+ * of the stage's median).
+ */
+private[rocketmq] class RocketMQLatencyMetric(metricName: String, text: String, highest: Boolean)
+  extends CustomMetric {
+  override def name(): String = metricName
+  override def description(): String = text
+  override def aggregateTaskMetrics(taskMetrics: Array[Long]): String = {
+    val measured = taskMetrics.filter(_ >= 0)
+    if (measured.isEmpty) "n/a"
+    else if (highest) measured.max.toString
+    else measured.sorted.apply((measured.length - 1) / 2).toString
+  }
+}
+
+private[rocketmq] class RocketMQQueueWaitP50Metric extends RocketMQLatencyMetric(RocketMQCustomMetrics.QueueWaitMsP50,
+    "queue wait p50 (ms, median of the tasks' p50s)", highest = false)
+private[rocketmq] class RocketMQQueueWaitP99Metric extends RocketMQLatencyMetric(RocketMQCustomMetrics.QueueWaitMsP99,
+    "queue wait p99 (ms, highest task p99)", highest = true)
+private[rocketmq] class RocketMQQueueWaitMaxMetric extends RocketMQLatencyMetric(RocketMQCustomMetrics.QueueWaitMsMax,
+    "queue wait max (ms)", highest = true)
+
 private[rocketmq] class RocketMQMessagesSentMetric
   extends RocketMQCountMetric(RocketMQCustomMetrics.MessagesSent, "messages sent")
 private[rocketmq] class RocketMQBytesSentMetric
@@ -56,6 +82,13 @@ private[rocketmq] class RocketMQSendRetriesMetric
   extends RocketMQCountMetric(RocketMQCustomMetrics.SendRetries, "sends retried")
 private[rocketmq] class RocketMQFailedSendsMetric
   extends RocketMQCountMetric(RocketMQCustomMetrics.FailedSends, "sends failed")
+
+private[rocketmq] class RocketMQSendAckP50Metric extends RocketMQLatencyMetric(RocketMQCustomMetrics.SendAckMsP50,
+    "send ack p50 (ms, median of the tasks' p50s)", highest = false)
+private[rocketmq] class RocketMQSendAckP99Metric extends RocketMQLatencyMetric(RocketMQCustomMetrics.SendAckMsP99,
+    "send ack p99 (ms, highest task p99)", highest = true)
+private[rocketmq] class RocketMQSendAckMaxMetric extends RocketMQLatencyMetric(RocketMQCustomMetrics.SendAckMsMax,
+    "send ack max (ms)", highest = true)
 
 private[rocketmq] object RocketMQCustomMetrics {
   val LostOffsets = "lostOffsets"
@@ -68,16 +101,35 @@ private[rocketmq] object RocketMQCustomMetrics {
   val SendRetries = "sendRetries"
   val SendRequests = "sendRequests"
   val FailedSends = "failedSends"
+  /** How long messages waited in RocketMQ before they were read: read time minus the broker's store time. */
+  val QueueWait = "queueWait"
+  val QueueWaitMsP50 = "queueWaitMsP50"
+  val QueueWaitMsP99 = "queueWaitMsP99"
+  val QueueWaitMsMax = "queueWaitMsMax"
+  /** How long send requests took to be acknowledged, from their first attempt (retries included). */
+  val SendAck = "sendAck"
+  val SendAckMsP50 = "sendAckMsP50"
+  val SendAckMsP99 = "sendAckMsP99"
+  val SendAckMsMax = "sendAckMsMax"
 
   def supported: Array[CustomMetric] = Array(new RocketMQLostOffsetsMetric, new RocketMQPullRetriesMetric,
-    new RocketMQPullsMetric, new RocketMQPullWaitMetric, new RocketMQMessagesPerPullMetric)
+    new RocketMQPullsMetric, new RocketMQPullWaitMetric, new RocketMQMessagesPerPullMetric,
+    new RocketMQQueueWaitP50Metric, new RocketMQQueueWaitP99Metric, new RocketMQQueueWaitMaxMetric)
 
   def writeMetrics: Array[CustomMetric] = Array(new RocketMQMessagesSentMetric, new RocketMQBytesSentMetric,
     new RocketMQSendRequestsMetric,
-    new RocketMQSendRetriesMetric, new RocketMQFailedSendsMetric)
+    new RocketMQSendRetriesMetric, new RocketMQFailedSendsMetric,
+    new RocketMQSendAckP50Metric, new RocketMQSendAckP99Metric, new RocketMQSendAckMaxMetric)
 
   def taskMetric(metricName: String, metricValue: Long): CustomTaskMetric = new CustomTaskMetric {
     override def name(): String = metricName
     override def value(): Long = metricValue
   }
+
+  /** A task's `p50`, `p99` and `max` metrics of `measured` (-1 each when empty: left out when shown). */
+  def latencyTaskMetrics(p50: String, p99: String, max: String, measured: RocketMQLatencyHistogram)
+      : Seq[CustomTaskMetric] =
+    if (measured.isEmpty) Seq(taskMetric(p50, -1L), taskMetric(p99, -1L), taskMetric(max, -1L))
+    else Seq(taskMetric(p50, measured.percentile(0.5)), taskMetric(p99, measured.percentile(0.99)),
+      taskMetric(max, measured.max))
 }

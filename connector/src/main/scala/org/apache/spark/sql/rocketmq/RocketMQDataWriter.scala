@@ -23,13 +23,17 @@ import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
 import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQWriteSettings}
 import org.apache.spark.sql.rocketmq.transaction.{RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages}
 
-/** Creates the writers of batch and streaming writes alike (a batch job is epoch 0). */
-private[rocketmq] class RocketMQDataWriterFactory(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns)
+/**
+ * Creates the writers of batch and streaming writes alike (a batch job is epoch 0); a stream's writers add their
+ * acknowledgement times to `sendAck` (null: a batch write, which reports none in progress).
+ */
+private[rocketmq] class RocketMQDataWriterFactory(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
+    sendAck: RocketMQLatencyAccumulator = null)
   extends DataWriterFactory with StreamingDataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] =
-    new RocketMQDataWriter(settings, columns, partitionId, taskId, 0L)
+    new RocketMQDataWriter(settings, columns, partitionId, taskId, 0L, sendAck)
   override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] =
-    new RocketMQDataWriter(settings, columns, partitionId, taskId, epochId)
+    new RocketMQDataWriter(settings, columns, partitionId, taskId, epochId, sendAck)
 }
 
 /**
@@ -38,10 +42,12 @@ private[rocketmq] class RocketMQDataWriterFactory(settings: RocketMQWriteSetting
  * the partition's size. `commit()` returns only once every send of the task is acknowledged; the
  * first failure fails the task with the broker's reason, so Spark's task retry gives at-least-once
  * delivery. Exactly-once: every message is a half message of this task attempt
- * ([[RocketMQHalfMessageRecorder]]), and the commit message carries them to the driver.
+ * ([[RocketMQHalfMessageRecorder]]), and the commit message carries them to the driver. How long requests took to
+ * be acknowledged shows as `sendAckMsP50`, `sendAckMsP99` and `sendAckMsMax`, and a committed task adds them to a
+ * stream's `sendAck`, for the query's progress.
  */
 private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
-    partition: Int, attempt: Long, epoch: Long)
+    partition: Int, attempt: Long, epoch: Long, sendAck: RocketMQLatencyAccumulator = null)
   extends DataWriter[InternalRow] {
 
   private val converter = new RocketMQRowToMessage(settings, columns)
@@ -59,6 +65,7 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
 
   override def commit(): WriterCommitMessage = {
     sender.flush()
+    if (sendAck != null) sender.ackLatency(sendAck.add)
     // At-least-once, no commit message: the job commit has nothing to collect (counts are in the task
     // metrics). Exactly-once, one of Spark's own classes: the driver deserializes task results with
     // Spark's class loader, which cannot see a connector that a Spark Connect session added with
@@ -71,12 +78,15 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
     for (h <- halfMessages; scope <- settings.transaction) sender.rollBack(h.decoded, scope.group)
   }
 
-  override def currentMetricsValues(): Array[CustomTaskMetric] = Array(
-    RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.MessagesSent, sender.sent),
-    RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.BytesSent, sender.bytesSent),
-    RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.SendRequests, sender.requests),
-    RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.SendRetries, sender.retries),
-    RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.FailedSends, sender.failedSends))
+  override def currentMetricsValues(): Array[CustomTaskMetric] =
+    (Seq(
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.MessagesSent, sender.sent),
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.BytesSent, sender.bytesSent),
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.SendRequests, sender.requests),
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.SendRetries, sender.retries),
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.FailedSends, sender.failedSends)) ++
+      sender.ackLatency(RocketMQCustomMetrics.latencyTaskMetrics(RocketMQCustomMetrics.SendAckMsP50,
+        RocketMQCustomMetrics.SendAckMsP99, RocketMQCustomMetrics.SendAckMsMax, _))).toArray
 
   override def close(): Unit = sender.close()
 }

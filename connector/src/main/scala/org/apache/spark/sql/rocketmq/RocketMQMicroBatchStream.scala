@@ -18,6 +18,8 @@ package org.apache.spark.sql.rocketmq
 
 import java.util.Optional
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
 import org.apache.spark.sql.rocketmq.client.{RocketMQOptions, RocketMQQueue}
@@ -132,12 +134,27 @@ private[rocketmq] final class RocketMQMicroBatchStream(private[rocketmq] val pla
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] =
     planner.planBounded(start, end)
 
-  override def createReaderFactory(): PartitionReaderFactory = RocketMQPartitionReaderFactory
+  /**
+   * The queue waits the tasks of the batch being run measure (the real-time stream's tasks too), made on the driver
+   * when first needed.
+   */
+  private[rocketmq] lazy val queueWait: RocketMQLatencyAccumulator = RocketMQLatencyAccumulator.register()
+
+  override def createReaderFactory(): PartitionReaderFactory = new RocketMQPartitionReaderFactory(queueWait)
 
   override def commit(end: Offset): Unit = planner.commitProgress(RocketMQSourceOffset(end).queueOffsets)
 
-  override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] =
-    planner.lagMetrics(latestConsumedOffset)
+  /**
+   * How far the queues are behind ([[RocketMQStreamPlanner.lagMetrics]]), and how long the messages of the batch
+   * that just ended waited in their queues: `queueWaitMsP50`, `queueWaitMsP99`, `queueWaitMsMax` and
+   * `queueWaitCount` (none when it read none). Spark calls this once a batch's job has ended, when every task's
+   * measures are in, and also after a trigger that ran no batch (which then has none).
+   */
+  override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
+    val waits = RocketMQLatencyAccumulator.progressMetrics(RocketMQCustomMetrics.QueueWait, queueWait.drain())
+    if (waits.isEmpty) planner.lagMetrics(latestConsumedOffset)
+    else (planner.lagMetrics(latestConsumedOffset).asScala ++ waits).asJava
+  }
 
   override def stop(): Unit = planner.close()
 }

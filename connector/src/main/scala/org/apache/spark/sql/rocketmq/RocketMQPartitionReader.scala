@@ -21,12 +21,22 @@ import org.apache.rocketmq.common.message.MessageExt
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
+import org.apache.spark.sql.rocketmq.client.RocketMQLatencyHistogram
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller
 
-/** Creates the reader of each [[RocketMQInputPartition]], in batch and micro-batch reads alike. */
-private[rocketmq] object RocketMQPartitionReaderFactory extends PartitionReaderFactory {
+/**
+ * Creates the reader of each [[RocketMQInputPartition]], in batch and micro-batch reads alike; a stream's readers
+ * add the queue waits they measured to `queueWait` (null: a batch read, which reports none).
+ */
+private[rocketmq] final class RocketMQPartitionReaderFactory(queueWait: RocketMQLatencyAccumulator)
+  extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
-    new RocketMQPartitionReader(partition.asInstanceOf[RocketMQInputPartition])
+    new RocketMQPartitionReader(partition.asInstanceOf[RocketMQInputPartition], queueWait)
+}
+
+private[rocketmq] object RocketMQPartitionReaderFactory {
+  /** A batch read's. */
+  val batch = new RocketMQPartitionReaderFactory(null)
 }
 
 /**
@@ -34,9 +44,12 @@ private[rocketmq] object RocketMQPartitionReaderFactory extends PartitionReaderF
  * into a row as it is pulled. The range is exact ([[RocketMQQueuePuller]] says how gaps are told
  * apart); the metrics `lostOffsets` and `pullRetries` count what was skipped as lost and the pulls
  * made again after a retryable failure, and `pulls`, `messagesPerPull` and `pullWaitMs` show how the
- * task's pulls went.
+ * task's pulls went. Each message's queue wait (when it is read minus when the broker stored it) goes into the
+ * task's histogram, shown as `queueWaitMsP50`, `queueWaitMsP99` and `queueWaitMsMax`, and added to a stream's
+ * `queueWait` accumulator when the reader closes, for the query's progress.
  */
-private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPartition)
+private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPartition,
+    queueWait: RocketMQLatencyAccumulator = null)
   extends PartitionReader[InternalRow] {
 
   private val converter = new RocketMQMessageToRow(partition.queue, partition.settings.includeExtraColumns)
@@ -46,6 +59,8 @@ private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPart
 
   private val narrowed = partition.storeFromMs != Long.MinValue || partition.storeUntilMs != Long.MaxValue
   private var rows = 0L
+  private val waited = new RocketMQLatencyHistogram
+  private var closed = false
 
   override def next(): Boolean = {
     if (rows >= partition.maxRows) return false
@@ -55,9 +70,16 @@ private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPart
       (message.getStoreTimestamp < partition.storeFromMs || message.getStoreTimestamp >= partition.storeUntilMs)) {
       message = nextBefore(Long.MaxValue)
     }
-    if (message != null) rows += 1
+    if (message != null) {
+      rows += 1
+      measure(message)
+    }
     message != null
   }
+
+  /** Records how long `message`, just read, waited in its queue. */
+  protected final def measure(message: MessageExt): Unit =
+    waited.record(System.currentTimeMillis() - message.getStoreTimestamp)
 
   /** Moves to the next message (null if none by `deadlineNanos`, or past the range's end) and returns it. */
   protected final def nextBefore(deadlineNanos: Long): MessageExt = {
@@ -72,13 +94,19 @@ private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPart
   override def get(): InternalRow = current
 
   override def currentMetricsValues(): Array[CustomTaskMetric] =
-    Array(
+    (Seq(
       RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.LostOffsets, puller.lostOffsets),
       RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.PullRetries, puller.pullRetries),
       RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.Pulls, puller.pulls),
       RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.PullWaitMs, puller.pullWaitMs),
       RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.MessagesPerPull,
-        if (puller.pulls == 0) 0 else math.round(puller.messagesPulled.toDouble / puller.pulls)))
+        if (puller.pulls == 0) 0 else math.round(puller.messagesPulled.toDouble / puller.pulls))) ++
+      RocketMQCustomMetrics.latencyTaskMetrics(RocketMQCustomMetrics.QueueWaitMsP50,
+        RocketMQCustomMetrics.QueueWaitMsP99, RocketMQCustomMetrics.QueueWaitMsMax, waited)).toArray
 
-  override def close(): Unit = puller.close()
+  override def close(): Unit = {
+    if (!closed && queueWait != null) queueWait.add(waited)
+    closed = true
+    puller.close()
+  }
 }

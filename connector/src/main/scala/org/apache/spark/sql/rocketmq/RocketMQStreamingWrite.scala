@@ -28,10 +28,11 @@ import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionCoordinator
  * every message they sent is acknowledged, so a batch Spark records as done is in RocketMQ; a task
  * that fails is retried, and a query restarted from its checkpoint re-runs the batch that did not
  * finish, so messages are written at least once, never silently dropped. Exactly-once (with a
- * `coordinator`): the tasks' half messages become visible when Spark commits the epoch, once.
+ * `coordinator`): the tasks' half messages become visible when Spark commits the epoch, once. Its tasks add how
+ * long their sends took to be acknowledged to `sendAck` (null: none), which the sink's table reports.
  */
 private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
-    coordinator: Option[RocketMQTransactionCoordinator], queryId: String)
+    coordinator: Option[RocketMQTransactionCoordinator], queryId: String, sendAck: RocketMQLatencyAccumulator)
   extends StreamingWrite {
 
   /**
@@ -47,7 +48,7 @@ private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings, 
     // Under real-time mode and continuous processing a task runs for its whole batch or epoch: each row goes out in
     // a request of its own (as with sendBatchMessages=1) rather than waiting for a fuller one until then.
     val eachAtOnce = session.exists(RocketMQQueryTrigger.sendsEachRowAtOnce(_, queryId))
-    new RocketMQDataWriterFactory(if (eachAtOnce) settings.copy(sendBatchMessages = 1) else settings, columns)
+    new RocketMQDataWriterFactory(if (eachAtOnce) settings.copy(sendBatchMessages = 1) else settings, columns, sendAck)
   }
 
   override def useCommitCoordinator(): Boolean = coordinator.isDefined

@@ -34,17 +34,29 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
  * and streaming, written by streaming queries. Batch writes are not claimed here (Spark would then
  * refuse the default save mode); they go through [[RocketMQSourceProvider]]'s relation write.
  * Any schema can be written: the columns are checked by name when the write is planned. As a streaming
- * query's sink, its metrics (in the query's progress) tell how an exactly-once write's last epoch was committed.
+ * query's sink, its metrics (in the query's progress) tell how long the last micro-batch's sends took to be
+ * acknowledged (`sendAckMsP50`, `sendAckMsP99`, `sendAckMsMax`, `sendAckCount`: per request, a batch is one) and how
+ * an exactly-once write's last epoch was committed.
  */
 private[rocketmq] class RocketMQTable(options: RocketMQOptions)
   extends SupportsRead with SupportsWrite with ReportsSinkMetrics {
 
   /** The query writing to this table, as Spark makes one sink table per streaming query. */
   @volatile private var writingQueryId: String = _
+  /** The acknowledgement times of the query's write tasks, made on the driver when its write is first planned. */
+  @volatile private var sendAck: RocketMQLatencyAccumulator = _
 
-  override def metrics(): util.Map[String, String] =
-    Option(writingQueryId).flatMap(RocketMQTransactionRuns.running).map(_.progressMetrics)
-      .getOrElse(Map.empty[String, String]).asJava
+  /**
+   * Spark asks a streaming query's sink for these when a trigger ends, after the micro-batch's write job (its tasks'
+   * acknowledgement times all in); a trigger that ran no batch has none.
+   */
+  override def metrics(): util.Map[String, String] = {
+    val acks = Option(sendAck).map(a =>
+      RocketMQLatencyAccumulator.progressMetrics(RocketMQCustomMetrics.SendAck,
+        a.drain())).getOrElse(Map.empty[String, String])
+    (acks ++ Option(writingQueryId).flatMap(RocketMQTransactionRuns.running).map(_.progressMetrics)
+      .getOrElse(Map.empty[String, String])).asJava
+  }
 
   override def name(): String = "rocketmq"
 
@@ -58,6 +70,8 @@ private[rocketmq] class RocketMQTable(options: RocketMQOptions)
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {
     writingQueryId = info.queryId()
-    new RocketMQWriteBuilder(new RocketMQOptions(options.all ++ info.options().asCaseSensitiveMap().asScala), info)
+    if (sendAck == null) sendAck = RocketMQLatencyAccumulator.register()
+    new RocketMQWriteBuilder(new RocketMQOptions(options.all ++ info.options().asCaseSensitiveMap().asScala), info,
+      sendAck)
   }
 }

@@ -44,7 +44,7 @@ import org.apache.spark.sql.types.StructType
  */
 private[rocketmq] class RocketMQWrite(
     val settings: RocketMQWriteSettings, val columns: RocketMQWriteColumns, queryId: String, runKey: String,
-    checkpointLocation: Option[String])
+    checkpointLocation: Option[String], sendAck: RocketMQLatencyAccumulator = null)
   extends Write {
 
   override def description(): String =
@@ -58,7 +58,7 @@ private[rocketmq] class RocketMQWrite(
       RocketMQWrite.streamCoordinator(settings, queryId, runKey,
         checkpointLocation.getOrElse(throw RocketMQErrors.exactlyOnceNeedsCheckpoint()))
     }
-    new RocketMQStreamingWrite(settings, columns, coordinator, queryId)
+    new RocketMQStreamingWrite(settings, columns, coordinator, queryId, sendAck)
   }
 
   override def supportedCustomMetrics(): Array[CustomMetric] = RocketMQCustomMetrics.writeMetrics
@@ -71,15 +71,16 @@ private[rocketmq] object RocketMQWrite {
    * sent. `queryId` names an exactly-once write's transaction group (stable across restarts of a stream).
    * A streaming write is planned again for every micro-batch: its transaction scope is the query run's
    * ([[RocketMQTransactionRuns]], keyed by the query id, until the run ends). A batch write
-   * (`checkpointLocation` None) gets a scope of its own.
+   * (`checkpointLocation` None) gets a scope of its own. A stream's tasks add their acknowledgement times to
+   * `sendAck` (the sink table's).
    */
-  def plan(options: RocketMQOptions, schema: StructType, queryId: String, checkpointLocation: Option[String])
-      : RocketMQWrite = {
+  def plan(options: RocketMQOptions, schema: StructType, queryId: String, checkpointLocation: Option[String],
+      sendAck: RocketMQLatencyAccumulator = null): RocketMQWrite = {
     val settings = writeSettings(options, queryId, checkpointLocation)
     val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
     settings.topic.foreach(topic => RocketMQOffsetReader.requireTopic(options, topic))
     val forEndpoint = if (RocketMQEndpoint.isProxy(options)) settings.copy(throughProxy = true) else settings
-    new RocketMQWrite(forEndpoint, columns, queryId, runKey = queryId, checkpointLocation)
+    new RocketMQWrite(forEndpoint, columns, queryId, runKey = queryId, checkpointLocation, sendAck)
   }
 
   /** The checked options of a write, with its transaction scope if it is exactly-once. */

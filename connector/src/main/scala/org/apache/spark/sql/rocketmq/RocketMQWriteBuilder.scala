@@ -26,13 +26,14 @@ import org.apache.spark.sql.rocketmq.client.RocketMQOptions
  * message: in complete mode that is the whole result each batch (a topic cannot be truncated), in
  * update mode the changed rows, as the Kafka sink does.
  */
-private[rocketmq] class RocketMQWriteBuilder(options: RocketMQOptions, info: LogicalWriteInfo)
+private[rocketmq] class RocketMQWriteBuilder(options: RocketMQOptions, info: LogicalWriteInfo,
+    sendAck: RocketMQLatencyAccumulator = null)
   extends WriteBuilder with SupportsTruncate with SupportsStreamingUpdateAsAppend {
 
   override def truncate(): WriteBuilder = this
 
   override def build(): Write =
-    RocketMQWrite.plan(options, info.schema(), info.queryId(), RocketMQWriteBuilder.checkpointLocation(info))
+    RocketMQWrite.plan(options, info.schema(), info.queryId(), RocketMQWriteBuilder.checkpointLocation(info), sendAck)
 }
 
 private[rocketmq] object RocketMQWriteBuilder {

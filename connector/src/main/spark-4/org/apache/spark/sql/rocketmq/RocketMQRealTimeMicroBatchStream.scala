@@ -66,7 +66,7 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
 
   override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = plan.end(offsets)
 
-  override def createReaderFactory(): PartitionReaderFactory = RocketMQRealTimeReaderFactory
+  override def createReaderFactory(): PartitionReaderFactory = new RocketMQRealTimeReaderFactory(batches.queueWait)
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
     // A real-time batch ran for its whole duration: measure against the queues' ends now, not at its start.
@@ -88,11 +88,12 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
   override def stop(): Unit = batches.stop()
 }
 
-/** The micro-batch reader for bounded partitions, the real-time one for open ones. */
-private[rocketmq] object RocketMQRealTimeReaderFactory extends PartitionReaderFactory {
+/** The micro-batch reader for bounded partitions, the real-time one for open ones; both measure into `queueWait`. */
+private[rocketmq] final class RocketMQRealTimeReaderFactory(queueWait: RocketMQLatencyAccumulator)
+  extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = partition match {
     case p: RocketMQInputPartition if p.untilOffset == RocketMQQueuePuller.Open =>
-      new RocketMQRealTimePartitionReader(p)
-    case other => RocketMQPartitionReaderFactory.createReader(other)
+      new RocketMQRealTimePartitionReader(p, queueWait)
+    case other => new RocketMQPartitionReader(other.asInstanceOf[RocketMQInputPartition], queueWait)
   }
 }

@@ -25,10 +25,12 @@ import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.Record
 /**
  * Reads one queue in a real-time batch: from the partition's start with no end, each message as soon as the
  * broker has it (the puller long-polls at the queue's end), until Spark's deadline for the batch. Spark then asks
- * [[getOffset]] where it stopped. A message's arrival time is its broker store time.
+ * [[getOffset]] where it stopped. A message's arrival time is its broker store time; its queue wait is measured as
+ * in micro-batches, and reaches the progress of the batch when the task ends with it.
  */
-private[rocketmq] final class RocketMQRealTimePartitionReader(partition: RocketMQInputPartition)
-  extends RocketMQPartitionReader(partition)
+private[rocketmq] final class RocketMQRealTimePartitionReader(partition: RocketMQInputPartition,
+    queueWait: RocketMQLatencyAccumulator)
+  extends RocketMQPartitionReader(partition, queueWait)
   with SupportsRealTimeRead[InternalRow] {
 
   override def getOffset: PartitionOffset = RocketMQQueueOffset(partition.queue, nextOffset)
@@ -43,6 +45,9 @@ private[rocketmq] final class RocketMQRealTimePartitionReader(partition: RocketM
   private def nextWithin(waitMs: Long): RecordStatus = {
     val message = nextBefore(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(math.max(0L, waitMs)))
     if (message == null) RecordStatus.newStatusWithoutArrivalTime(false)
-    else RecordStatus.newStatusWithArrivalTimeMs(message.getStoreTimestamp)
+    else {
+      measure(message)
+      RecordStatus.newStatusWithArrivalTimeMs(message.getStoreTimestamp)
+    }
   }
 }

@@ -107,6 +107,16 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
       try {
         EmbeddedRocketMQ.awaitCondition("20 messages copied", 120000)(copied.size >= 20)
         EmbeddedRocketMQ.awaitCondition("a batch holding the 20 to end", 120000)(inputRows(first) >= 20)
+        // Each batch that read rows reports their queue waits and, each row sent alone, as many acknowledgements.
+        val withRows = first.recentProgress.filter(_.numInputRows > 0)
+        assert(withRows.nonEmpty)
+        withRows.foreach { p =>
+          val (waits, acks) = (p.sources.head.metrics.asScala, p.sink.metrics.asScala)
+          assert(waits("queueWaitCount") === p.numInputRows.toString, waits)
+          assert(waits("queueWaitMsP50").toLong <= waits("queueWaitMsMax").toLong, waits)
+          assert(acks("sendAckCount") === p.numInputRows.toString, acks)
+          assert(acks("sendAckMsP99").toLong <= acks("sendAckMsMax").toLong, acks)
+        }
       } finally first.stop()
       rocketmq.sendBodies(source, (20 until 30).map(i => s"x$i"))
       val second = start()

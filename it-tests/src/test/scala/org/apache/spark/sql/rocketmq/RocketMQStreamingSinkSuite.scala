@@ -19,10 +19,12 @@ package org.apache.spark.sql.rocketmq
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.rocketmq.common.message.MessageExt
 
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.execution.datasources.v2.WriteToDataSourceV2Exec
+import org.apache.spark.sql.execution.datasources.v2.{MicroBatchScanExec, WriteToDataSourceV2Exec}
 import org.apache.spark.sql.execution.streaming.runtime.StreamingQueryWrapper
 import org.apache.spark.sql.streaming.{OutputMode, StreamingQuery, Trigger}
 
@@ -103,6 +105,43 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     assert(metrics(RocketMQCustomMetrics.BytesSent) > 0)
     assert(metrics(RocketMQCustomMetrics.FailedSends) === 0)
     assert(metrics.contains(RocketMQCustomMetrics.SendRetries))
+  }
+
+  test("progress and SQL metrics: how long messages waited in RocketMQ, and how long sends took to be acknowledged") {
+    val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
+    rocketmq.createTopic(in, queues = 1) // one task: its SQL metrics are the task's own values
+    rocketmq.createTopic(out, queues = 2)
+    val sendStart = System.currentTimeMillis()
+    rocketmq.sendBodies(in, (0 until 50).map(i => s"w$i"))
+    val stored = System.currentTimeMillis() // every message acknowledged, so stored, by now
+    // The wait being measured: nothing reads the topic for 1.5 s.
+    val pauseMs = 1500L
+    while (System.currentTimeMillis() - stored < pauseMs) Thread.sleep(pauseMs - (System.currentTimeMillis() - stored))
+    val q = toTopic(source(in).selectExpr("body"), out)
+    assert(q.awaitTermination(120000))
+    assert(q.exception.isEmpty, q.exception)
+    val ended = System.currentTimeMillis()
+    val batches = q.recentProgress.filter(_.numInputRows > 0)
+    assert(batches.length === 1 && batches.head.numInputRows === 50)
+    val waits = batches.head.sources.head.metrics.asScala.toMap
+    assert(waits("queueWaitCount") === "50", waits)
+    val (p50, p99, max) =
+      (waits("queueWaitMsP50").toLong, waits("queueWaitMsP99").toLong, waits("queueWaitMsMax").toLong)
+    // Read after the pause, stored after `sendStart`, read before the query ended.
+    assert(p50 >= pauseMs && p50 <= p99 && p99 <= max && max <= ended - sendStart, waits)
+    assert(waits.contains("maxOffsetsBehindLatest"), "the lag metrics are still there")
+    val acks = batches.head.sink.metrics.asScala.toMap
+    val ackCount = acks("sendAckCount").toLong
+    val (ackP50, ackP99, ackMax) =
+      (acks("sendAckMsP50").toLong, acks("sendAckMsP99").toLong, acks("sendAckMsMax").toLong)
+    assert(ackCount > 0 && ackCount <= 50 && ackP50 >= 0 && ackP50 <= ackP99 && ackP99 <= ackMax && ackMax < 30000,
+      acks)
+    // The read's SQL metrics (its one task's values). The write's show only the acknowledgements in before the
+    // task's commit, where Spark reads them: a batch of 50 goes out at the commit.
+    val plan = q.asInstanceOf[StreamingQueryWrapper].streamingQuery.lastExecution.executedPlan
+    val read = plan.collect { case s: MicroBatchScanExec => s.metrics.map { case (k, v) => k -> v.value } }.head
+    assert(read(RocketMQCustomMetrics.QueueWaitMsMax) === max, read)
+    assert(read(RocketMQCustomMetrics.QueueWaitMsP50) >= pauseMs, read)
   }
 
   test("a streaming aggregation publishes its results in complete and update modes") {

@@ -29,7 +29,7 @@ import org.apache.rocketmq.common.message.{Message, MessageQueue}
 
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQRetry}
+import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQLatencyHistogram, RocketMQRetry}
 import org.apache.spark.sql.rocketmq.client.RocketMQErrors.GaveUp
 import org.apache.spark.sql.rocketmq.transaction.{
   RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages,
@@ -74,6 +74,15 @@ private[rocketmq] final class RocketMQMessageSender(
   def requests: Long = requestCount.get()
   def failedSends: Long = failedCount.get()
 
+  /**
+   * How long each acknowledged request took, in ms from its first attempt to its acknowledgement (resends
+   * included; a batch is one request); guarded by itself, as callbacks record into it.
+   */
+  private val ackMs = new RocketMQLatencyHistogram
+
+  /** `read` applied to the acknowledgement times so far (all of them once `flush` has returned). */
+  def ackLatency[T](read: RocketMQLatencyHistogram => T): T = ackMs.synchronized(read(ackMs))
+
   /** The most body bytes that were ever in flight at once (tests check the bound). */
   private[rocketmq] def peakInFlightBytes: Long = peakBytes.get()
 
@@ -103,6 +112,7 @@ private[rocketmq] final class RocketMQMessageSender(
   private final class Send(message: Message, count: Int, shardingKey: String, queue: MessageQueue, bytes: Long)
     extends SendCallback {
     private var budget: RocketMQRetry.Budget = _ // made at the first failure: most sends never need one
+    private var startNanos = 0L
 
     /** A half message's place among the task's rows (a half message is always sent alone). */
     private val seq = if (halfMessages != null) halfMessages.lastPrepared else -1
@@ -116,6 +126,7 @@ private[rocketmq] final class RocketMQMessageSender(
      */
     def start(): Unit = {
       requestCount.incrementAndGet()
+      startNanos = System.nanoTime()
       attempt()
     }
 
@@ -146,6 +157,9 @@ private[rocketmq] final class RocketMQMessageSender(
         fail(RocketMQErrors.sendStatusNotOk(topicInQuery, pinnedQueueId, result.getSendStatus.toString))
       } else {
         if (halfMessages != null) halfMessages.record(result, seq, shardingKey != null)
+        // Before the slots are freed: once `flush` has returned, every acknowledgement is in.
+        val tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos)
+        ackMs.synchronized(ackMs.record(tookMs))
         resolved()
       }
 
