@@ -23,7 +23,7 @@ import java.nio.charset.StandardCharsets
 import org.apache.rocketmq.common.message.Message
 
 import org.apache.spark.sql.connector.read.streaming.ReadLimit
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions
+import org.apache.spark.sql.rocketmq.client.{RocketMQOffsetReader, RocketMQOptions}
 import org.apache.spark.sql.rocketmq.consumer.{RocketMQConsumerPool, RocketMQQueuePuller, RocketMQReadSettings}
 import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQProducerPool, RocketMQWriteSettings}
 import org.apache.spark.sql.streaming.Trigger
@@ -35,13 +35,13 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
 
   test("100 micro-batches RocketMQ to RocketMQ: consumers, producers, client instances and threads stay flat") {
     // Clients pooled by earlier suites would be closed in the middle of the count (the last task of an earlier
-    // query giving a consumer back, or the pools' idle eviction): once every earlier task has given its client
-    // back, close them all, so that the count is this query's own clients.
-    EmbeddedRocketMQ.awaitCondition("earlier queries' tasks gave their pooled clients back", 60000)(
-      RocketMQConsumerPool.cache.lent == 0 && RocketMQProducerPool.cache.lent == 0)
+    // query giving a consumer back, the driver's metadata client of an earlier stream, or the pools' idle
+    // eviction): once every earlier task and stream has given its client back, close them all, so that the count
+    // is this query's own clients.
+    val pools = Seq(RocketMQConsumerPool.cache, RocketMQProducerPool.cache, RocketMQOffsetReader.clients)
+    EmbeddedRocketMQ.awaitCondition("earlier queries gave their pooled clients back", 60000)(pools.forall(_.lent == 0))
     val everyIdleOne = System.currentTimeMillis() + 24L * 3600 * 1000
-    RocketMQConsumerPool.cache.evictIdle(everyIdleOne)
-    RocketMQProducerPool.cache.evictIdle(everyIdleOne)
+    pools.foreach(_.evictIdle(everyIdleOne))
     val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(in, queues = 4)
     rocketmq.createTopic(out, queues = 2)

@@ -173,6 +173,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     RocketMQErrors.sendStatusNotOk("t", Some(("g", 1)), "FLUSH_DISK_TIMEOUT"),
     RocketMQErrors.brokerUnavailable("t", Some("b"), "h:1", 60000, cause),
     RocketMQErrors.brokerUnavailable("t", None, "h:1", 60000, null),
+    RocketMQErrors.realTimeSlotsShort(Seq("t/b/0", "t/b/1", "t/b/2"), Some("2 tasks of a stage"), 5, 2, "local[2]"),
     RocketMQErrors.indexingBehind("t", "b", 4096, 60000),
     RocketMQErrors.expectedGroupsMissing("t", RocketMQExpectedGroups.Named(Seq("a", "b")), Set("a"), 60000),
     RocketMQErrors.brokerUnavailable("t", Some("b"), "h:1", 60000,
