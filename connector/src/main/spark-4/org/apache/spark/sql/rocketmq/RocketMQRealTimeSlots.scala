@@ -86,9 +86,10 @@ private[rocketmq] object RocketMQRealTimeSlots {
     }
 
   /**
-   * The stage after the query's shuffle, from the logical plan Spark is planning on this thread (its batch's
-   * `IncrementalExecution`, found by the query id Spark sets on the thread). None when the query has no shuffle,
-   * or when this Spark's internals cannot tell (then only the source's tasks are counted, and said once).
+   * The stage after the query's shuffle, from the running query's logical plan (found by the query id Spark sets on
+   * the planning thread; the shuffle partitions from `session`, the stream's own, where Spark has put the number the
+   * checkpoint keeps). None when the query has no shuffle, or when this Spark's internals cannot tell (then only
+   * the source's tasks are counted, and a warning says so).
    */
   private def laterStage(session: SparkSession): Option[LaterStage] =
     try {
@@ -97,13 +98,9 @@ private[rocketmq] object RocketMQRealTimeSlots {
       val running = shared.getClass.getMethod("activeStreamingQueries").invoke(shared)
         .asInstanceOf[java.util.Map[UUID, AnyRef]]
       val query = Option(id).flatMap(i => Option(running.get(UUID.fromString(i))))
-      val execution = query.flatMap(q => Option(q.getClass.getMethod("lastExecution").invoke(q)))
-      execution.flatMap { e =>
-        val plan = e.getClass.getMethod("logical").invoke(e).asInstanceOf[LogicalPlan]
-        val executionSession = e.getClass.getMethod("sparkSession").invoke(e).asInstanceOf[SparkSession]
-        val shufflePartitions = executionSession.conf.get("spark.sql.shuffle.partitions").toInt
-        shuffleOf(plan, shufflePartitions)
-      }
+        .getOrElse(throw new IllegalStateException(s"no running streaming query of id $id"))
+      val plan = query.getClass.getMethod("logicalPlan").invoke(query).asInstanceOf[LogicalPlan]
+      shuffleOf(plan, session.conf.get("spark.sql.shuffle.partitions").toInt)
     } catch {
       case e @ (NonFatal(_) | _: LinkageError) =>
         log.warn(s"Could not tell whether this real-time query shuffles; counting its source's tasks only: $e")
