@@ -131,6 +131,11 @@ def _stateful_copy(
     return query, source, target
 
 
+def _distinct_bodies(df: Any) -> Any:
+    """The bodies of a RocketMQ stream as strings, each once (``dropDuplicates``: a stateful operator)."""
+    return df.selectExpr("CAST(body AS STRING) AS body").dropDuplicates(["body"])
+
+
 def _await_marker_while_the_batch_runs(query, rocketmq, target: str, marker: str) -> None:
     """Waits for ``marker`` in ``target``; the query must still run its first 10-minute batch (nothing waited for
     a batch end). Stops the query whatever happens."""
@@ -150,13 +155,7 @@ def test_a_stateful_real_time_query_sends_each_row_after_its_shuffle_while_the_b
     reads nothing from RocketMQ, and still sends each row as it comes (the batch lasts 10 minutes). Each body is
     sent twice, in order, into a one-queue topic, then an end marker: once the marker is in the target, so is
     every body before it, each once."""
-    query, source, target = _stateful_copy(
-        spark,
-        rocketmq,
-        tmp_path,
-        "dedup",
-        lambda df: df.selectExpr("CAST(body AS STRING) AS body").dropDuplicates(["body"]),
-    )
+    query, source, target = _stateful_copy(spark, rocketmq, tmp_path, "dedup", _distinct_bodies)
     # The harness sends bodies prefix0, prefix1, ...: one message per command, each command twice.
     for prefix in [f"dup-{i}-" for i in range(20)] + ["dup-end-"]:
         rocketmq.send(source, 1, prefix)
@@ -198,14 +197,7 @@ def test_a_stateful_real_time_query_that_outgrows_the_slots_fails_at_start_namin
 ) -> None:
     """One source queue and dropDuplicates on two shuffle partitions need three task slots at once; ``local[2]`` has
     two: the query fails before its tasks run, naming the queue, the stateful stage and both numbers."""
-    query, source, target = _stateful_copy(
-        spark,
-        rocketmq,
-        tmp_path,
-        "slots",
-        lambda df: df.selectExpr("CAST(body AS STRING) AS body").dropDuplicates(["body"]),
-        shuffle_partitions=2,
-    )
+    query, source, target = _stateful_copy(spark, rocketmq, tmp_path, "slots", _distinct_bodies, shuffle_partitions=2)
     try:
         with pytest.raises(StreamingQueryException) as failed:
             query.awaitTermination(120)
