@@ -42,10 +42,10 @@ MAIN_CLASS = "org.apache.spark.sql.rocketmq.smoke.RocketMQSmokeSuite"
 
 
 def _checks(spark_version: str) -> int:
-    """Six checks, a seventh (real-time mode) on Spark 4.1 and later, an eighth (stateful real-time mode) on 4.3 and
-    later."""
+    """Six checks, a seventh (real-time mode) on Spark 4.1 and later, two more (stateful real-time mode:
+    dropDuplicates, transformWithState) on 4.3 and later."""
     version = tuple(int(p) for p in spark_version.split(".")[:2])
-    return 6 + (version >= (4, 1)) + (version >= (4, 3))
+    return 6 + (version >= (4, 1)) + 2 * (version >= (4, 3))
 
 
 SUMMARY = re.compile(r"^smoke: Spark (\S+), Scala (\S+): (\d+) passed, (\d+) failed$", re.MULTILINE)
@@ -65,8 +65,9 @@ def _topics(rocketmq) -> List[str]:
     topics = [unique_topic(f"smoke-{role}") for role in ("source", "copy", "stream")]
     for topic in topics:
         rocketmq.create_topic(topic, queues=2)
-    # The stateful real-time check's (Spark 4.3 and later): one queue each, so that its batch holds two cores.
-    stateful = [unique_topic(f"smoke-stateful-{role}") for role in ("source", "target")]
+    # The stateful real-time checks' (Spark 4.3 and later; dropDuplicates, then transformWithState): one queue each,
+    # so that a batch holds two cores.
+    stateful = [unique_topic(f"smoke-{check}-{role}") for check in ("dedup", "state") for role in ("source", "target")]
     for topic in stateful:
         rocketmq.create_topic(topic, queues=1)
     return topics + stateful

@@ -17,12 +17,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from embedded_rocketmq import unique_topic
 from rocketmq_spark import EARLIEST, read_rocketmq_stream, write_rocketmq_stream
 from waiting import wait_until
+
+
+def _progress(progress: Any, field: str) -> Any:
+    """A field of a progress report: pyspark 4 gives progress objects (over Connect too, where the fields are
+    attributes), pyspark 3.5 plain dicts."""
+    return getattr(progress, field) if hasattr(progress, field) else progress[field]
 
 
 @pytest.mark.e2e
@@ -49,18 +56,18 @@ def test_stream_from_one_topic_into_another_in_rate_limited_batches(spark, rocke
     query.awaitTermination(180)
     assert not query.isActive and query.exception() is None
     assert query.name == "upper_copy"
-    # pyspark 4 gives progress objects (dict subclasses, over Connect too), pyspark 3.5 plain dicts.
-    rows = [p.numInputRows if hasattr(p, "numInputRows") else p["numInputRows"] for p in query.recentProgress]
+    rows = [_progress(p, "numInputRows") for p in query.recentProgress]
     batches = [n for n in rows if n > 0]
     assert sorted(batches, reverse=True) == [40, 40, 10]
     assert sorted(rocketmq.bodies(sink)) == sorted(f"E-{i}" for i in range(90))
     # The last batch's progress: how long its messages waited in RocketMQ, how long its sends took to be acknowledged.
     last = query.lastProgress
-    waited, acks = last["sources"][0]["metrics"], last["sink"]["metrics"]
-    assert int(waited["queueWaitCount"]) == last["numInputRows"] > 0, waited
+    waited = _progress(_progress(last, "sources")[0], "metrics")
+    acks = _progress(_progress(last, "sink"), "metrics")
+    assert int(waited["queueWaitCount"]) == _progress(last, "numInputRows") > 0, waited
     p50, p99, most = (int(waited[f"queueWaitMs{k}"]) for k in ("P50", "P99", "Max"))
     assert 0 <= p50 <= p99 <= most < 180_000, waited
-    assert 1 <= int(acks["sendAckCount"]) <= last["numInputRows"], acks
+    assert 1 <= int(acks["sendAckCount"]) <= _progress(last, "numInputRows"), acks
     p50, p99, most = (int(acks[f"sendAckMs{k}"]) for k in ("P50", "P99", "Max"))
     assert 0 <= p50 <= p99 <= most < 60_000, acks
 

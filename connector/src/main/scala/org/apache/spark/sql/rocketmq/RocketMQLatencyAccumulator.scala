@@ -18,47 +18,36 @@ package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.rocketmq.client.RocketMQLatencyHistogram
-import org.apache.spark.util.AccumulatorV2
+import org.apache.spark.util.CollectionAccumulator
 
 /**
  * The durations a streaming query's tasks measured, gathered on the driver for its progress reports. A stream (or,
  * for the sink, the sink's table) makes one on the driver and hands it to its tasks in their reader or writer
- * factory; each task's copy registers with the task when it is deserialized there, the task adds its histogram
- * when it is done, and Spark merges a successful task's copy into this one when the task ends (a failed task's is
- * dropped). Spark merges the copies of a micro-batch's tasks before their job ends (real-time batches too: their
- * tasks end with the batch), and reports the batch's progress after that: [[drain]], called as progress is made,
- * returns what the batch measured and starts the next batch afresh.
+ * factory; each task adds its histogram when it is done, and Spark merges a successful task's additions into the
+ * driver's when the task ends (a failed task's are dropped). Spark merges the additions of a micro-batch's tasks
+ * before their job ends (real-time batches too: their tasks end with the batch), and reports the batch's progress
+ * after that: [[drain]], called as progress is made, returns what the batch measured and starts the next batch
+ * afresh.
+ *
+ * What travels is Spark's own accumulator of Longs, the histograms packed into numbers
+ * ([[RocketMQLatencyHistogram.packed]]): Spark reads task results on the driver with its own class loader, where a
+ * class of the connector's is not found when the jar is a Spark Connect session's artifact.
  */
-private[rocketmq] final class RocketMQLatencyAccumulator
-  extends AccumulatorV2[RocketMQLatencyHistogram, RocketMQLatencyHistogram] {
+private[rocketmq] final class RocketMQLatencyAccumulator private (numbers: CollectionAccumulator[java.lang.Long])
+  extends Serializable {
 
-  private val histogram = new RocketMQLatencyHistogram
+  /** In a task: adds the durations `measured` holds. */
+  def add(measured: RocketMQLatencyHistogram): Unit = measured.packed.foreach(n => numbers.add(n))
 
-  // Merged by Spark's scheduler thread, drained by the query's: each guards the histogram.
-  override def isZero: Boolean = synchronized(histogram.isEmpty)
-
-  override def copy(): RocketMQLatencyAccumulator = synchronized {
-    val c = new RocketMQLatencyAccumulator
-    c.histogram.merge(histogram)
-    c
-  }
-
-  override def reset(): Unit = synchronized(histogram.reset())
-
-  override def add(v: RocketMQLatencyHistogram): Unit = synchronized(histogram.merge(v))
-
-  override def merge(other: AccumulatorV2[RocketMQLatencyHistogram, RocketMQLatencyHistogram]): Unit =
-    other match {
-      case o: RocketMQLatencyAccumulator => add(o.value)
-      case _ => throw new UnsupportedOperationException(s"Cannot merge ${getClass.getName} with ${other.getClass}")
+  /** On the driver: what was measured since the last call, and forgotten (taken and reset at once). */
+  def drain(): RocketMQLatencyHistogram = {
+    val taken = numbers.synchronized {
+      val all = numbers.value
+      numbers.reset()
+      all
     }
-
-  override def value: RocketMQLatencyHistogram = synchronized(histogram.copy())
-
-  /** What was measured since the last call, and forgotten. */
-  def drain(): RocketMQLatencyHistogram = synchronized {
-    val measured = histogram.copy()
-    histogram.reset()
+    val measured = new RocketMQLatencyHistogram
+    taken.forEach(n => measured.unpack(n))
     measured
   }
 }
@@ -67,9 +56,9 @@ private[rocketmq] object RocketMQLatencyAccumulator {
 
   /** A new accumulator, registered (unnamed: not shown among the stage's accumulators) with the driver's context. */
   def register(): RocketMQLatencyAccumulator = {
-    val accumulator = new RocketMQLatencyAccumulator
-    SparkContext.getOrCreate().register(accumulator)
-    accumulator
+    val numbers = new CollectionAccumulator[java.lang.Long]
+    SparkContext.getOrCreate().register(numbers)
+    new RocketMQLatencyAccumulator(numbers)
   }
 
   /**

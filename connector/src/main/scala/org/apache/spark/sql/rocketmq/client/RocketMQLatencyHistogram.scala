@@ -16,8 +16,6 @@
 
 package org.apache.spark.sql.rocketmq.client
 
-import java.io.{ObjectInputStream, ObjectOutputStream}
-
 import RocketMQLatencyHistogram._
 
 /**
@@ -28,9 +26,9 @@ import RocketMQLatencyHistogram._
  * Negative durations (clocks of two machines apart) count as 0; those from 2^40 ms (about 35 years) up share the
  * last bucket. The maximum and the count are exact. Not thread-safe: its owner guards it where threads share it.
  */
-private[rocketmq] final class RocketMQLatencyHistogram extends Serializable {
+private[rocketmq] final class RocketMQLatencyHistogram {
 
-  @transient private var counts = new Array[Long](Buckets)
+  private val counts = new Array[Long](Buckets)
   private var total = 0L
   private var largest = 0L
 
@@ -83,25 +81,28 @@ private[rocketmq] final class RocketMQLatencyHistogram extends Serializable {
     c
   }
 
-  // Serialized as its non-empty buckets only: a task's histogram goes to the driver with each task result.
-  private def writeObject(out: ObjectOutputStream): Unit = {
-    out.defaultWriteObject()
-    val used = counts.count(_ != 0)
-    out.writeInt(used)
+  /**
+   * The histogram as plain numbers, for a Spark accumulator of Longs (a class of the connector's own would not load
+   * where Spark reads task results over Spark Connect, the jar a session's artifact): one per non-empty bucket
+   * (its index above [[PackShift]] bits, its count below), and one for the maximum. [[unpack]] adds them back, in
+   * any order and mixed with other histograms' numbers.
+   */
+  def packed: Seq[Long] = {
+    val numbers = Seq.newBuilder[Long]
     var i = 0
     while (i < Buckets) {
-      if (counts(i) != 0) { out.writeShort(i); out.writeLong(counts(i)) }
+      if (counts(i) != 0) numbers += (i.toLong << PackShift) | counts(i)
       i += 1
     }
+    if (total > 0) numbers += (MaxTag.toLong << PackShift) | math.min(largest, PackMask)
+    numbers.result()
   }
 
-  private def readObject(in: ObjectInputStream): Unit = {
-    in.defaultReadObject()
-    counts = new Array[Long](Buckets)
-    for (_ <- 0 until in.readInt()) {
-      val i = in.readShort().toInt
-      counts(i) = in.readLong()
-    }
+  /** Adds one number of [[packed]]. */
+  def unpack(number: Long): Unit = {
+    val (tag, value) = ((number >>> PackShift).toInt, number & PackMask)
+    if (tag == MaxTag) largest = math.max(largest, value)
+    else { counts(tag) += value; total += value }
   }
 }
 
@@ -113,6 +114,11 @@ private[rocketmq] object RocketMQLatencyHistogram {
   /** Durations from 2^TopBits ms up share the last bucket. */
   private val TopBits = 40
   private[client] val Buckets = Sub + (TopBits - SubBits) * Sub
+
+  // A packed number: a bucket's index (or MaxTag) above PackShift bits, a count (or the maximum) below.
+  private val PackShift = 44
+  private val PackMask = (1L << PackShift) - 1
+  private val MaxTag = Buckets
 
   /** The bucket of `value` (>= 0): `value` itself below 16; above, 16 per power of two. */
   private[client] def bucketOf(value: Long): Int =

@@ -16,11 +16,11 @@
 
 package org.apache.spark.sql.rocketmq.client
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, ObjectOutputStream}
-
 import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
+
+import org.apache.spark.{SparkConf, SparkContext}
 
 import org.apache.spark.sql.rocketmq.{
   RocketMQCustomMetrics, RocketMQLatencyAccumulator, RocketMQQueueWaitP50Metric,
@@ -113,34 +113,34 @@ class RocketMQLatencyHistogramSuite extends AnyFunSuite {
     assert(b.count === 2, "the merged histogram is left as it was")
   }
 
-  test("serialized as its non-empty buckets, it comes back the same") {
+  test("packed into numbers (a bucket each, and the max), it comes back the same, mixed with another's") {
     val values = Seq(0L, 1L, 17L, 1500L, 1500L, 86400000L)
-    val h = histogram(values: _*)
-    val bytes = new ByteArrayOutputStream()
-    val out = new ObjectOutputStream(bytes)
-    out.writeObject(h)
-    out.close()
-    val back = new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray)).readObject()
-      .asInstanceOf[RocketMQLatencyHistogram]
-    assert(back.count === h.count && back.max === h.max)
-    for (p <- Seq(0.1, 0.5, 0.99, 1.0)) assert(back.percentile(p) === h.percentile(p))
-    assert(bytes.size < 600, s"${bytes.size} bytes for 5 buckets")
+    val (h, other) = (histogram(values: _*), histogram(3L, 1600L))
+    assert(h.packed.size === 6, "5 non-empty buckets and the maximum")
+    val back = new RocketMQLatencyHistogram
+    Random.shuffle(h.packed ++ other.packed).foreach(back.unpack)
+    val both = histogram(values ++ Seq(3L, 1600L): _*)
+    assert(back.count === both.count && back.max === both.max)
+    for (p <- Seq(0.1, 0.5, 0.99, 1.0)) assert(back.percentile(p) === both.percentile(p))
+    assert(new RocketMQLatencyHistogram().packed.isEmpty)
   }
 
-  test("the accumulator merges task copies and drains what a batch measured") {
-    val acc = new RocketMQLatencyAccumulator
-    val task1 = acc.copyAndReset().asInstanceOf[RocketMQLatencyAccumulator]
-    val task2 = acc.copyAndReset().asInstanceOf[RocketMQLatencyAccumulator]
-    task1.add(histogram(1600, 1700))
-    task2.add(histogram(1800))
-    // 1700 is in the bucket [1664, 1727]: its percentile is that bucket's top.
-    acc.merge(task1)
-    acc.merge(task2)
-    assert(!acc.isZero)
-    val metrics = RocketMQLatencyAccumulator.progressMetrics(RocketMQCustomMetrics.QueueWait, acc.drain())
-    assert(metrics === Map("queueWaitMsP50" -> "1727", "queueWaitMsP99" -> "1800", "queueWaitMsMax" -> "1800",
-      "queueWaitCount" -> "3"))
-    assert(acc.isZero && acc.drain().isEmpty, "the next batch starts empty")
+  test("the accumulator gathers what tasks add and drains what a batch measured") {
+    val sc = new SparkContext(new SparkConf().setMaster("local[1]").setAppName("latency-accumulator"))
+    try {
+      val acc = RocketMQLatencyAccumulator.register()
+      // Two tasks, each adding its histogram on an executor; Spark merges them into the driver's.
+      sc.parallelize(Seq(Seq(1600L, 1700L), Seq(1800L)), 2).foreach { values =>
+        val h = new RocketMQLatencyHistogram
+        values.foreach(h.record)
+        acc.add(h)
+      }
+      // 1700 is in the bucket [1664, 1727]: its percentile is that bucket's top.
+      val metrics = RocketMQLatencyAccumulator.progressMetrics(RocketMQCustomMetrics.QueueWait, acc.drain())
+      assert(metrics === Map("queueWaitMsP50" -> "1727", "queueWaitMsP99" -> "1800", "queueWaitMsMax" -> "1800",
+        "queueWaitCount" -> "3"))
+      assert(acc.drain().isEmpty, "the next batch starts empty")
+    } finally sc.stop()
   }
 
   test("the SQL UI's aggregates leave out tasks that measured nothing") {

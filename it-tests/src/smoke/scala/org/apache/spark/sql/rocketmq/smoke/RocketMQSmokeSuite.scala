@@ -32,7 +32,8 @@ import org.apache.spark.sql.streaming.Trigger
  * with the connector jar the Python package chooses for that Spark, against topics it created.
  *
  * Arguments: name server, then three existing topics (source, copy, stream) and, for Spark 4.3's stateful real-time
- * check, two more of one queue each (stateful source, stateful target). Prints one line per check
+ * checks, four more of one queue each (a source and a target for dropDuplicates, then for transformWithState: the
+ * Spark 4 build's [[RocketMQSmokeTransformWithState]], loaded by name). Prints one line per check
  * (`ok - name (time)` or `FAILED - name: why`), then `smoke: Spark <version>, Scala <version>: N passed, M failed`, and
  * exits with 1 when any check failed.
  */
@@ -52,8 +53,9 @@ object RocketMQSmokeSuite {
   }
 
   def main(args: Array[String]): Unit = {
-    require(args.length == 4 || args.length == 6,
-      "usage: RocketMQSmokeSuite NAME_SERVER SOURCE_TOPIC COPY_TOPIC STREAM_TOPIC [STATEFUL_SOURCE STATEFUL_TARGET]")
+    require(args.length == 4 || args.length == 8,
+      "usage: RocketMQSmokeSuite NAME_SERVER SOURCE_TOPIC COPY_TOPIC STREAM_TOPIC " +
+        "[DEDUP_SOURCE DEDUP_TARGET STATE_SOURCE STATE_TARGET]")
     val Array(nameServer, source, copy, stream) = args.take(4)
     val spark = SparkSession.builder().appName("rocketmq-smoke").getOrCreate()
     val suite = new RocketMQSmokeSuite(spark, nameServer)
@@ -71,10 +73,13 @@ object RocketMQSmokeSuite {
       "real time (Spark 4.1+): rows reach a foreach sink while the batch runs" ->
         (() => suite.realTime(stream, trigger))
     } ++
-      RocketMQSmokeSuite.realTimeTrigger.filter(_ => statefulRealTime(spark.version) && args.length == 6).toSeq
-        .map { trigger =>
-          "stateful real time (Spark 4.3+): dropDuplicates into RocketMQ, each body once, sent while the batch runs" ->
-            (() => suite.statefulRealTime(args(4), args(5), trigger))
+      RocketMQSmokeSuite.realTimeTrigger.filter(_ => statefulRealTime(spark.version) && args.length == 8).toSeq
+        .flatMap { trigger =>
+          Seq(
+            "stateful real time (Spark 4.3+): dropDuplicates into RocketMQ, each body once, sent while the batch runs" ->
+              (() => suite.dropDuplicatesInRealTime(args(4), args(5), trigger)),
+            "stateful real time (Spark 4.3+): transformWithState counts per key into RocketMQ while the batch runs" ->
+              (() => suite.transformWithStateInRealTime(args(6), args(7), trigger)))
         }
     val results = checks.map { case (name, check) =>
       val started = System.nanoTime()
@@ -190,35 +195,59 @@ private final class RocketMQSmokeSuite(spark: SparkSession, nameServer: String) 
   /**
    * Spark 4.3's stateful real-time mode: a query that drops duplicate bodies writes into RocketMQ after its shuffle,
    * in a task that reads nothing from RocketMQ. Each body (sent twice, in order, into a one-queue topic) reaches the
-   * target once, while the batch of 10 minutes runs: the sink sends each row as it comes under that trigger. Holds
-   * two cores (the source's queue, the one shuffle partition) while the batch write that sends the rows needs a third.
+   * target once, while the batch of 10 minutes runs: the sink sends each row as it comes under that trigger.
    */
-  def statefulRealTime(source: String, target: String, trigger: Trigger): Unit = {
-    val settings =
-      Seq("spark.sql.streaming.realTimeMode.allowlistCheck" -> "false", "spark.sql.shuffle.partitions" -> "1")
+  def dropDuplicatesInRealTime(source: String, target: String, trigger: Trigger): Unit = {
+    val sent = (0 until 20).flatMap(i => Seq(s"dup-$i", s"dup-$i")) ++ Seq("dup-end", "dup-end")
+    val got = statefulCopy(source, target, trigger, _.dropDuplicates("body"), sent, "dup-end").sorted
+    check(got == ((0 until 20).map(i => s"dup-$i") :+ "dup-end").sorted, s"the target holds ${got.size} rows: $got")
+  }
+
+  /**
+   * transformWithState (a processor of the Spark 4 build keeping a count per body in a value state, on RocksDB) in
+   * Spark 4.3's real-time mode: each count goes out as it changes; the last count per key is the number sent.
+   */
+  def transformWithStateInRealTime(source: String, target: String, trigger: Trigger): Unit = {
+    val transform = Class.forName("org.apache.spark.sql.rocketmq.smoke.RocketMQSmokeTransformWithState")
+      .getDeclaredConstructor().newInstance().asInstanceOf[DataFrame => DataFrame]
+    val sent = Seq.fill(5)("k-a") ++ Seq.fill(3)("k-b") ++ Seq("k-c", "k-end")
+    val stateStore = "spark.sql.streaming.stateStore.providerClass" ->
+      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    val got = statefulCopy(source, target, trigger, transform, sent, "k-end:1", Seq(stateStore))
+    val last = got.map(_.split(":")).groupBy(_(0)).map { case (key, counts) => key -> counts.map(_(1).toInt).max }
+    check(last == Map("k-a" -> 5, "k-b" -> 3, "k-c" -> 1, "k-end" -> 1), s"the last counts are $last (of $got)")
+  }
+
+  /**
+   * Runs `transform` of the bodies of `source` into `target` under the real-time `trigger`, on one shuffle
+   * partition, sends `sent` into `source` in order and returns what `target` holds once it holds `marker`, while
+   * the batch of 10 minutes still runs (rows that waited for its end would fail). The batch holds two cores (the
+   * source's one queue, the one shuffle partition) while the batch write that sends the rows needs a third.
+   */
+  private def statefulCopy(source: String, target: String, trigger: Trigger, transform: DataFrame => DataFrame,
+      sent: Seq[String], marker: String, extraSettings: Seq[(String, String)] = Nil): Seq[String] = {
+    val settings = Seq("spark.sql.streaming.realTimeMode.allowlistCheck" -> "false",
+      "spark.sql.shuffle.partitions" -> "1") ++ extraSettings
     val before = settings.map { case (key, _) => key -> spark.conf.getOption(key) }
     settings.foreach { case (key, value) => spark.conf.set(key, value) }
     val query =
       try {
-        spark.readStream.format("rocketmq").option("nameServer", nameServer).option("topic", source)
-          .option("startingOffsets", "earliest").load()
-          .selectExpr("CAST(body AS STRING) AS body").dropDuplicates("body")
+        transform(spark.readStream.format("rocketmq").option("nameServer", nameServer).option("topic", source)
+          .option("startingOffsets", "earliest").load().selectExpr("CAST(body AS STRING) AS body"))
           .writeStream.outputMode("update").format("rocketmq").option("nameServer", nameServer)
           .option("topic", target).option("asyncProgressTrackingEnabled", "false")
           .option("checkpointLocation", Files.createTempDirectory("rocketmq-smoke-stateful").toString)
           .trigger(trigger).start()
       } finally before.foreach { case (key, value) => value.fold(spark.conf.unset(key))(spark.conf.set(key, _)) }
     try {
-      val sent = (0 until 20).flatMap(i => Seq(s"dup-$i", s"dup-$i")) ++ Seq("dup-end", "dup-end")
       sent.toDF("body").coalesce(1).write.format("rocketmq").option("nameServer", nameServer)
         .option("topic", source).save()
-      // One queue, read in order, one shuffle partition: once the end marker is stored, every body before it is.
+      // One queue, read in order, one shuffle partition: once the marker is stored, every row before it is.
       val deadline = System.nanoTime() + 120L * 1000000000L
-      while (!bodies(target).contains("dup-end") && System.nanoTime() < deadline && query.isActive) Thread.sleep(200)
+      while (!bodies(target).contains(marker) && System.nanoTime() < deadline && query.isActive) Thread.sleep(200)
       query.exception.foreach(e => throw e)
-      val got = bodies(target).sorted
-      check(got == ((0 until 20).map(i => s"dup-$i") :+ "dup-end").sorted, s"the target holds ${got.size} rows: $got")
       check(query.lastProgress == null, "a batch ended before its 10 minutes: rows may have waited for its end")
+      bodies(target)
     } finally query.stop()
   }
 
