@@ -27,58 +27,22 @@ import org.apache.spark.sql.rocketmq.transaction.{RocketMQTransactionCoordinator
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 
 /**
- * deliveryGuarantee=exactly_once on the shared cluster: a stream writes into a topic on a classic master/replica
- * group and a controller-mode group while the classic master is SIGKILLed and started again under it, then while
- * the controller replaces the other group's master. What a plain consumer (committed messages only) finds
- * afterwards is every source message once. Then a batch write whose commits the controller-mode master never
- * answers (frozen, then killed): the elected replica's check-backs must be answered from the group's new master.
+ * deliveryGuarantee=exactly_once on the shared cluster: first a batch write whose commits the controller-mode
+ * master never answers (frozen, then killed): the elected replica's check-backs must be answered from the group's
+ * new master. Then a stream writes into a topic on a classic master/replica group and a controller-mode group while
+ * the classic master is SIGKILLed and started again under it, then while the controller replaces the other group's
+ * master. What a plain consumer (committed messages only) finds afterwards is every source message once.
  */
 class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
 
   /** A task whose half message went unanswered fails; Spark runs it again (attempts replace each other). */
   override protected def sparkMaster: String = "local[2,4]"
 
-  test("exactly-once writes through a master kill and a controller-mode failover: every row once") {
-    val source = newTopic("eo-source", groups = Seq(GroupB))
-    val sink = newTopic("eo-sink", groups = Seq(GroupA, GroupC))
-    val q: StreamingQuery = stream(source, "startingOffsets" -> "earliest").selectExpr("body")
-      .writeStream.format("rocketmq").option("nameServer", cluster.nameServer).option("topic", sink)
-      .option("deliveryGuarantee", "exactly_once")
-      .option("checkpointLocation", Files.createTempDirectory("rocketmq-cluster-eo-").toString)
-      .trigger(Trigger.ProcessingTime("200 milliseconds")).start()
-    var sent = Seq.empty[String]
-    def send(prefix: String): Unit = {
-      val bodies = (0 until 300).map(i => s"$prefix$i")
-      cluster.produce(source, bodies.size, bodies)
-      sent ++= bodies
-    }
-    /** Waits until the sink holds as many messages as were sent (a failed query throws here). */
-    def awaitSink(): Unit = EmbeddedRocketMQ.awaitCondition(s"${sent.size} messages in $sink", 180000) {
-      if (q.exception.isDefined) throw q.exception.get
-      cluster.messageCount(sink) >= sent.size
-    }
-    try {
-      send("a")
-      awaitSink()
-      // Killed while the stream writes: sends to it fail and go to group c, commits wait for it to return.
-      cluster.kill("a-master")
-      send("b")
-      cluster.restart("a-master")
-      awaitSink()
-      // The controller elects c's replica once the stream is idle and the replica has copied everything.
-      val master = cluster.awaitMaster(GroupC)
-      cluster.awaitReplicatedLog(GroupC)
-      withKilled(master.label) {
-        assert(cluster.awaitMaster(GroupC) != master)
-        send("c")
-        awaitSink()
-      }
-      send("d")
-      awaitSink()
-      assert(q.exception.isEmpty)
-    } finally q.stop()
-    assert(cluster.readBodies(sink).sorted === sent.sorted)
-  }
+  // This test runs first: a controller-mode master elected while the group's half topic holds an earlier test's
+  // thousands of (resolved) half messages checks them in order before these rows, each round bounded in time (twice
+  // in clean-clone runs its first check-back for these rows came 5 minutes after the election, or not within the
+  // write's 8 minutes, after the stream test below). Isolated from that backlog, it tests the election alone;
+  // the delay behind a backlog is the broker's (see the stop-39 note).
   test("exactly-once batch write, its controller-mode master frozen during the commits then killed: the elected " +
     "replica's check-backs commit every row once") {
     val topic = newTopic("eo-election", groups = Seq(GroupC))
@@ -132,5 +96,47 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
       cluster.command(replica.label, "set transactionCheckMax 15")
       if (!master.isRunning) cluster.restart(master.label)
     }
+  }
+
+  test("exactly-once writes through a master kill and a controller-mode failover: every row once") {
+    val source = newTopic("eo-source", groups = Seq(GroupB))
+    val sink = newTopic("eo-sink", groups = Seq(GroupA, GroupC))
+    val q: StreamingQuery = stream(source, "startingOffsets" -> "earliest").selectExpr("body")
+      .writeStream.format("rocketmq").option("nameServer", cluster.nameServer).option("topic", sink)
+      .option("deliveryGuarantee", "exactly_once")
+      .option("checkpointLocation", Files.createTempDirectory("rocketmq-cluster-eo-").toString)
+      .trigger(Trigger.ProcessingTime("200 milliseconds")).start()
+    var sent = Seq.empty[String]
+    def send(prefix: String): Unit = {
+      val bodies = (0 until 300).map(i => s"$prefix$i")
+      cluster.produce(source, bodies.size, bodies)
+      sent ++= bodies
+    }
+    /** Waits until the sink holds as many messages as were sent (a failed query throws here). */
+    def awaitSink(): Unit = EmbeddedRocketMQ.awaitCondition(s"${sent.size} messages in $sink", 180000) {
+      if (q.exception.isDefined) throw q.exception.get
+      cluster.messageCount(sink) >= sent.size
+    }
+    try {
+      send("a")
+      awaitSink()
+      // Killed while the stream writes: sends to it fail and go to group c, commits wait for it to return.
+      cluster.kill("a-master")
+      send("b")
+      cluster.restart("a-master")
+      awaitSink()
+      // The controller elects c's replica once the stream is idle and the replica has copied everything.
+      val master = cluster.awaitMaster(GroupC)
+      cluster.awaitReplicatedLog(GroupC)
+      withKilled(master.label) {
+        assert(cluster.awaitMaster(GroupC) != master)
+        send("c")
+        awaitSink()
+      }
+      send("d")
+      awaitSink()
+      assert(q.exception.isEmpty)
+    } finally q.stop()
+    assert(cluster.readBodies(sink).sorted === sent.sorted)
   }
 }
