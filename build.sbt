@@ -126,6 +126,8 @@ def sparkSettings(spark: String, javaRelease: Int) = Seq(
     // RocketMQ writes some files under user.home: keep them in the build tree.
     s"-Duser.home=${(target.value / "test-home").getAbsolutePath}",
     s"-Drocketmq.log.root=${(target.value / "rocketmq-logs").getAbsolutePath}",
+    // RocketMQ's own log of this test JVM (it-tests/src/test/resources/rmq.logback-test.xml): a folder per run.
+    s"-Drocketmq.spark.testLogs=${(target.value / "rocketmq-test-logs" / System.currentTimeMillis.toString).getAbsolutePath}",
     // The checkout's root (the README, fixtures), wherever the project's own directory is.
     s"-Drocketmq.spark.repoRoot=${(ThisBuild / baseDirectory).value.getAbsolutePath}"),
   Test / parallelExecution := false,

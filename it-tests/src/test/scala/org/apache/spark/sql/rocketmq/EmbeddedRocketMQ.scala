@@ -306,11 +306,17 @@ final class EmbeddedRocketMQ(
    * Stops gracefully (the broker's own shutdown takes RocketMQ some 20 s) and removes the store.
    * A JVM that is about to exit can [[discard]] instead.
    */
-  def stop(): Unit = synchronized {
-    if (clients != null) { clients.close(); clients = null }
-    if (broker != null) { broker.shutdown(); broker = null }
-    if (namesrv != null) { namesrv.shutdown(); namesrv = null }
-    if (storeDir != null) { deleteRecursively(storeDir.toFile); storeDir = null }
+  def stop(): Unit = {
+    // Taken under the lock, shut down outside it: a JVM exiting meanwhile discards the store without waiting.
+    val (c, b, n) = synchronized {
+      val taken = (clients, broker, namesrv)
+      clients = null; broker = null; namesrv = null
+      taken
+    }
+    if (c != null) c.close()
+    if (b != null) b.shutdown()
+    if (n != null) n.shutdown()
+    discard()
   }
 }
 
@@ -323,7 +329,23 @@ object EmbeddedRocketMQ {
   lazy val shared: EmbeddedRocketMQ = {
     val mq = new EmbeddedRocketMQ().start()
     Runtime.getRuntime.addShutdownHook(new Thread(() => mq.discard()))
+    sharedOne = mq
     mq
+  }
+
+  @volatile private var sharedOne: EmbeddedRocketMQ = _
+
+  /** Whether `mq` is [[shared]] (asking does not start it). */
+  def isShared(mq: EmbeddedRocketMQ): Boolean = mq eq sharedOne
+
+  /**
+   * Stops `mq` on a thread of its own (RocketMQ's graceful shutdown takes some 20 s, spent waiting): a suite's own
+   * broker, whose idle services would otherwise take CPU from every later suite until the JVM exits.
+   */
+  def stopInBackground(mq: EmbeddedRocketMQ): Unit = {
+    val stopping = new Thread(() => mq.stop(), "stop-embedded-rocketmq")
+    stopping.setDaemon(true)
+    stopping.start()
   }
 
   /** Polls `condition` until it holds, failing after `timeoutMs` with `what` in the message. */

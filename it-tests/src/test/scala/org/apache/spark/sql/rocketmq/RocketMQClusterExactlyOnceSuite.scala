@@ -22,6 +22,8 @@ import scala.concurrent.{Await, Future}
 import scala.concurrent.ExecutionContext.Implicits.global
 import scala.concurrent.duration._
 
+import org.scalatest.DoNotDiscover
+
 import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, GroupC}
 import org.apache.spark.sql.rocketmq.transaction.{RocketMQTransactionCoordinator, RocketMQTransactionEnd}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
@@ -33,6 +35,7 @@ import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
  * the classic master is SIGKILLed and started again under it, then while the controller replaces the other group's
  * master. What a plain consumer (committed messages only) finds afterwards is every source message once.
  */
+@DoNotDiscover // run by RocketMQClusterSuites, with the other suites of the shared cluster
 class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
 
   /** A task whose half message went unanswered fails; Spark runs it again (attempts replace each other). */

@@ -302,8 +302,20 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
 
 object RocketMQClusterProcess {
 
-  /** The cluster every cluster suite of the test JVM shares, started on first use, stopped when the JVM exits. */
-  lazy val shared: RocketMQClusterProcess = new RocketMQClusterProcess().start()
+  @volatile private var started: Option[RocketMQClusterProcess] = None
+
+  /**
+   * The cluster every cluster suite of the test JVM shares, started on first use; stopped by [[closeShared]] after
+   * the last of them ([[RocketMQClusterSuites]]), or else when the JVM exits.
+   */
+  lazy val shared: RocketMQClusterProcess = {
+    val cluster = new RocketMQClusterProcess().start()
+    started = Some(cluster)
+    cluster
+  }
+
+  /** Stops the shared cluster if it was started: its broker JVMs killed, its store removed. */
+  def closeShared(): Unit = started.foreach(_.close())
 
   val GroupA = "cluster-a"
   val GroupB = "cluster-b"

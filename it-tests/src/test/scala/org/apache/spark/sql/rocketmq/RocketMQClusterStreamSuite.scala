@@ -21,6 +21,8 @@ import java.util.UUID
 
 import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
+import org.scalatest.DoNotDiscover
+
 import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, GroupC}
 
 /**
@@ -28,6 +30,7 @@ import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, Gro
  * (even one that trails where the stream is), ride out a controller-mode election, and take up a broker group
  * that joins their topic. Every message exactly once, checked against what was sent.
  */
+@DoNotDiscover // run by RocketMQClusterSuites, with the other suites of the shared cluster
 class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
 
   private def newDir(): String = Files.createTempDirectory("rocketmq-cluster-stream-").toString

@@ -18,6 +18,8 @@ package org.apache.spark.sql.rocketmq
 
 import java.util.UUID
 
+import org.scalatest.DoNotDiscover
+
 import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, GroupC}
 import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
 
@@ -28,6 +30,7 @@ import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
  * read), and a read planned after a write sees all of it. One cluster and one Spark session for the suite;
  * each test leaves every broker running.
  */
+@DoNotDiscover // run by RocketMQClusterSuites, with the other suites of the shared cluster
 class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
 
   test("a batch read goes on from the replica while its group's master is down: every message once") {

@@ -164,7 +164,10 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
     val environmentText = org.apache.spark.util.Utils.redact(spark.sparkContext.getConf,
       environment.sparkProperties ++ environment.systemProperties ++ environment.hadoopProperties)
       .map { case (k, v) => s"$k=$v" }.mkString("\n")
-    val clientLogs = filesUnder(Paths.get(System.getProperty("java.io.tmpdir"), "rocketmq-spark-test-logs"))
+    // RocketMQ's own log of this JVM (a folder of this run's: build.sbt names it; the one of processes is shared).
+    val logFolder = Option(System.getProperty("rocketmq.spark.testLogs"))
+    assert(logFolder.isDefined, "rocketmq.spark.testLogs is not set: build.sbt sets it for the test JVM")
+    val clientLogs = filesUnder(Paths.get(logFolder.get))
     val seen: Seq[(String, String)] =
       capture.lines.asScala.toSeq.map("log" -> _) ++ plans.asScala.map("plan" -> _) ++
         events.asScala.map("event" -> _) ++ Seq("environment" -> environmentText) ++

@@ -31,7 +31,10 @@ trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
 
   protected def sparkMaster: String = "local[2]"
 
-  /** The broker this suite uses; by default the one all suites of the test JVM share. */
+  /**
+   * The broker this suite uses; by default the one all suites of the test JVM share. A broker of the suite's own is
+   * stopped after the suite (in the background: RocketMQ's shutdown waits some 20 s).
+   */
   protected def newRocketMQ(): EmbeddedRocketMQ = EmbeddedRocketMQ.shared
 
   /** `toDF` and friends on local collections. */
@@ -46,7 +49,10 @@ trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
   override protected def afterAll(): Unit = {
     try {
       if (spark != null) spark.stop()
-    } finally super.afterAll()
+    } finally {
+      try if (rocketmq != null && !EmbeddedRocketMQ.isShared(rocketmq)) EmbeddedRocketMQ.stopInBackground(rocketmq)
+      finally super.afterAll()
+    }
   }
 
   /** A batch reader of `topic` with the name server set. */
