@@ -140,7 +140,13 @@ def _await_marker_while_the_batch_runs(query, rocketmq, target: str, marker: str
     """Waits for ``marker`` in ``target``; the query must still run its first 10-minute batch (nothing waited for
     a batch end). Stops the query whatever happens."""
     try:
-        wait_until(f"{marker} in the target topic", lambda: marker in rocketmq.bodies(target), 120)
+
+        def stored() -> bool:
+            # A query that failed never stores the marker: fail now, with its error, not after the deadline.
+            assert query.exception() is None, f"the query failed: {query.exception()}"
+            return marker in rocketmq.bodies(target)
+
+        wait_until(f"{marker} in the target topic", stored, 120)
         assert query.isActive and query.exception() is None
         assert query.lastProgress is None, "a real-time batch ended: the rows may have waited for its end"
     finally:
@@ -189,6 +195,37 @@ def test_a_real_time_count_per_key_sends_each_update_while_the_batch_runs(spark,
         key, count = body.rsplit(":", 1)
         last[key] = max(last.get(key, 0), int(count))
     assert last == {"k-a-0": 5, "k-b-0": 3, "k-c-0": 1, "k-end-0": 1}
+
+
+@pytest.mark.skipif(not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg")
+def test_drop_duplicates_within_watermark_in_real_time_fails_with_sparks_error_naming_the_operator(
+    spark, rocketmq, tmp_path: Path
+) -> None:
+    """Spark 4.3's real-time mode does not run ``dropDuplicatesWithinWatermark`` (its operator is not in Spark's
+    real-time allowlist): the query fails at its first batch with Spark's error naming the operator, and stores
+    nothing; the connector neither hides the refusal nor turns the check off for it."""
+    query, source, target = _stateful_copy(
+        spark,
+        rocketmq,
+        tmp_path,
+        "within-wm",
+        lambda df: (
+            df.selectExpr("CAST(body AS STRING) AS body", "storeTimestamp")
+            .withWatermark("storeTimestamp", "10 minutes")
+            .dropDuplicatesWithinWatermark(["body"])
+            .select("body")
+        ),
+    )
+    try:
+        rocketmq.send(source, 2, "wm-")
+        with pytest.raises(StreamingQueryException) as failed:
+            query.awaitTermination(120)
+    finally:
+        query.stop()
+    text = str(failed.value)
+    assert "STREAMING_REAL_TIME_MODE.OPERATOR_OR_SINK_NOT_IN_ALLOWLIST" in text, text
+    assert "StreamingDeduplicateWithinWatermarkExec" in text, text
+    assert rocketmq.bodies(target) == []
 
 
 @pytest.mark.skipif(not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg")
