@@ -131,6 +131,16 @@ def _stateful_copy(
     return query, source, target
 
 
+def _error_it_fails_with(query: Any) -> str:
+    """The error ``query`` fails with (within two minutes: it must fail); the query is stopped either way."""
+    try:
+        with pytest.raises(StreamingQueryException) as failed:
+            query.awaitTermination(120)
+    finally:
+        query.stop()
+    return str(failed.value)
+
+
 def _distinct_bodies(df: Any) -> Any:
     """The bodies of a RocketMQ stream as strings, each once (``dropDuplicates``: a stateful operator)."""
     return df.selectExpr("CAST(body AS STRING) AS body").dropDuplicates(["body"])
@@ -216,13 +226,8 @@ def test_drop_duplicates_within_watermark_in_real_time_fails_with_sparks_error_n
             .select("body")
         ),
     )
-    try:
-        rocketmq.send(source, 2, "wm-")
-        with pytest.raises(StreamingQueryException) as failed:
-            query.awaitTermination(120)
-    finally:
-        query.stop()
-    text = str(failed.value)
+    rocketmq.send(source, 2, "wm-")
+    text = _error_it_fails_with(query)
     assert "STREAMING_REAL_TIME_MODE.OPERATOR_OR_SINK_NOT_IN_ALLOWLIST" in text, text
     assert "StreamingDeduplicateWithinWatermarkExec" in text, text
     assert rocketmq.bodies(target) == []
@@ -235,12 +240,7 @@ def test_a_stateful_real_time_query_that_outgrows_the_slots_fails_at_start_namin
     """One source queue and dropDuplicates on two shuffle partitions need three task slots at once; ``local[2]`` has
     two: the query fails before its tasks run, naming the queue, the stateful stage and both numbers."""
     query, source, target = _stateful_copy(spark, rocketmq, tmp_path, "slots", _distinct_bodies, shuffle_partitions=2)
-    try:
-        with pytest.raises(StreamingQueryException) as failed:
-            query.awaitTermination(120)
-    finally:
-        query.stop()
-    text = str(failed.value)
+    text = _error_it_fails_with(query)
     assert "ROCKETMQ_REAL_TIME_INSUFFICIENT_SLOTS" in text, text
     assert "needs 3 task slots" in text and "has 2" in text, text
     assert f"{source}/broker-a/0" in text, text
