@@ -82,6 +82,8 @@ private[rocketmq] class RocketMQSendRetriesMetric
   extends RocketMQCountMetric(RocketMQCustomMetrics.SendRetries, "sends retried")
 private[rocketmq] class RocketMQFailedSendsMetric
   extends RocketMQCountMetric(RocketMQCustomMetrics.FailedSends, "sends failed")
+private[rocketmq] class RocketMQPossibleDuplicatesMetric extends RocketMQCountMetric(
+    RocketMQCustomMetrics.PossibleDuplicates, "messages resent after a failure that may have stored them")
 
 private[rocketmq] class RocketMQSendAckP50Metric extends RocketMQLatencyMetric(RocketMQCustomMetrics.SendAckMsP50,
     "send ack p50 (ms, median of the tasks' p50s)", highest = false)
@@ -101,6 +103,8 @@ private[rocketmq] object RocketMQCustomMetrics {
   val SendRetries = "sendRetries"
   val SendRequests = "sendRequests"
   val FailedSends = "failedSends"
+  /** Messages sent again after a failure (a timeout) that may have stored them: each may be stored twice. */
+  val PossibleDuplicates = "possibleDuplicates"
   /** How long messages waited in RocketMQ before they were read: read time minus the broker's store time. */
   val QueueWait = "queueWait"
   val QueueWaitMsP50 = "queueWaitMsP50"
@@ -118,7 +122,7 @@ private[rocketmq] object RocketMQCustomMetrics {
 
   def writeMetrics: Array[CustomMetric] = Array(new RocketMQMessagesSentMetric, new RocketMQBytesSentMetric,
     new RocketMQSendRequestsMetric,
-    new RocketMQSendRetriesMetric, new RocketMQFailedSendsMetric,
+    new RocketMQSendRetriesMetric, new RocketMQFailedSendsMetric, new RocketMQPossibleDuplicatesMetric,
     new RocketMQSendAckP50Metric, new RocketMQSendAckP99Metric, new RocketMQSendAckMaxMetric)
 
   def taskMetric(metricName: String, metricValue: Long): CustomTaskMetric = new CustomTaskMetric {

@@ -84,7 +84,8 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
       RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.BytesSent, sender.bytesSent),
       RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.SendRequests, sender.requests),
       RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.SendRetries, sender.retries),
-      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.FailedSends, sender.failedSends)) ++
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.FailedSends, sender.failedSends),
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.PossibleDuplicates, sender.possibleDuplicates)) ++
       sender.ackLatency(RocketMQCustomMetrics.latencyTaskMetrics(RocketMQCustomMetrics.SendAckMsP50,
         RocketMQCustomMetrics.SendAckMsP99, RocketMQCustomMetrics.SendAckMsMax, _))).toArray
 

@@ -62,7 +62,7 @@ private[rocketmq] object RocketMQQueryTrigger {
       Option(running.get(UUID.fromString(queryId))).map(q => q.getClass.getMethod("trigger").invoke(q))
     } catch {
       case e @ (NonFatal(_) | _: LinkageError) =>
-        // A Spark whose internals differ: rows then go out in fuller requests (sendBatchMessages=1 forces one each).
+        // A Spark whose internals differ: rows then go out in fuller requests (sendBatchMessages=1 sends each alone).
         if (warned.compareAndSet(false, true)) {
           log.warn(s"Could not tell the trigger of streaming query $queryId (said once): $e")
         }

@@ -45,10 +45,10 @@ private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings, 
     if (coordinator.isDefined && session.exists(RocketMQQueryTrigger.isContinuous)) {
       throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key, "CONTINUOUS_EXACTLY_ONCE")
     }
-    // Under real-time mode and continuous processing a task runs for its whole batch or epoch: each row goes out in
-    // a request of its own (as with sendBatchMessages=1) rather than waiting for a fuller one until then.
+    // Under real-time mode and continuous processing a task runs for its whole batch or epoch: each row goes out as it
+    // comes rather than waiting for a fuller request until then (see RocketMQMessageSender).
     val eachAtOnce = session.exists(RocketMQQueryTrigger.sendsEachRowAtOnce(_, queryId))
-    new RocketMQDataWriterFactory(if (eachAtOnce) settings.copy(sendBatchMessages = 1) else settings, columns, sendAck)
+    new RocketMQDataWriterFactory(settings.copy(sendEachAtOnce = eachAtOnce), columns, sendAck)
   }
 
   override def useCommitCoordinator(): Boolean = coordinator.isDefined

@@ -174,6 +174,35 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     assert(rocketmq.latestOffsets(topic).values.sum === 600)
   }
 
+  test("a task sending each row at once (real-time, continuous) or one row per request keeps at most 32 requests " +
+    "unacknowledged; rows that come meanwhile go together; each stored once") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 4)
+    val settings =
+      RocketMQWriteSettings(new RocketMQOptions(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic)))
+    def sendAll(settings: RocketMQWriteSettings, bodies: Seq[String]): RocketMQMessageSender = {
+      val sender = new RocketMQMessageSender(settings)
+      try {
+        bodies.foreach(body => sender.send(new Message(topic, body.getBytes(StandardCharsets.UTF_8)), null))
+        sender.flush()
+        sender
+      } finally sender.close()
+    }
+    val (burst, single) = ((0 until 20000).map(i => s"a$i"), (0 until 2000).map(i => s"b$i"))
+    val atOnce = sendAll(settings.copy(sendEachAtOnce = true), burst)
+    assert(atOnce.peakRequestsInFlight <= RocketMQMessageSender.RequestsAtOnce)
+    // The task hands a row over in microseconds, an acknowledgement takes a round trip through the broker's store:
+    // rows waited for a free slot, and went out together.
+    assert(atOnce.requests < burst.size)
+    assert(atOnce.possibleDuplicates === 0)
+    val oneEach = sendAll(settings.copy(sendBatchMessages = 1), single)
+    assert(oneEach.peakRequestsInFlight <= RocketMQMessageSender.RequestsAtOnce)
+    assert(oneEach.requests === single.size)
+    val stored = rocketmq.readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8))
+    assert(stored.size === burst.size + single.size)
+    assert(stored.sorted === (burst ++ single).sorted)
+  }
+
   test("rows with a sharding key go out in batches per queue, in order, also around one too large to batch") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 8)

@@ -104,6 +104,7 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     assert(metrics(RocketMQCustomMetrics.MessagesSent) === lastBatchRows, metrics)
     assert(metrics(RocketMQCustomMetrics.BytesSent) > 0)
     assert(metrics(RocketMQCustomMetrics.FailedSends) === 0)
+    assert(metrics(RocketMQCustomMetrics.PossibleDuplicates) === 0)
     assert(metrics.contains(RocketMQCustomMetrics.SendRetries))
   }
 

@@ -19,12 +19,9 @@ package org.apache.spark.sql.rocketmq.producer
 import java.io.Closeable
 import java.util.concurrent.{Semaphore, TimeUnit}
 import java.util.concurrent.atomic.{AtomicLong, AtomicReference}
+import java.util.concurrent.locks.ReentrantLock
 
-import scala.jdk.CollectionConverters._
-
-import org.apache.rocketmq.client.impl.producer.TopicPublishInfo
-import org.apache.rocketmq.client.producer.{MessageQueueSelector, SendCallback, SendResult, SendStatus}
-import org.apache.rocketmq.common.constant.PermName
+import org.apache.rocketmq.client.producer.{SendCallback, SendResult, SendStatus}
 import org.apache.rocketmq.common.message.{Message, MessageQueue}
 
 import org.slf4j.LoggerFactory
@@ -48,6 +45,13 @@ import org.apache.spark.sql.rocketmq.transaction.{
  * made again after a pause, for up to `retryTimeoutMs` from its first failure (and at most
  * `sendRetries` times, if set), each attempt with a timeout of its own: a write rides out a broker
  * restart. The first failure for good is kept and thrown by the next `send` or by `flush`.
+ *
+ * Under real-time mode and continuous processing (`sendEachAtOnce`) rows come one by one for as long as the task
+ * lasts, and each goes out at once: alone while fewer than [[RocketMQMessageSender.RequestsAtOnce]] of the task's
+ * requests are unacknowledged; rows that come while that many are wait together, and go as one batch request (of
+ * up to `sendBatchMessages` and `sendBatchBytes`) as soon as one is acknowledged. When every row is its own request
+ * (`sendBatchMessages=1`) the same bound holds. Without it a task behind on its acks queued thousands of one-row
+ * requests on the producer's connection, where they outlived their send timeout and were sent again though stored.
  */
 private[rocketmq] final class RocketMQMessageSender(
     settings: RocketMQWriteSettings, halfMessages: RocketMQHalfMessageRecorder = null) extends Closeable {
@@ -55,6 +59,7 @@ private[rocketmq] final class RocketMQMessageSender(
   private val log = LoggerFactory.getLogger(getClass)
   private val lease = RocketMQProducerPool.borrow(settings)
   private val producer = lease.client
+  private val routes = new RocketMQSendRoutes(producer, settings.sendTimeoutMs)
   private val inFlight = new Semaphore(settings.effectiveMaxInFlightMessages)
   private val byteBudget = math.min(settings.maxInFlightBytes, Int.MaxValue.toLong).toInt
   private val inFlightBytes = new Semaphore(byteBudget)
@@ -65,6 +70,22 @@ private[rocketmq] final class RocketMQMessageSender(
   private val retryCount = new AtomicLong()
   private val requestCount = new AtomicLong()
   private val failedCount = new AtomicLong()
+  private val maybeDuplicatedCount = new AtomicLong()
+
+  /** Slots of requests in flight, when they are bounded (see above; null: they are not). */
+  private val requestSlots =
+    if (settings.sendEachAtOnce || settings.sendBatchMessages == 1) new Semaphore(RocketMQMessageSender.RequestsAtOnce)
+    else null
+
+  /**
+   * Guards the batches waiting to go out when requests are bounded: an acknowledgement, on the client's callback
+   * thread, sends them. Callbacks only try it (see [[sendWaitingRows]]), so the task's thread may wait for a slot
+   * holding it.
+   */
+  private val waitingLock = new ReentrantLock()
+
+  /** Whether batches wait to go out (written with the lock held; read without it). */
+  @volatile private var rowsWaiting = false
 
   /** Messages handed to RocketMQ (Spark reads metrics before `flush` waits for the acks). */
   def sent: Long = sentCount.get()
@@ -73,6 +94,8 @@ private[rocketmq] final class RocketMQMessageSender(
   /** Send requests made, first attempts only: a batch is one request. */
   def requests: Long = requestCount.get()
   def failedSends: Long = failedCount.get()
+  /** Messages sent again after a failure that may have stored them already: each may now be stored twice. */
+  def possibleDuplicates: Long = maybeDuplicatedCount.get()
 
   /**
    * How long each acknowledged request took, in ms from its first attempt to its acknowledgement (resends
@@ -85,6 +108,12 @@ private[rocketmq] final class RocketMQMessageSender(
 
   /** The most body bytes that were ever in flight at once (tests check the bound). */
   private[rocketmq] def peakInFlightBytes: Long = peakBytes.get()
+
+  private val openRequests = new AtomicLong()
+  private val peakRequests = new AtomicLong()
+
+  /** The most requests that were ever unacknowledged at once (tests check the bound). */
+  private[rocketmq] def peakRequestsInFlight: Long = peakRequests.get()
 
   /**
    * Messages waiting to go out as one batch, encoded as they came (see [[RocketMQBatchEncoding]]), and
@@ -109,8 +138,8 @@ private[rocketmq] final class RocketMQMessageSender(
    * a batch for one queue (`queue`) of messages with sharding keys; resolves the slots of all its
    * messages exactly once.
    */
-  private final class Send(message: Message, count: Int, shardingKey: String, queue: MessageQueue, bytes: Long)
-    extends SendCallback {
+  private final class Send(message: Message, count: Int, shardingKey: String, queue: MessageQueue, bytes: Long,
+      holdsSlot: Boolean) extends SendCallback {
     private var budget: RocketMQRetry.Budget = _ // made at the first failure: most sends never need one
     private var startNanos = 0L
 
@@ -126,6 +155,7 @@ private[rocketmq] final class RocketMQMessageSender(
      */
     def start(): Unit = {
       requestCount.incrementAndGet()
+      peakRequests.accumulateAndGet(openRequests.incrementAndGet(), (a, b) => math.max(a, b))
       startNanos = System.nanoTime()
       attempt()
     }
@@ -133,10 +163,11 @@ private[rocketmq] final class RocketMQMessageSender(
     private def attempt(): Unit =
       if (queue != null) sendInline(producer.send(message, queue, settings.sendTimeoutMs))
       else if (shardingKey != null && halfMessages == null) {
-        sendInline(producer.send(message, byShardingKey, shardingKey, settings.sendTimeoutMs))
+        sendInline(producer.send(message, routes.byShardingKey, shardingKey, settings.sendTimeoutMs))
       } else {
         try {
-          if (shardingKey != null) producer.send(message, byShardingKey, shardingKey, this, settings.sendTimeoutMs)
+          if (shardingKey != null)
+            producer.send(message, routes.byShardingKey, shardingKey, this, settings.sendTimeoutMs)
           else producer.send(message, this, settings.sendTimeoutMs)
         } catch { case e: Throwable => onException(e) }
       }
@@ -163,10 +194,18 @@ private[rocketmq] final class RocketMQMessageSender(
         resolved()
       }
 
-    /** Frees the message's slots: its bytes first, so that all slots free means all bytes free. */
+    /**
+     * Frees the message's slots: its bytes first, so that all slots free means all bytes free; then its request's,
+     * with which rows waiting meanwhile go out.
+     */
     private def resolved(): Unit = {
+      openRequests.decrementAndGet()
       inFlightBytes.release(bytes.toInt)
       inFlight.release(count)
+      if (holdsSlot) {
+        requestSlots.release()
+        sendWaitingRows()
+      }
     }
 
     override def onException(e: Throwable): Unit = retryPause(e) match {
@@ -179,7 +218,7 @@ private[rocketmq] final class RocketMQMessageSender(
       if (!RocketMQRetry.isRetryable(e)) return Left(GaveUp.NotRetryable)
       // A half message that may be stored already is not sent again: both copies would be committed.
       if (halfMessages != null && RocketMQRetry.mayHaveBeenStored(e)) return Left(GaveUp.ExactlyOnce)
-      if (RocketMQRetry.isNoRoute(e) && topicMissing(message.getTopic)) {
+      if (RocketMQRetry.isNoRoute(e) && routes.topicMissing(message.getTopic)) {
         return Left(GaveUp.TopicNotFound(settings.connection.nameServer))
       }
       if (budget == null) budget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
@@ -187,6 +226,7 @@ private[rocketmq] final class RocketMQMessageSender(
       budget.nextPauseMs() match {
         case Some(pauseMs) =>
           retryCount.incrementAndGet()
+          if (RocketMQRetry.mayHaveBeenStored(e)) maybeDuplicatedCount.addAndGet(count)
           if (budget.retries == 1 || budget.retries % 10 == 0) {
             log.warn(s"Send to topic $topicInQuery failed (resend ${budget.retries}, ${budget.elapsedMs} ms " +
               s"into a retry budget of ${settings.retryTimeoutMs} ms); resending in $pauseMs ms: $e")
@@ -202,7 +242,7 @@ private[rocketmq] final class RocketMQMessageSender(
 
     /** The queue a sharding key pins this send to (None: the producer picks one, or the route is unknown). */
     private def pinnedQueueId: Option[(String, Int)] =
-      Option(queue).orElse(Option(shardingKey).flatMap(key => Option(queueOf(message.getTopic, key))))
+      Option(queue).orElse(Option(shardingKey).flatMap(key => Option(routes.queueOf(message.getTopic, key))))
         .map(q => (q.getBrokerName, q.getQueueId))
 
     /** The topic as the query names it (without the namespace the brokers see). */
@@ -216,18 +256,6 @@ private[rocketmq] final class RocketMQMessageSender(
     }
   }
 
-  /** Topics found missing, and when each was last asked about, so that an outage costs few requests. */
-  private val topicChecks = new java.util.concurrent.ConcurrentHashMap[String, (Long, Boolean)]()
-
-  /** Whether `topic` does not exist (not merely unrouted during an outage); asked at most once a second. */
-  private def topicMissing(topic: String): Boolean = {
-    val now = System.nanoTime()
-    topicChecks.compute(topic,
-      (_, last) =>
-        if (last != null && now - last._1 < 1000000000L) last
-        else (now, RocketMQProducerPool.topicMissing(producer, topic, settings.sendTimeoutMs)))._2
-  }
-
   /** Sends `message` once a slot is free; `shardingKey` (or null) pins its queue and order. */
   def send(message: Message, shardingKey: String): Unit = {
     throwIfFailed()
@@ -239,11 +267,19 @@ private[rocketmq] final class RocketMQMessageSender(
     sentCount.incrementAndGet()
     bytesSentCount.addAndGet(message.getBody.length)
     if (shardingKey == null) {
-      if (batchable(message)) addToBatch(message.getTopic, null, message, null, bytes)
-      else sendAlone(message, null, bytes)
+      if (!batchable(message)) sendAlone(message, null, bytes)
+      else if (requestSlots == null) addToBatch(message.getTopic, null, message, null, bytes)
+      else {
+        waitingLock.lock()
+        try {
+          addToBatch(message.getTopic, null, message, null, bytes)
+          rowsWaiting = !pendingBatches.isEmpty
+        } finally waitingLock.unlock()
+        sendWaitingRows()
+      }
     } else {
       // Before the producer knows the topic's queues, one message goes alone (and has them looked up).
-      val queue = if (batchable(message)) queueOf(message.getTopic, shardingKey) else null
+      val queue = if (batchable(message, shardingKey)) routes.queueOf(message.getTopic, shardingKey) else null
       if (queue != null) addToBatch(queue, queue, message, shardingKey, bytes)
       else {
         // Whatever waits in a batch was accepted before this message: it goes first, in order.
@@ -253,31 +289,26 @@ private[rocketmq] final class RocketMQMessageSender(
     }
   }
 
-  private def sendAlone(message: Message, shardingKey: String, bytes: Int): Unit =
-    new Send(message, 1, shardingKey, null, bytes).start()
+  /** A message with a sharding key goes synchronously (see [[Send.start]]), but for a half message. */
+  private def sendAlone(message: Message, shardingKey: String, bytes: Int): Unit = {
+    val async = shardingKey == null || halfMessages != null
+    new Send(message, 1, shardingKey, null, bytes, holdsSlot = async && takeSlot()).start()
+  }
+
+  /** Waits for a request slot, if they are bounded; whether it took one. */
+  private def takeSlot(): Boolean = requestSlots != null && { requestSlots.acquire(); true }
 
   /**
    * A batch carries neither delivery times nor compressed bodies (RocketMQ compresses single messages
-   * only); an empty body goes alone, for the client to refuse it.
+   * only); an empty body goes alone, for the client to refuse it. With bounded requests, rows with a
+   * sharding key go alone: each is sent synchronously, at once.
    */
-  private def batchable(message: Message): Boolean =
-    halfMessages == null && settings.sendBatchMessages > 1 && message.getDeliverTimeMs <= 0 &&
+  private def batchable(message: Message, shardingKey: String = null): Boolean =
+    halfMessages == null && settings.sendBatchMessages > 1 &&
+      (requestSlots == null || shardingKey == null) &&
+      message.getDeliverTimeMs <= 0 &&
       message.getDelayTimeLevel <= 0 &&
       message.getBody.length > 0 && message.getBody.length <= settings.compressionThreshold
-
-  /**
-   * The queue `shardingKey` picks among the topic's queues the producer knows now (the choice
-   * [[RocketMQMessageSender.ByShardingKey]] makes when a message is sent alone), or null if it knows none.
-   */
-  private def queueOf(topic: String, shardingKey: String): MessageQueue = {
-    val info = producer.getDefaultMQProducerImpl.getTopicPublishInfoTable.get(topic)
-    if (info == null || !info.ok()) null else RocketMQMessageSender.queueForKey(topic, info, shardingKey)
-  }
-
-  /** Picks the queue of a message sent alone with a sharding key, once the producer knows the topic's route. */
-  private val byShardingKey: MessageQueueSelector = (_: java.util.List[MessageQueue], message: Message, key: Any) =>
-    RocketMQMessageSender.queueForKey(message.getTopic,
-      producer.getDefaultMQProducerImpl.getTopicPublishInfoTable.get(message.getTopic), key)
 
   private def addToBatch(key: AnyRef, queue: MessageQueue, message: Message, shardingKey: String, bytes: Int): Unit = {
     var batch = pendingBatches.get(key)
@@ -305,20 +336,41 @@ private[rocketmq] final class RocketMQMessageSender(
     }
   }
 
-  /** Sends `batch` (one left empty, by a message that had to go alone, is only dropped). */
-  private def sendBatch(key: AnyRef, batch: PendingBatch): Unit = {
+  /**
+   * Sends `batch` (one left empty, by a message that had to go alone, is only dropped); a batch full before a slot
+   * is free waits for one, unless the caller holds one (`slotTaken`) for it.
+   */
+  private def sendBatch(key: AnyRef, batch: PendingBatch, slotTaken: Boolean = false): Unit = {
     pendingBatches.remove(key)
     val count = batch.encoding.count
     val request = if (count > 0) batch.encoding.toRequest(batch.topic) else null
     batch.encoding.truncate(0, 0)
     if (spareEncodings.size < 2) spareEncodings.push(batch.encoding)
-    if (request != null) new Send(request, count, null, batch.queue, batch.bytes).start()
+    if (request != null) new Send(request, count, null, batch.queue, batch.bytes, slotTaken || takeSlot()).start()
+    else if (slotTaken) requestSlots.release()
   }
 
+  /** Sends the batches waiting; with bounded requests, only those a free slot takes (acks send the others). */
   private def sendPendingBatches(): Unit =
-    if (!pendingBatches.isEmpty) {
+    if (requestSlots != null) sendWaitingRows()
+    else if (!pendingBatches.isEmpty) {
       val keys = new java.util.ArrayList[AnyRef](pendingBatches.keySet())
       keys.forEach(key => sendBatch(key, pendingBatches.get(key)))
+    }
+
+  /**
+   * Sends a waiting batch for each free request slot. Whoever finds the lock taken leaves the rows to its holder,
+   * who looks again once it lets go: a slot freed meanwhile is not missed.
+   */
+  private def sendWaitingRows(): Unit =
+    while (rowsWaiting && requestSlots.availablePermits() > 0 && waitingLock.tryLock()) {
+      try {
+        if (!pendingBatches.isEmpty && requestSlots.tryAcquire()) {
+          val key = pendingBatches.keySet().iterator().next()
+          sendBatch(key, pendingBatches.get(key), slotTaken = true)
+        }
+        rowsWaiting = !pendingBatches.isEmpty
+      } finally waitingLock.unlock()
     }
 
   private def throwIfFailed(): Unit = {
@@ -371,17 +423,6 @@ private[rocketmq] final class RocketMQMessageSender(
 
 private[rocketmq] object RocketMQMessageSender {
 
-  /**
-   * The queue `key` picks among all the writable queues of `topic`'s route, in the order RocketMQ's producer
-   * lists them (by broker group name, then queue id). The same key always picks the same queue while the
-   * topic's queue count does not change: a group whose master is down keeps its queues in the list (RocketMQ's
-   * producer leaves them out), so its keys wait for it (sends fail there and are retried) instead of moving
-   * to another group's queue.
-   */
-  def queueForKey(topic: String, info: TopicPublishInfo, key: Any): MessageQueue = {
-    val queues = info.getTopicRouteData.getQueueDatas.asScala.filter(q => PermName.isWriteable(q.getPerm))
-      .sortBy(_.getBrokerName).flatMap(q =>
-        (0 until q.getWriteQueueNums).map(new MessageQueue(topic, q.getBrokerName, _)))
-    queues(Math.floorMod(key.hashCode, queues.size))
-  }
+  /** Requests a task keeps unacknowledged when they are bounded (see the class). */
+  val RequestsAtOnce = 32
 }

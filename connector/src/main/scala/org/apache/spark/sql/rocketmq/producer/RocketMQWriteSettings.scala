@@ -23,7 +23,8 @@ import org.apache.spark.sql.rocketmq.transaction.{RocketMQCoordinatorSettings, R
 /**
  * What a write task needs: connection, producer and send settings, taken from the options on the
  * driver and shipped with the writer factory. Nothing here has a default of its own: every value
- * comes from the option declarations, but `transaction`, which an exactly-once write's plan sets.
+ * comes from the option declarations, but `transaction`, which an exactly-once write's plan sets, and
+ * `sendEachAtOnce`, which a real-time or continuous query's sink sets (see [[RocketMQMessageSender]]).
  */
 private[rocketmq] final case class RocketMQWriteSettings(
     connection: RocketMQConnection,
@@ -41,7 +42,8 @@ private[rocketmq] final case class RocketMQWriteSettings(
     deliveryGuarantee: DeliveryGuarantee,
     transactionTimeoutMs: Long,
     transaction: Option[RocketMQTransactionScope] = None,
-    throughProxy: Boolean = false) {
+    throughProxy: Boolean = false,
+    sendEachAtOnce: Boolean = false) {
 
   /**
    * Messages a task keeps unacknowledged. Through a RocketMQ 5 proxy at most [[RocketMQWriteSettings.ProxyInFlight]],
