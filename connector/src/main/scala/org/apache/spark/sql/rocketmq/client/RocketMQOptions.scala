@@ -319,7 +319,9 @@ private[rocketmq] object RocketMQOptions {
   /** Bound on unacknowledged sends per task. */
   val MaxInFlightMessages: Defaulted[Int] = defaulted("maxInFlightMessages", PositiveInt, 10000, SinkOnly,
     "Most messages a write task has sent but not yet seen acknowledged (a count; maxInFlightBytes bounds their " +
-      "bytes). Each request carries up to sendBatchMessages of them, so this also bounds requests in flight.")
+      "bytes). Each request carries up to sendBatchMessages of them, so this also bounds requests in flight; with " +
+      "one message per request, and under a real-time or continuous trigger, a task keeps at most 32 requests " +
+      "unacknowledged.")
 
   /** Bound on unacknowledged bytes per task. */
   val MaxInFlightBytes: Defaulted[Long] = defaulted("maxInFlightBytes", PositiveLong, 32L * 1024 * 1024, SinkOnly,
