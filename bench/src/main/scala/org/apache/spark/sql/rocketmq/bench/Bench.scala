@@ -30,7 +30,9 @@ import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, RocketMQBrokerProcess, R
  * Prints every figure as it comes and writes them all to one JSON file.
  *
  * Usage: Bench --kafka-classpath <file> --out <results.json> [--quick] [--sections read,plain,...] [--logs <dir>]
- * The section `pulls` (batch reads with 4, 8, 16 and 32 pulls under way, taken in turns) runs only when named.
+ *   [--realtime-seconds <seconds of each realtime run>]
+ * The sections `pulls` (batch reads with 4, 8, 16 and 32 pulls under way, taken in turns) and `realtime` (real-time
+ * queries topic to topic from pyspark 4.3, about 45 minutes) run only when named.
  * `--quick` runs every section on small sizes, one run each: it checks the bench works, not the speed.
  */
 object Bench {
@@ -61,15 +63,23 @@ object Bench {
   /** Continuous processing records its progress this often (Spark's own default interval is 1 second). */
   private val ContinuousEpochSeconds = 1
   private val HeapReaderMiB = 512
+  /** The realtime section's rates (messages a second), and the shuffle partitions of its stateful query. */
+  private val RealTimeRates = Seq(200, 20000)
+  private val RealTimeShufflePartitions = 2
+  /** Its batches: long enough for a batch end to hold up under 1% of the messages (see docs/real-time.md). */
+  private val RealTimeBatch = "30 seconds"
 
   def main(args: Array[String]): Unit = {
     val options = parse(args.toList)
     val quick = options.contains("quick")
     val sizes = if (quick) Quick else Full
     Measure.warmupRuns = if (quick) 0 else 1
-    // The quick mode checks every section works, `pulls` included.
+    // The quick mode checks every section works, `pulls` and `realtime` included.
     val sections = options.get("sections").map(_.split(",").toSeq)
-      .getOrElse(if (quick) AllSections :+ "pulls" else AllSections)
+      .getOrElse(if (quick) AllSections ++ Seq("pulls", "realtime") else AllSections)
+    // Quick: 20 s runs of 5-second batches (Spark's minimum), so that batches end within them.
+    val realTimeSeconds = options.get("realtime-seconds").map(_.toInt).getOrElse(if (quick) 20 else 300)
+    val realTimeBatch = if (quick) "5 seconds" else RealTimeBatch
     val out = Paths.get(options.getOrElse("out", sys.error("--out <results.json> is required")))
     val kafkaClasspath = KafkaProcess.classpathFrom(
       Paths.get(options.getOrElse("kafka-classpath", sys.error("--kafka-classpath <file> is required"))))
@@ -78,7 +88,12 @@ object Bench {
       "bodyBytes" -> BodyBytes, "queues" -> Queues, "sparkMaster" -> s"local[$Threads]",
       "brokerJvm" -> BrokerHeap.mkString(" "), "kafkaBroker" -> sys.props.getOrElse("bench.kafkaVersion", "?"),
       "latencyRatePerSecond" -> LatencyRate, "latencySecondsPerRun" -> sizes.latencySeconds,
-      "heapReaderXmxMiB" -> HeapReaderMiB, "heapBacklogBytes" -> sizes.heapBacklogBytes)
+      "heapReaderXmxMiB" -> HeapReaderMiB, "heapBacklogBytes" -> sizes.heapBacklogBytes,
+      "realTimeRatesPerSecond" -> RealTimeRates.mkString(","), "realTimeSecondsPerRun" -> realTimeSeconds,
+      "realTimeBatch" -> realTimeBatch, "realTimeQueues" -> Queues,
+      "realTimeShufflePartitions" -> RealTimeShufflePartitions,
+      "realTimeSparkMaster" -> s"local[${Queues + RealTimeShufflePartitions}]",
+      "realTimePyspark" -> sys.props.getOrElse("bench.realTimeSparkVersion", "?"))
     val results = new BenchResults(settings)
     val scratch = Files.createTempDirectory("rocketmq-spark-bench-")
 
@@ -182,6 +197,31 @@ object Bench {
               python.Run(system, "sink", 1, 30, continuous = true))
           }
           python.measure(runs,
+            {
+              case `rocketmq` => Map("nameServer" -> rocketmqBroker.nameServer)
+              case _ => Map("bootstrapServers" -> kafkaBroker.bootstrapServers)
+            }) {
+            case `rocketmq` => (topic, body) => plainRocketMQ.producer.sendOneway(new Message(topic, body))
+            case _ => (topic, body) =>
+                producer.send(new org.apache.kafka.clients.producer.ProducerRecord(topic, body))
+          }
+        } finally producer.close()
+      }
+      if (sections.contains("realtime")) {
+        val version = sys.props.getOrElse("bench.realTimeSparkVersion",
+          sys.error("no -Dbench.realTimeSparkVersion: run build/sbt bench/exportBenchClasspath (dev/bench does)"))
+        val realTime = new RealTimeBench(results, PythonLatencyBench.venvPython(Paths.get(""), s".venv-spark-$version"),
+          Paths.get("bench/python_real_time.py"), sys.props("bench.realTimeKafkaJars").split(",").toSeq, Queues,
+          RealTimeShufflePartitions, keys = 1000, realTimeBatch, warmupSeconds = if (quick) 2 else 10,
+          realTimeSeconds)
+        val producer = KafkaProcess.producer(kafkaBroker.bootstrapServers)
+        try {
+          val runs = for {
+            rate <- RealTimeRates
+            system <- Seq(rocketmq, kafka)
+            query <- Seq("stateless", "stateful")
+          } yield realTime.Run(system, query, rate)
+          realTime.measure(runs,
             {
               case `rocketmq` => Map("nameServer" -> rocketmqBroker.nameServer)
               case _ => Map("bootstrapServers" -> kafkaBroker.bootstrapServers)
