@@ -22,10 +22,13 @@ stdin and stdout, a line each way per step:
   kafka: Spark's Kafka source and sink), ``query`` (``stateless``: each message's body goes through with its
   producer's time in front; ``stateful``: a count per key in update mode, each update carrying the producer's time
   of the message that made it), the source and target topics and the batch duration. Answers ``READY``.
-- ``DONE {json}``: how many messages were sent and from when they count (the warm-up left out), once the target
-  holds them. This process stops the query, reads the target and answers ``RESULT {json}``: p50 / p95 / p99 of the
-  stored time (the broker's) minus the producer's time over the counted copies, whether every message reached the
-  target, the pauses in the stored times, and the progress reports' batch-end phases and latency metrics.
+- ``DONE {json}``: how many messages were sent, how many the source topic holds (``sourceHeld``: a one-way send
+  the broker turned away is in the first only) and from when they count (the warm-up left out). This process waits
+  for a batch to end past the source's end (the copy is then complete: a batch ends once its sends are acknowledged),
+  stops the query, reads the target and answers ``RESULT {json}``: p50 / p95 / p99 of the stored time (the broker's)
+  minus the producer's time over the counted copies, whether every message reached the target, the pauses in the
+  stored times, and from the progress reports the batch-end phases, the latency metrics and what tells where
+  copies stored twice came from (rows the source read, offsets it read twice, sends the sink saw acknowledged).
 - ``EXIT`` ends it.
 
 The body a producer sends is ``<sequence number> xxx…``; the key of the stateful query is that number modulo ``keys``.
@@ -40,6 +43,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from typing import Any, Dict, List, Optional
 
 from pyspark.sql import DataFrame, SparkSession
@@ -56,7 +60,8 @@ from rocketmq_spark import (
 
 # Stored times further apart than this are a pause of the query (at 200 msg/s a message comes every 5 ms).
 PAUSE_MS = 50
-LATENCY_METRICS = ("queueWaitMs", "sendAckMs")
+# The connector's latency metrics in progress reports: `<name>MsP50`, `<name>MsP99`, `<name>MsMax`, `<name>Count`.
+LATENCY_METRICS = ("queueWait", "sendAck")
 
 
 def reply(line: str) -> None:
@@ -147,9 +152,20 @@ def latencies(copies: DataFrame, run: Dict[str, Any], measured_from: int) -> Dic
     ).first()
     assert row is not None
     duplicates = None
+    twice_apart = None
     if run["query"] == "stateless":  # each sequence number once at least
         accounted = copies.select("id").distinct().count()
         duplicates = copies.count() - accounted
+        # A message stored more than once: how far apart its first and last copies were stored (a resend comes
+        # after a send timeout; a batch reading offsets again, a batch later).
+        apart = (
+            copies.groupBy("id")
+            .agg(F.count(F.lit(1)).alias("copies"), (F.max("stored") - F.min("stored")).alias("apart"))
+            .where("copies > 1")
+            .agg(F.expr("percentile(apart, array(0.5, 0.99))").alias("p"))
+            .first()
+        )
+        twice_apart = apart.p if apart is not None else None
     else:  # the last count of every key, summed: every message counted
         last_counts = copies.groupBy("id").agg(F.max("n").alias("n")).agg(F.sum("n").alias("n")).first()
         accounted = (last_counts.n if last_counts else None) or 0
@@ -161,6 +177,8 @@ def latencies(copies: DataFrame, run: Dict[str, Any], measured_from: int) -> Dic
     return {
         "stored": copies.count(),
         "duplicates": duplicates,
+        "duplicateApartMsP50": twice_apart[0] if twice_apart else None,
+        "duplicateApartMsP99": twice_apart[1] if twice_apart else None,
         "counted": row.counted,
         "accounted": int(accounted),
         "p50": p[0],
@@ -171,6 +189,39 @@ def latencies(copies: DataFrame, run: Dict[str, Any], measured_from: int) -> Dic
         "longestPauseMs": max(gaps) if gaps else 0,
         "pauseMsMedian": statistics.median(pauses) if pauses else 0,
     }
+
+
+def queue_offsets(offsets: Any) -> Dict[str, int]:
+    """A source offset of a progress report (JSON text or a parsed tree), by queue: RocketMQ's
+    ``{topic: {broker: {queue: n}}}`` and Kafka's ``{topic: {partition: n}}`` alike, keyed by the path."""
+    tree = json.loads(offsets) if isinstance(offsets, str) else offsets
+    flat: Dict[str, int] = {}
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, f"{path}/{key}")
+        elif isinstance(node, int):
+            flat[path] = node
+
+    walk(tree or {}, "")
+    return flat
+
+
+def source_reads(events: List[Any]) -> Dict[str, int]:
+    """What the source read over the reports: its rows, the offsets its batches spanned, and the offsets a batch
+    started before where the batch before it ended (read twice); and the sends the sink saw acknowledged."""
+    rows = sum(int(e.numInputRows) for e in events)
+    spanned = replayed = 0
+    previous_end: Dict[str, int] = {}
+    for e in events:
+        source = e.sources[0]
+        start, end = queue_offsets(source.startOffset), queue_offsets(source.endOffset)
+        spanned += sum(n - start.get(q, n) for q, n in end.items())
+        replayed += sum(max(0, previous_end[q] - n) for q, n in start.items() if q in previous_end)
+        previous_end = end
+    acked = sum(int((e.sink.metrics or {}).get("sendAckCount", "0")) for e in events)
+    return {"inputRows": rows, "offsetsSpanned": spanned, "offsetsReadAgain": replayed, "sendsAcknowledged": acked}
 
 
 def progress_summary(events: List[Any]) -> Dict[str, Optional[float]]:
@@ -188,11 +239,26 @@ def progress_summary(events: List[Any]) -> Dict[str, Optional[float]]:
     for name in LATENCY_METRICS:
         metrics = [m for e in events for m in [*(s.metrics or {} for s in e.sources), e.sink.metrics or {}]]
         measured = [m for m in metrics if int(m.get(f"{name}Count", "0")) > 0]
-        summary[f"{name}P50"] = mean([float(m[f"{name}P50"]) for m in measured])
-        summary[f"{name}P99"] = mean([float(m[f"{name}P99"]) for m in measured])
-        summary[f"{name}Max"] = max((float(m[f"{name}Max"]) for m in measured), default=None)
+        summary[f"{name}MsP50"] = mean([float(m[f"{name}MsP50"]) for m in measured])
+        summary[f"{name}MsP99"] = mean([float(m[f"{name}MsP99"]) for m in measured])
+        summary[f"{name}MsMax"] = max((float(m[f"{name}MsMax"]) for m in measured), default=None)
         summary[f"{name}Count"] = float(sum(int(m[f"{name}Count"]) for m in measured)) if measured else None
     return summary
+
+
+def await_caught_up(query: Any, held: int, batch: str) -> bool:
+    """Waits for a batch to end with the source read up to ``held`` messages (summed over its queues), or for
+    three batches and two minutes to pass (a batch ends once its sends are acknowledged): whether it did."""
+    seconds = int(batch.split()[0])
+    deadline = time.monotonic() + 3 * seconds + 120
+    while time.monotonic() < deadline:
+        last = query.lastProgress
+        if query.exception() is not None:
+            raise RuntimeError(f"the query failed: {query.exception()}")
+        if last is not None and sum(queue_offsets(last.sources[0].endOffset).values()) >= held:
+            return True
+        time.sleep(0.5)
+    return False
 
 
 def one_run(spark: SparkSession, run: Dict[str, Any], scratch: str) -> None:
@@ -201,13 +267,16 @@ def one_run(spark: SparkSession, run: Dict[str, Any], scratch: str) -> None:
     try:
         reply("READY")
         done = json.loads(sys.stdin.readline().split(" ", 1)[1])
+        caught_up = await_caught_up(query, int(done["sourceHeld"]), run["batch"])
         if query.exception() is not None:
             raise RuntimeError(f"the query failed: {query.exception()}")
         events = list(query.recentProgress)
     finally:
         query.stop()
     result = latencies(stored_copies(spark, run), run, done["measuredFrom"])
+    result["caughtUp"] = caught_up
     result["progress"] = progress_summary(events)
+    result["reads"] = source_reads(events)
     reply("RESULT " + json.dumps(result))
 
 

@@ -30,7 +30,7 @@ import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, RocketMQBrokerProcess, R
  * Prints every figure as it comes and writes them all to one JSON file.
  *
  * Usage: Bench --kafka-classpath <file> --out <results.json> [--quick] [--sections read,plain,...] [--logs <dir>]
- *   [--realtime-seconds <seconds of each realtime run>]
+ *   [--realtime-seconds <seconds of each realtime run>] [--realtime-runs <system>/<query>/<rate>,...]
  * The sections `pulls` (batch reads with 4, 8, 16 and 32 pulls under way, taken in turns) and `realtime` (real-time
  * queries topic to topic from pyspark 4.3, about 45 minutes) run only when named.
  * `--quick` runs every section on small sizes, one run each: it checks the bench works, not the speed.
@@ -221,7 +221,9 @@ object Bench {
             system <- Seq(rocketmq, kafka)
             query <- Seq("stateless", "stateful")
           } yield realTime.Run(system, query, rate)
-          realTime.measure(runs,
+          // --realtime-runs rocketmq/stateless/20000,...: only those runs (to look into one).
+          val named = options.get("realtime-runs").map(_.split(",").toSet)
+          realTime.measure(runs.filter(r => named.forall(_(s"${r.system.name}/${r.query}/${r.rate}"))),
             {
               case `rocketmq` => Map("nameServer" -> rocketmqBroker.nameServer)
               case _ => Map("bootstrapServers" -> kafkaBroker.bootstrapServers)
