@@ -22,13 +22,14 @@ stdin and stdout, a line each way per step:
   kafka: Spark's Kafka source and sink), ``query`` (``stateless``: each message's body goes through with its
   producer's time in front; ``stateful``: a count per key in update mode, each update carrying the producer's time
   of the message that made it), the source and target topics and the batch duration. Answers ``READY``.
-- ``DONE {json}``: how many messages were sent, how many the source topic holds (``sourceHeld``: a one-way send
-  the broker turned away is in the first only) and from when they count (the warm-up left out). This process waits
-  for a batch to end past the source's end (the copy is then complete: a batch ends once its sends are acknowledged),
-  stops the query, reads the target and answers ``RESULT {json}``: p50 / p95 / p99 of the stored time (the broker's)
-  minus the producer's time over the counted copies, whether every message reached the target, the pauses in the
-  stored times, and from the progress reports the batch-end phases, the latency metrics and what tells where
-  copies stored twice came from (rows the source read, offsets it read twice, sends the sink saw acknowledged).
+- ``DONE {json}``: how many messages were sent (each acknowledged by the broker), how many the source topic holds
+  (``sourceHeld``: a send the producer's client retried may be there twice) and from when they count (the warm-up
+  left out). This process waits for a batch to end past the source's end (the copy is then complete: a batch ends
+  once its sends are acknowledged), stops the query, reads the target and answers ``RESULT {json}``: p50 / p95 / p99
+  of the stored time (the broker's) minus the producer's time over the counted copies, whether every message reached
+  the target, the pauses in the stored times, and from the progress reports the batch-end phases, the latency
+  metrics and what tells where copies stored twice came from (rows the source read, offsets its batches spanned and
+  read twice, sends the sink saw acknowledged).
 - ``EXIT`` ends it.
 
 The body a producer sends is ``<sequence number> xxx…``; the key of the stateful query is that number modulo ``keys``.
@@ -193,8 +194,11 @@ def latencies(copies: DataFrame, run: Dict[str, Any], measured_from: int) -> Dic
 
 def queue_offsets(offsets: Any) -> Dict[str, int]:
     """A source offset of a progress report (JSON text or a parsed tree), by queue: RocketMQ's
-    ``{topic: {broker: {queue: n}}}`` and Kafka's ``{topic: {partition: n}}`` alike, keyed by the path."""
+    ``{"version": 1, "offsets": {topic: {broker: {queue: n}}}}`` and Kafka's ``{topic: {partition: n}}`` alike,
+    keyed by the path. None (the first batch's start: no batch before it) is no queue."""
     tree = json.loads(offsets) if isinstance(offsets, str) else offsets
+    if isinstance(tree, dict) and "version" in tree and isinstance(tree.get("offsets"), dict):
+        tree = tree["offsets"]  # the version is not a queue
     flat: Dict[str, int] = {}
 
     def walk(node: Any, path: str) -> None:
@@ -210,14 +214,17 @@ def queue_offsets(offsets: Any) -> Dict[str, int]:
 
 def source_reads(events: List[Any]) -> Dict[str, int]:
     """What the source read over the reports: its rows, the offsets its batches spanned, and the offsets a batch
-    started before where the batch before it ended (read twice); and the sends the sink saw acknowledged."""
+    started before where the batch before it ended (read twice); and the sends the sink saw acknowledged.
+
+    The first batch's report has no start offset (null: no batch before it); the query starts at the earliest
+    offsets of a topic made for the run, 0 in every queue, so that batch spans its end offsets from 0."""
     rows = sum(int(e.numInputRows) for e in events)
     spanned = replayed = 0
     previous_end: Dict[str, int] = {}
     for e in events:
         source = e.sources[0]
         start, end = queue_offsets(source.startOffset), queue_offsets(source.endOffset)
-        spanned += sum(n - start.get(q, n) for q, n in end.items())
+        spanned += sum(n - start.get(q, previous_end.get(q, 0)) for q, n in end.items())
         replayed += sum(max(0, previous_end[q] - n) for q, n in start.items() if q in previous_end)
         previous_end = end
     acked = sum(int((e.sink.metrics or {}).get("sendAckCount", "0")) for e in events)

@@ -18,6 +18,8 @@ package org.apache.spark.sql.rocketmq.bench
 
 import java.nio.file.{Files, Paths}
 
+import scala.util.control.NonFatal
+
 import org.apache.rocketmq.common.message.Message
 
 import org.apache.spark.sql.SparkSession
@@ -69,8 +71,16 @@ object Bench {
   /** Its batches: long enough for a batch end to hold up under 1% of the messages (see docs/real-time.md). */
   private val RealTimeBatch = "30 seconds"
 
+  /** Runs the bench and ends the JVM with status 0 if every section ran and everything it started closed, else 1. */
   def main(args: Array[String]): Unit = {
-    val options = parse(args.toList)
+    val ok =
+      try run(parse(args.toList))
+      catch { case e: Throwable => e.printStackTrace(); false }
+    exit(if (ok) 0 else 1)
+  }
+
+  /** Runs the sections `options` name; whether everything the bench started then closed without an error. */
+  private def run(options: Map[String, String]): Boolean = {
     val quick = options.contains("quick")
     val sizes = if (quick) Quick else Full
     Measure.warmupRuns = if (quick) 0 else 1
@@ -111,6 +121,7 @@ object Bench {
     val rocketmq = new RocketMQSystem(rocketmqBroker)
     val kafka = new KafkaSystem(kafkaBroker)
     val plainRocketMQ = new RocketMQPlainClients(rocketmqBroker.nameServer)
+    var closed = false
     try {
       val connectors = new ConnectorThroughput(spark, results, scratch, sizes.messages, BodyBytes, Queues, sizes.runs)
       val plain = new PlainClientThroughput(results, sizes.messages, BodyBytes, Queues, sizes.runs, Threads)
@@ -201,9 +212,8 @@ object Bench {
               case `rocketmq` => Map("nameServer" -> rocketmqBroker.nameServer)
               case _ => Map("bootstrapServers" -> kafkaBroker.bootstrapServers)
             }) {
-            case `rocketmq` => (topic, body) => plainRocketMQ.producer.sendOneway(new Message(topic, body))
-            case _ => (topic, body) =>
-                producer.send(new org.apache.kafka.clients.producer.ProducerRecord(topic, body))
+            case `rocketmq` => SteadyProducer.toRocketMQ(plainRocketMQ.producer)
+            case _ => SteadyProducer.toKafka(producer)
           }
         } finally producer.close()
       }
@@ -228,9 +238,8 @@ object Bench {
               case `rocketmq` => Map("nameServer" -> rocketmqBroker.nameServer)
               case _ => Map("bootstrapServers" -> kafkaBroker.bootstrapServers)
             }) {
-            case `rocketmq` => (topic, body) => plainRocketMQ.producer.sendOneway(new Message(topic, body))
-            case _ => (topic, body) =>
-                producer.send(new org.apache.kafka.clients.producer.ProducerRecord(topic, body))
+            case `rocketmq` => SteadyProducer.toRocketMQ(plainRocketMQ.producer)
+            case _ => SteadyProducer.toKafka(producer)
           }
         } finally producer.close()
       }
@@ -270,12 +279,37 @@ object Bench {
       }
       results.write(out)
     } finally {
-      plainRocketMQ.close()
-      kafkaBroker.close()
-      rocketmqBroker.close()
-      spark.stop()
-      EmbeddedRocketMQ.deleteRecursively(scratch.toFile)
+      // The clients first, the brokers last: a client closed after its broker is gone may wait on connects.
+      closed = closeAll("the plain RocketMQ clients" -> (() => plainRocketMQ.close()),
+        "the bench's Spark session" -> (() => spark.stop()), "the Kafka broker" -> (() => kafkaBroker.close()),
+        "the RocketMQ broker" -> (() => rocketmqBroker.close()),
+        "the scratch directory" -> (() => EmbeddedRocketMQ.deleteRecursively(scratch.toFile)))
     }
+    closed
+  }
+
+  /** Runs every close whatever the others did, printing those that fail: whether all succeeded. */
+  private def closeAll(closes: (String, () => Unit)*): Boolean = closes.map { case (what, close) =>
+    try { close(); true }
+    catch { case NonFatal(e) => System.err.println(s"BENCH: closing $what failed: $e"); false }
+  }.forall(identity)
+
+  /**
+   * Ends the JVM with `status` once the results are out: a thread of a client library that outlived its close (a
+   * RocketMQ client's Netty connect to a broker already stopped, seen here) would otherwise keep it running. Should
+   * the shutdown hooks (the broker process's, Spark's) not end it within a minute, it halts.
+   */
+  private def exit(status: Int): Nothing = {
+    System.out.flush()
+    System.err.flush()
+    val watchdog = new Thread(() => {
+      Thread.sleep(60000) // a deadline for the shutdown hooks, not a wait for a condition
+      System.err.println(s"BENCH: the shutdown hooks did not end the JVM within 60 s: halting with status $status")
+      Runtime.getRuntime.halt(status)
+    })
+    watchdog.setDaemon(true)
+    watchdog.start()
+    sys.exit(status)
   }
 
   private def parse(args: List[String]): Map[String, String] = args match {

@@ -31,8 +31,9 @@ import com.fasterxml.jackson.databind.ObjectMapper
  * after it), and `sink`, where the system's own sink (a JVM one) writes each row to a target topic, started
  * with this package's `write_rocketmq_stream(real_time=...)` for RocketMQ and `trigger(realTime=...)` on Spark's
  * Kafka sink. The producer sends `rate` small messages a second for `warmupSeconds` (not counted) and then
- * `seconds`; every sent message must arrive. The `sink` path also runs under continuous processing (a task per
- * queue, `write_rocketmq_stream(continuous=...)`, and `trigger(continuous=...)` on Kafka's sink).
+ * `seconds`, each acknowledged by the broker ([[SteadyProducer]]); every sent message must arrive. The `sink` path
+ * also runs under continuous processing (a task per queue, `write_rocketmq_stream(continuous=...)`, and
+ * `trigger(continuous=...)` on Kafka's sink).
  */
 final class PythonLatencyBench(results: BenchResults, python: Path, script: Path, kafkaJars: Seq[String],
     rate: Int, warmupSeconds: Int) {
@@ -54,7 +55,7 @@ final class PythonLatencyBench(results: BenchResults, python: Path, script: Path
 
   /** Runs each of `runs` in one Python process (one Spark session) and adds p50, p95 and p99 of each. */
   def measure(runs: Seq[Run], connection: BenchSystem => Map[String, String])(
-      send: BenchSystem => (String, Array[Byte]) => Unit): Unit = {
+      send: BenchSystem => SteadyProducer.AckedSend): Unit = {
     val program = new PythonProgram(Seq(python.toString, script.toString, "--kafka-jars", kafkaJars.mkString(",")))
     try {
       println(s"BENCH python: pyspark ${program.await("STARTED")}")
@@ -71,8 +72,10 @@ final class PythonLatencyBench(results: BenchResults, python: Path, script: Path
         program.tell("RUN " + json.writeValueAsString(ask.asJava))
         program.await("READY")
         val sendOne = send(run.system)
-        val (sent, measuredFrom) = SteadyProducer.run(rate, warmupSeconds, run.seconds)(_ => sendOne(topic, body))
-        program.tell("DONE " + json.writeValueAsString(Map("sent" -> sent, "measuredFrom" -> measuredFrom).asJava))
+        val sent = SteadyProducer.run(rate, warmupSeconds, run.seconds)((_, done) => sendOne(topic, body, done))
+        sent.requireAcknowledged(s"python ${run.system.name} ${run.path} ${run.mode}")
+        program.tell("DONE " + json.writeValueAsString(
+          Map("sent" -> sent.acknowledged, "measuredFrom" -> sent.measuredFrom).asJava))
         val latencies =
           json.readTree(program.await("RESULT")).get("latenciesMs").elements().asScala.map(_.asDouble).toSeq
         val arrival = if (run.path == "foreach") "a Python foreach function" else "the sink's topic"

@@ -38,11 +38,12 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
  * time is the broker's too), the copies counted, and what shows where the tail comes from: the pauses in the stored
  * times and the median batch-end phases of the progress reports. Beside RocketMQ's rows, the connector's own
  * latency metrics from those reports: how long messages waited in their queues, how long sends took to be
- * acknowledged. Every message the source topic holds must reach the target (for the count, the last count of every
- * key adds up); the messages sent but not held (one-way sends the broker turned away) are a figure of their own. For
- * copies stored twice, a line says where they came from: the rows the source read, the offsets a batch read again
- * (started before the previous batch's end), the sends the sink saw acknowledged and how far apart the copies were
- * stored.
+ * acknowledged. The producer ([[SteadyProducer]]) waits for every send to be acknowledged (sending failed ones
+ * again), so the source holds every message sent; every one must reach the target (stateless: each sequence number
+ * acknowledged; count per key: the last count of every key adds up to the messages the source holds, a message the
+ * producer's client retried after a timeout and the broker stored twice counted twice). For copies stored twice, a
+ * line says where they came from: the rows the source read, the offsets its batches spanned and read again (started
+ * before the previous batch's end), the sends the sink saw acknowledged and how far apart the copies were stored.
  */
 final class RealTimeBench(results: BenchResults, python: Path, script: Path, kafkaJars: Seq[String], queues: Int,
     shufflePartitions: Int, keys: Int, batch: String, warmupSeconds: Int, seconds: Int) {
@@ -55,7 +56,7 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
 
   /** Runs each of `runs` in one Python program (one Spark session) and adds its figures. */
   def measure(runs: Seq[Run], connection: BenchSystem => Map[String, String])(
-      send: BenchSystem => (String, Array[Byte]) => Unit): Unit = {
+      send: BenchSystem => SteadyProducer.AckedSend): Unit = {
     val program = new PythonProgram(Seq(python.toString, script.toString, "--kafka-jars", kafkaJars.mkString(","),
       "--slots", slots.toString, "--shuffle-partitions", shufflePartitions.toString))
     try {
@@ -73,46 +74,38 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
   }
 
   private def once(program: PythonProgram, run: Run, cores: Int, ask: Map[String, Any])(
-      send: (String, Array[Byte]) => Unit): Unit = {
+      send: SteadyProducer.AckedSend): Unit = {
     val (topic, target) = (s"bench-rt-${System.nanoTime()}", s"bench-rt-out-${System.nanoTime()}")
+    val name = s"${run.system.name} ${run.query} ${run.rate} msg/s"
     run.system.createTopic(topic, queues)
     run.system.createStoreTimedTopic(target, queues)
     program.tell("RUN " + json.writeValueAsString((ask ++ Map("topic" -> topic, "target" -> target)).asJava))
     program.await("READY")
-    val (sent, measuredFrom) = SteadyProducer.run(run.rate, warmupSeconds, seconds)(n => send(topic, body(n)))
-    val held = sourceHeld(run.system, topic, sent)
+    val sent = SteadyProducer.run(run.rate, warmupSeconds, seconds)((n, done) => send(topic, body(n), done))
+    sent.requireAcknowledged(name)
+    // Every acknowledged message is in the source topic (a send the client retried after a timeout may be there
+    // twice); RocketMQ's broker acknowledges a send before it indexes the message.
+    run.system.awaitReadable()
+    val held = run.system.storedMessages(topic)
+    require(held >= sent.acknowledged, s"$name: the source topic holds $held of ${sent.acknowledged} acknowledged")
     program.tell("DONE " + json.writeValueAsString(
-      Map("sent" -> sent, "sourceHeld" -> held, "measuredFrom" -> measuredFrom).asJava))
+      Map("sent" -> sent.acknowledged, "sourceHeld" -> held, "measuredFrom" -> sent.measuredFrom).asJava))
     val result = json.readTree(program.await("RESULT"))
     val (accounted, stored) = (result.get("accounted").asLong(), result.get("stored").asLong())
     val reads = result.get("reads")
-    println(s"BENCH realtime ${run.system.name} ${run.query} ${run.rate} msg/s: sent $sent, source held $held, " +
-      s"target stored $stored, accounted for $accounted, duplicates ${result.get("duplicates")} (first to last copy " +
-      s"p50 ${result.get("duplicateApartMsP50")} ms, p99 ${result.get("duplicateApartMsP99")} ms); source rows read " +
-      s"${reads.get("inputRows")}, offsets spanned ${reads.get("offsetsSpanned")}, read again " +
-      s"${reads.get("offsetsReadAgain")}; sends acknowledged ${reads.get("sendsAcknowledged")}; caught up " +
-      s"${result.get("caughtUp")}")
-    require(accounted == held,
-      s"${run.system.name} ${run.query}: the target accounts for $accounted of the $held " +
-        s"messages the source holds ($sent sent, $stored stored)")
+    println(s"BENCH realtime $name: sent ${sent.acknowledged}, all acknowledged (${sent.resent} sent again after a " +
+      s"failure), source held $held, target stored $stored, accounted for $accounted, duplicates " +
+      s"${result.get("duplicates")} (first to last copy p50 ${result.get("duplicateApartMsP50")} ms, p99 " +
+      s"${result.get("duplicateApartMsP99")} ms); source rows read ${reads.get("inputRows")}, offsets spanned " +
+      s"${reads.get("offsetsSpanned")}, read again ${reads.get("offsetsReadAgain")}; sends acknowledged " +
+      s"${reads.get("sendsAcknowledged")}; caught up ${result.get("caughtUp")}; p50 / p95 / p99 " +
+      s"${result.get("p50")} / ${result.get("p95")} / ${result.get("p99")} ms over ${result.get("counted")} copies")
+    // Stateless: each acknowledged sequence number in the target. Count per key: every row of the source counted.
+    val expected = if (run.query == "stateless") sent.acknowledged else held
+    require(accounted == expected,
+      s"$name: the target accounts for $accounted of the $expected messages expected (${sent.acknowledged} sent " +
+        s"and acknowledged, $held in the source topic, $stored copies stored)")
     report(run, cores, sent, held, result)
-  }
-
-  /**
-   * What the query can read of the `sent` messages: the source topic's count once it reaches `sent` or has not grown
-   * for 2 s (Kafka's producer may still hold records; a one-way send of RocketMQ's that the broker turned away is
-   * counted sent, never stored).
-   */
-  private def sourceHeld(system: BenchSystem, topic: String, sent: Long): Long = {
-    system.awaitReadable()
-    var held = system.storedMessages(topic)
-    var grewAt = System.currentTimeMillis()
-    while (held < sent && System.currentTimeMillis() - grewAt < 2000) {
-      Thread.sleep(200)
-      val now = system.storedMessages(topic)
-      if (now > held) { held = now; grewAt = System.currentTimeMillis() }
-    }
-    held
   }
 
   /** `<n> xxx…`: the message's sequence number, padded to 100 bytes. */
@@ -121,7 +114,7 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     (number + "x" * (100 - number.length)).getBytes(UTF_8)
   }
 
-  private def report(run: Run, cores: Int, sent: Long, held: Long, result: JsonNode): Unit = {
+  private def report(run: Run, cores: Int, sent: SteadyProducer.Sent, held: Long, result: JsonNode): Unit = {
     val what = if (run.query == "stateless") "stateless"
     else s"count per key ($keys keys, $shufflePartitions shuffle partitions)"
     val where = s"${run.rate} msg/s, $queues queues, $batch batches, local[$slots] on $cores cores"
@@ -134,11 +127,14 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     }
     add("copies counted", "messages", result.get("counted"))
     add("copies stored more than once (at-least-once sinks)", "messages", result.get("duplicates"))
-    results.add(Figure("realtime", s"$what: sent per second ($where)", run.system.name, "msg/s",
-      Seq(sent.toDouble / (warmupSeconds + seconds))))
-    results.add(Figure("realtime", s"$what: sent but not in the source topic (one-way sends turned away) ($where)",
-      run.system.name, "messages", Seq((sent - held).toDouble)))
+    results.add(Figure("realtime", s"$what: sent and acknowledged per second ($where)", run.system.name, "msg/s",
+      Seq(sent.acknowledged.toDouble / (warmupSeconds + seconds))))
+    results.add(Figure("realtime", s"$what: producer sends sent again after a failure ($where)", run.system.name,
+      "sends", Seq(sent.resent.toDouble)))
+    results.add(Figure("realtime", s"$what: source messages stored twice by the producer's client retries ($where)",
+      run.system.name, "messages", Seq((held - sent.acknowledged).toDouble)))
     val reads = result.get("reads")
+    add("source offsets the batches spanned", "offsets", reads.get("offsetsSpanned"))
     add("source offsets a batch read again", "offsets", reads.get("offsetsReadAgain"))
     if (run.system.name == "rocketmq") {
       add("sends the sink saw acknowledged", "messages", reads.get("sendsAcknowledged"))
