@@ -94,7 +94,7 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     val (accounted, stored) = (result.get("accounted").asLong(), result.get("stored").asLong())
     val reads = result.get("reads")
     println(s"BENCH realtime $name: sent ${sent.acknowledged}, all acknowledged (${sent.resent} sent again after a " +
-      s"failure), source held $held, target stored $stored, accounted for $accounted, duplicates " +
+      s"failure; failures: ${sent.failureKinds}), source held $held, target stored $stored, accounted for $accounted, duplicates " +
       s"${result.get("duplicates")} (first to last copy p50 ${result.get("duplicateApartMsP50")} ms, p99 " +
       s"${result.get("duplicateApartMsP99")} ms); source rows read ${reads.get("inputRows")}, offsets spanned " +
       s"${reads.get("offsetsSpanned")}, read again ${reads.get("offsetsReadAgain")}; sends acknowledged " +

@@ -16,10 +16,11 @@
 
 package org.apache.spark.sql.rocketmq.bench
 
-import java.util.concurrent.{ConcurrentLinkedQueue, Semaphore, TimeUnit}
+import java.util.concurrent.{ConcurrentHashMap, ConcurrentLinkedQueue, Semaphore, TimeUnit}
 import java.util.concurrent.atomic.{AtomicBoolean, AtomicLong, AtomicReference}
 import java.util.concurrent.locks.LockSupport
 
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.kafka.clients.producer.{Callback, KafkaProducer, ProducerRecord, RecordMetadata}
@@ -48,16 +49,24 @@ object SteadyProducer {
   /** Sends a body to a topic; calls `done` as [[Send]] does. */
   type AckedSend = (String, Array[Byte], Option[Throwable] => Unit) => Unit
 
-  /** What a run sent: `issued` messages (0 until issued), of which `acknowledged`, with `resent` sends again. */
+  /**
+   * What a run sent: `issued` messages (0 until issued), of which `acknowledged`, with `resent` sends again; the
+   * failed sends by kind (the error's class and message, digits left out).
+   */
   final case class Sent(issued: Long, acknowledged: Long, resent: Long, measuredFrom: Long,
-      lastError: Option[Throwable]) {
+      lastError: Option[Throwable], failures: Map[String, Long]) {
     def unacknowledged: Long = issued - acknowledged
+
+    /** The failed sends by kind, the most frequent first, or "none". */
+    def failureKinds: String =
+      if (failures.isEmpty) "none"
+      else failures.toSeq.sortBy(-_._2).map { case (kind, count) => s"$count x $kind" }.mkString("; ")
 
     /** Fails unless every message issued was acknowledged. */
     def requireAcknowledged(what: String): Unit =
       require(unacknowledged == 0,
-        s"$what: $unacknowledged of the $issued messages sent were never acknowledged ($resent sent again; last " +
-          s"error: ${lastError.map(_.toString).getOrElse("none")})")
+        s"$what: $unacknowledged of the $issued messages sent were never acknowledged ($resent sent again; " +
+          s"failures: $failureKinds; last: ${lastError.map(_.toString).getOrElse("none")})")
   }
 
   /** Unacknowledged sends at most: half a second at 20,000 messages a second. */
@@ -112,6 +121,7 @@ object SteadyProducer {
     private val failed = new ConcurrentLinkedQueue[java.lang.Long]()
     private val acknowledged = new AtomicLong()
     private val lastError = new AtomicReference[Throwable]()
+    private val failures = new ConcurrentHashMap[String, AtomicLong]()
     private var issued = 0L
     private var resent = 0L
 
@@ -154,7 +164,8 @@ object SteadyProducer {
     }
 
     def sent(measuredFrom: Long): Sent =
-      Sent(issued, acknowledged.get(), resent, measuredFrom, Option(lastError.get()))
+      Sent(issued, acknowledged.get(), resent, measuredFrom, Option(lastError.get()),
+        failures.asScala.map { case (kind, count) => kind -> count.get() }.toMap)
 
     private def acquire(until: Long): Boolean =
       inFlight.tryAcquire(math.max(0L, until - System.nanoTime()), TimeUnit.NANOSECONDS)
@@ -165,7 +176,11 @@ object SteadyProducer {
       def done(error: Option[Throwable]): Unit = if (outcome.compareAndSet(false, true)) {
         error match {
           case None => acknowledged.incrementAndGet()
-          case Some(e) => lastError.set(e); failed.add(n)
+          case Some(e) =>
+            lastError.set(e)
+            val kind = s"${e.getClass.getSimpleName}: ${String.valueOf(e.getMessage).take(100)}".replaceAll("\\d+", "N")
+            failures.computeIfAbsent(kind, _ => new AtomicLong()).incrementAndGet()
+            failed.add(n)
         }
         inFlight.release()
       }
