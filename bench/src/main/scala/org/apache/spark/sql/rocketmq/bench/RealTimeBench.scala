@@ -43,7 +43,7 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
  * acknowledged; count per key: the last count of every key adds up to the messages the source holds, a message the
  * producer's client retried after a timeout and the broker stored twice counted twice). For copies stored twice, a
  * line says where they came from: the rows the source read, the offsets its batches spanned and read again (started
- * before the previous batch's end), the sends the sink saw acknowledged and how far apart the copies were stored.
+ * before the previous batch's end), the send requests the sink saw acknowledged and how far apart the copies were stored.
  */
 final class RealTimeBench(results: BenchResults, python: Path, script: Path, kafkaJars: Seq[String], queues: Int,
     shufflePartitions: Int, keys: Int, batch: String, warmupSeconds: Int, seconds: Int) {
@@ -97,7 +97,7 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
       s"failure; failures: ${sent.failureKinds}), source held $held, target stored $stored, accounted for $accounted, duplicates " +
       s"${result.get("duplicates")} (first to last copy p50 ${result.get("duplicateApartMsP50")} ms, p99 " +
       s"${result.get("duplicateApartMsP99")} ms); source rows read ${reads.get("inputRows")}, offsets spanned " +
-      s"${reads.get("offsetsSpanned")}, read again ${reads.get("offsetsReadAgain")}; sends acknowledged " +
+      s"${reads.get("offsetsSpanned")}, read again ${reads.get("offsetsReadAgain")}; send requests acknowledged " +
       s"${reads.get("sendsAcknowledged")}; caught up ${result.get("caughtUp")}; p50 / p95 / p99 " +
       s"${result.get("p50")} / ${result.get("p95")} / ${result.get("p99")} ms over ${result.get("counted")} copies")
     // Stateless: each acknowledged sequence number in the target. Count per key: every row of the source counted.
@@ -137,7 +137,7 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     add("source offsets the batches spanned", "offsets", reads.get("offsetsSpanned"))
     add("source offsets a batch read again", "offsets", reads.get("offsetsReadAgain"))
     if (run.system.name == "rocketmq") {
-      add("sends the sink saw acknowledged", "messages", reads.get("sendsAcknowledged"))
+      add("send requests the sink saw acknowledged", "requests", reads.get("sendsAcknowledged"))
     }
     add("stored-time pauses over 50 ms", "pauses", result.get("pauses"))
     add("longest stored-time pause", "ms", result.get("longestPauseMs"))
