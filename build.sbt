@@ -35,6 +35,13 @@ val scalatestVersion = "3.2.19"
 // Bench only (never in the connector's jar or POM): the peer we measure against. The broker's version is
 // that of the kafka-clients Spark's Kafka connector ships (3.9.x for Spark 4.2).
 val kafkaVersion = "3.9.2"
+// Bench only: the Spark of the bench's `realtime` section (stateful real-time queries need 4.3), run from a
+// pyspark of that version (.venv-spark-<version>, as dev/test-spark-version makes it), and the Spark Kafka
+// connector it loads. Spark's 4.3.0 jars are not on Maven Central (its spark-sql-kafka-0-10_2.13 and
+// spark-core_2.13 4.3.0 POMs answered 404 on 2026-11-26; pyspark 4.3.0 is on PyPI): until they are, the
+// newest there, 4.2.0, which runs on pyspark 4.3.0 in that section's stateless and stateful queries.
+val realTimeSparkVersion = "4.3.0"
+val realTimeKafkaConnectorVersion = "4.2.0"
 
 ThisBuild / organization := "io.github.rocketmq-spark"
 ThisBuild / version := projectVersion
@@ -335,11 +342,13 @@ lazy val smokeSpark35_213 = smokeFor("smokeSpark35_213", scala213Version, spark3
 
 // The Kafka broker's own classpath, kept apart from Spark's (they disagree on Jackson and Scala modules).
 lazy val KafkaServer = config("kafkaServer")
+// Spark's Kafka connector for the realtime section's pyspark (its `spark.jars`).
+lazy val RealTimeKafkaConnector = config("realTimeKafkaConnector")
 lazy val exportBenchClasspath = taskKey[File]("Writes the classpaths of the bench and of its Kafka broker")
 
 lazy val bench = (project in file("bench"))
   .dependsOn(connector, itTests % "compile->test")
-  .configs(KafkaServer)
+  .configs(KafkaServer, RealTimeKafkaConnector)
   .settings(commonSettings)
   .settings(
     name := "rocketmq-spark-bench",
@@ -349,13 +358,23 @@ lazy val bench = (project in file("bench"))
       "org.apache.spark" %% "spark-sql-kafka-0-10" % sparkVersion,
       "org.apache.kafka" %% "kafka" % kafkaVersion % KafkaServer,
       // The broker logs through SLF4J 1.7 (what its POM brings); without a binding it would log nothing.
-      "org.slf4j" % "slf4j-simple" % "1.7.36" % KafkaServer
+      "org.slf4j" % "slf4j-simple" % "1.7.36" % KafkaServer,
+      "org.apache.spark" %% "spark-sql-kafka-0-10" % realTimeKafkaConnectorVersion % RealTimeKafkaConnector
     ),
     // `build/sbt bench/exportBenchClasspath` writes target/bench-java-args (the bench's JVM flags and
     // classpath) and target/kafka-classpath (the Kafka broker's), which dev/bench reads.
     exportBenchClasspath := {
       val cp = (Compile / fullClasspath).value.map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
-      val flags = JavaModuleOptions.all ++ Seq(s"-Dbench.kafkaVersion=$kafkaVersion", "-cp", cp)
+      // Of the connector's resolution only its own jars and those pyspark lacks (Spark, Hadoop and the
+      // compression libraries come with pyspark), as spark-submit --packages would add them.
+      val realTimeKafkaJars = Classpaths.managedJars(RealTimeKafkaConnector, classpathTypes.value, update.value)
+        .map(_.data).filter { jar =>
+          Seq("spark-sql-kafka-0-10", "spark-token-provider-kafka-0-10", "kafka-clients", "commons-pool2")
+            .exists(jar.getName.startsWith)
+        }
+      val flags = JavaModuleOptions.all ++ Seq(s"-Dbench.kafkaVersion=$kafkaVersion",
+        s"-Dbench.realTimeSparkVersion=$realTimeSparkVersion",
+        s"-Dbench.realTimeKafkaJars=${realTimeKafkaJars.map(_.getAbsolutePath).mkString(",")}", "-cp", cp)
       IO.write(target.value / "bench-java-args", flags.mkString("\n") + "\n")
       val kafka = Classpaths.managedJars(KafkaServer, classpathTypes.value, update.value)
         .map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)

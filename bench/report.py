@@ -79,6 +79,14 @@ def table(results: dict) -> str:
         f"{s['messages']} messages of {s['bodyBytes']} bytes, {s['queues']} queues, median of {s['runs']} runs "
         "(range in brackets)."
     )
+    if any(f["section"] == "realtime" for f in results["figures"]):
+        lines.append("")
+        lines.append(
+            f"realtime: pyspark {s.get('realTimePyspark', '?')} `{s.get('realTimeSparkMaster', '?')}` on "
+            f"{m['cores']} cores, {s.get('realTimeQueues', '?')} queues, real-time batches of "
+            f"{s.get('realTimeBatch', '?')}, {s.get('realTimeSecondsPerRun', '?')} s measured a run "
+            f"(rates {s.get('realTimeRatesPerSecond', '?')} msg/s), one run each."
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -18,6 +18,10 @@ package org.apache.spark.sql.rocketmq.bench
 
 import java.nio.file.{Files, Paths}
 
+import scala.util.control.NonFatal
+
+import org.apache.rocketmq.client.producer.DefaultMQProducer
+
 import org.apache.rocketmq.common.message.Message
 
 import org.apache.spark.sql.SparkSession
@@ -30,7 +34,9 @@ import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, RocketMQBrokerProcess, R
  * Prints every figure as it comes and writes them all to one JSON file.
  *
  * Usage: Bench --kafka-classpath <file> --out <results.json> [--quick] [--sections read,plain,...] [--logs <dir>]
- * The section `pulls` (batch reads with 4, 8, 16 and 32 pulls under way, taken in turns) runs only when named.
+ *   [--realtime-seconds <seconds of each realtime run>] [--realtime-runs <system>/<query>/<rate>,...]
+ * The sections `pulls` (batch reads with 4, 8, 16 and 32 pulls under way, taken in turns) and `realtime` (real-time
+ * queries topic to topic from pyspark 4.3, about 45 minutes) run only when named.
  * `--quick` runs every section on small sizes, one run each: it checks the bench works, not the speed.
  */
 object Bench {
@@ -61,15 +67,31 @@ object Bench {
   /** Continuous processing records its progress this often (Spark's own default interval is 1 second). */
   private val ContinuousEpochSeconds = 1
   private val HeapReaderMiB = 512
+  /** The realtime section's rates (messages a second), and the shuffle partitions of its stateful query. */
+  private val RealTimeRates = Seq(200, 20000)
+  private val RealTimeShufflePartitions = 2
+  /** Its batches: long enough for a batch end to hold up under 1% of the messages (see docs/real-time.md). */
+  private val RealTimeBatch = "30 seconds"
 
+  /** Runs the bench and ends the JVM with status 0 if every section ran and everything it started closed, else 1. */
   def main(args: Array[String]): Unit = {
-    val options = parse(args.toList)
+    val ok =
+      try run(parse(args.toList))
+      catch { case e: Throwable => e.printStackTrace(); false }
+    exit(if (ok) 0 else 1)
+  }
+
+  /** Runs the sections `options` name; whether everything the bench started then closed without an error. */
+  private def run(options: Map[String, String]): Boolean = {
     val quick = options.contains("quick")
     val sizes = if (quick) Quick else Full
     Measure.warmupRuns = if (quick) 0 else 1
-    // The quick mode checks every section works, `pulls` included.
+    // The quick mode checks every section works, `pulls` and `realtime` included.
     val sections = options.get("sections").map(_.split(",").toSeq)
-      .getOrElse(if (quick) AllSections :+ "pulls" else AllSections)
+      .getOrElse(if (quick) AllSections ++ Seq("pulls", "realtime") else AllSections)
+    // Quick: 20 s runs of 5-second batches (Spark's minimum), so that batches end within them.
+    val realTimeSeconds = options.get("realtime-seconds").map(_.toInt).getOrElse(if (quick) 20 else 300)
+    val realTimeBatch = if (quick) "5 seconds" else RealTimeBatch
     val out = Paths.get(options.getOrElse("out", sys.error("--out <results.json> is required")))
     val kafkaClasspath = KafkaProcess.classpathFrom(
       Paths.get(options.getOrElse("kafka-classpath", sys.error("--kafka-classpath <file> is required"))))
@@ -78,7 +100,12 @@ object Bench {
       "bodyBytes" -> BodyBytes, "queues" -> Queues, "sparkMaster" -> s"local[$Threads]",
       "brokerJvm" -> BrokerHeap.mkString(" "), "kafkaBroker" -> sys.props.getOrElse("bench.kafkaVersion", "?"),
       "latencyRatePerSecond" -> LatencyRate, "latencySecondsPerRun" -> sizes.latencySeconds,
-      "heapReaderXmxMiB" -> HeapReaderMiB, "heapBacklogBytes" -> sizes.heapBacklogBytes)
+      "heapReaderXmxMiB" -> HeapReaderMiB, "heapBacklogBytes" -> sizes.heapBacklogBytes,
+      "realTimeRatesPerSecond" -> RealTimeRates.mkString(","), "realTimeSecondsPerRun" -> realTimeSeconds,
+      "realTimeBatch" -> realTimeBatch, "realTimeQueues" -> Queues,
+      "realTimeShufflePartitions" -> RealTimeShufflePartitions,
+      "realTimeSparkMaster" -> s"local[${Queues + RealTimeShufflePartitions}]",
+      "realTimePyspark" -> sys.props.getOrElse("bench.realTimeSparkVersion", "?"))
     val results = new BenchResults(settings)
     val scratch = Files.createTempDirectory("rocketmq-spark-bench-")
 
@@ -96,6 +123,7 @@ object Bench {
     val rocketmq = new RocketMQSystem(rocketmqBroker)
     val kafka = new KafkaSystem(kafkaBroker)
     val plainRocketMQ = new RocketMQPlainClients(rocketmqBroker.nameServer)
+    var closed = false
     try {
       val connectors = new ConnectorThroughput(spark, results, scratch, sizes.messages, BodyBytes, Queues, sizes.runs)
       val plain = new PlainClientThroughput(results, sizes.messages, BodyBytes, Queues, sizes.runs, Threads)
@@ -186,11 +214,48 @@ object Bench {
               case `rocketmq` => Map("nameServer" -> rocketmqBroker.nameServer)
               case _ => Map("bootstrapServers" -> kafkaBroker.bootstrapServers)
             }) {
-            case `rocketmq` => (topic, body) => plainRocketMQ.producer.sendOneway(new Message(topic, body))
-            case _ => (topic, body) =>
-                producer.send(new org.apache.kafka.clients.producer.ProducerRecord(topic, body))
+            case `rocketmq` => SteadyProducer.toRocketMQ(plainRocketMQ.producer)
+            case _ => SteadyProducer.toKafka(producer)
           }
         } finally producer.close()
+      }
+      if (sections.contains("realtime")) {
+        val version = sys.props.getOrElse("bench.realTimeSparkVersion",
+          sys.error("no -Dbench.realTimeSparkVersion: run build/sbt bench/exportBenchClasspath (dev/bench does)"))
+        val realTime = new RealTimeBench(results, PythonLatencyBench.venvPython(Paths.get(""), s".venv-spark-$version"),
+          Paths.get("bench/python_real_time.py"), sys.props("bench.realTimeKafkaJars").split(",").toSeq, Queues,
+          RealTimeShufflePartitions, keys = 1000, realTimeBatch, warmupSeconds = if (quick) 2 else 10,
+          realTimeSeconds)
+        val producer = KafkaProcess.producer(kafkaBroker.bootstrapServers)
+        // RocketMQ's producer batching its async sends (autoBatch, a 1 ms hold), as Kafka's does by default
+        // (linger.ms 5): one message per request could not keep 20,000 a second acknowledged here (about 10,000 got
+        // through, thousands timed out). Its born time is stamped when a batch goes: up to 1 ms of hold is not
+        // counted, where Kafka's CreateTime counts its linger.
+        val steadyRocketMQ = new DefaultMQProducer("bench-steady-producer")
+        steadyRocketMQ.setNamesrvAddr(rocketmqBroker.nameServer)
+        steadyRocketMQ.setAutoBatch(true)
+        steadyRocketMQ.batchMaxDelayMs(1)
+        steadyRocketMQ.start()
+        try {
+          val runs = for {
+            rate <- RealTimeRates
+            system <- Seq(rocketmq, kafka)
+            query <- Seq("stateless", "stateful")
+          } yield realTime.Run(system, query, rate)
+          // --realtime-runs rocketmq/stateless/20000,...: only those runs (to look into one).
+          val named = options.get("realtime-runs").map(_.split(",").toSet)
+          realTime.measure(runs.filter(r => named.forall(_(s"${r.system.name}/${r.query}/${r.rate}"))),
+            {
+              case `rocketmq` => Map("nameServer" -> rocketmqBroker.nameServer)
+              case _ => Map("bootstrapServers" -> kafkaBroker.bootstrapServers)
+            }) {
+            case `rocketmq` => SteadyProducer.toRocketMQ(steadyRocketMQ)
+            case _ => SteadyProducer.toKafka(producer)
+          }
+        } finally {
+          steadyRocketMQ.shutdown()
+          producer.close()
+        }
       }
       if (sections.contains("planning")) {
         val planning = new PlanningBench(spark, results, Seq(8, 64, 256, 1024), sizes.planningRounds,
@@ -228,12 +293,37 @@ object Bench {
       }
       results.write(out)
     } finally {
-      plainRocketMQ.close()
-      kafkaBroker.close()
-      rocketmqBroker.close()
-      spark.stop()
-      EmbeddedRocketMQ.deleteRecursively(scratch.toFile)
+      // The clients first, the brokers last: a client closed after its broker is gone may wait on connects.
+      closed = closeAll("the plain RocketMQ clients" -> (() => plainRocketMQ.close()),
+        "the bench's Spark session" -> (() => spark.stop()), "the Kafka broker" -> (() => kafkaBroker.close()),
+        "the RocketMQ broker" -> (() => rocketmqBroker.close()),
+        "the scratch directory" -> (() => EmbeddedRocketMQ.deleteRecursively(scratch.toFile)))
     }
+    closed
+  }
+
+  /** Runs every close whatever the others did, printing those that fail: whether all succeeded. */
+  private def closeAll(closes: (String, () => Unit)*): Boolean = closes.map { case (what, close) =>
+    try { close(); true }
+    catch { case NonFatal(e) => System.err.println(s"BENCH: closing $what failed: $e"); false }
+  }.forall(identity)
+
+  /**
+   * Ends the JVM with `status` once the results are out: a thread of a client library that outlived its close (a
+   * RocketMQ client's Netty connect to a broker already stopped, seen here) would otherwise keep it running. Should
+   * the shutdown hooks (the broker process's, Spark's) not end it within a minute, it halts.
+   */
+  private def exit(status: Int): Nothing = {
+    System.out.flush()
+    System.err.flush()
+    val watchdog = new Thread(() => {
+      Thread.sleep(60000) // a deadline for the shutdown hooks, not a wait for a condition
+      System.err.println(s"BENCH: the shutdown hooks did not end the JVM within 60 s: halting with status $status")
+      Runtime.getRuntime.halt(status)
+    })
+    watchdog.setDaemon(true)
+    watchdog.start()
+    sys.exit(status)
   }
 
   private def parse(args: List[String]): Map[String, String] = args match {

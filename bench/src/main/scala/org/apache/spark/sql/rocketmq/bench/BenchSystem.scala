@@ -39,6 +39,15 @@ sealed trait BenchSystem {
 
   /** Returns once everything acknowledged to a producer can be read. */
   def awaitReadable(): Unit
+
+  /**
+   * Creates a topic whose messages carry the time the broker stored them, read as the source's time column:
+   * RocketMQ's `storeTimestamp` always does; a Kafka topic does with `message.timestamp.type=LogAppendTime`.
+   */
+  def createStoreTimedTopic(topic: String, queues: Int): Unit
+
+  /** How many messages `topic` holds: the sum of its queues' end offsets. */
+  def storedMessages(topic: String): Long
 }
 
 final class RocketMQSystem(val broker: RocketMQBrokerProcess) extends BenchSystem {
@@ -50,6 +59,8 @@ final class RocketMQSystem(val broker: RocketMQBrokerProcess) extends BenchSyste
   val bodyColumn = "body"
   val producedAtColumn = "bornTimestamp"
   def awaitReadable(): Unit = broker.awaitIndexed() // a send is acknowledged before the broker indexes it
+  def createStoreTimedTopic(topic: String, queues: Int): Unit = createTopic(topic, queues)
+  def storedMessages(topic: String): Long = broker.maxOffsets(topic).values.sum
 
   /**
    * Sets the broker's four pull limits (messages and bytes one pull may return from memory and from
@@ -102,4 +113,7 @@ final class KafkaSystem(val broker: KafkaProcess) extends BenchSystem {
   val bodyColumn = "value"
   val producedAtColumn = "timestamp"
   def awaitReadable(): Unit = () // an acknowledged record is readable
+  def createStoreTimedTopic(topic: String, queues: Int): Unit =
+    broker.createTopic(topic, queues, Map("message.timestamp.type" -> "LogAppendTime"))
+  def storedMessages(topic: String): Long = broker.endOffsets(topic)
 }

@@ -23,9 +23,9 @@ import java.util.Properties
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.kafka.clients.admin.{Admin, AdminClientConfig, NewTopic}
+import org.apache.kafka.clients.admin.{Admin, AdminClientConfig, NewTopic, OffsetSpec}
 import org.apache.kafka.clients.producer.KafkaProducer
-import org.apache.kafka.common.Uuid
+import org.apache.kafka.common.{TopicPartition, Uuid}
 import org.apache.kafka.common.serialization.ByteArraySerializer
 
 import org.apache.spark.sql.rocketmq.EmbeddedRocketMQ
@@ -77,10 +77,21 @@ final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFil
   /** The operating system's id of the broker's JVM (the bench reads its CPU time). */
   def pid: Long = process.pid()
 
-  def createTopic(topic: String, partitions: Int): Unit = {
+  /** Creates `topic` with `partitions`, on the broker's defaults but for `configs` (topic configs). */
+  def createTopic(topic: String, partitions: Int, configs: Map[String, String] = Map.empty): Unit = {
     val admin = Admin.create(Map[String, AnyRef](AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG -> bootstrapServers).asJava)
-    try admin.createTopics(Seq(new NewTopic(topic, partitions, 1.toShort)).asJava).all().get()
+    try admin.createTopics(Seq(new NewTopic(topic, partitions, 1.toShort).configs(configs.asJava)).asJava).all().get()
     finally admin.close()
+  }
+
+  /** How many records `topic` holds: the sum of its partitions' end offsets. */
+  def endOffsets(topic: String): Long = {
+    val admin = Admin.create(Map[String, AnyRef](AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG -> bootstrapServers).asJava)
+    try {
+      val partitions = admin.describeTopics(Seq(topic).asJava).allTopicNames().get().get(topic).partitions().asScala
+      val latest = partitions.map(p => new TopicPartition(topic, p.partition()) -> OffsetSpec.latest()).toMap
+      admin.listOffsets(latest.asJava).all().get().values().asScala.map(_.offset()).sum
+    } finally admin.close()
   }
 
   override def close(): Unit = {

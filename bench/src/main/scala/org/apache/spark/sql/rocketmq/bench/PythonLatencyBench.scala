@@ -16,11 +16,7 @@
 
 package org.apache.spark.sql.rocketmq.bench
 
-import java.io.{BufferedReader, BufferedWriter, InputStreamReader, OutputStreamWriter}
-import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Files, Path}
-import java.util.concurrent.{Executors, TimeUnit}
-import java.util.concurrent.atomic.AtomicLong
 
 import scala.jdk.CollectionConverters._
 
@@ -35,13 +31,15 @@ import com.fasterxml.jackson.databind.ObjectMapper
  * after it), and `sink`, where the system's own sink (a JVM one) writes each row to a target topic, started
  * with this package's `write_rocketmq_stream(real_time=...)` for RocketMQ and `trigger(realTime=...)` on Spark's
  * Kafka sink. The producer sends `rate` small messages a second for `warmupSeconds` (not counted) and then
- * `seconds`; every sent message must arrive. The `sink` path also runs under continuous processing (a task per
- * queue, `write_rocketmq_stream(continuous=...)`, and `trigger(continuous=...)` on Kafka's sink).
+ * `seconds`, each acknowledged by the broker ([[SteadyProducer]]); every sent message must arrive. The `sink` path
+ * also runs under continuous processing (a task per queue, `write_rocketmq_stream(continuous=...)`, and
+ * `trigger(continuous=...)` on Kafka's sink).
  */
 final class PythonLatencyBench(results: BenchResults, python: Path, script: Path, kafkaJars: Seq[String],
     rate: Int, warmupSeconds: Int) {
 
   private val json = new ObjectMapper()
+  private val body = Array.fill[Byte](100)('x')
 
   /**
    * One run of `path` for `system`, with real-time batches of `batchSeconds`, measured for `seconds`; its query's
@@ -57,21 +55,10 @@ final class PythonLatencyBench(results: BenchResults, python: Path, script: Path
 
   /** Runs each of `runs` in one Python process (one Spark session) and adds p50, p95 and p99 of each. */
   def measure(runs: Seq[Run], connection: BenchSystem => Map[String, String])(
-      send: BenchSystem => (String, Array[Byte]) => Unit): Unit = {
-    val process = new ProcessBuilder(python.toString, script.toString, "--kafka-jars", kafkaJars.mkString(","))
-      .redirectError(ProcessBuilder.Redirect.INHERIT).start()
-    val in = new BufferedReader(new InputStreamReader(process.getInputStream, UTF_8))
-    val out = new BufferedWriter(new OutputStreamWriter(process.getOutputStream, UTF_8))
-    def tell(line: String): Unit = { out.write(line); out.newLine(); out.flush() }
-    // Spark's JVM, started by pyspark, shares the Python program's stdout: lines not of the protocol are skipped.
-    def await(word: String): String = {
-      var line = in.readLine()
-      while (line != null && !line.startsWith(word)) line = in.readLine()
-      require(line != null, s"the Python latency program ended before $word (its log is above)")
-      line.stripPrefix(word).trim
-    }
+      send: BenchSystem => SteadyProducer.AckedSend): Unit = {
+    val program = new PythonProgram(Seq(python.toString, script.toString, "--kafka-jars", kafkaJars.mkString(",")))
     try {
-      println(s"BENCH python: pyspark ${await("STARTED")}")
+      println(s"BENCH python: pyspark ${program.await("STARTED")}")
       runs.foreach { run =>
         val (topic, target) = (s"bench-pylat-${System.nanoTime()}", s"bench-pylat-out-${System.nanoTime()}")
         // A continuous query holds a task slot per queue for as long as it runs, and the Python program reads the
@@ -82,11 +69,15 @@ final class PythonLatencyBench(results: BenchResults, python: Path, script: Path
           "target" -> target, "batch" -> s"${run.batchSeconds} seconds", "continuous" -> run.continuous) ++
           connection(run.system) ++
           run.checkpoints.map(c => "checkpointFileManager" -> c.className)
-        tell("RUN " + json.writeValueAsString(ask.asJava))
-        await("READY")
-        val (sent, measuredFrom) = produce(send(run.system), topic, run.seconds)
-        tell("DONE " + json.writeValueAsString(Map("sent" -> sent, "measuredFrom" -> measuredFrom).asJava))
-        val latencies = json.readTree(await("RESULT")).get("latenciesMs").elements().asScala.map(_.asDouble).toSeq
+        program.tell("RUN " + json.writeValueAsString(ask.asJava))
+        program.await("READY")
+        val sendOne = send(run.system)
+        val sent = SteadyProducer.run(rate, warmupSeconds, run.seconds)((_, done) => sendOne(topic, body, done))
+        sent.requireAcknowledged(s"python ${run.system.name} ${run.path} ${run.mode}")
+        program.tell("DONE " + json.writeValueAsString(
+          Map("sent" -> sent.acknowledged, "measuredFrom" -> sent.measuredFrom).asJava))
+        val latencies =
+          json.readTree(program.await("RESULT")).get("latenciesMs").elements().asScala.map(_.asDouble).toSeq
         val arrival = if (run.path == "foreach") "a Python foreach function" else "the sink's topic"
         val how = run.checkpoints.map(c => s", ${c.label}").getOrElse("")
         Seq(50.0, 95.0, 99.0).foreach { p =>
@@ -96,26 +87,8 @@ final class PythonLatencyBench(results: BenchResults, python: Path, script: Path
             Seq(Measure.percentile(latencies, p))))
         }
       }
-      tell("EXIT")
-      require(process.waitFor(120, TimeUnit.SECONDS), "the Python latency program did not exit")
-      require(process.exitValue() == 0, s"the Python latency program exited with ${process.exitValue()}")
-    } finally process.destroyForcibly()
-  }
-
-  /** Sends `rate` messages a second for the warm-up and `seconds`: how many were sent, and from when they count. */
-  private def produce(send: (String, Array[Byte]) => Unit, topic: String, seconds: Int): (Long, Long) = {
-    val sent = new AtomicLong()
-    val body = Array.fill[Byte](100)('x')
-    val ticker = Executors.newSingleThreadScheduledExecutor()
-    try {
-      val start = System.currentTimeMillis()
-      ticker.scheduleAtFixedRate(() => { send(topic, body); sent.incrementAndGet() }, 0, 1000000L / rate,
-        TimeUnit.MICROSECONDS)
-      Thread.sleep((warmupSeconds + seconds) * 1000L) // the production window itself
-      ticker.shutdown()
-      require(ticker.awaitTermination(10, TimeUnit.SECONDS), "the producer did not stop")
-      (sent.get(), start + warmupSeconds * 1000L)
-    } finally ticker.shutdownNow()
+      program.finish()
+    } finally program.close()
   }
 }
 
@@ -129,10 +102,13 @@ object PythonLatencyBench {
         .exists(name.startsWith)
     }
 
-  /** The `.venv` Python that `dev/build-python` made, with the wheel installed. */
-  def venvPython(root: Path): Path = {
-    val python = root.resolve(".venv/bin/python")
-    require(Files.isExecutable(python), s"no $python: run dev/build-python first (dev/bench does)")
+  /**
+   * The Python of `virtualenv` (by default `.venv`, which `dev/build-python` makes), with the wheel installed
+   * (dev/bench installs it in each one it uses).
+   */
+  def venvPython(root: Path, virtualenv: String = ".venv"): Path = {
+    val python = root.resolve(s"$virtualenv/bin/python")
+    require(Files.isExecutable(python), s"no $python: run dev/bench, which makes it")
     python
   }
 }

@@ -1,0 +1,157 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq.bench
+
+import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.file.Path
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+
+/**
+ * Real-time queries topic to topic, side by side: RocketMQ to RocketMQ through this connector, Kafka to Kafka
+ * through Spark's Kafka connector, each started from a PySpark program (`bench/python_real_time.py`, on the pyspark
+ * of `python`'s virtualenv) under Spark's real-time trigger with batches of `batch`. Two queries: `stateless` (each
+ * body through, the producer's time in front of it) and `stateful` (a count per key of `keys`, update output, on
+ * `shufflePartitions` shuffle partitions). The source and target topics have `queues` queues (partitions); the
+ * session is `local[queues + shufflePartitions]`, the task slots a stateful real-time query needs at once.
+ *
+ * Each run sends `rate` messages a second of 100 bytes for `warmupSeconds` (not counted) and `seconds`, waits for
+ * a batch to end past the source topic's end (the Python program watches the progress reports), stops the query,
+ * and reports from the target p50 / p95 / p99 of the broker's store time
+ * of each copy minus the producer's time (Kafka's target topic is created with `LogAppendTime` so that its record
+ * time is the broker's too), the copies counted, and what shows where the tail comes from: the pauses in the stored
+ * times and the median batch-end phases of the progress reports. Beside RocketMQ's rows, the connector's own
+ * latency metrics from those reports: how long messages waited in their queues, how long sends took to be
+ * acknowledged. The producer ([[SteadyProducer]]) waits for every send to be acknowledged (sending failed ones
+ * again), so the source holds every message sent; every one must reach the target (stateless: each sequence number
+ * acknowledged; count per key: the last count of every key adds up to the messages the source holds, a message the
+ * producer's client retried after a timeout and the broker stored twice counted twice). For copies stored twice, a
+ * line says where they came from: the rows the source read, the offsets its batches spanned and read again (started
+ * before the previous batch's end), the send requests the sink saw acknowledged and how far apart the copies were stored.
+ */
+final class RealTimeBench(results: BenchResults, python: Path, script: Path, kafkaJars: Seq[String], queues: Int,
+    shufflePartitions: Int, keys: Int, batch: String, warmupSeconds: Int, seconds: Int) {
+
+  private val json = new ObjectMapper()
+  private val slots = queues + shufflePartitions
+
+  /** One query (`stateless` or `stateful`) of `system` at `rate` messages a second. */
+  final case class Run(system: BenchSystem, query: String, rate: Int)
+
+  /** Runs each of `runs` in one Python program (one Spark session) and adds its figures. */
+  def measure(runs: Seq[Run], connection: BenchSystem => Map[String, String])(
+      send: BenchSystem => SteadyProducer.AckedSend): Unit = {
+    val program = new PythonProgram(Seq(python.toString, script.toString, "--kafka-jars", kafkaJars.mkString(","),
+      "--slots", slots.toString, "--shuffle-partitions", shufflePartitions.toString))
+    try {
+      val started = json.readTree(program.await("STARTED"))
+      val cores = started.get("cpuCount").asInt()
+      println(s"BENCH realtime: pyspark ${started.get("pyspark").asText()}, ${started.get("master").asText()} " +
+        s"on $cores cores, Spark's Kafka connector ${kafkaJars.map(_.split('/').last).mkString(", ")}")
+      runs.foreach { run =>
+        val ask = Map[String, Any]("system" -> run.system.name, "query" -> run.query, "batch" -> batch,
+          "keys" -> keys) ++ connection(run.system)
+        once(program, run, cores, ask)(send(run.system))
+      }
+      program.finish()
+    } finally program.close()
+  }
+
+  private def once(program: PythonProgram, run: Run, cores: Int, ask: Map[String, Any])(
+      send: SteadyProducer.AckedSend): Unit = {
+    val (topic, target) = (s"bench-rt-${System.nanoTime()}", s"bench-rt-out-${System.nanoTime()}")
+    val name = s"${run.system.name} ${run.query} ${run.rate} msg/s"
+    run.system.createTopic(topic, queues)
+    run.system.createStoreTimedTopic(target, queues)
+    program.tell("RUN " + json.writeValueAsString((ask ++ Map("topic" -> topic, "target" -> target)).asJava))
+    program.await("READY")
+    val sent = SteadyProducer.run(run.rate, warmupSeconds, seconds)((n, done) => send(topic, body(n), done))
+    sent.requireAcknowledged(name)
+    // Every acknowledged message is in the source topic (a send the client retried after a timeout may be there
+    // twice); RocketMQ's broker acknowledges a send before it indexes the message.
+    run.system.awaitReadable()
+    val held = run.system.storedMessages(topic)
+    require(held >= sent.acknowledged, s"$name: the source topic holds $held of ${sent.acknowledged} acknowledged")
+    program.tell("DONE " + json.writeValueAsString(
+      Map("sent" -> sent.acknowledged, "sourceHeld" -> held, "measuredFrom" -> sent.measuredFrom).asJava))
+    val result = json.readTree(program.await("RESULT"))
+    val (accounted, stored) = (result.get("accounted").asLong(), result.get("stored").asLong())
+    val reads = result.get("reads")
+    println(s"BENCH realtime $name: sent ${sent.acknowledged}, all acknowledged (${sent.resent} sent again after a " +
+      s"failure; failures: ${sent.failureKinds}), source held $held, target stored $stored, accounted for $accounted, duplicates " +
+      s"${result.get("duplicates")} (first to last copy p50 ${result.get("duplicateApartMsP50")} ms, p99 " +
+      s"${result.get("duplicateApartMsP99")} ms); source rows read ${reads.get("inputRows")}, offsets spanned " +
+      s"${reads.get("offsetsSpanned")}, read again ${reads.get("offsetsReadAgain")}; send requests acknowledged " +
+      s"${reads.get("sendsAcknowledged")}; caught up ${result.get("caughtUp")}; p50 / p95 / p99 " +
+      s"${result.get("p50")} / ${result.get("p95")} / ${result.get("p99")} ms over ${result.get("counted")} copies")
+    // Stateless: each acknowledged sequence number in the target. Count per key: every row of the source counted.
+    val expected = if (run.query == "stateless") sent.acknowledged else held
+    require(accounted == expected,
+      s"$name: the target accounts for $accounted of the $expected messages expected (${sent.acknowledged} sent " +
+        s"and acknowledged, $held in the source topic, $stored copies stored)")
+    report(run, cores, sent, held, result)
+  }
+
+  /** `<n> xxx…`: the message's sequence number, padded to 100 bytes. */
+  private def body(n: Long): Array[Byte] = {
+    val number = s"$n "
+    (number + "x" * (100 - number.length)).getBytes(UTF_8)
+  }
+
+  private def report(run: Run, cores: Int, sent: SteadyProducer.Sent, held: Long, result: JsonNode): Unit = {
+    val what = if (run.query == "stateless") "stateless"
+    else s"count per key ($keys keys, $shufflePartitions shuffle partitions)"
+    val where = s"${run.rate} msg/s, $queues queues, $batch batches, local[$slots] on $cores cores"
+    def add(name: String, unit: String, value: JsonNode): Unit =
+      if (value != null && !value.isNull) {
+        results.add(Figure("realtime", s"$what: $name ($where)", run.system.name, unit, Seq(value.asDouble())))
+      }
+    Seq("p50", "p95", "p99").foreach { p =>
+      add(s"produce to stored copy $p (Kafka target: LogAppendTime)", "ms", result.get(p))
+    }
+    add("copies counted", "messages", result.get("counted"))
+    add("copies stored more than once (at-least-once sinks)", "messages", result.get("duplicates"))
+    results.add(Figure("realtime", s"$what: sent and acknowledged per second ($where)", run.system.name, "msg/s",
+      Seq(sent.acknowledged.toDouble / (warmupSeconds + seconds))))
+    results.add(Figure("realtime", s"$what: producer sends sent again after a failure ($where)", run.system.name,
+      "sends", Seq(sent.resent.toDouble)))
+    results.add(Figure("realtime", s"$what: source messages stored twice by the producer's client retries ($where)",
+      run.system.name, "messages", Seq((held - sent.acknowledged).toDouble)))
+    val reads = result.get("reads")
+    add("source offsets the batches spanned", "offsets", reads.get("offsetsSpanned"))
+    add("source offsets a batch read again", "offsets", reads.get("offsetsReadAgain"))
+    if (run.system.name == "rocketmq") {
+      add("send requests the sink saw acknowledged", "requests", reads.get("sendsAcknowledged"))
+    }
+    add("stored-time pauses over 50 ms", "pauses", result.get("pauses"))
+    add("longest stored-time pause", "ms", result.get("longestPauseMs"))
+    val progress = result.get("progress")
+    add("progress reports", "batches", progress.get("batches"))
+    Seq("walCommit", "commitOffsets", "queryPlanning").foreach { phase =>
+      add(s"batch end: $phase, median", "ms", progress.get(phase))
+    }
+    Seq("queueWaitMs" -> "the source", "sendAckMs" -> "the sink").foreach { case (metric, of) =>
+      add(s"$of's ${metric}P50, mean of batches", "ms", progress.get(s"${metric}P50"))
+      add(s"$of's ${metric}P99, mean of batches", "ms", progress.get(s"${metric}P99"))
+      add(s"$of's ${metric}Max, largest", "ms", progress.get(s"${metric}Max"))
+      val count = metric.stripSuffix("Ms") + "Count"
+      add(s"$of's $count, total", "measures", progress.get(count))
+    }
+  }
+}
