@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from rocketmq_spark import (
     EARLIEST,
@@ -120,20 +120,25 @@ def foreach_latencies(folder: str) -> Callable[[], List[List[int]]]:
     return read
 
 
+def target_table(spark: SparkSession, run: Dict[str, Any]) -> DataFrame:
+    """The run's target topic as ``value`` (the body as a string) and ``stored``, in ms: RocketMQ's store time, or
+    Kafka's record time (the broker's when the target topic's timestamp type is LogAppendTime)."""
+    if run["system"] == "rocketmq":
+        return read_rocketmq(spark, run["nameServer"], run["target"]).selectExpr(
+            "CAST(body AS STRING) AS value", "unix_millis(storeTimestamp) AS stored"
+        )
+    return (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", run["bootstrapServers"])
+        .option("subscribe", run["target"])
+        .load()
+        .selectExpr("CAST(value AS STRING) AS value", "unix_millis(timestamp) AS stored")
+    )
+
+
 def sink_latencies(spark: SparkSession, run: Dict[str, Any]) -> Callable[[], List[List[int]]]:
     def read() -> List[List[int]]:
-        if run["system"] == "rocketmq":
-            target = read_rocketmq(spark, run["nameServer"], run["target"]).selectExpr(
-                "CAST(CAST(body AS STRING) AS BIGINT) AS produced", "unix_millis(storeTimestamp) AS stored"
-            )
-        else:
-            target = (
-                spark.read.format("kafka")
-                .option("kafka.bootstrap.servers", run["bootstrapServers"])
-                .option("subscribe", run["target"])
-                .load()
-                .selectExpr("CAST(CAST(value AS STRING) AS BIGINT) AS produced", "unix_millis(timestamp) AS stored")
-            )
+        target = target_table(spark, run).selectExpr("CAST(value AS BIGINT) AS produced", "stored")
         return [[r.produced, r.stored] for r in target.collect()]
 
     return read

@@ -49,11 +49,11 @@ from typing import Any, Dict, List, Optional
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from python_latency import target_table  # the bench's folder is this program's first import path
 
 from rocketmq_spark import (
     EARLIEST,
     configure_spark_with_rocketmq,
-    read_rocketmq,
     read_rocketmq_stream,
     real_time_trigger,
     write_rocketmq_stream,
@@ -123,19 +123,7 @@ def start(spark: SparkSession, run: Dict[str, Any]) -> Any:
 def stored_copies(spark: SparkSession, run: Dict[str, Any]) -> DataFrame:
     """The target topic as ``produced``, ``id`` (the sequence number or the key), ``n`` (the key's count) and
     ``stored``: RocketMQ's store time, or Kafka's log append time (the target topic's timestamp type)."""
-    if run["system"] == "rocketmq":
-        target = read_rocketmq(spark, run["nameServer"], run["target"]).selectExpr(
-            "CAST(body AS STRING) AS value", "unix_millis(storeTimestamp) AS stored"
-        )
-    else:
-        target = (
-            spark.read.format("kafka")
-            .option("kafka.bootstrap.servers", run["bootstrapServers"])
-            .option("subscribe", run["target"])
-            .load()
-            .selectExpr("CAST(value AS STRING) AS value", "unix_millis(timestamp) AS stored")
-        )
-    return target.selectExpr(
+    return target_table(spark, run).selectExpr(
         "CAST(split(value, ' ')[0] AS BIGINT) AS produced",
         "CAST(split(value, ' ')[1] AS BIGINT) AS id",
         "CAST(split(value, ' ')[2] AS BIGINT) AS n",
