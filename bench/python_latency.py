@@ -189,14 +189,25 @@ def main() -> None:
         .config("spark.jars", args.kafka_jars)
     )
     spark = builder.getOrCreate()
+    serve(spark, spark.version, one_run, "rocketmq-spark-bench-python-")
+
+
+def serve(
+    spark: SparkSession,
+    started: str,
+    run_one: Callable[[SparkSession, Dict[str, Any], str], None],
+    scratch_prefix: str,
+) -> None:
+    """Says ``STARTED <started>``, then runs each ``RUN <json>`` line of stdin with ``run_one`` in a scratch folder
+    until ``EXIT``; stops the session and removes the folder in the end."""
     spark.sparkContext.setLogLevel("ERROR")
-    scratch = tempfile.mkdtemp(prefix="rocketmq-spark-bench-python-")
+    scratch = tempfile.mkdtemp(prefix=scratch_prefix)
     try:
-        reply("STARTED " + spark.version)
+        reply("STARTED " + started)
         for line in sys.stdin:
             if line.startswith("EXIT"):
                 break
-            one_run(spark, json.loads(line.split(" ", 1)[1]), scratch)
+            run_one(spark, json.loads(line.split(" ", 1)[1]), scratch)
     finally:
         spark.stop()
         shutil.rmtree(scratch, ignore_errors=True)

@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -49,7 +48,7 @@ from typing import Any, Dict, List, Optional
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from python_latency import target_table  # the bench's folder is this program's first import path
+from python_latency import serve, target_table  # the bench's folder is this program's first import path
 
 from rocketmq_spark import (
     EARLIEST,
@@ -291,17 +290,8 @@ def main() -> None:
         .config("spark.jars", args.kafka_jars)
         .config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
     ).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    scratch = tempfile.mkdtemp(prefix="rocketmq-spark-bench-real-time-")
-    try:
-        reply("STARTED " + json.dumps({"pyspark": spark.version, "cpuCount": os.cpu_count(), "master": master}))
-        for line in sys.stdin:
-            if line.startswith("EXIT"):
-                break
-            one_run(spark, json.loads(line.split(" ", 1)[1]), scratch)
-    finally:
-        spark.stop()
-        shutil.rmtree(scratch, ignore_errors=True)
+    started = json.dumps({"pyspark": spark.version, "cpuCount": os.cpu_count(), "master": master})
+    serve(spark, started, one_run, "rocketmq-spark-bench-real-time-")
 
 
 if __name__ == "__main__":
