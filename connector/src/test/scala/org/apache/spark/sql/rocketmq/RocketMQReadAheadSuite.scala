@@ -155,6 +155,23 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(puller.pullRetries === 1)
   }
 
+  test("following the end, an answer that reaches it has the pull at the end under way before the reader asks") {
+    def afterFirstAnswer(until: Long, pullsInFlight: Int): (ModelQueue, RocketMQReadAhead) = {
+      val model = new ModelQueue(32)
+      val reads = new RocketMQReadAhead(model.pullAsync, until, 32, pullsInFlight, 1L << 20, 5000)
+      assert(reads.pull(0, 32).getNextBeginOffset === 32)
+      (model, reads)
+    }
+    val (model, reads) = afterFirstAnswer(RocketMQQueuePuller.Open, pullsInFlight = 4)
+    assert(model.pulls === 2, "the pull at the end was not issued with the answer that reached it")
+    val atEnd = reads.pull(32, 32, System.nanoTime() + TimeUnit.SECONDS.toNanos(5))
+    assert(atEnd.getPullStatus === PullStatus.NO_NEW_MSG)
+    assert(model.pulls === 2, "the reader's ask at the end made a pull of its own")
+    // One pull at a time, or a range with an end: nothing is issued before the reader asks.
+    assert(afterFirstAnswer(RocketMQQueuePuller.Open, pullsInFlight = 1)._1.pulls === 1)
+    assert(afterFirstAnswer(32, pullsInFlight = 4)._1.pulls === 1)
+  }
+
   test("an answer that never comes ends the wait as a timeout after answerTimeoutMs") {
     val reads = new RocketMQReadAhead((_, _, _) => (), 100, 32, 4, 1L << 20, answerTimeoutMs = 300)
     val started = System.nanoTime()

@@ -174,8 +174,8 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     assert(rocketmq.latestOffsets(topic).values.sum === 600)
   }
 
-  test("a task sending each row at once (real-time, continuous) or one row per request keeps at most 32 requests " +
-    "unacknowledged; rows that come meanwhile go together; each stored once") {
+  test("a task sending each row at once (real-time, continuous) keeps at most 4 requests unacknowledged, one row " +
+    "per request at most 32; rows that come meanwhile go together; each stored once") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 4)
     val settings =
@@ -190,13 +190,13 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     }
     val (burst, single) = ((0 until 20000).map(i => s"a$i"), (0 until 2000).map(i => s"b$i"))
     val atOnce = sendAll(settings.copy(sendEachAtOnce = true), burst)
-    assert(atOnce.peakRequestsInFlight <= RocketMQMessageSender.RequestsAtOnce)
+    assert(atOnce.peakRequestsInFlight <= RocketMQMessageSender.EachAtOnceRequests)
     // The task hands a row over in microseconds, an acknowledgement takes a round trip through the broker's store:
     // rows waited for a free slot, and went out together.
     assert(atOnce.requests < burst.size)
     assert(atOnce.possibleDuplicates === 0)
     val oneEach = sendAll(settings.copy(sendBatchMessages = 1), single)
-    assert(oneEach.peakRequestsInFlight <= RocketMQMessageSender.RequestsAtOnce)
+    assert(oneEach.peakRequestsInFlight <= RocketMQMessageSender.SingleRowRequests)
     assert(oneEach.requests === single.size)
     val stored = rocketmq.readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8))
     assert(stored.size === burst.size + single.size)

@@ -107,14 +107,15 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
       try {
         EmbeddedRocketMQ.awaitCondition("20 messages copied", 120000)(copied.size >= 20)
         EmbeddedRocketMQ.awaitCondition("a batch holding the 20 to end", 120000)(inputRows(first) >= 20)
-        // Each batch that read rows reports their queue waits and, each row sent alone, as many acknowledgements.
+        // Each batch that read rows reports their queue waits, and the acknowledgements of the requests that carried
+        // them: a request per row while fewer than 4 of a task's await theirs, rows that come meanwhile together.
         val withRows = first.recentProgress.filter(_.numInputRows > 0)
         assert(withRows.nonEmpty)
         withRows.foreach { p =>
           val (waits, acks) = (p.sources.head.metrics.asScala, p.sink.metrics.asScala)
           assert(waits("queueWaitCount") === p.numInputRows.toString, waits)
           assert(waits("queueWaitMsP50").toLong <= waits("queueWaitMsMax").toLong, waits)
-          assert(acks("sendAckCount") === p.numInputRows.toString, acks)
+          assert(acks("sendAckCount").toLong >= 1 && acks("sendAckCount").toLong <= p.numInputRows, acks)
           assert(acks("sendAckMsP99").toLong <= acks("sendAckMsMax").toLong, acks)
         }
       } finally first.stop()

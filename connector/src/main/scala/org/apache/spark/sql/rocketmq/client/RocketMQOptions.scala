@@ -320,8 +320,8 @@ private[rocketmq] object RocketMQOptions {
   val MaxInFlightMessages: Defaulted[Int] = defaulted("maxInFlightMessages", PositiveInt, 10000, SinkOnly,
     "Most messages a write task has sent but not yet seen acknowledged (a count; maxInFlightBytes bounds their " +
       "bytes). Each request carries up to sendBatchMessages of them, so this also bounds requests in flight; with " +
-      "one message per request, and under a real-time or continuous trigger, a task keeps at most 32 requests " +
-      "unacknowledged.")
+      "one message per request a task keeps at most 32 requests unacknowledged, and under a real-time or continuous " +
+      "trigger at most 4 (rows that come meanwhile go together in the next).")
 
   /** Bound on unacknowledged bytes per task. */
   val MaxInFlightBytes: Defaulted[Long] = defaulted("maxInFlightBytes", PositiveLong, 32L * 1024 * 1024, SinkOnly,

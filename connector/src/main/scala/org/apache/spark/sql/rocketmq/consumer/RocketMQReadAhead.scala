@@ -44,7 +44,9 @@ import org.apache.rocketmq.remoting.exception.RemotingTimeoutException
  *
  * A reader following the end of a queue (`until` = `Long.MaxValue`, real-time mode) asks with a deadline: a pull
  * not answered by then stays under way, and a later ask at the same offset takes its answer. Guesses never go
- * past the queue's end as the last answer reported it (a pull there would only be refused, not held).
+ * past the queue's end as the last answer reported it (a pull there would only be refused, not held); an answer
+ * that reached that end has the pull at the end issued at once, which the broker holds until a message arrives
+ * (so a message stored while the reader turns the answer into rows is on its way already).
  *
  * `pullAsync(offset, maxMessages, done)` issues one pull and calls `done` exactly once with its answer
  * or failure (possibly on the calling thread). A failure is thrown to the reader, whose retry rules
@@ -107,7 +109,13 @@ private[rocketmq] final class RocketMQReadAhead(
     else if (result.getPullStatus == PullStatus.FOUND) {
       messages += result.getMsgFoundList.size()
       val next = result.getNextBeginOffset
-      if (pullsInFlight > 1 && next > offset) guessFrom(next, next - offset, math.min(until, result.getMaxOffset))
+      if (pullsInFlight > 1 && next > offset) {
+        guessFrom(next, next - offset, math.min(until, result.getMaxOffset))
+        // Following the end, the next pull is the one at the end: under way now, the broker holds it until a
+        // message arrives, while the reader is still busy with this answer's.
+        if (until == Long.MaxValue && next >= result.getMaxOffset && !ahead.contains(next) &&
+          outstanding.get() < pullsInFlight) ahead.put(next, issue(next, batchSize))
+      }
     }
     result
   }

@@ -47,11 +47,14 @@ import org.apache.spark.sql.rocketmq.transaction.{
  * restart. The first failure for good is kept and thrown by the next `send` or by `flush`.
  *
  * Under real-time mode and continuous processing (`sendEachAtOnce`) rows come one by one for as long as the task
- * lasts, and each goes out at once: alone while fewer than [[RocketMQMessageSender.RequestsAtOnce]] of the task's
- * requests are unacknowledged; rows that come while that many are wait together, and go as one batch request (of
- * up to `sendBatchMessages` and `sendBatchBytes`) as soon as one is acknowledged. When every row is its own request
- * (`sendBatchMessages=1`) the same bound holds. Without it a task behind on its acks queued thousands of one-row
- * requests on the producer's connection, where they outlived their send timeout and were sent again though stored.
+ * lasts, and each goes out at once: alone while fewer than [[RocketMQMessageSender.EachAtOnceRequests]] of the
+ * task's requests are unacknowledged; rows that come while that many are wait together, and go as one batch request
+ * (of up to `sendBatchMessages` and `sendBatchBytes`) as soon as one is acknowledged. So a task under load sends
+ * fewer, fuller requests rather than one per row, and the broker's time goes to storing them rather than to answering
+ * requests (docs/bench-real-time.md measures it). When every row is its own request (`sendBatchMessages=1`), at most
+ * [[RocketMQMessageSender.SingleRowRequests]] are unacknowledged. Without a bound a task behind on its acks queued
+ * thousands of one-row requests on the producer's connection, where they outlived their send timeout and were sent
+ * again though stored.
  */
 private[rocketmq] final class RocketMQMessageSender(
     settings: RocketMQWriteSettings, halfMessages: RocketMQHalfMessageRecorder = null) extends Closeable {
@@ -74,7 +77,8 @@ private[rocketmq] final class RocketMQMessageSender(
 
   /** Slots of requests in flight, when they are bounded (see above; null: they are not). */
   private val requestSlots =
-    if (settings.sendEachAtOnce || settings.sendBatchMessages == 1) new Semaphore(RocketMQMessageSender.RequestsAtOnce)
+    if (settings.sendEachAtOnce) new Semaphore(RocketMQMessageSender.EachAtOnceRequests)
+    else if (settings.sendBatchMessages == 1) new Semaphore(RocketMQMessageSender.SingleRowRequests)
     else null
 
   /**
@@ -423,6 +427,9 @@ private[rocketmq] final class RocketMQMessageSender(
 
 private[rocketmq] object RocketMQMessageSender {
 
-  /** Requests a task keeps unacknowledged when they are bounded (see the class). */
-  val RequestsAtOnce = 32
+  /** Requests a task sending each row at once keeps unacknowledged (see the class). */
+  val EachAtOnceRequests = 4
+
+  /** Requests a task sending one row per request (`sendBatchMessages=1`) keeps unacknowledged. */
+  val SingleRowRequests = 32
 }
