@@ -61,19 +61,22 @@ def reply(line: str) -> None:
     sys.stdout.flush()
 
 
-def source(spark: SparkSession, run: Dict[str, Any]) -> Any:
-    """The run's source topic as a stream with one column, ``producedAt``: the producer's time, epoch ms."""
+def source(spark: SparkSession, run: Dict[str, Any], with_body: bool = False) -> Any:
+    """The run's source topic as a stream of ``producedAt`` (the producer's time, epoch ms) and, ``with_body``,
+    ``body`` (a string)."""
     if run["system"] == "rocketmq":
         stream = read_rocketmq_stream(spark, run["nameServer"], run["topic"], starting_offsets=EARLIEST)
-        return stream.selectExpr("unix_millis(bornTimestamp) AS producedAt")
-    stream = (
-        spark.readStream.format("kafka")
-        .option("kafka.bootstrap.servers", run["bootstrapServers"])
-        .option("subscribe", run["topic"])
-        .option("startingOffsets", "earliest")
-        .load()
-    )
-    return stream.selectExpr("unix_millis(timestamp) AS producedAt")
+        produced, body = "unix_millis(bornTimestamp) AS producedAt", "CAST(body AS STRING) AS body"
+    else:
+        stream = (
+            spark.readStream.format("kafka")
+            .option("kafka.bootstrap.servers", run["bootstrapServers"])
+            .option("subscribe", run["topic"])
+            .option("startingOffsets", "earliest")
+            .load()
+        )
+        produced, body = "unix_millis(timestamp) AS producedAt", "CAST(value AS STRING) AS body"
+    return stream.selectExpr(produced, body) if with_body else stream.selectExpr(produced)
 
 
 def start_foreach(spark: SparkSession, run: Dict[str, Any], folder: str) -> Any:

@@ -48,12 +48,10 @@ from typing import Any, Dict, List, Optional
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from python_latency import serve, target_table  # the bench's folder is this program's first import path
+from python_latency import reply, serve, source, target_table  # the bench's folder is this program's first import path
 
 from rocketmq_spark import (
-    EARLIEST,
     configure_spark_with_rocketmq,
-    read_rocketmq_stream,
     real_time_trigger,
     write_rocketmq_stream,
 )
@@ -62,26 +60,6 @@ from rocketmq_spark import (
 PAUSE_MS = 50
 # The connector's latency metrics in progress reports: `<name>MsP50`, `<name>MsP99`, `<name>MsMax`, `<name>Count`.
 LATENCY_METRICS = ("queueWait", "sendAck")
-
-
-def reply(line: str) -> None:
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-
-
-def source(spark: SparkSession, run: Dict[str, Any]) -> DataFrame:
-    """The source topic as ``producedAt`` (the producer's time, epoch ms) and ``body`` (a string)."""
-    if run["system"] == "rocketmq":
-        stream = read_rocketmq_stream(spark, run["nameServer"], run["topic"], starting_offsets=EARLIEST)
-        return stream.selectExpr("unix_millis(bornTimestamp) AS producedAt", "CAST(body AS STRING) AS body")
-    stream = (
-        spark.readStream.format("kafka")
-        .option("kafka.bootstrap.servers", run["bootstrapServers"])
-        .option("subscribe", run["topic"])
-        .option("startingOffsets", "earliest")
-        .load()
-    )
-    return stream.selectExpr("unix_millis(timestamp) AS producedAt", "CAST(value AS STRING) AS body")
 
 
 def transform(rows: DataFrame, run: Dict[str, Any]) -> DataFrame:
@@ -100,7 +78,7 @@ def transform(rows: DataFrame, run: Dict[str, Any]) -> DataFrame:
 
 
 def start(spark: SparkSession, run: Dict[str, Any]) -> Any:
-    rows = transform(source(spark, run), run)
+    rows = transform(source(spark, run, with_body=True), run)
     if run["system"] == "rocketmq":
         return write_rocketmq_stream(
             rows.withColumnRenamed("value", "body"),
