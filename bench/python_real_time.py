@@ -233,6 +233,23 @@ def await_caught_up(query: Any, held: int, batch: str) -> bool:
     return False
 
 
+def dump_batch_ends(spark: SparkSession, run: Dict[str, Any], measured_from: int, events: List[Any]) -> None:
+    """With ``BENCH_REALTIME_DUMP`` set to a folder: writes the run's progress reports and, for each counted copy, its
+    producer's and stored times there (``<system>-<query>-<target>.json``), for ``bench/batch_ends.py``."""
+    folder = os.environ.get("BENCH_REALTIME_DUMP")
+    if not folder:
+        return
+    copies = stored_copies(spark, run).where(F.col("produced") >= measured_from).select("produced", "stored")
+    dump = {
+        "run": {k: run[k] for k in ("system", "query", "batch", "target")},
+        "progress": [json.loads(e.json) for e in events],
+        "copies": [[r.produced, r.stored] for r in copies.collect()],
+    }
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{run['system']}-{run['query']}-{run['target']}.json"), "w") as f:
+        json.dump(dump, f)
+
+
 def one_run(spark: SparkSession, run: Dict[str, Any], scratch: str) -> None:
     run["cp"] = tempfile.mkdtemp(dir=scratch)
     query = start(spark, run)
@@ -249,6 +266,7 @@ def one_run(spark: SparkSession, run: Dict[str, Any], scratch: str) -> None:
     result["caughtUp"] = caught_up
     result["progress"] = progress_summary(events)
     result["reads"] = source_reads(events)
+    dump_batch_ends(spark, run, done["measuredFrom"], events)
     reply("RESULT " + json.dumps(result))
 
 

@@ -38,8 +38,9 @@ STREAM_KEYWORDS = (
     "continuous",
     "query_name",
 )
-# The writer option real-time mode sets (see write_rocketmq_stream), and the keyword that sets it.
-_ASYNC_PROGRESS = "asyncProgressTrackingEnabled"
+# The writer option real-time mode sets (see write_rocketmq_stream), and the keyword that sets it: Spark 4.3's check
+# that a sink of an asynchronously tracked query is one of its own, by name, passed (see stream_writer).
+_SINK_CHECK_OVERRIDE = "_asyncProgressTrackingOverrideSinkSupportCheck"
 
 # A write's keywords that are not connector options: the DataFrame, the escape hatch and the stream's own settings.
 _NOT_SINK_OPTIONS = ("df", "options", "real_time") + STREAM_KEYWORDS
@@ -90,10 +91,12 @@ def stream_writer(
         settings["checkpointLocation"] = str(stream["checkpoint_location"])
         keywords["checkpointLocation"] = "checkpoint_location"
     if real_time_batch is not None:
-        # Spark 4.3 turns on asynchronous progress tracking in real-time mode, for a fixed list of its own sinks only;
-        # the RocketMQ sink runs with the offset and commit logs written as each batch ends, as on Spark 4.1 and 4.2.
-        settings[_ASYNC_PROGRESS] = "false"
-        keywords[_ASYNC_PROGRESS] = "real_time"
+        # Spark 4.3 tracks a stateless real-time query's progress asynchronously (its offset and commit logs written
+        # while the next batch runs; a stateful query's as each batch ends), and then refuses any sink not on a list
+        # of its own by name (Kafka's is). A real-time write is at-least-once, as Kafka's sink is, so this sink
+        # passes that check and Spark decides as for Kafka's. Spark 4.1 and 4.2 ignore the option.
+        settings[_SINK_CHECK_OVERRIDE] = "true"
+        keywords[_SINK_CHECK_OVERRIDE] = "real_time"
         if output_mode is None:
             output_mode = "update"
     extra = cast("Optional[Mapping[str, str]]", values.get("options"))
@@ -112,7 +115,7 @@ def stream_writer(
     if stream["query_name"] is not None:
         writer = writer.queryName(str(stream["query_name"]))
     if real_time_batch is not None:
-        writer = real_time_trigger(writer.option(_ASYNC_PROGRESS, settings[_ASYNC_PROGRESS]), real_time_batch)
+        writer = real_time_trigger(writer.option(_SINK_CHECK_OVERRIDE, settings[_SINK_CHECK_OVERRIDE]), real_time_batch)
     return writer, keywords
 
 

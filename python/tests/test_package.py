@@ -342,10 +342,15 @@ def test_options_pass_an_option_by_its_key_and_clash_with_a_keyword_only_on_a_di
         write_rocketmq_stream(
             _StreamRecorder(), "h:1", "t", checkpoint_location="/cp", options={"checkpointLocation": "/x"}
         )  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"option asyncProgressTrackingEnabled .*real_time gives 'false'"):
-        write_rocketmq_stream(
-            _StreamRecorder(), "h:1", "t", real_time=True, options={"asyncProgressTrackingEnabled": "true"}
-        )  # type: ignore[arg-type]
+    sink_check = "_asyncProgressTrackingOverrideSinkSupportCheck"
+    with pytest.raises(ValueError, match=rf"option {sink_check} .*real_time gives 'true'"):
+        write_rocketmq_stream(_StreamRecorder(), "h:1", "t", real_time=True, options={sink_check: "false"})  # type: ignore[arg-type]
+    # Spark decides whether to track progress asynchronously (a stateless query yes, a stateful one no): not set.
+    writer = _StreamRecorder()
+    writer.sparkSession = _Session({})  # type: ignore[attr-defined]
+    assert write_rocketmq_stream(writer, "h:1", "t", real_time=True) == "started query"  # type: ignore[arg-type]
+    assert ("option", (sink_check, "true")) in writer.calls
+    assert not [c for c in writer.calls if c[0] == "option" and c[1][0] == "asyncProgressTrackingEnabled"]
 
 
 def test_rocketmq_stream_writer_is_what_write_rocketmq_stream_starts() -> None:

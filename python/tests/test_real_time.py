@@ -110,6 +110,55 @@ def test_write_rocketmq_stream_real_time_sends_each_row_while_the_batch_runs(spa
     assert sorted(rocketmq.bodies(target)) == sorted(f"rt-{i}" for i in range(10))
 
 
+def _execution_of(query: Any) -> Optional[str]:
+    """The class that runs ``query`` in the Spark driver (None over Spark Connect, whose client cannot see it)."""
+    jsq = getattr(query, "_jsq", None)
+    return None if jsq is None else jsq.streamingQuery().getClass().getSimpleName()
+
+
+@pytest.mark.skipif(not HAS_STATEFUL, reason="Spark 4.3 tracks real-time progress asynchronously: the 4.3 leg")
+def test_a_stateless_real_time_write_tracks_progress_as_sparks_kafka_sink_does_and_resumes(
+    spark, rocketmq, tmp_path: Path
+) -> None:
+    """Spark 4.3 writes a stateless real-time query's offset and commit logs while its next batch runs, for sinks
+    on a list of its own (Kafka's); ``write_rocketmq_stream(real_time=...)`` gets the RocketMQ sink the same. Over
+    batch ends of 5-second batches and a stop and restart from the checkpoint, every message sent reaches the
+    target (at least once: a stopped batch is read again)."""
+    source, target = unique_topic("rt-apt-src"), unique_topic("rt-apt-dst")
+    rocketmq.create_topic(source, queues=2)
+    rocketmq.create_topic(target, queues=2)
+    checkpoint = str(tmp_path / "cp")
+
+    def start() -> Any:
+        stream = read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST).select("body")
+        return write_rocketmq_stream(
+            stream, rocketmq.name_server, target, real_time="5 seconds", checkpoint_location=checkpoint
+        )
+
+    def running(query: Any, stored: int) -> bool:
+        assert query.exception() is None, f"the query failed: {query.exception()}"
+        return len(set(rocketmq.bodies(target))) >= stored
+
+    query = start()
+    try:
+        assert _execution_of(query) in (None, "AsyncProgressTrackingMicroBatchExecution")
+        rocketmq.send(source, 10, "apt-a-")
+        wait_until("the first 10 rows in the target topic", lambda: running(query, 10), 60)
+        wait_until("two batch ends", lambda: len(query.recentProgress) >= 2, 60)
+        rocketmq.send(source, 10, "apt-b-")
+        wait_until("the next 10 rows in the target topic", lambda: running(query, 20), 60)
+    finally:
+        query.stop()
+    rocketmq.send(source, 10, "apt-c-")
+    query = start()
+    try:
+        wait_until("the 10 rows sent while it was stopped", lambda: running(query, 30), 60)
+    finally:
+        query.stop()
+    expected = {f"apt-{part}-{i}" for part in "abc" for i in range(10)}
+    assert set(rocketmq.bodies(target)) == expected
+
+
 def _stateful_copy(
     spark, rocketmq, tmp_path: Path, name: str, transform: Callable[[Any], Any], shuffle_partitions: int = 1
 ) -> Tuple[Any, str, str]:
@@ -199,6 +248,9 @@ def test_a_real_time_count_per_key_sends_each_update_while_the_batch_runs(spark,
     for prefix, times in [("k-a-", 5), ("k-b-", 3), ("k-c-", 1), ("k-end-", 1)]:
         for _ in range(times):
             rocketmq.send(source, 1, prefix)
+    # Spark 4.3 tracks a stateful query's progress at each batch end, whatever the sink: the option
+    # write_rocketmq_stream sets for the stateless ones leaves that to Spark.
+    assert _execution_of(query) in (None, "MicroBatchExecution")
     _await_marker_while_the_batch_runs(query, rocketmq, target, "k-end-0:1")
     last: Dict[str, int] = {}
     for body in rocketmq.bodies(target):
