@@ -184,8 +184,9 @@ def write_rocketmq_stream(
     source, and supports map-like queries only (see docs/real-time.md, "Continuous processing").
 
     ``real_time`` runs the query in Spark's real-time mode (pyspark 4.2 and later): every row is sent as it
-    arrives, the output mode is ``update`` unless given, asynchronous progress tracking is off (Spark 4.3 turns it
-    on in real-time mode for its own sinks only), and Spark's check that the sink is one of its own is off for
+    arrives, the output mode is ``update`` unless given, Spark 4.3 tracks a stateless query's progress
+    asynchronously as it does for its Kafka sink (its check that such a sink is one of its own is passed: a
+    real-time write is at-least-once, as Kafka's is), and Spark's check that the sink is one of its own is off for
     this query (the RocketMQ sink is not on Spark's fixed list; Spark then warns instead of failing on operators
     outside its real-time list). Nothing else needs setting. Queries started so from several threads at once are
     safe: the session's setting is put back once the last of them has started.

@@ -122,7 +122,7 @@ def test_a_stateless_real_time_write_tracks_progress_as_sparks_kafka_sink_does_a
 ) -> None:
     """Spark 4.3 writes a stateless real-time query's offset and commit logs while its next batch runs, for sinks
     on a list of its own (Kafka's); ``write_rocketmq_stream(real_time=...)`` gets the RocketMQ sink the same. Over
-    batch ends of 5-second batches and a stop and restart from the checkpoint, every message sent reaches the
+    a batch end (5-second batches) and a stop and restart from the checkpoint, every message sent reaches the
     target (at least once: a stopped batch is read again)."""
     source, target = unique_topic("rt-apt-src"), unique_topic("rt-apt-dst")
     rocketmq.create_topic(source, queues=2)
@@ -144,7 +144,7 @@ def test_a_stateless_real_time_write_tracks_progress_as_sparks_kafka_sink_does_a
         assert _execution_of(query) in (None, "AsyncProgressTrackingMicroBatchExecution")
         rocketmq.send(source, 10, "apt-a-")
         wait_until("the first 10 rows in the target topic", lambda: running(query, 10), 60)
-        wait_until("two batch ends", lambda: len(query.recentProgress) >= 2, 60)
+        wait_until("a batch end", lambda: len(query.recentProgress) >= 1, 60)
         rocketmq.send(source, 10, "apt-b-")
         wait_until("the next 10 rows in the target topic", lambda: running(query, 20), 60)
     finally:
