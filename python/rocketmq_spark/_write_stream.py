@@ -185,8 +185,8 @@ def write_rocketmq_stream(
 
     ``real_time`` runs the query in Spark's real-time mode (pyspark 4.2 and later): every row is sent as it
     arrives, the output mode is ``update`` unless given, Spark 4.3 tracks a stateless query's progress
-    asynchronously as it does for its Kafka sink (its check that such a sink is one of its own is passed: a
-    real-time write is at-least-once, as Kafka's is), and Spark's check that the sink is one of its own is off for
+    asynchronously as it does for its Kafka sink (the writer passes Spark's check that such a sink is one of its
+    own: a real-time write is at-least-once, as Kafka's is), and Spark's real-time sink allowlist check is off for
     this query (the RocketMQ sink is not on Spark's fixed list; Spark then warns instead of failing on operators
     outside its real-time list). Nothing else needs setting. Queries started so from several threads at once are
     safe: the session's setting is put back once the last of them has started.
