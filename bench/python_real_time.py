@@ -286,7 +286,8 @@ def main() -> None:
         .config("spark.jars", args.kafka_jars)
         .config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
     ).getOrCreate()
-    started = json.dumps({"pyspark": spark.version, "cpuCount": os.cpu_count(), "master": master})
+    jvm_pid = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getPid()
+    started = json.dumps({"pyspark": spark.version, "cpuCount": os.cpu_count(), "master": master, "jvmPid": jvm_pid})
     serve(spark, started, one_run, "rocketmq-spark-bench-real-time-")
 
 

@@ -58,10 +58,16 @@ object Measure {
    * in clock ticks of 1/100 s, Linux's fixed user-visible tick rate).
    */
   def cpuSeconds(pid: Long): Double = {
+    val (user, system) = userAndSystemSeconds(pid)
+    user + system
+  }
+
+  /** [[cpuSeconds]] in its two parts: in user mode, and in the kernel on the process's behalf (system time). */
+  def userAndSystemSeconds(pid: Long): (Double, Double) = {
     val stat = new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(s"/proc/$pid/stat")), "US-ASCII")
     // The command name (field 2) is in parentheses and may hold spaces: count the fields after its end.
     val after = stat.substring(stat.lastIndexOf(')') + 2).split(' ')
-    (after(11).toLong + after(12).toLong) / 100.0
+    (after(11).toLong / 100.0, after(12).toLong / 100.0)
   }
 
   /** Messages per second for `messages` moved by each of `runs` actions. */

@@ -31,6 +31,9 @@ final class PythonProgram(command: Seq[String]) extends AutoCloseable {
   private val in = new BufferedReader(new InputStreamReader(process.getInputStream, UTF_8))
   private val out = new BufferedWriter(new OutputStreamWriter(process.getOutputStream, UTF_8))
 
+  /** The operating system's id of the Python process. */
+  def pid: Long = process.pid()
+
   def tell(line: String): Unit = { out.write(line); out.newLine(); out.flush() }
 
   /**

@@ -36,7 +36,8 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
  * and reports from the target p50 / p95 / p99 of the broker's store time
  * of each copy minus the producer's time (Kafka's target topic is created with `LogAppendTime` so that its record
  * time is the broker's too), the copies counted, and what shows where the tail comes from: the pauses in the stored
- * times and the median batch-end phases of the progress reports. Beside RocketMQ's rows, the connector's own
+ * times and the median batch-end phases of the progress reports, and the cores each process used while the producer
+ * sent (the brokers, the bench's JVM with the producer, the PySpark JVM, the Python program). Beside RocketMQ's rows, the connector's own
  * latency metrics from those reports: how long messages waited in their queues, how long sends took to be
  * acknowledged. The producer ([[SteadyProducer]]) waits for every send to be acknowledged (sending failed ones
  * again), so the source holds every message sent; every one must reach the target (stateless: each sequence number
@@ -51,6 +52,11 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
   private val json = new ObjectMapper()
   private val slots = queues + shufflePartitions
 
+  private val SparkJvm = "PySpark JVM"
+
+  /** The cores a process used over a run's sending (warm-up included): CPU seconds per second, user and system. */
+  private final case class Cpu(process: String, user: Double, system: Double)
+
   /** One query (`stateless` or `stateful`) of `system` at `rate` messages a second. */
   final case class Run(system: BenchSystem, query: String, rate: Int)
 
@@ -62,26 +68,36 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     try {
       val started = json.readTree(program.await("STARTED"))
       val cores = started.get("cpuCount").asInt()
+      val processes = Measure.watched ++ Seq(SparkJvm -> started.get("jvmPid").asLong(), "Python" -> program.pid)
       println(s"BENCH realtime: pyspark ${started.get("pyspark").asText()}, ${started.get("master").asText()} " +
         s"on $cores cores, Spark's Kafka connector ${kafkaJars.map(_.split('/').last).mkString(", ")}")
       runs.foreach { run =>
         val ask = Map[String, Any]("system" -> run.system.name, "query" -> run.query, "batch" -> batch,
           "keys" -> keys) ++ connection(run.system)
-        once(program, run, cores, ask)(send(run.system))
+        once(program, run, cores, processes, ask)(send(run.system))
       }
       program.finish()
     } finally program.close()
   }
 
-  private def once(program: PythonProgram, run: Run, cores: Int, ask: Map[String, Any])(
-      send: SteadyProducer.AckedSend): Unit = {
+  private def once(program: PythonProgram, run: Run, cores: Int, processes: Seq[(String, Long)],
+      ask: Map[String, Any])(send: SteadyProducer.AckedSend): Unit = {
     val (topic, target) = (s"bench-rt-${System.nanoTime()}", s"bench-rt-out-${System.nanoTime()}")
     val name = s"${run.system.name} ${run.query} ${run.rate} msg/s"
     run.system.createTopic(topic, queues)
     run.system.createStoreTimedTopic(target, queues)
     program.tell("RUN " + json.writeValueAsString((ask ++ Map("topic" -> topic, "target" -> target)).asJava))
     program.await("READY")
+    val cpuBefore = processes.map { case (_, pid) => Measure.userAndSystemSeconds(pid) }
+    val sendingFrom = System.nanoTime()
     val sent = SteadyProducer.run(run.rate, warmupSeconds, seconds)((n, done) => send(topic, body(n), done))
+    val sendingSeconds = (System.nanoTime() - sendingFrom) / 1e9
+    val cpu = processes.zip(cpuBefore).map { case ((process, pid), (user, system)) =>
+      val (userAfter, systemAfter) = Measure.userAndSystemSeconds(pid)
+      Cpu(process, (userAfter - user) / sendingSeconds, (systemAfter - system) / sendingSeconds)
+    }
+    println(s"BENCH realtime $name: cores used while sending (user + system time): " +
+      cpu.map(c => f"${c.process} ${c.user}%.2f + ${c.system}%.2f").mkString(", "))
     sent.requireAcknowledged(name)
     // Every acknowledged message is in the source topic (a send the client retried after a timeout may be there
     // twice); RocketMQ's broker acknowledges a send before it indexes the message.
@@ -105,7 +121,7 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     require(accounted == expected,
       s"$name: the target accounts for $accounted of the $expected messages expected (${sent.acknowledged} sent " +
         s"and acknowledged, $held in the source topic, $stored copies stored)")
-    report(run, cores, sent, held, result)
+    report(run, cores, sent, held, result, cpu)
   }
 
   /** `<n> xxx…`: the message's sequence number, padded to 100 bytes. */
@@ -114,7 +130,8 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     (number + "x" * (100 - number.length)).getBytes(UTF_8)
   }
 
-  private def report(run: Run, cores: Int, sent: SteadyProducer.Sent, held: Long, result: JsonNode): Unit = {
+  private def report(run: Run, cores: Int, sent: SteadyProducer.Sent, held: Long, result: JsonNode,
+      cpu: Seq[Cpu]): Unit = {
     val what = if (run.query == "stateless") "stateless"
     else s"count per key ($keys keys, $shufflePartitions shuffle partitions)"
     val where = s"${run.rate} msg/s, $queues queues, $batch batches, local[$slots] on $cores cores"
@@ -141,6 +158,12 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     }
     add("stored-time pauses over 50 ms", "pauses", result.get("pauses"))
     add("longest stored-time pause", "ms", result.get("longestPauseMs"))
+    cpu.foreach { c =>
+      results.add(Figure("realtime", s"$what: CPU used while sending, ${c.process} ($where)", run.system.name,
+        "% of a core", Seq(100 * (c.user + c.system))))
+      results.add(Figure("realtime", s"$what: CPU used while sending, ${c.process}, system time ($where)",
+        run.system.name, "% of a core", Seq(100 * c.system)))
+    }
     val progress = result.get("progress")
     add("progress reports", "batches", progress.get("batches"))
     Seq("walCommit", "commitOffsets", "queryPlanning").foreach { phase =>
