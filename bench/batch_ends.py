@@ -15,7 +15,9 @@
 """Each batch end of a real-time bench run, from what ``BENCH_REALTIME_DUMP=<folder> dev/bench --sections realtime``
 left in the folder: the phases Spark timed at the end of the batch (offset log, commit log), the time between the
 batch's trigger and the next one's, the next batch's planning, and the longest gap in the stored times of the copies
-around it (the rows held up). Usage: ``python3 bench/batch_ends.py <folder>/*.json``."""
+around it (the rows held up). Usage: ``python3 bench/batch_ends.py [--windows SECONDS] <folder>/*.json``; with
+``--windows`` it prints instead p50 / p95 / p99 / max of the copies' latency in each window of that many seconds of
+the producer's time (how a run settles after its start, where its tail sits)."""
 
 from __future__ import annotations
 
@@ -64,14 +66,42 @@ def batch_ends(dump: Dict[str, Any]) -> List[Dict[str, Any]]:
     return ends
 
 
+def windows(dump: Dict[str, Any], seconds: float) -> List[Dict[str, Any]]:
+    """Latency percentiles (nearest rank) of the copies produced in each window of `seconds` from the first."""
+    copies = dump["copies"]
+    first = min(produced for produced, _ in copies)
+    latencies: Dict[int, List[int]] = {}
+    for produced, stored in copies:
+        latencies.setdefault(int((produced - first) // (seconds * 1000)), []).append(stored - produced)
+    rows = []
+    for window in sorted(latencies):
+        values = sorted(latencies[window])
+        n = len(values)
+        rows.append(
+            {
+                "fromS": window * seconds,
+                "copies": n,
+                "p50": values[(n - 1) // 2],
+                "p95": values[int(0.95 * (n - 1))],
+                "p99": values[int(0.99 * (n - 1))],
+                "max": values[-1],
+            }
+        )
+    return rows
+
+
 def main() -> None:
-    for path in sys.argv[1:]:
+    args = sys.argv[1:]
+    window_s = None
+    if args[:1] == ["--windows"]:
+        window_s, args = float(args[1]), args[2:]
+    for path in args:
         with open(path) as f:
             dump = json.load(f)
         run = dump["run"]
         print(f"{path}: {run['system']} {run['query']}, {run['batch']} batches, {len(dump['copies'])} copies")
-        for end in batch_ends(dump):
-            print("  " + ", ".join(f"{k} {v}" for k, v in end.items()))
+        for row in windows(dump, window_s) if window_s else batch_ends(dump):
+            print("  " + ", ".join(f"{k} {v}" for k, v in row.items()))
 
 
 if __name__ == "__main__":

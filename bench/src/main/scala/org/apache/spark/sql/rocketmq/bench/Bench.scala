@@ -69,6 +69,8 @@ object Bench {
   private val HeapReaderMiB = 512
   /** The realtime section's rates (messages a second), and the shuffle partitions of its stateful query. */
   private val RealTimeRates = Seq(200, 20000)
+  /** The untimed run each system makes before the measured ones (see RealTimeBench): its first 40 s settled it. */
+  private val RealTimeWarmUpRunSeconds = 50
   private val RealTimeShufflePartitions = 2
   /** Its batches: long enough for a batch end to hold up under 1% of the messages (see docs/real-time.md). */
   private val RealTimeBatch = "30 seconds"
@@ -225,7 +227,7 @@ object Bench {
         val realTime = new RealTimeBench(results, PythonLatencyBench.venvPython(Paths.get(""), s".venv-spark-$version"),
           Paths.get("bench/python_real_time.py"), sys.props("bench.realTimeKafkaJars").split(",").toSeq, Queues,
           RealTimeShufflePartitions, keys = 1000, realTimeBatch, warmupSeconds = if (quick) 2 else 10,
-          realTimeSeconds)
+          realTimeSeconds, warmUpRunSeconds = if (quick) 0 else RealTimeWarmUpRunSeconds)
         val producer = KafkaProcess.producer(kafkaBroker.bootstrapServers)
         // RocketMQ's producer batching its async sends (autoBatch, a 1 ms hold), as Kafka's does on its defaults
         // (clients 3.9: linger.ms 0, the records that come while a request is under way go together in the next):

@@ -31,7 +31,10 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
  * `shufflePartitions` shuffle partitions). The source and target topics have `queues` queues (partitions); the
  * session is `local[queues + shufflePartitions]`, the task slots a stateful real-time query needs at once.
  *
- * Each run sends `rate` messages a second of 100 bytes for `warmupSeconds` (not counted) and `seconds`, waits for
+ * Before the measured runs each system makes an untimed one, stateless at the highest rate of the runs for
+ * `warmUpRunSeconds` (0: none), so that every measured run is a warmed one whatever the order; its figures are
+ * printed, not reported. Each run sends `rate` messages a second of 100 bytes for `warmupSeconds` (not counted) and
+ * `seconds`, waits for
  * a batch to end past the source topic's end (the Python program watches the progress reports), stops the query,
  * and reports from the target p50 / p95 / p99 of the broker's store time
  * of each copy minus the producer's time (Kafka's target topic is created with `LogAppendTime` so that its record
@@ -47,7 +50,7 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
  * before the previous batch's end), the send requests the sink saw acknowledged and how far apart the copies were stored.
  */
 final class RealTimeBench(results: BenchResults, python: Path, script: Path, kafkaJars: Seq[String], queues: Int,
-    shufflePartitions: Int, keys: Int, batch: String, warmupSeconds: Int, seconds: Int) {
+    shufflePartitions: Int, keys: Int, batch: String, warmupSeconds: Int, seconds: Int, warmUpRunSeconds: Int) {
 
   private val json = new ObjectMapper()
   private val slots = queues + shufflePartitions
@@ -71,19 +74,27 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
       val processes = Measure.watched ++ Seq(SparkJvm -> started.get("jvmPid").asLong(), "Python" -> program.pid)
       println(s"BENCH realtime: pyspark ${started.get("pyspark").asText()}, ${started.get("master").asText()} " +
         s"on $cores cores, Spark's Kafka connector ${kafkaJars.map(_.split('/').last).mkString(", ")}")
-      runs.foreach { run =>
-        val ask = Map[String, Any]("system" -> run.system.name, "query" -> run.query, "batch" -> batch,
-          "keys" -> keys) ++ connection(run.system)
-        once(program, run, cores, processes, ask)(send(run.system))
+      def ask(run: Run) = Map[String, Any]("system" -> run.system.name, "query" -> run.query, "batch" -> batch,
+        "keys" -> keys) ++ connection(run.system)
+      // Each system's first run in the session paid for its warm-up (JIT, first connections, the broker's own), and
+      // the run that came first paid for Spark's too: a run's p95 was ten times its figure in a second run of the
+      // same session (docs/bench-real-time.md). So each system first runs stateless at the highest rate of the runs,
+      // untimed (its figures printed, not reported), and every measured run is a warmed one.
+      if (warmUpRunSeconds > 0 && runs.nonEmpty) {
+        runs.map(_.system).distinct.foreach { system =>
+          val warmUp = Run(system, "stateless", runs.map(_.rate).max)
+          once(program, warmUp, cores, processes, ask(warmUp), warmUpRunSeconds, reported = false)(send(system))
+        }
       }
+      runs.foreach(run => once(program, run, cores, processes, ask(run), seconds, reported = true)(send(run.system)))
       program.finish()
     } finally program.close()
   }
 
   private def once(program: PythonProgram, run: Run, cores: Int, processes: Seq[(String, Long)],
-      ask: Map[String, Any])(send: SteadyProducer.AckedSend): Unit = {
+      ask: Map[String, Any], seconds: Int, reported: Boolean)(send: SteadyProducer.AckedSend): Unit = {
     val (topic, target) = (s"bench-rt-${System.nanoTime()}", s"bench-rt-out-${System.nanoTime()}")
-    val name = s"${run.system.name} ${run.query} ${run.rate} msg/s"
+    val name = s"${run.system.name} ${run.query} ${run.rate} msg/s${if (reported) "" else ", warm-up run"}"
     run.system.createTopic(topic, queues)
     run.system.createStoreTimedTopic(target, queues)
     program.tell("RUN " + json.writeValueAsString((ask ++ Map("topic" -> topic, "target" -> target)).asJava))
@@ -121,7 +132,7 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     require(accounted == expected,
       s"$name: the target accounts for $accounted of the $expected messages expected (${sent.acknowledged} sent " +
         s"and acknowledged, $held in the source topic, $stored copies stored)")
-    report(run, cores, sent, held, result, cpu)
+    if (reported) report(run, cores, sent, held, result, cpu, seconds)
   }
 
   /** `<n> xxx…`: the message's sequence number, padded to 100 bytes. */
@@ -131,7 +142,7 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
   }
 
   private def report(run: Run, cores: Int, sent: SteadyProducer.Sent, held: Long, result: JsonNode,
-      cpu: Seq[Cpu]): Unit = {
+      cpu: Seq[Cpu], seconds: Int): Unit = {
     val what = if (run.query == "stateless") "stateless"
     else s"count per key ($keys keys, $shufflePartitions shuffle partitions)"
     val where = s"${run.rate} msg/s, $queues queues, $batch batches, local[$slots] on $cores cores"
