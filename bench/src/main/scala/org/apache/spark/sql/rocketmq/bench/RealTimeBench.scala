@@ -34,14 +34,13 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
  * Before the measured runs each system makes an untimed one, stateless at the highest rate of the runs for
  * `warmUpRunSeconds` (0: none), so that every measured run is a warmed one whatever the order; its figures are
  * printed, not reported. Each run sends `rate` messages a second of 100 bytes for `warmupSeconds` (not counted) and
- * `seconds`, waits for
- * a batch to end past the source topic's end (the Python program watches the progress reports), stops the query,
+ * `seconds`, waits for a batch to end past the source topic's end (the Python program watches the progress reports), stops the query,
  * and reports from the target p50 / p95 / p99 of the broker's store time
  * of each copy minus the producer's time (Kafka's target topic is created with `LogAppendTime` so that its record
  * time is the broker's too), the copies counted, and what shows where the tail comes from: the pauses in the stored
  * times and the median batch-end phases of the progress reports, and the cores each process used while the producer
- * sent (the brokers, the bench's JVM with the producer, the PySpark JVM, the Python program). Beside RocketMQ's rows, the connector's own
- * latency metrics from those reports: how long messages waited in their queues, how long sends took to be
+ * sent (the brokers, the bench's JVM with the producer, the PySpark JVM, the Python program). Beside RocketMQ's rows,
+ * the connector's own latency metrics from those reports: how long messages waited in their queues, how long sends took to be
  * acknowledged. The producer ([[SteadyProducer]]) waits for every send to be acknowledged (sending failed ones
  * again), so the source holds every message sent; every one must reach the target (stateless: each sequence number
  * acknowledged; count per key: the last count of every key adds up to the messages the source holds, a message the
@@ -132,7 +131,7 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     require(accounted == expected,
       s"$name: the target accounts for $accounted of the $expected messages expected (${sent.acknowledged} sent " +
         s"and acknowledged, $held in the source topic, $stored copies stored)")
-    if (reported) report(run, cores, sent, held, result, cpu, seconds)
+    if (reported) report(run, cores, sent, held, result, cpu)
   }
 
   /** `<n> xxx…`: the message's sequence number, padded to 100 bytes. */
@@ -142,7 +141,7 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
   }
 
   private def report(run: Run, cores: Int, sent: SteadyProducer.Sent, held: Long, result: JsonNode,
-      cpu: Seq[Cpu], seconds: Int): Unit = {
+      cpu: Seq[Cpu]): Unit = {
     val what = if (run.query == "stateless") "stateless"
     else s"count per key ($keys keys, $shufflePartitions shuffle partitions)"
     val where = s"${run.rate} msg/s, $queues queues, $batch batches, local[$slots] on $cores cores"
