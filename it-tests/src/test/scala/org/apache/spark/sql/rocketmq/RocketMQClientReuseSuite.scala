@@ -19,7 +19,12 @@ package org.apache.spark.sql.rocketmq
 import java.nio.file.Files
 
 import java.nio.charset.StandardCharsets
+import java.util.concurrent.{CompletableFuture, ConcurrentHashMap, TimeUnit}
 
+import scala.jdk.CollectionConverters._
+
+import org.apache.rocketmq.client.consumer.{PullCallback, PullResult}
+import org.apache.rocketmq.client.hook.{SendMessageContext, SendMessageHook}
 import org.apache.rocketmq.common.message.Message
 
 import org.apache.spark.sql.connector.read.streaming.ReadLimit
@@ -128,5 +133,69 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
         assert(bodies === Seq("a", "b"))
       } finally puller.close()
     } finally heldConsumer.release()
+  }
+
+  test("a real-time reader takes pull answers on the connection's thread; a send leaves from the sending thread") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    val group = s"threads-${System.nanoTime()}"
+    val options = new RocketMQOptions(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic,
+      "consumerGroup" -> group, "producerGroup" -> group))
+
+    // A send's first attempt is made on the thread that sends: the producer's send hook runs there.
+    val writeSettings = RocketMQWriteSettings(options)
+    val sendingThreads = ConcurrentHashMap.newKeySet[String]()
+    val producer = RocketMQProducerPool.borrow(writeSettings)
+    try {
+      producer.client.getDefaultMQProducerImpl.registerSendMessageHook(new SendMessageHook {
+        override def hookName(): String = "sending-thread"
+        override def sendMessageBefore(context: SendMessageContext): Unit =
+          sendingThreads.add(Thread.currentThread().getName)
+        override def sendMessageAfter(context: SendMessageContext): Unit = ()
+      })
+      val sender = new RocketMQMessageSender(writeSettings)
+      try {
+        Seq("a", "b", "c").foreach(b => sender.send(new Message(topic, b.getBytes(StandardCharsets.UTF_8)), null))
+        sender.flush()
+      } finally sender.close()
+      assert(sendingThreads.asScala === Set(Thread.currentThread().getName))
+    } finally {
+      producer.markBroken() // the hook stays with this test
+      producer.release()
+    }
+
+    // The thread a pull's answer reaches its callback on, with a consumer borrowed for `followsEnd` or not.
+    val readSettings = RocketMQReadSettings(options)
+    val queue = rocketmq.latestOffsets(topic).keys.head
+    def answeredOn(followsEnd: Boolean): String = {
+      val lease = RocketMQConsumerPool.borrow(readSettings, followsEnd)
+      try {
+        val thread = new CompletableFuture[String]()
+        lease.client.pull(queue.toMessageQueue(readSettings.connection), "*", 0L, 32,
+          new PullCallback {
+            override def onSuccess(result: PullResult): Unit = thread.complete(Thread.currentThread().getName)
+            override def onException(e: Throwable): Unit = thread.completeExceptionally(e)
+          })
+        thread.get(30, TimeUnit.SECONDS)
+      } finally lease.release()
+    }
+    assert(answeredOn(followsEnd = true).startsWith("NettyClientSelector_"))
+    assert(answeredOn(followsEnd = false).startsWith("NettyClientPublicExecutor_"))
+
+    // A reader following the queue's end borrows such a consumer; a bounded one does not.
+    def key(followsEnd: Boolean) = RocketMQConsumerPool.Key(readSettings.connection, group, followsEnd = followsEnd)
+    val open = RocketMQQueuePuller(queue, 0, RocketMQQueuePuller.Open, readSettings)
+    val bounded = RocketMQQueuePuller(queue, 0, 3, readSettings)
+    try {
+      val lent = RocketMQConsumerPool.cache.lentKeys
+      assert(lent.contains(key(followsEnd = true)) && lent.contains(key(followsEnd = false)), lent)
+      val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
+      val read = Iterator.continually(open.next(deadline)).take(3).takeWhile(_ != null)
+        .map(m => new String(m.getBody, StandardCharsets.UTF_8)).toList
+      assert(read === Seq("a", "b", "c"))
+    } finally {
+      open.close()
+      bounded.close()
+    }
   }
 }

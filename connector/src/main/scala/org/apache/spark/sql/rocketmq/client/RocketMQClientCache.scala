@@ -170,6 +170,9 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
 
   /** Clients lent out now (a task reading or writing holds one). */
   def lent: Int = synchronized(entries.values.count(_.borrowers > 0))
+
+  /** The keys of the clients lent out now (tests). */
+  def lentKeys: Set[K] = synchronized(entries.values.filter(_.borrowers > 0).map(_.key).toSet)
 }
 
 private[rocketmq] object RocketMQClientCache {

@@ -56,14 +56,16 @@ private[rocketmq] object RocketMQConsumerPool {
 
   /**
    * What makes two reads able to share a consumer. `lane`: through a RocketMQ 5 proxy, the task thread, so that each
-   * task pulls over a connection of its own (see [[RocketMQReadSettings.asPlanned]]); 0 otherwise.
+   * task pulls over a connection of its own (see [[RocketMQReadSettings.asPlanned]]); 0 otherwise. `followsEnd`:
+   * readers that follow the ends of queues (real-time mode) share consumers of their own (see [[newConsumer]]).
    */
-  final case class Key(connection: RocketMQConnection, group: String, lane: Long = 0L)
+  final case class Key(connection: RocketMQConnection, group: String, lane: Long = 0L, followsEnd: Boolean = false)
 
   val cache = new RocketMQClientCache[Key, DefaultMQPullConsumer]("consumer", newConsumer, _.shutdown())
 
-  def borrow(settings: RocketMQReadSettings): cache.Lease = cache.borrow(Key(settings.connection, settings.group,
-    if (settings.throughProxy) Thread.currentThread().getId else 0L))
+  def borrow(settings: RocketMQReadSettings, followsEnd: Boolean = false): cache.Lease =
+    cache.borrow(Key(settings.connection, settings.group,
+      if (settings.throughProxy) Thread.currentThread().getId else 0L, followsEnd))
 
   /** Consumers held now (tests). */
   private[rocketmq] def size: Int = cache.size
@@ -82,7 +84,28 @@ private[rocketmq] object RocketMQConsumerPool {
     val pulls = consumer.getDefaultMQPullConsumerImpl.getPullAPIWrapper
     pulls.setConnectBrokerByUser(true)
     pulls.setDefaultBrokerId(MixAll.MASTER_ID)
+    if (key.followsEnd) answerOnConnectionThread(consumer)
     consumer
+  }
+
+  /**
+   * A reader following a queue's end gets thousands of small answers a second (each long poll is answered as soon as
+   * a message arrives). By default the client passes each answer from the connection's thread to a codec pool and
+   * then to a callback pool before the waiting task has it; here the connection's thread decodes it and completes
+   * the task's wait itself: two thread hand-offs fewer for every message read (docs/bench-real-time.md measures
+   * them). Bounded reads keep both pools, which decode their large answers side by side. Set after `start`, before
+   * the first pull: a connection takes its handlers when it is made, at its first request.
+   */
+  private def answerOnConnectionThread(consumer: DefaultMQPullConsumer): Unit = {
+    val netty = MQClientManager.getInstance().getOrCreateMQClientInstance(consumer).getNettyClientConfig
+    netty.setDisableNettyWorkerGroup(true)
+    netty.setDisableCallbackExecutor(true)
+  }
+
+  /** Whether `consumer`'s pull answers are decoded and handed over on its connections' own threads (tests). */
+  private[rocketmq] def answersOnConnectionThread(consumer: DefaultMQPullConsumer): Boolean = {
+    val netty = MQClientManager.getInstance().getOrCreateMQClientInstance(consumer).getNettyClientConfig
+    netty.isDisableNettyWorkerGroup && netty.isDisableCallbackExecutor
   }
 
   /**

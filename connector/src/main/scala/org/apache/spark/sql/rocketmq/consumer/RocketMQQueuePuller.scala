@@ -330,7 +330,7 @@ private[rocketmq] object RocketMQQueuePuller {
   /** A puller whose pulls go through a consumer borrowed from the executor's pool, returned on close. */
   @nowarn("cat=deprecation") // see RocketMQConsumerPool
   def apply(queue: RocketMQQueue, from: Long, until: Long, settings: RocketMQReadSettings): RocketMQQueuePuller = {
-    val lease = RocketMQConsumerPool.borrow(settings)
+    val lease = RocketMQConsumerPool.borrow(settings, followsEnd = until == Open)
     val consumer: DefaultMQPullConsumer = lease.client
     if (settings.sqlFilter.isDefined) {
       try lease.once(s"sql:${queue.topic}")(RocketMQConsumerPool.prepareForSqlFilter(consumer,

@@ -151,7 +151,8 @@ private[rocketmq] final class RocketMQMessageSender(
     private val seq = if (halfMessages != null) halfMessages.lastPrepared else -1
 
     /**
-     * Messages without a sharding key are sent asynchronously, and resent from the retry scheduler.
+     * Messages without a sharding key are sent asynchronously, the first attempt issued on the calling
+     * thread ([[RocketMQProducerPool.inline]]), and resent from the retry scheduler.
      * Those with one are sent synchronously, and resent before the task sends anything else: the
      * client's asynchronous sends run on a thread pool and would reach the queue out of order. Half
      * messages go asynchronously, with a key too: their place in the queue is made when the driver
@@ -161,7 +162,7 @@ private[rocketmq] final class RocketMQMessageSender(
       requestCount.incrementAndGet()
       peakRequests.accumulateAndGet(openRequests.incrementAndGet(), (a, b) => math.max(a, b))
       startNanos = System.nanoTime()
-      attempt()
+      RocketMQProducerPool.inline(attempt())
     }
 
     private def attempt(): Unit =

@@ -16,6 +16,8 @@
 
 package org.apache.spark.sql.rocketmq.producer
 
+import java.util.concurrent.{AbstractExecutorService, ExecutorService, TimeUnit}
+
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.exception.MQClientException
@@ -57,7 +59,39 @@ private[rocketmq] object RocketMQProducerPool {
     producer.setRetryTimesWhenSendFailed(0)
     producer.setRetryTimesWhenSendAsyncFailed(0)
     producer.start()
+    // Acknowledgements are decoded on the connection's own thread rather than handed to a codec pool first (set
+    // after `start`, before the first send: a connection takes its handlers when it is made). They still reach the
+    // sender on the client's callback pool, never on the connection's thread: an acknowledgement may send the rows
+    // that waited for it (see RocketMQMessageSender).
+    producer.getDefaultMQProducerImpl.getMqClientFactory.getNettyClientConfig.setDisableNettyWorkerGroup(true)
+    producer.setAsyncSenderExecutor(new InlineSends(producer.getDefaultMQProducerImpl.getAsyncSenderExecutor))
     producer
+  }
+
+  private val sendingInline = ThreadLocal.withInitial[java.lang.Boolean](() => false)
+
+  /**
+   * Runs `send` with the asynchronous sends it makes issued on the calling thread, not handed to the client's send
+   * pool first: a request goes out with one thread hand-off fewer (the write itself still goes through the
+   * connection's thread). The message sender makes its first attempts so, from a task's thread or from the callback
+   * pool when an acknowledgement sends waiting rows; neither is a connection's thread, and the client connects
+   * asynchronously. Resends, which the retry scheduler makes, go through the send pool as before.
+   */
+  def inline[T](send: => T): T = {
+    val before = sendingInline.get()
+    sendingInline.set(true)
+    try send
+    finally sendingInline.set(before)
+  }
+
+  /** The producer's asynchronous send pool: runs a send at once inside [[inline]], else hands it to `pool`. */
+  private[producer] final class InlineSends(pool: ExecutorService) extends AbstractExecutorService {
+    override def execute(command: Runnable): Unit = if (sendingInline.get()) command.run() else pool.execute(command)
+    override def shutdown(): Unit = pool.shutdown()
+    override def shutdownNow(): java.util.List[Runnable] = pool.shutdownNow()
+    override def isShutdown: Boolean = pool.isShutdown
+    override def isTerminated: Boolean = pool.isTerminated
+    override def awaitTermination(timeout: Long, unit: TimeUnit): Boolean = pool.awaitTermination(timeout, unit)
   }
 
   /**
