@@ -21,7 +21,9 @@ stdin and stdout, a line each way per step:
 - ``RUN {json}`` asks for one query: ``system`` (rocketmq: this package's reader and ``write_rocketmq_stream``;
   kafka: Spark's Kafka source and sink), ``query`` (``stateless``: each message's body goes through with its
   producer's time in front; ``stateful``: a count per key in update mode, each update carrying the producer's time
-  of the message that made it), the source and target topics and the batch duration. Answers ``READY``.
+  of the message that made it; ``relay``: no query, the bench's JVM copies each message as ``stateless`` would with
+  the system's own plain clients, and this process only reads the target), the source and target topics and the
+  batch duration. Answers ``READY``.
 - ``DONE {json}``: how many messages were sent (each acknowledged by the broker), how many the source topic holds
   (``sourceHeld``: a send the producer's client retried may be there twice) and from when they count (the warm-up
   left out). This process waits for a batch to end past the source's end (the copy is then complete: a batch ends
@@ -29,7 +31,8 @@ stdin and stdout, a line each way per step:
   of the stored time (the broker's) minus the producer's time over the counted copies, whether every message reached
   the target, the pauses in the stored times, and from the progress reports the batch-end phases, the latency
   metrics and what tells where copies stored twice came from (rows the source read, offsets its batches spanned and
-  read twice, sends the sink saw acknowledged).
+  read twice, sends the sink saw acknowledged). A relay has no query to wait for (the bench's JVM waited for every
+  copy to be acknowledged) and no progress reports.
 - ``EXIT`` ends it.
 
 The body a producer sends is ``<sequence number> xxx…``; the key of the stateful query is that number modulo ``keys``.
@@ -119,7 +122,7 @@ def latencies(copies: DataFrame, run: Dict[str, Any], measured_from: int) -> Dic
     assert row is not None
     duplicates = None
     twice_apart = None
-    if run["query"] == "stateless":  # each sequence number once at least
+    if run["query"] != "stateful":  # stateless and relay: each sequence number once at least
         accounted = copies.select("id").distinct().count()
         duplicates = copies.count() - accounted
         # A message stored more than once: how far apart its first and last copies were stored (a resend comes
@@ -250,23 +253,34 @@ def dump_batch_ends(spark: SparkSession, run: Dict[str, Any], measured_from: int
         json.dump(dump, f)
 
 
+def await_done() -> Dict[str, Any]:
+    """The next line of stdin, ``DONE {json}``, as its JSON."""
+    return json.loads(sys.stdin.readline().split(" ", 1)[1])
+
+
 def one_run(spark: SparkSession, run: Dict[str, Any], scratch: str) -> None:
-    run["cp"] = tempfile.mkdtemp(dir=scratch)
-    query = start(spark, run)
-    try:
+    events: List[Any] = []  # the query's progress reports; a relay has none
+    if run["query"] == "relay":  # no query: the bench's JVM has every copy acknowledged before it says DONE
         reply("READY")
-        done = json.loads(sys.stdin.readline().split(" ", 1)[1])
-        caught_up = await_caught_up(query, int(done["sourceHeld"]), run["batch"])
-        if query.exception() is not None:
-            raise RuntimeError(f"the query failed: {query.exception()}")
-        events = list(query.recentProgress)
-    finally:
-        query.stop()
+        done, caught_up = await_done(), True
+    else:
+        run["cp"] = tempfile.mkdtemp(dir=scratch)
+        query = start(spark, run)
+        try:
+            reply("READY")
+            done = await_done()
+            caught_up = await_caught_up(query, int(done["sourceHeld"]), run["batch"])
+            if query.exception() is not None:
+                raise RuntimeError(f"the query failed: {query.exception()}")
+            events = list(query.recentProgress)
+        finally:
+            query.stop()
     result = latencies(stored_copies(spark, run), run, done["measuredFrom"])
     result["caughtUp"] = caught_up
     result["progress"] = progress_summary(events)
     result["reads"] = source_reads(events)
-    dump_batch_ends(spark, run, done["measuredFrom"], events)
+    if run["query"] != "relay":  # a relay has no progress reports
+        dump_batch_ends(spark, run, done["measuredFrom"], events)
     reply("RESULT " + json.dumps(result))
 
 

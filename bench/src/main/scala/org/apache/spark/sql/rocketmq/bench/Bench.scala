@@ -36,7 +36,8 @@ import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, RocketMQBrokerProcess, R
  * Usage: Bench --kafka-classpath <file> --out <results.json> [--quick] [--sections read,plain,...] [--logs <dir>]
  *   [--realtime-seconds <seconds of each realtime run>] [--realtime-runs <system>/<query>/<rate>,...]
  * The sections `pulls` (batch reads with 4, 8, 16 and 32 pulls under way, taken in turns) and `realtime` (real-time
- * queries topic to topic from pyspark 4.3, about 45 minutes) run only when named.
+ * queries topic to topic from pyspark 4.3, and beside them each system's own clients relaying topic to topic with
+ * no Spark, runs `<system>/relay/<rate>`; about 65 minutes, the four relay runs 5 minutes each) run only when named.
  * `--quick` runs every section on small sizes, one run each: it checks the bench works, not the speed.
  */
 object Bench {
@@ -243,7 +244,7 @@ object Bench {
           val runs = for {
             rate <- RealTimeRates
             system <- Seq(rocketmq, kafka)
-            query <- Seq("stateless", "stateful")
+            query <- Seq("stateless", "stateful", "relay")
           } yield realTime.Run(system, query, rate)
           // --realtime-runs rocketmq/stateless/20000,...: only those runs, in that order (to look into one, or to
           // see what the order does: the first run of the session pays the JVM's warm-up).

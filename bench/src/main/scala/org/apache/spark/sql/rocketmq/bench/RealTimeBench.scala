@@ -29,7 +29,10 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
  * of `python`'s virtualenv) under Spark's real-time trigger with batches of `batch`. Two queries: `stateless` (each
  * body through, the producer's time in front of it) and `stateful` (a count per key of `keys`, update output, on
  * `shufflePartitions` shuffle partitions). The source and target topics have `queues` queues (partitions); the
- * session is `local[queues + shufflePartitions]`, the task slots a stateful real-time query needs at once.
+ * session is `local[queues + shufflePartitions]`, the task slots a stateful real-time query needs at once. Beside
+ * them, `relay`: no Spark, each system's own plain clients copying every message as the stateless query does, in
+ * this JVM ([[PlainClientRelay]]), the floor each broker and client stack gives on this machine; the Python program
+ * only reads its target.
  *
  * Before the measured runs each system makes an untimed one, stateless at the highest rate of the runs for
  * `warmUpRunSeconds` (0: none), so that every measured run is a warmed one whatever the order; its figures are
@@ -59,7 +62,10 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
   /** The cores a process used over a run's sending (warm-up included): CPU seconds per second, user and system. */
   private final case class Cpu(process: String, user: Double, system: Double)
 
-  /** One query (`stateless` or `stateful`) of `system` at `rate` messages a second. */
+  /** How long a relay may take, once the source holds every message, to have every copy acknowledged. */
+  private val RelayWaitMs = 120000L
+
+  /** One query (`stateless`, `stateful` or `relay`) of `system` at `rate` messages a second. */
   final case class Run(system: BenchSystem, query: String, rate: Int)
 
   /** Runs each of `runs` in one Python program (one Spark session) and adds its figures. */
@@ -82,20 +88,36 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
       if (warmUpRunSeconds > 0 && runs.nonEmpty) {
         runs.map(_.system).distinct.foreach { system =>
           val warmUp = Run(system, "stateless", runs.map(_.rate).max)
-          once(program, warmUp, cores, processes, ask(warmUp), warmUpRunSeconds, reported = false)(send(system))
+          once(program, warmUp, cores, processes, ask(warmUp), connection(system), warmUpRunSeconds,
+            reported = false)(send(system))
         }
       }
-      runs.foreach(run => once(program, run, cores, processes, ask(run), seconds, reported = true)(send(run.system)))
+      runs.foreach { run =>
+        once(program, run, cores, processes, ask(run), connection(run.system), seconds, reported = true)(
+          send(run.system))
+      }
       program.finish()
     } finally program.close()
   }
 
   private def once(program: PythonProgram, run: Run, cores: Int, processes: Seq[(String, Long)],
-      ask: Map[String, Any], seconds: Int, reported: Boolean)(send: SteadyProducer.AckedSend): Unit = {
+      ask: Map[String, Any], connection: Map[String, String], seconds: Int, reported: Boolean)(
+      send: SteadyProducer.AckedSend): Unit = {
     val (topic, target) = (s"bench-rt-${System.nanoTime()}", s"bench-rt-out-${System.nanoTime()}")
     val name = s"${run.system.name} ${run.query} ${run.rate} msg/s${if (reported) "" else ", warm-up run"}"
     run.system.createTopic(topic, queues)
     run.system.createStoreTimedTopic(target, queues)
+    // A relay reads the source from its start: it holds every queue before the producer sends.
+    val relay =
+      if (run.query == "relay") Some(PlainClientRelay.start(run.system, connection, topic, target, queues)) else None
+    try measured(program, run, name, topic, target, cores, processes, ask, relay, seconds, reported)(send)
+    finally relay.foreach(_.close())
+  }
+
+  /** The rest of [[once]]: the sending, the wait for the target, the Python program's result, its check. */
+  private def measured(program: PythonProgram, run: Run, name: String, topic: String, target: String, cores: Int,
+      processes: Seq[(String, Long)], ask: Map[String, Any], relay: Option[PlainClientRelay], seconds: Int,
+      reported: Boolean)(send: SteadyProducer.AckedSend): Unit = {
     program.tell("RUN " + json.writeValueAsString((ask ++ Map("topic" -> topic, "target" -> target)).asJava))
     program.await("READY")
     val cpuBefore = processes.map { case (_, pid) => Measure.userAndSystemSeconds(pid) }
@@ -114,24 +136,35 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     run.system.awaitReadable()
     val held = run.system.storedMessages(topic)
     require(held >= sent.acknowledged, s"$name: the source topic holds $held of ${sent.acknowledged} acknowledged")
+    // A relay copies every message the source holds: the target is complete once as many copies are acknowledged.
+    relay.foreach { r =>
+      require(r.awaitRelayed(held, RelayWaitMs),
+        s"$name: the relay had ${r.relayed} of the $held messages of the source acknowledged in the target " +
+          s"${RelayWaitMs / 1000} s after the source held them all (${r.resent} sent again after a failure)")
+      run.system.awaitReadable()
+      println(s"BENCH realtime $name: relayed ${r.relayed}, ${r.resent} sent again after a failure")
+    }
     program.tell("DONE " + json.writeValueAsString(
       Map("sent" -> sent.acknowledged, "sourceHeld" -> held, "measuredFrom" -> sent.measuredFrom).asJava))
     val result = json.readTree(program.await("RESULT"))
     val (accounted, stored) = (result.get("accounted").asLong(), result.get("stored").asLong())
     val reads = result.get("reads")
+    val queryReads = // a query's batches; a relay has none
+      if (relay.nonEmpty) ""
+      else s"; source rows read ${reads.get("inputRows")}, offsets spanned ${reads.get("offsetsSpanned")}, read " +
+        s"again ${reads.get("offsetsReadAgain")}; send requests acknowledged ${reads.get("sendsAcknowledged")}; " +
+        s"caught up ${result.get("caughtUp")}"
     println(s"BENCH realtime $name: sent ${sent.acknowledged}, all acknowledged (${sent.resent} sent again after a " +
       s"failure; failures: ${sent.failureKinds}), source held $held, target stored $stored, accounted for $accounted, duplicates " +
       s"${result.get("duplicates")} (first to last copy p50 ${result.get("duplicateApartMsP50")} ms, p99 " +
-      s"${result.get("duplicateApartMsP99")} ms); source rows read ${reads.get("inputRows")}, offsets spanned " +
-      s"${reads.get("offsetsSpanned")}, read again ${reads.get("offsetsReadAgain")}; send requests acknowledged " +
-      s"${reads.get("sendsAcknowledged")}; caught up ${result.get("caughtUp")}; p50 / p95 / p99 " +
+      s"${result.get("duplicateApartMsP99")} ms)$queryReads; p50 / p95 / p99 " +
       s"${result.get("p50")} / ${result.get("p95")} / ${result.get("p99")} ms over ${result.get("counted")} copies")
-    // Stateless: each acknowledged sequence number in the target. Count per key: every row of the source counted.
-    val expected = if (run.query == "stateless") sent.acknowledged else held
+    // Stateless and relay: each acknowledged sequence number in the target. Count per key: every source row counted.
+    val expected = if (run.query == "stateful") held else sent.acknowledged
     require(accounted == expected,
       s"$name: the target accounts for $accounted of the $expected messages expected (${sent.acknowledged} sent " +
         s"and acknowledged, $held in the source topic, $stored copies stored)")
-    if (reported) report(run, cores, sent, held, result, cpu)
+    if (reported) report(run, cores, sent, held, result, cpu, relay.map(_.resent))
   }
 
   /** `<n> xxx…`: the message's sequence number, padded to 100 bytes. */
@@ -140,11 +173,16 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     (number + "x" * (100 - number.length)).getBytes(UTF_8)
   }
 
-  private def report(run: Run, cores: Int, sent: SteadyProducer.Sent, held: Long, result: JsonNode,
-      cpu: Seq[Cpu]): Unit = {
-    val what = if (run.query == "stateless") "stateless"
-    else s"count per key ($keys keys, $shufflePartitions shuffle partitions)"
-    val where = s"${run.rate} msg/s, $queues queues, $batch batches, local[$slots] on $cores cores"
+  private def report(run: Run, cores: Int, sent: SteadyProducer.Sent, held: Long, result: JsonNode, cpu: Seq[Cpu],
+      relayResent: Option[Long]): Unit = {
+    val what = run.query match {
+      case "stateless" => "stateless"
+      case "relay" => "relay, the system's own clients, no Spark"
+      case _ => s"count per key ($keys keys, $shufflePartitions shuffle partitions)"
+    }
+    val where =
+      if (run.query == "relay") s"${run.rate} msg/s, $queues queues, on $cores cores"
+      else s"${run.rate} msg/s, $queues queues, $batch batches, local[$slots] on $cores cores"
     def add(name: String, unit: String, value: JsonNode): Unit =
       if (value != null && !value.isNull) {
         results.add(Figure("realtime", s"$what: $name ($where)", run.system.name, unit, Seq(value.asDouble())))
@@ -160,11 +198,17 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
       "sends", Seq(sent.resent.toDouble)))
     results.add(Figure("realtime", s"$what: source messages stored twice by the producer's client retries ($where)",
       run.system.name, "messages", Seq((held - sent.acknowledged).toDouble)))
+    relayResent.foreach { resent =>
+      results.add(Figure("realtime", s"$what: relay sends sent again after a failure ($where)", run.system.name,
+        "sends", Seq(resent.toDouble)))
+    }
     val reads = result.get("reads")
-    add("source offsets the batches spanned", "offsets", reads.get("offsetsSpanned"))
-    add("source offsets a batch read again", "offsets", reads.get("offsetsReadAgain"))
-    if (run.system.name == "rocketmq") {
-      add("send requests the sink saw acknowledged", "requests", reads.get("sendsAcknowledged"))
+    if (run.query != "relay") { // a query's batches; a relay has none
+      add("source offsets the batches spanned", "offsets", reads.get("offsetsSpanned"))
+      add("source offsets a batch read again", "offsets", reads.get("offsetsReadAgain"))
+      if (run.system.name == "rocketmq") {
+        add("send requests the sink saw acknowledged", "requests", reads.get("sendsAcknowledged"))
+      }
     }
     add("stored-time pauses over 50 ms", "pauses", result.get("pauses"))
     add("longest stored-time pause", "ms", result.get("longestPauseMs"))
@@ -174,7 +218,11 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
       results.add(Figure("realtime", s"$what: CPU used while sending, ${c.process}, system time ($where)",
         run.system.name, "% of a core", Seq(100 * c.system)))
     }
-    val progress = result.get("progress")
+    if (run.query != "relay") progressFigures(result.get("progress"), add)
+  }
+
+  /** What a query's progress reports tell: its batch ends, and the connector's latency metrics (RocketMQ's). */
+  private def progressFigures(progress: JsonNode, add: (String, String, JsonNode) => Unit): Unit = {
     add("progress reports", "batches", progress.get("batches"))
     Seq("walCommit", "commitOffsets", "queryPlanning").foreach { phase =>
       add(s"batch end: $phase, median", "ms", progress.get(phase))
