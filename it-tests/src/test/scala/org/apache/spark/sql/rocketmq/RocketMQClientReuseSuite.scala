@@ -34,7 +34,8 @@ import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQPr
 import org.apache.spark.sql.streaming.Trigger
 
 /**
- * Executors reuse one consumer and one producer per connection settings; planning costs requests per broker.
+ * Executors reuse one consumer and one producer per connection settings; planning costs requests per broker; a
+ * real-time reader's pull answers and a sink's sends run on the threads the connector sets them on.
  */
 class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
 
