@@ -57,7 +57,7 @@ private[rocketmq] object RocketMQConsumerPool {
   /**
    * What makes two reads able to share a consumer. `lane`: through a RocketMQ 5 proxy, the task thread, so that each
    * task pulls over a connection of its own (see [[RocketMQReadSettings.asPlanned]]); 0 otherwise. `followsEnd`:
-   * readers that follow the ends of queues (real-time mode) share consumers of their own (see [[newConsumer]]).
+   * readers that follow the ends of queues (real-time and continuous mode) share consumers of their own (see [[newConsumer]]).
    */
   final case class Key(connection: RocketMQConnection, group: String, lane: Long = 0L, followsEnd: Boolean = false)
 
@@ -100,12 +100,6 @@ private[rocketmq] object RocketMQConsumerPool {
     val netty = MQClientManager.getInstance().getOrCreateMQClientInstance(consumer).getNettyClientConfig
     netty.setDisableNettyWorkerGroup(true)
     netty.setDisableCallbackExecutor(true)
-  }
-
-  /** Whether `consumer`'s pull answers are decoded and handed over on its connections' own threads (tests). */
-  private[rocketmq] def answersOnConnectionThread(consumer: DefaultMQPullConsumer): Boolean = {
-    val netty = MQClientManager.getInstance().getOrCreateMQClientInstance(consumer).getNettyClientConfig
-    netty.isDisableNettyWorkerGroup && netty.isDisableCallbackExecutor
   }
 
   /**
