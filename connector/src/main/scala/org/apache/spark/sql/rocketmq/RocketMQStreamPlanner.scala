@@ -72,8 +72,25 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
    * from the route are waited for; with `awaitIndexed`, each master is first asked to index what it stored.
    */
   def fetchLatest(known: Set[RocketMQQueue], awaitIndexed: Boolean = false): Map[RocketMQQueue, RocketMQQueueRange] = {
-    ranges = reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = known, awaitIndexed = awaitIndexed)
+    val reuse = freshAfterBatch && !awaitIndexed && known.forall(ranges.contains)
+    freshAfterBatch = false
+    if (!reuse) ranges = reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = known,
+      awaitIndexed = awaitIndexed)
     ranges
+  }
+
+  /** Whether [[ranges]] were fetched after a real-time batch's tasks had all stopped (see [[fetchAfterBatch]]). */
+  @volatile private var freshAfterBatch = false
+
+  /**
+   * The queues' ranges now, fetched once a real-time batch's tasks have stopped (for its progress): the next call
+   * of [[fetchLatest]], when the next batch starts a moment later, takes them as they are instead of asking the
+   * brokers again, if they name every queue it knows (else it asks, and waits for a group missing from the route).
+   * Every offset the stopped tasks reached was stored before this fetch, so these ends are at or past it.
+   */
+  def fetchAfterBatch(): Unit = {
+    fetchLatest(Set.empty)
+    freshAfterBatch = true
   }
 
   /**

@@ -42,7 +42,7 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
   with ReportsSourceMetrics
   with SupportsRealTimeMode {
 
-  private val planner = new RocketMQStreamPlanner(options, checkpointLocation)
+  private[rocketmq] val planner = new RocketMQStreamPlanner(options, checkpointLocation)
   private val batches = new RocketMQMicroBatchStream(planner)
 
   /** The running real-time batch's plan: where its tasks started, by queue. */
@@ -56,12 +56,19 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
     realTime = true
   }
 
-  override def planInputPartitions(start: Offset): Array[InputPartition] = {
-    val next = planner.planOpen(start, refetch = false)
-    val partitions = planner.openPartitions(next)
-    if (realTime) RocketMQRealTimeSlots.check(SparkSession.active, partitions.map(_.queue))
-    plan = next
-    partitions.toArray[InputPartition]
+  /** The last batch's partitions and the start they were planned from: Spark plans a batch more than once. */
+  @volatile private var planned: Option[(Offset, Array[InputPartition])] = None
+
+  override def planInputPartitions(start: Offset): Array[InputPartition] = planned match {
+    case Some((from, partitions)) if from == start => partitions
+    case _ =>
+      val next = planner.planOpen(start, refetch = false)
+      val partitions = planner.openPartitions(next)
+      if (realTime) RocketMQRealTimeSlots.check(SparkSession.active, partitions.map(_.queue))
+      plan = next
+      val planned = partitions.toArray[InputPartition]
+      this.planned = Some((start, planned))
+      planned
   }
 
   override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = plan.end(offsets)
@@ -69,8 +76,9 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
   override def createReaderFactory(): PartitionReaderFactory = new RocketMQRealTimeReaderFactory(batches.queueWait)
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
-    // A real-time batch ran for its whole duration: measure against the queues' ends now, not at its start.
-    if (realTime) planner.fetchLatest(Set.empty)
+    // A real-time batch ran for its whole duration: measure against the queues' ends now, not at its start (the
+    // next batch's start takes these ends too).
+    if (realTime) planner.fetchAfterBatch()
     batches.metrics(latestConsumedOffset)
   }
 

@@ -18,11 +18,14 @@ package org.apache.spark.sql.rocketmq
 
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
+import java.util.Optional
 import java.util.concurrent.ConcurrentHashMap
 
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{ForeachWriter, Row}
+import org.apache.spark.sql.connector.read.streaming.ReadLimit
+import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 import org.apache.spark.sql.streaming.{StreamingQuery, StreamingQueryException, Trigger}
 import org.apache.spark.sql.rocketmq.producer.RocketMQMessageSender
 
@@ -205,6 +208,41 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
     assert(text.contains("needs 3 task slots") && text.contains("has 2") && text.contains("3 queues"), text)
     for (i <- 0 until 3) assert(text.contains(s"$topic/${rocketmq.brokerName}/$i"), text)
     assert(EpochOutput.rows(sink).isEmpty, "a task ran although the check failed")
+  }
+
+  test("between two real-time batches the brokers are asked for the queues' ends once, and each batch planned once") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.sendBodies(topic, (0 until 4).map(i => s"m$i"))
+    val options = new RocketMQOptions(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic,
+      "startingOffsets" -> "earliest"))
+    val stream = new RocketMQRealTimeMicroBatchStream(options, newDir())
+    def requests: Long = stream.planner.reader.requestCount
+    try {
+      stream.prepareForRealTimeMode()
+      val start = stream.initialOffset()
+      var before = requests
+      stream.latestOffset(start, ReadLimit.allAvailable())
+      // Each look at the ends: a route lookup on the name server and one stats request to the broker.
+      assert(requests - before === 2)
+      // Spark plans a batch's partitions more than once: the second plan is the first, with nothing asked again.
+      before = requests
+      val first = stream.planInputPartitions(start)
+      assert(first.length === 2)
+      assert(stream.planInputPartitions(start) eq first, "the same batch was planned twice")
+      assert(requests === before)
+      // The batch ends: its progress asks for the ends, and the next batch's start takes them as they are.
+      val reached = RocketMQSourceOffset(stream.planner.latestRanges.map { case (q, r) => q -> r.max })
+      before = requests
+      assert(stream.metrics(Optional.of(reached)).get("maxOffsetsBehindLatest") === "0")
+      assert(requests - before === 2)
+      stream.latestOffset(reached, ReadLimit.allAvailable())
+      assert(requests - before === 2, "the next batch's start asked for the ends again")
+      assert(!(stream.planInputPartitions(reached) eq first), "a new start was not planned anew")
+      // Only once: a later start asks again.
+      stream.latestOffset(reached, ReadLimit.allAvailable())
+      assert(requests - before === 4)
+    } finally stream.stop()
   }
 
   test("the tasks a real-time batch needs past the source: the stage after a stateful operator or a repartition") {
