@@ -51,6 +51,8 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
 
   /** The queues' ranges as last fetched: what metrics measure against, and where new queues start. */
   @volatile private var ranges: Map[RocketMQQueue, RocketMQQueueRange] = Map.empty
+  /** Whether [[ranges]] were fetched after a real-time batch's tasks had all stopped (see [[fetchAfterBatch]]). */
+  @volatile private var freshAfterBatch = false
   /** Where queues first seen while the query runs start: their earliest offset when seen. */
   private var newQueueStarts: Map[RocketMQQueue, Long] = Map.empty
 
@@ -78,9 +80,6 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
       awaitIndexed = awaitIndexed)
     ranges
   }
-
-  /** Whether [[ranges]] were fetched after a real-time batch's tasks had all stopped (see [[fetchAfterBatch]]). */
-  @volatile private var freshAfterBatch = false
 
   /**
    * The queues' ranges now, fetched once a real-time batch's tasks have stopped (for its progress): the next call

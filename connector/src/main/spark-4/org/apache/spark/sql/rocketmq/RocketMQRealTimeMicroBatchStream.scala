@@ -66,9 +66,9 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
       val partitions = planner.openPartitions(next)
       if (realTime) RocketMQRealTimeSlots.check(SparkSession.active, partitions.map(_.queue))
       plan = next
-      val planned = partitions.toArray[InputPartition]
-      this.planned = Some((start, planned))
-      planned
+      val result = partitions.toArray[InputPartition]
+      planned = Some((start, result))
+      result
   }
 
   override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = plan.end(offsets)
