@@ -18,6 +18,7 @@ package org.apache.spark.sql.rocketmq
 
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
+import java.util.UUID
 
 import scala.jdk.CollectionConverters._
 
@@ -26,7 +27,9 @@ import org.apache.rocketmq.common.message.MessageExt
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.datasources.v2.{MicroBatchScanExec, WriteToDataSourceV2Exec}
 import org.apache.spark.sql.execution.streaming.runtime.StreamingQueryWrapper
+import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 import org.apache.spark.sql.streaming.{OutputMode, StreamingQuery, Trigger}
+import org.apache.spark.sql.types.{StringType, StructType}
 
 /** The sink, batch and streaming: what an independent consumer finds in the topic afterwards. */
 class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
@@ -191,5 +194,22 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
       q.awaitTermination(60000)
     }
     assert(missing.contains("ROCKETMQ_TOPIC_NOT_FOUND") && missing.contains("'no-such-sink-topic'"), missing)
+  }
+
+  test("a stream's write asks whether its topic exists at the query's first plan, not at every micro-batch's") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    val options = new RocketMQOptions(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic))
+    val schema = new StructType().add("body", StringType)
+    val (queryId, checkpoint) = (UUID.randomUUID().toString, Some(newDir()))
+    RocketMQWrite.plan(options, schema, queryId, checkpoint)
+    rocketmq.deleteTopic(topic)
+    // Spark plans the write again for the query's next micro-batch: the name server is not asked again.
+    assert(RocketMQWrite.plan(options, schema, queryId, checkpoint).settings.topic === Some(topic))
+    // Another query, and a batch write, still learn that the topic is gone before they send.
+    for ((id, location) <- Seq(UUID.randomUUID().toString -> checkpoint, queryId -> None)) {
+      val missing = errorMessage(RocketMQWrite.plan(options, schema, id, location))
+      assert(missing.contains("ROCKETMQ_TOPIC_NOT_FOUND") && missing.contains(s"'$topic'"), missing)
+    }
   }
 }
