@@ -24,7 +24,7 @@ import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, Tabl
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.read.streaming.ReportsSinkMetrics
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions
+import org.apache.spark.sql.rocketmq.client.{RocketMQConnection, RocketMQOffsetReader, RocketMQOptions}
 import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionRuns
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
@@ -45,6 +45,18 @@ private[rocketmq] class RocketMQTable(options: RocketMQOptions)
   @volatile private var writingQueryId: String = _
   /** The acknowledgement times of the query's write tasks, made on the driver when its write is first planned. */
   @volatile private var sendAck: RocketMQLatencyAccumulator = _
+  /**
+   * The topics (with their connection) the query's writes found to exist. Spark plans a stream's write anew for
+   * every micro-batch; only its first plan asks the name server, so that no batch end waits for a route lookup
+   * (docs/bench-real-time.md). A topic deleted later is reported by the sends, which then find no route.
+   */
+  private val topicsFound = java.util.concurrent.ConcurrentHashMap.newKeySet[(RocketMQConnection, String)]()
+
+  private def requireTopicOnce(writeOptions: RocketMQOptions, topic: String): Unit =
+    if (!topicsFound.contains((writeOptions.connection, topic))) {
+      RocketMQOffsetReader.requireTopic(writeOptions, topic)
+      topicsFound.add((writeOptions.connection, topic))
+    }
 
   /**
    * Spark asks a streaming query's sink for these when a trigger ends, after the micro-batch's write job (its tasks'
@@ -72,6 +84,6 @@ private[rocketmq] class RocketMQTable(options: RocketMQOptions)
     writingQueryId = info.queryId()
     if (sendAck == null) sendAck = RocketMQLatencyAccumulator.register()
     new RocketMQWriteBuilder(new RocketMQOptions(options.all ++ info.options().asCaseSensitiveMap().asScala), info,
-      sendAck)
+      sendAck, requireTopicOnce)
   }
 }

@@ -28,7 +28,7 @@ import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.write.{BatchWrite, Write}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.rocketmq.client.{
-  DeliveryGuarantee, RocketMQConnection, RocketMQEndpoint, RocketMQErrors, RocketMQOffsetReader, RocketMQOptions
+  DeliveryGuarantee, RocketMQEndpoint, RocketMQErrors, RocketMQOffsetReader, RocketMQOptions
 }
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.rocketmq.transaction.{
@@ -68,45 +68,21 @@ private[rocketmq] object RocketMQWrite {
 
   /**
    * Checks the options and the columns, and that a topic named by the option exists, before any row is
-   * sent (a stream's at its first plan: [[StreamTopicsFound]]). `queryId` names an exactly-once write's transaction group (stable across restarts of a stream).
+   * sent (`requireTopic`: a stream's sink table asks at the query's first plan only, see [[RocketMQTable]]).
+   * `queryId` names an exactly-once write's transaction group (stable across restarts of a stream).
    * A streaming write is planned again for every micro-batch: its transaction scope is the query run's
    * ([[RocketMQTransactionRuns]], keyed by the query id, until the run ends). A batch write
    * (`checkpointLocation` None) gets a scope of its own. A stream's tasks add their acknowledgement times to
    * `sendAck` (the sink table's).
    */
   def plan(options: RocketMQOptions, schema: StructType, queryId: String, checkpointLocation: Option[String],
-      sendAck: RocketMQLatencyAccumulator = null): RocketMQWrite = {
+      sendAck: RocketMQLatencyAccumulator = null,
+      requireTopic: (RocketMQOptions, String) => Unit = RocketMQOffsetReader.requireTopic): RocketMQWrite = {
     val settings = writeSettings(options, queryId, checkpointLocation)
     val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
-    settings.topic.foreach { topic =>
-      if (checkpointLocation.isEmpty) RocketMQOffsetReader.requireTopic(options, topic)
-      else StreamTopicsFound.once(queryId, options, topic)
-    }
+    settings.topic.foreach(topic => requireTopic(options, topic))
     val forEndpoint = if (RocketMQEndpoint.isProxy(options)) settings.copy(throughProxy = true) else settings
     new RocketMQWrite(forEndpoint, columns, queryId, runKey = queryId, checkpointLocation, sendAck)
-  }
-
-  /**
-   * The topics streaming queries' writes found, by query id and connection: the latest [[StreamTopicsFound.Kept]].
-   * Spark plans a stream's write again for every micro-batch, and asking the name server each time made every
-   * batch end of a real-time query wait for a route lookup (docs/bench-real-time.md). The first plan of a query in
-   * this driver asks; a topic deleted later is reported by the writers, whose sends then find no route
-   * (ROCKETMQ_TOPIC_NOT_FOUND as well).
-   */
-  private object StreamTopicsFound {
-    val Kept = 256
-    private type Key = (String, RocketMQConnection, String)
-    private val found = new java.util.LinkedHashMap[Key, java.lang.Boolean](16, 0.75f, true) {
-      override def removeEldestEntry(eldest: java.util.Map.Entry[Key, java.lang.Boolean]): Boolean = size() > Kept
-    }
-
-    def once(queryId: String, options: RocketMQOptions, topic: String): Unit = {
-      val key = (queryId, options.connection, topic)
-      if (!found.synchronized(found.containsKey(key))) {
-        RocketMQOffsetReader.requireTopic(options, topic)
-        found.synchronized(found.put(key, java.lang.Boolean.TRUE))
-      }
-    }
   }
 
   /** The checked options of a write, with its transaction scope if it is exactly-once. */

@@ -25,11 +25,13 @@ import scala.jdk.CollectionConverters._
 import org.apache.rocketmq.common.message.MessageExt
 
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.connector.write.LogicalWriteInfo
 import org.apache.spark.sql.execution.datasources.v2.{MicroBatchScanExec, WriteToDataSourceV2Exec}
 import org.apache.spark.sql.execution.streaming.runtime.StreamingQueryWrapper
 import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 import org.apache.spark.sql.streaming.{OutputMode, StreamingQuery, Trigger}
 import org.apache.spark.sql.types.{StringType, StructType}
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 /** The sink, batch and streaming: what an independent consumer finds in the topic afterwards. */
 class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
@@ -196,19 +198,26 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     assert(missing.contains("ROCKETMQ_TOPIC_NOT_FOUND") && missing.contains("'no-such-sink-topic'"), missing)
   }
 
-  test("a stream's write asks whether its topic exists at the query's first plan, not at every micro-batch's") {
+  test("a stream's sink table asks whether its topic exists at the query's first plan, not at every micro-batch's") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
     val options = new RocketMQOptions(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic))
-    val schema = new StructType().add("body", StringType)
-    val (queryId, checkpoint) = (UUID.randomUUID().toString, Some(newDir()))
-    RocketMQWrite.plan(options, schema, queryId, checkpoint)
+    val info = new LogicalWriteInfo {
+      private val id = UUID.randomUUID().toString
+      override def queryId(): String = id
+      override def schema(): StructType = new StructType().add("body", StringType)
+      override def options(): CaseInsensitiveStringMap = CaseInsensitiveStringMap.empty()
+    }
+    // Spark makes one sink table per streaming query and plans its write anew for every micro-batch.
+    val table = new RocketMQTable(options)
+    table.newWriteBuilder(info).build()
     rocketmq.deleteTopic(topic)
-    // Spark plans the write again for the query's next micro-batch: the name server is not asked again.
-    assert(RocketMQWrite.plan(options, schema, queryId, checkpoint).settings.topic === Some(topic))
-    // Another query, and a batch write, still learn that the topic is gone before they send.
-    for ((id, location) <- Seq(UUID.randomUUID().toString -> checkpoint, queryId -> None)) {
-      val missing = errorMessage(RocketMQWrite.plan(options, schema, id, location))
+    // The next micro-batch's plan does not ask the name server again.
+    assert(table.newWriteBuilder(info).build().description().contains(s"topic=$topic"))
+    // The next query's table (or a restart's), and a batch write, still learn that the topic is gone before they send.
+    val next = errorMessage(new RocketMQTable(options).newWriteBuilder(info).build())
+    val batch = errorMessage(RocketMQWrite.plan(options, info.schema(), info.queryId(), checkpointLocation = None))
+    for (missing <- Seq(next, batch)) {
       assert(missing.contains("ROCKETMQ_TOPIC_NOT_FOUND") && missing.contains(s"'$topic'"), missing)
     }
   }
