@@ -125,8 +125,9 @@ def foreach_latencies(folder: str) -> Callable[[], List[List[int]]]:
 
 def target_table(spark: SparkSession, run: Dict[str, Any]) -> DataFrame:
     """The run's target topic as ``value`` (the body as a string) and ``stored``, in ms: RocketMQ's store time, or
-    Kafka's record time (the broker's when the target topic's timestamp type is LogAppendTime)."""
-    if run["system"] == "rocketmq":
+    Kafka's record time (the broker's when the target topic's timestamp type is LogAppendTime). The target is in
+    ``sinkSystem`` when the run names one, else in ``system``."""
+    if run.get("sinkSystem", run["system"]) == "rocketmq":
         return read_rocketmq(spark, run["nameServer"], run["target"]).selectExpr(
             "CAST(body AS STRING) AS value", "unix_millis(storeTimestamp) AS stored"
         )

@@ -19,7 +19,8 @@ of its virtualenv (4.3, where real-time queries may be stateful), one Spark sess
 stdin and stdout, a line each way per step:
 
 - ``RUN {json}`` asks for one query: ``system`` (rocketmq: this package's reader and ``write_rocketmq_stream``;
-  kafka: Spark's Kafka source and sink), ``query`` (``stateless``: each message's body goes through with its
+  kafka: Spark's Kafka source and sink; ``sinkSystem``, when given, the sink's, for a query reading one system and
+  writing the other), ``query`` (``stateless``: each message's body goes through with its
   producer's time in front; ``stateful``: a count per key in update mode, each update carrying the producer's time
   of the message that made it; ``relay``: no query, the bench's JVM copies each message as ``stateless`` would with
   the system's own plain clients, and this process only reads the target), the source and target topics and the
@@ -82,7 +83,7 @@ def transform(rows: DataFrame, run: Dict[str, Any]) -> DataFrame:
 
 def start(spark: SparkSession, run: Dict[str, Any]) -> Any:
     rows = transform(source(spark, run, with_body=True), run)
-    if run["system"] == "rocketmq":
+    if run.get("sinkSystem", run["system"]) == "rocketmq":
         return write_rocketmq_stream(
             rows.withColumnRenamed("value", "body"),
             run["nameServer"],
@@ -244,12 +245,17 @@ def dump_batch_ends(spark: SparkSession, run: Dict[str, Any], measured_from: int
         return
     copies = stored_copies(spark, run).where(F.col("produced") >= measured_from).select("produced", "stored")
     dump = {
-        "run": {k: run[k] for k in ("system", "query", "batch", "target")},
+        "run": {k: run[k] for k in ("system", "sinkSystem", "query", "batch", "target") if k in run},
         "progress": [json.loads(e.json) for e in events],
         "copies": [[r.produced, r.stored] for r in copies.collect()],
     }
     os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, f"{run['system']}-{run['query']}-{run['target']}.json"), "w") as f:
+    systems = (
+        run["system"]
+        if run.get("sinkSystem", run["system"]) == run["system"]
+        else f"{run['system']}-to-{run['sinkSystem']}"
+    )
+    with open(os.path.join(folder, f"{systems}-{run['query']}-{run['target']}.json"), "w") as f:
         json.dump(dump, f)
 
 

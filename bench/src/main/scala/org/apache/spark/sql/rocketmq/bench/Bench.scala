@@ -246,9 +246,16 @@ object Bench {
             system <- Seq(rocketmq, kafka)
             query <- Seq("stateless", "stateful", "relay")
           } yield realTime.Run(system, query, rate)
+          // Named only: a query reading one system and writing the other (rocketmq-to-kafka/stateful/20000), which
+          // tells whether a difference between the two comes from the source or from the sink.
+          val crossed = for {
+            rate <- RealTimeRates
+            (source, sink) <- Seq(rocketmq -> kafka, kafka -> rocketmq)
+            query <- Seq("stateless", "stateful")
+          } yield realTime.Run(source, query, rate, Some(sink))
           // --realtime-runs rocketmq/stateless/20000,...: only those runs, in that order (to look into one, or to
           // see what the order does: the first run of the session pays the JVM's warm-up).
-          val byName = runs.map(r => s"${r.system.name}/${r.query}/${r.rate}" -> r).toMap
+          val byName = (runs ++ crossed).map(r => r.name -> r).toMap
           val chosen = options.get("realtime-runs").map(_.split(",").toSeq.map { name =>
             byName.getOrElse(name,
               throw new IllegalArgumentException(

@@ -65,8 +65,17 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
   /** How long a relay may take, once the source holds every message, to have every copy acknowledged. */
   private val RelayWaitMs = 120000L
 
-  /** One query (`stateless`, `stateful` or `relay`) of `system` at `rate` messages a second. */
-  final case class Run(system: BenchSystem, query: String, rate: Int)
+  /**
+   * One query (`stateless`, `stateful` or `relay`) of `system` at `rate` messages a second; with `sinkSystem`, a query
+   * reading `system` and writing that other system (not a relay): which of the two connectors a difference comes from.
+   */
+  final case class Run(system: BenchSystem, query: String, rate: Int, sinkSystem: Option[BenchSystem] = None) {
+    require(sinkSystem.isEmpty || query != "relay", "a relay copies within one system")
+    def sink: BenchSystem = sinkSystem.getOrElse(system)
+    def name: String = s"${system.name}${sinkSystem.fold("")(s => s"-to-${s.name}")}/$query/$rate"
+    /** How the figures name the systems: the system, or the source and the sink when they differ. */
+    def systems: String = sinkSystem.fold(system.name)(s => s"${system.name} source, ${s.name} sink")
+  }
 
   /** Runs each of `runs` in one Python program (one Spark session) and adds its figures. */
   def measure(runs: Seq[Run], connection: BenchSystem => Map[String, String])(
@@ -79,17 +88,20 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
       val processes = Measure.watched ++ Seq(SparkJvm -> started.get("jvmPid").asLong(), "Python" -> program.pid)
       println(s"BENCH realtime: pyspark ${started.get("pyspark").asText()}, ${started.get("master").asText()} " +
         s"on $cores cores, Spark's Kafka connector ${kafkaJars.map(_.split('/').last).mkString(", ")}")
-      def ask(run: Run) = Map[String, Any]("system" -> run.system.name, "query" -> run.query, "batch" -> batch,
-        "keys" -> keys) ++ connection(run.system)
+      def ask(run: Run) = Map[String, Any]("system" -> run.system.name, "sinkSystem" -> run.sink.name,
+        "query" -> run.query, "batch" -> batch, "keys" -> keys) ++ connection(run.system) ++ connection(run.sink)
       // Each system's first run in the session paid for its warm-up (JIT, first connections, the broker's own), and
       // the run that came first paid for Spark's too: a run's p95 was ten times its figure in a second run of the
       // same session (docs/bench-real-time.md). So each system first runs stateless at the highest rate of the runs,
       // untimed (its figures printed, not reported), and every measured run is a warmed one.
       if (warmUpRunSeconds > 0 && runs.nonEmpty) {
-        runs.map(_.system).distinct.foreach { system =>
-          val warmUp = Run(system, "stateless", runs.map(_.rate).max)
-          once(program, warmUp, cores, processes, ask(warmUp), connection(system), warmUpRunSeconds,
-            reported = false)(send(system))
+        val stateful = runs.filter(_.query == "stateful")
+        val warmUps =
+          runs.flatMap(r => Seq(r.system, r.sink)).distinct.map(Run(_, "stateless", runs.map(_.rate).max)) ++
+            stateful.flatMap(r => Seq(r.system, r.sink)).distinct.map(Run(_, "stateful", stateful.map(_.rate).max))
+        warmUps.foreach { warmUp =>
+          once(program, warmUp, cores, processes, ask(warmUp), connection(warmUp.system), warmUpRunSeconds,
+            reported = false)(send(warmUp.system))
         }
       }
       runs.foreach { run =>
@@ -104,9 +116,9 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
       ask: Map[String, Any], connection: Map[String, String], seconds: Int, reported: Boolean)(
       send: SteadyProducer.AckedSend): Unit = {
     val (topic, target) = (s"bench-rt-${System.nanoTime()}", s"bench-rt-out-${System.nanoTime()}")
-    val name = s"${run.system.name} ${run.query} ${run.rate} msg/s${if (reported) "" else ", warm-up run"}"
+    val name = s"${run.systems} ${run.query} ${run.rate} msg/s${if (reported) "" else ", warm-up run"}"
     run.system.createTopic(topic, queues)
-    run.system.createStoreTimedTopic(target, queues)
+    run.sink.createStoreTimedTopic(target, queues)
     // A relay reads the source from its start: it holds every queue before the producer sends.
     val relay =
       if (run.query == "relay") Some(PlainClientRelay.start(run.system, connection, topic, target, queues)) else None
@@ -175,11 +187,12 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
 
   private def report(run: Run, cores: Int, sent: SteadyProducer.Sent, held: Long, result: JsonNode, cpu: Seq[Cpu],
       relayResent: Option[Long]): Unit = {
-    val what = run.query match {
+    val query = run.query match {
       case "stateless" => "stateless"
       case "relay" => "relay, the system's own clients, no Spark"
       case _ => s"count per key ($keys keys, $shufflePartitions shuffle partitions)"
     }
+    val what = run.sinkSystem.fold(query)(sink => s"$query, ${run.system.name} source to ${sink.name} sink")
     val where =
       if (run.query == "relay") s"${run.rate} msg/s, $queues queues, on $cores cores"
       else s"${run.rate} msg/s, $queues queues, $batch batches, local[$slots] on $cores cores"
@@ -206,7 +219,7 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     if (run.query != "relay") { // a query's batches; a relay has none
       add("source offsets the batches spanned", "offsets", reads.get("offsetsSpanned"))
       add("source offsets a batch read again", "offsets", reads.get("offsetsReadAgain"))
-      if (run.system.name == "rocketmq") {
+      if (run.sink.name == "rocketmq") {
         add("send requests the sink saw acknowledged", "requests", reads.get("sendsAcknowledged"))
       }
     }
