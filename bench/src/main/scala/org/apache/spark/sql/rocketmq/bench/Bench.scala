@@ -246,21 +246,33 @@ object Bench {
             system <- Seq(rocketmq, kafka)
             query <- Seq("stateless", "stateful", "relay")
           } yield realTime.Run(system, query, rate)
-          // Named only: a query reading one system and writing the other (rocketmq-to-kafka/stateful/20000), which
-          // tells whether a difference between the two comes from the source or from the sink.
-          val crossed = for {
-            rate <- RealTimeRates
-            (source, sink) <- Seq(rocketmq -> kafka, kafka -> rocketmq)
-            query <- Seq("stateless", "stateful")
-          } yield realTime.Run(source, query, rate, Some(sink))
           // --realtime-runs rocketmq/stateless/20000,...: only those runs, in that order (to look into one, or to
-          // see what the order does: the first run of the session pays the JVM's warm-up).
-          val byName = (runs ++ crossed).map(r => r.name -> r).toMap
-          val chosen = options.get("realtime-runs").map(_.split(",").toSeq.map { name =>
-            byName.getOrElse(name,
-              throw new IllegalArgumentException(
-                s"--realtime-runs: no run '$name'; the runs are ${byName.keys.toSeq.sorted.mkString(", ")}"))
-          }).getOrElse(runs)
+          // see what the order does: the first run of the session pays the JVM's warm-up), at any rate. Named only:
+          // a query reading one system and writing the other (rocketmq-to-kafka/stateful/20000), which tells whether
+          // a difference between the two comes from the source or from the sink.
+          val systems = Seq(rocketmq, kafka).map(s => s.name -> s).toMap
+          def named(name: String): realTime.Run = {
+            def refuse(why: String) = throw new IllegalArgumentException(
+              s"--realtime-runs: '$name' $why; a run is <system>/<query>/<rate> or <source>-to-<sink>/<query>/<rate>, " +
+                s"a system one of ${systems.keys.toSeq.sorted.mkString(", ")}, a query one of stateless, stateful, " +
+                "relay (one system only), a rate a positive number of messages a second")
+            name.split("/") match {
+              case Array(which, query, rate) =>
+                val (source, sink) = which.split("-to-") match {
+                  case Array(one) => (one, None)
+                  case Array(from, to) if from != to => (from, Some(to))
+                  case _ => refuse("names no system or two")
+                }
+                val system = (s: String) => systems.getOrElse(s, refuse(s"names no system '$s'"))
+                if (!Set("stateless", "stateful", "relay")(query) || (sink.nonEmpty && query == "relay")) {
+                  refuse(s"names no query '$query'")
+                }
+                val perSecond = rate.toIntOption.filter(_ > 0).getOrElse(refuse(s"names no rate '$rate'"))
+                realTime.Run(system(source), query, perSecond, sink.map(system))
+              case _ => refuse("is not one")
+            }
+          }
+          val chosen = options.get("realtime-runs").map(_.split(",").toSeq.map(named)).getOrElse(runs)
           realTime.measure(chosen,
             {
               case `rocketmq` => Map("nameServer" -> rocketmqBroker.nameServer)
