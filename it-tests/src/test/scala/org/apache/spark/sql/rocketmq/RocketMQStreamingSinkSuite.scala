@@ -213,7 +213,7 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     table.newWriteBuilder(info).build()
     rocketmq.deleteTopic(topic)
     // The next micro-batch's plan does not ask the name server again.
-    assert(table.newWriteBuilder(info).build().description().contains(s"topic=$topic"))
+    assert(table.newWriteBuilder(info).build().asInstanceOf[RocketMQWrite].settings.topic === Some(topic))
     // The next query's table (or a restart's), and a batch write, still learn that the topic is gone before they send.
     val next = errorMessage(new RocketMQTable(options).newWriteBuilder(info).build())
     val batch = errorMessage(RocketMQWrite.plan(options, info.schema(), info.queryId(), checkpointLocation = None))
