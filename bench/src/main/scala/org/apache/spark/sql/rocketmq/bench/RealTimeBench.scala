@@ -133,8 +133,14 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     program.tell("RUN " + json.writeValueAsString((ask ++ Map("topic" -> topic, "target" -> target)).asJava))
     program.await("READY")
     val cpuBefore = processes.map { case (_, pid) => Measure.userAndSystemSeconds(pid) }
+    // The pulls a RocketMQ source's broker served (a relay's too): what the reads cost it goes by requests.
+    val pullRates = Some(run.system).collect {
+      case r: RocketMQSystem => new RocketMQBrokerPullRates(r.broker.nameServer, r.broker.brokerAddress)
+    }
     val sendingFrom = System.nanoTime()
-    val sent = SteadyProducer.run(run.rate, warmupSeconds, seconds)((n, done) => send(topic, body(n), done))
+    val sent =
+      try SteadyProducer.run(run.rate, warmupSeconds, seconds)((n, done) => send(topic, body(n), done))
+      catch { case e: Throwable => pullRates.foreach(_.close()); throw e }
     val sendingSeconds = (System.nanoTime() - sendingFrom) / 1e9
     val cpu = processes.zip(cpuBefore).map { case ((process, pid), (user, system)) =>
       val (userAfter, systemAfter) = Measure.userAndSystemSeconds(pid)
@@ -142,6 +148,9 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     }
     println(s"BENCH realtime $name: cores used while sending (user + system time): " +
       cpu.map(c => f"${c.process} ${c.user}%.2f + ${c.system}%.2f").mkString(", "))
+    pullRates.flatMap(_.summary()).foreach { rates =>
+      println(s"BENCH realtime $name: pulls a second the RocketMQ broker served while sending: $rates")
+    }
     sent.requireAcknowledged(name)
     // Every acknowledged message is in the source topic (a send the client retried after a timeout may be there
     // twice); RocketMQ's broker acknowledges a send before it indexes the message.
