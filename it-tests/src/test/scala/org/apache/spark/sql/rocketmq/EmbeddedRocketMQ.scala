@@ -125,7 +125,7 @@ final class EmbeddedRocketMQ(
   def stopBroker(): Unit = synchronized {
     // The harness's own clients would keep the old broker address: they are rebuilt on next use.
     if (clients != null) { clients.close(); clients = null }
-    broker.shutdown()
+    RocketMQBrokerShutdown.shutdown(broker)
     broker = null
     awaitCondition("the name server to forget the broker", 60000) {
       namesrv.getRouteInfoManager.getAllClusterInfo.getBrokerAddrTable.isEmpty
@@ -314,7 +314,7 @@ final class EmbeddedRocketMQ(
       taken
     }
     if (c != null) c.close()
-    if (b != null) b.shutdown()
+    if (b != null) RocketMQBrokerShutdown.shutdown(b)
     if (n != null) n.shutdown()
     discard()
   }
