@@ -26,8 +26,8 @@ import org.apache.rocketmq.broker.BrokerController
  * among them the RocksDB of its users and ACLs when authentication is on: a request an executor had already taken
  * (a client of an earlier test still asking) then read the closed RocksDB and the test JVM died of a SIGSEGV in
  * native code (a clean-clone run of `dev/test` on 2026-11-28, in the secured suite's broker; sbt then waited for the
- * dead JVM). So the requests stop first: no new ones come in, and every request executor finishes the ones it holds, before
- * the broker's own shutdown closes anything.
+ * dead JVM). So the requests stop first: no new ones come in, and every request executor finishes the ones it
+ * holds, before the broker's own shutdown closes anything.
  */
 private[rocketmq] object RocketMQBrokerShutdown {
   private val DrainMs = 30000L

@@ -57,8 +57,7 @@ final class RocketMQBrokerPullRates(nameServer: String, brokerAddress: String) e
    * before the reader caught up, or after the producer stopped, are among them: the median is the steady rate.
    */
   def summary(): Option[String] = {
-    timer.shutdownNow()
-    admin.shutdown()
+    close()
     val all = readings.asScala.toSeq
     if (all.isEmpty) None
     else {
