@@ -65,11 +65,12 @@ private[rocketmq] class RocketMQCatalogTable(qualifiedName: String, topic: Strin
 
   /**
    * Starts the coordinator of a restarted exactly-once stream into this table, from the writer's options its
-   * earlier run recorded beside checkpoint `dir` (see [[RocketMQSinkResume]]).
+   * earlier run recorded beside checkpoint `dir` (see [[RocketMQSinkResume]]), for its run `runId`.
    */
-  def resumeStream(writerOptions: Map[String, String], queryId: String, dir: String): Unit = {
+  def resumeStream(writerOptions: Map[String, String], queryId: String, runId: String, dir: String): Unit = {
     refuseOtherTopic(new CaseInsensitiveStringMap(writerOptions.asJava))
-    RocketMQWrite.resumeAt(withQueryOptions(new CaseInsensitiveStringMap(writerOptions.asJava)), queryId, dir)
+    RocketMQWrite.resumeAt(withQueryOptions(new CaseInsensitiveStringMap(writerOptions.asJava)), queryId,
+      Some(runId), dir)
   }
 
   /**

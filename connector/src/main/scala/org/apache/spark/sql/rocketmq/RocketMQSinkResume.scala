@@ -27,10 +27,6 @@ import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.rocketmq.client.RocketMQOptions
-import org.apache.spark.sql.streaming.StreamingQueryListener
-import org.apache.spark.sql.streaming.StreamingQueryListener.{
-  QueryProgressEvent, QueryStartedEvent, QueryTerminatedEvent
-}
 
 /**
  * How a restarted exactly-once stream into a catalog table (`writeStream.toTable`) answers the broker's check-backs
@@ -50,19 +46,19 @@ private[rocketmq] object RocketMQSinkResume {
   private def file(dir: String): Path = new Path(s"$dir/rocketmq-sink/writer-options.properties")
 
   /**
-   * Records `writerOptions` (but `checkpointLocation`) beside checkpoint `dir` once, unless they carry
-   * credentials. A failure is logged: the run then answers from its first micro-batch, as before.
+   * Records `writerOptions` (but `checkpointLocation`) beside checkpoint `dir`, unless they carry
+   * credentials; again when a run's options differ from the recorded ones (a new name server, say). A
+   * failure is logged: the run then answers from its first micro-batch, as before.
    */
   def record(dir: String, writerOptions: Map[String, String], hadoopConf: Configuration): Unit =
     if (!writerOptions.keys.exists(k => Credentials(k.toLowerCase(Locale.ROOT)))) {
       try {
-        val path = file(dir)
-        val fs = path.getFileSystem(hadoopConf)
-        if (!fs.exists(path)) {
+        val toRecord = writerOptions.filter { case (k, _) => !k.equalsIgnoreCase("checkpointLocation") }
+        if (!recorded(dir, hadoopConf).contains(toRecord)) {
+          val path = file(dir)
           val properties = new Properties()
-          writerOptions.filter { case (k, _) => !k.equalsIgnoreCase("checkpointLocation") }
-            .foreach { case (k, v) => properties.setProperty(k, v) }
-          val out = fs.create(path, true)
+          toRecord.foreach { case (k, v) => properties.setProperty(k, v) }
+          val out = path.getFileSystem(hadoopConf).create(path, true)
           try properties.store(out, "the writer's options of this exactly-once stream, for its next run")
           finally out.close()
         }
@@ -83,25 +79,16 @@ private[rocketmq] object RocketMQSinkResume {
     }
   }
 
-  private val listening = java.util.Collections.newSetFromMap(
-    new java.util.WeakHashMap[SparkSession, java.lang.Boolean]())
-
   /** Listens once to the queries started in `session` (a catalog's). */
-  def listen(session: SparkSession): Unit = if (listening.synchronized(listening.add(session))) {
-    session.streams.addListener(new StreamingQueryListener {
-      override def onQueryStarted(event: QueryStartedEvent): Unit = resume(session, event.id.toString)
-      override def onQueryProgress(event: QueryProgressEvent): Unit = ()
-      override def onQueryTerminated(event: QueryTerminatedEvent): Unit = ()
-    })
-  }
+  def listen(session: SparkSession): Unit = RocketMQRunEvents.listenForStarts(session)
 
   /**
-   * Starts the coordinator of query `queryId`'s run if it writes to a catalog table exactly-once and its earlier
+   * Starts the coordinator of query `queryId`'s run `runId` if it writes to a catalog table exactly-once and its earlier
    * run recorded its writer's options. Spark's query object says its sink and checkpoint through methods of its
    * internal classes (`streamingQuery`, `sink`, `resolvedCheckpointRoot`, named alike in Spark 3.5 to 4.3), found
    * by name; anything missing is logged, and the run answers from its first micro-batch.
    */
-  private def resume(session: SparkSession, queryId: String): Unit =
+  def resume(session: SparkSession, queryId: String, runId: String): Unit =
     try {
       Option(session.streams.get(queryId)).foreach { query =>
         val execution = query.getClass.getMethod("streamingQuery").invoke(query)
@@ -115,7 +102,7 @@ private[rocketmq] object RocketMQSinkResume {
             dirs.iterator.flatMap(dir => recorded(dir, hadoopConf).map(dir -> _)).take(1).foreach {
               case (dir, writerOptions) =>
                 SparkSession.setActiveSession(session)
-                table.resumeStream(writerOptions, queryId, dir)
+                table.resumeStream(writerOptions, queryId, runId, dir)
             }
           case _ =>
         }

@@ -36,14 +36,17 @@ private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings, 
   extends StreamingWrite {
 
   /**
-   * Continuous processing runs its epochs through here too, at-least-once. Exactly-once is refused there, before
-   * any task starts: a continuous query restarted ends its epochs where it likes, not where they ended before, so
-   * an epoch's rows cannot be decided once.
+   * Continuous processing and real-time mode run through here too, at-least-once. Exactly-once is refused
+   * there before any task starts: a restarted continuous query ends its epochs elsewhere, and a real-time
+   * batch outlives the brokers' half messages (and, with asynchronous progress, ends elsewhere too).
    */
   override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory = {
     val session = SparkSession.getActiveSession
     if (coordinator.isDefined && session.exists(RocketMQQueryTrigger.isContinuous)) {
       throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key, "CONTINUOUS_EXACTLY_ONCE")
+    }
+    if (coordinator.isDefined && session.exists(RocketMQQueryTrigger.isRealTime(_, queryId))) {
+      throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key, "REAL_TIME_EXACTLY_ONCE")
     }
     // Under real-time mode and continuous processing a task runs for its whole batch or epoch: each row goes out as it
     // comes rather than waiting for a fuller request until then (see RocketMQMessageSender).

@@ -41,8 +41,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 private[rocketmq] class RocketMQTable(options: RocketMQOptions)
   extends SupportsRead with SupportsWrite with ReportsSinkMetrics {
 
-  /** The query writing to this table, as Spark makes one sink table per streaming query. */
-  @volatile private var writingQueryId: String = _
+  /** The query run writing to this table, as Spark makes one sink table per streaming query run. */
+  @volatile private var writingRunId: String = _
   /** The acknowledgement times of the query's write tasks, made on the driver when its write is first planned. */
   @volatile private var sendAck: RocketMQLatencyAccumulator = _
   /**
@@ -66,7 +66,7 @@ private[rocketmq] class RocketMQTable(options: RocketMQOptions)
     val acks = Option(sendAck).map(a =>
       RocketMQLatencyAccumulator.progressMetrics(RocketMQCustomMetrics.SendAck,
         a.drain())).getOrElse(Map.empty[String, String])
-    (acks ++ Option(writingQueryId).flatMap(RocketMQTransactionRuns.running).map(_.progressMetrics)
+    (acks ++ Option(writingRunId).flatMap(RocketMQTransactionRuns.running).map(_.progressMetrics)
       .getOrElse(Map.empty[String, String])).asJava
   }
 
@@ -81,7 +81,7 @@ private[rocketmq] class RocketMQTable(options: RocketMQOptions)
   override def newScanBuilder(scanOptions: CaseInsensitiveStringMap): ScanBuilder = new RocketMQScanBuilder(options)
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {
-    writingQueryId = info.queryId()
+    writingRunId = RocketMQRunEvents.runIdOf(info.queryId())
     if (sendAck == null) sendAck = RocketMQLatencyAccumulator.register()
     new RocketMQWriteBuilder(new RocketMQOptions(options.all ++ info.options().asCaseSensitiveMap().asScala), info,
       sendAck, requireTopicOnce)

@@ -43,7 +43,7 @@ import org.apache.spark.sql.types.StructType
  * `checkpointLocation` is the streaming query's, where an exactly-once stream keeps its decisions.
  */
 private[rocketmq] class RocketMQWrite(
-    val settings: RocketMQWriteSettings, val columns: RocketMQWriteColumns, queryId: String, runKey: String,
+    val settings: RocketMQWriteSettings, val columns: RocketMQWriteColumns, queryId: String, runId: String,
     checkpointLocation: Option[String], sendAck: RocketMQLatencyAccumulator = null)
   extends Write {
 
@@ -55,7 +55,7 @@ private[rocketmq] class RocketMQWrite(
 
   override def toStreaming: StreamingWrite = {
     val coordinator = settings.transaction.map { _ =>
-      RocketMQWrite.streamCoordinator(settings, queryId, runKey,
+      RocketMQWrite.streamCoordinator(settings, runId,
         checkpointLocation.getOrElse(throw RocketMQErrors.exactlyOnceNeedsCheckpoint()))
     }
     new RocketMQStreamingWrite(settings, columns, coordinator, queryId, sendAck)
@@ -71,26 +71,33 @@ private[rocketmq] object RocketMQWrite {
    * sent (`requireTopic`: a stream's sink table asks at the query's first plan only, see [[RocketMQTable]]).
    * `queryId` names an exactly-once write's transaction group (stable across restarts of a stream).
    * A streaming write is planned again for every micro-batch: its transaction scope is the query run's
-   * ([[RocketMQTransactionRuns]], keyed by the query id, until the run ends). A batch write
+   * ([[RocketMQTransactionRuns]], by Spark's run id, until the run ends). A batch write
    * (`checkpointLocation` None) gets a scope of its own. A stream's tasks add their acknowledgement times to
    * `sendAck` (the sink table's).
    */
   def plan(options: RocketMQOptions, schema: StructType, queryId: String, checkpointLocation: Option[String],
       sendAck: RocketMQLatencyAccumulator = null,
       requireTopic: (RocketMQOptions, String) => Unit = RocketMQOffsetReader.requireTopic): RocketMQWrite = {
-    val settings = writeSettings(options, queryId, checkpointLocation)
+    val runId = RocketMQRunEvents.runIdOf(queryId)
+    val settings = writeSettings(options, queryId) { (group, timeoutMs) =>
+      if (checkpointLocation.isEmpty) {
+        RocketMQTransactionScope(group, RocketMQTransactionScope.newRun(), timeoutMs)
+      } else RocketMQTransactionRuns.scope(queryId, runId, group, timeoutMs)
+    }
     val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
     settings.topic.foreach(topic => requireTopic(options, topic))
     val forEndpoint = if (RocketMQEndpoint.isProxy(options)) settings.copy(throughProxy = true) else settings
-    new RocketMQWrite(forEndpoint, columns, queryId, runKey = queryId, checkpointLocation, sendAck)
+    new RocketMQWrite(forEndpoint, columns, queryId, runId, checkpointLocation, sendAck)
   }
 
-  /** The checked options of a write, with its transaction scope if it is exactly-once. */
-  private def writeSettings(options: RocketMQOptions, queryId: String, checkpointLocation: Option[String])
-      : RocketMQWriteSettings = {
+  /**
+   * The checked options of a write, with its transaction scope if it is exactly-once: `scopeOf` makes it
+   * from the transaction group and timeout.
+   */
+  private def writeSettings(options: RocketMQOptions, queryId: String)(
+      scopeOf: (String, Long) => RocketMQTransactionScope): RocketMQWriteSettings = {
     options.validateForWrite()
     val base = RocketMQWriteSettings(options)
-    val runKey = queryId // Spark runs one run of a query id at a time in a driver
     base.deliveryGuarantee match {
       case DeliveryGuarantee.ExactlyOnce =>
         // RocketMQ does not deliver transactional messages late.
@@ -103,27 +110,26 @@ private[rocketmq] object RocketMQWrite {
           throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key, "PROXY_EXACTLY_ONCE")
         }
         val group = base.connection.onBroker(s"spark-rocketmq-txn-$queryId")
-        val scope =
-          if (checkpointLocation.isEmpty) {
-            RocketMQTransactionScope(group, RocketMQTransactionScope.newRun(), base.transactionTimeoutMs)
-          } else RocketMQTransactionRuns.scope(runKey, group, base.transactionTimeoutMs)
-        base.copy(transaction = Some(scope))
+        base.copy(transaction = Some(scopeOf(group, base.transactionTimeoutMs)))
       case DeliveryGuarantee.AtLeastOnce => base
     }
   }
 
+  /** A coordinator for `scope`, whose decisions live beside the checkpoint `dir`. */
+  private def newCoordinator(settings: RocketMQWriteSettings, dir: String)(scope: RocketMQTransactionScope)
+      : RocketMQTransactionCoordinator =
+    new RocketMQTransactionCoordinator(settings.coordinatorSettings, scope,
+      new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions",
+        SparkSession.active.sessionState.newHadoopConf()))
+
   /**
-   * The coordinator of an exactly-once stream's run `runKey`, made by the first caller (the run's start, or its
-   * first micro-batch) and closed when query `queryId` ends; its decisions live beside the checkpoint `dir`.
+   * The coordinator of an exactly-once stream's run `runId`, made by the run's first micro-batch unless its
+   * start made it, and closed when that run ends.
    */
-  private def streamCoordinator(settings: RocketMQWriteSettings, queryId: String, runKey: String, dir: String)
+  private def streamCoordinator(settings: RocketMQWriteSettings, runId: String, dir: String)
       : RocketMQTransactionCoordinator = {
-    val session = SparkSession.active
-    RocketMQTransactionRuns.coordinator(runKey)(
-      scope =>
-        new RocketMQTransactionCoordinator(settings.coordinatorSettings, scope,
-          new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions", session.sessionState.newHadoopConf())),
-      end => RocketMQQueryEndListener.closeWhenQueryEnds(session.sparkContext, queryId, end))
+    RocketMQRunEvents.listenForEnds(SparkSession.active.sparkContext)
+    RocketMQTransactionRuns.coordinator(runId)(newCoordinator(settings, dir))
   }
 
   /**
@@ -139,8 +145,13 @@ private[rocketmq] object RocketMQWrite {
     val checkpoint = options.all.collectFirst { case (k, v) if k.equalsIgnoreCase("checkpointLocation") => v }
     if (isExactlyOnce(options) && checkpoint.isDefined) {
       try {
-        SparkSession.getActiveSession.flatMap(s => queryIdOf(checkpoint.get, s.sessionState.newHadoopConf()))
-          .foreach(queryId => resumeAt(options, queryId, checkpoint.get))
+        SparkSession.getActiveSession.foreach { session =>
+          queryIdOf(checkpoint.get, session.sessionState.newHadoopConf()).foreach { queryId =>
+            // The run's start, heard at once in this session, names the run the coordinator is for.
+            RocketMQRunEvents.listenForStarts(session)
+            resumeAt(options, queryId, None, checkpoint.get)
+          }
+        }
       } catch {
         case NonFatal(e) =>
           log.warn(s"The exactly-once sink of the stream checkpointed at ${checkpoint.get} starts answering the " +
@@ -154,10 +165,21 @@ private[rocketmq] object RocketMQWrite {
     options.rawValue(RocketMQOptions.DeliveryGuaranteeOption).exists(
       _.equalsIgnoreCase(DeliveryGuarantee.ExactlyOnce.name))
 
-  /** Starts the coordinator of query `queryId`'s run, whose sink keeps its state beside `dir`, if it is exactly-once. */
-  def resumeAt(options: RocketMQOptions, queryId: String, dir: String): Unit =
+  /**
+   * Starts the coordinator of query `queryId`'s next run (`runId` when Spark has named it), whose sink keeps its
+   * state beside `dir`, if the write is exactly-once.
+   */
+  def resumeAt(options: RocketMQOptions, queryId: String, runId: Option[String], dir: String): Unit =
     if (isExactlyOnce(options)) {
-      streamCoordinator(writeSettings(options, queryId, Some(dir)), queryId, runKey = queryId, dir)
+      RocketMQRunEvents.listenForEnds(SparkSession.active.sparkContext)
+      runId match {
+        case Some(run) =>
+          val settings = writeSettings(options, queryId)(RocketMQTransactionRuns.scope(queryId, run, _, _))
+          RocketMQTransactionRuns.coordinator(run)(newCoordinator(settings, dir))
+        case None =>
+          val settings = writeSettings(options, queryId)(RocketMQTransactionRuns.resumedScope(queryId, _, _))
+          RocketMQTransactionRuns.resume(queryId)(newCoordinator(settings, dir))
+      }
     }
 
   /** The id of the streaming query checkpointed at `dir` (Spark's `metadata` file there), if it has run before. */

@@ -20,54 +20,76 @@ import java.io.Closeable
 import java.util.concurrent.ConcurrentHashMap
 
 /**
- * The transaction state of each running exactly-once stream in this driver. Spark plans a streaming
- * write again for every micro-batch, but a query run must keep one run id (its half messages and
- * decisions name it) and one coordinator (whose producer answers the broker's check-back) from its
- * start to its end. Both are kept here by the run's key (the query id: Spark runs one run of a query at
- * a time in a driver), and forgotten when the run ends.
+ * The life of each exactly-once stream run in this driver, keyed by Spark's run id (a query restarted
+ * at once is a new run while the end of its earlier run may still be on its way). A run
+ *   - is resumed before it starts, when it restarts from a checkpoint (its coordinator answers the
+ *     broker about epochs the earlier run left, even if the new run never plans a batch): held by its
+ *     query id until Spark names the run;
+ *   - starts when Spark says so (the query's start event, or the run's first plan), taking over what
+ *     was resumed for its query;
+ *   - decides its epochs and answers check-backs through its one coordinator;
+ *   - ends when Spark says that run ended: only that run's coordinator is closed.
  */
-private[rocketmq] object RocketMQTransactionRuns {
+private[rocketmq] class RocketMQTransactionRuns[C <: Closeable] {
 
   private final class Run(val scope: RocketMQTransactionScope) {
-    var coordinator: RocketMQTransactionCoordinator = _
-  }
+    var coordinator: C = _
 
-  private val runs = new ConcurrentHashMap[String, Run]()
-
-  /** The scope of run `key`, made at its first micro-batch. */
-  def scope(key: String, group: String, timeoutMs: Long): RocketMQTransactionScope =
-    runs.computeIfAbsent(key,
-      _ => new Run(RocketMQTransactionScope(group, RocketMQTransactionScope.newRun(), timeoutMs)))
-      .scope
-
-  /**
-   * The coordinator of run `key` (whose scope must exist), made by `create` at its first micro-batch;
-   * `onCreate` is given what ends the run's state (closes the coordinator, forgets the run).
-   */
-  def coordinator(key: String)(create: RocketMQTransactionScope => RocketMQTransactionCoordinator,
-      onCreate: Closeable => Unit): RocketMQTransactionCoordinator = {
-    val run = runs.get(key)
-    run.synchronized {
-      if (run.coordinator == null) {
-        run.coordinator = create(run.scope)
-        onCreate(() => end(key, run))
-      }
-      run.coordinator
+    def coordinatorOr(create: RocketMQTransactionScope => C): C = synchronized {
+      if (coordinator == null) coordinator = create(scope)
+      coordinator
     }
+
+    def close(): Unit = synchronized(Option(coordinator).foreach(_.close()))
   }
 
-  /** The coordinator of run `key`, if it is running and has one. */
-  def running(key: String): Option[RocketMQTransactionCoordinator] =
-    Option(runs.get(key)).flatMap(run => run.synchronized(Option(run.coordinator)))
+  /** Started runs, by run id. */
+  private val runs = new ConcurrentHashMap[String, Run]()
+  /** Runs resumed before Spark named them, by query id. */
+  private val resumed = new ConcurrentHashMap[String, Run]()
+
+  private def newRun(group: String, timeoutMs: Long): Run =
+    new Run(RocketMQTransactionScope(group, RocketMQTransactionScope.newRun(), timeoutMs))
+
+  /** The scope of query `queryId`'s next run, resumed before it starts. */
+  def resumedScope(queryId: String, group: String, timeoutMs: Long): RocketMQTransactionScope =
+    resumed.computeIfAbsent(queryId, _ => newRun(group, timeoutMs)).scope
 
   /**
-   * Closes `run`'s coordinator and forgets it, if it is still run `key` (the end of an earlier run of a query, heard
-   * late, leaves the next run alone).
+   * Resumes query `queryId`'s next run (whose scope must exist): its coordinator, made by `create`, is
+   * running when this returns, though Spark has not named the run yet.
    */
-  private def end(key: String, run: Run): Unit = if (runs.remove(key, run)) {
-    run.synchronized(Option(run.coordinator).foreach(_.close()))
-  }
+  def resume(queryId: String)(create: RocketMQTransactionScope => C): Unit =
+    Option(resumed.get(queryId)).getOrElse(throw new IllegalStateException(s"No resumed run of $queryId"))
+      .coordinatorOr(create)
 
-  /** Runs known now (tests). */
-  private[rocketmq] def size: Int = runs.size
+  /** Run `runId` of query `queryId` has started: it takes over what was resumed for the query. */
+  def started(queryId: String, runId: String): Unit =
+    Option(resumed.remove(queryId)).foreach { run =>
+      if (runs.putIfAbsent(runId, run) != null) run.close()
+    }
+
+  /** The scope of run `runId` (of query `queryId`), made at its start or first micro-batch. */
+  def scope(queryId: String, runId: String, group: String, timeoutMs: Long): RocketMQTransactionScope =
+    runs.computeIfAbsent(runId,
+      _ => Option(resumed.remove(queryId)).getOrElse(newRun(group, timeoutMs))).scope
+
+  /** The coordinator of run `runId` (whose scope must exist), made by `create` when it has none. */
+  def coordinator(runId: String)(create: RocketMQTransactionScope => C): C =
+    Option(runs.get(runId)).getOrElse(throw new IllegalStateException(s"No transaction run $runId"))
+      .coordinatorOr(create)
+
+  /** The coordinator of run `runId`, if it is running and has one. */
+  def running(runId: String): Option[C] =
+    Option(runs.get(runId)).flatMap(run => run.synchronized(Option(run.coordinator)))
+
+  /** Run `runId` ended: its coordinator is closed and the run forgotten (other runs are left alone). */
+  def ended(runId: String): Unit = Option(runs.remove(runId)).foreach(_.close())
+
+  /** Runs known now, started or resumed. */
+  def size: Int = runs.size + resumed.size
 }
+
+/** The exactly-once stream runs of this driver. */
+private[rocketmq] object RocketMQTransactionRuns
+  extends RocketMQTransactionRuns[RocketMQTransactionCoordinator]
