@@ -134,12 +134,23 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
     } finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
   }
 
-  test("into RocketMQ, each row is sent as it arrives, not when the batch ends (no sink setting needed)") {
+  test("into RocketMQ, each row is sent as it arrives, not when the batch ends (no sink setting needed); " +
+    "exactly-once is refused before anything is sent") {
     val (source, target) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(source, queues = 2)
     rocketmq.createTopic(target, queues = 2)
     spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
     try {
+      rocketmq.sendBodies(source, Seq("early"))
+      val exactlyOnce = streamTopic(source, "startingOffsets" -> "earliest").selectExpr("body")
+        .writeStream.outputMode("update").format("rocketmq").option("nameServer", rocketmq.nameServer)
+        .option("topic", target).option("deliveryGuarantee", "exactly_once")
+        .option("checkpointLocation", newDir()).trigger(Trigger.RealTime("10 minutes")).start()
+      val e = intercept[StreamingQueryException](exactlyOnce.awaitTermination(120000))
+      val text = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+      assert(text.contains("ROCKETMQ_OPTION_NOT_ALLOWED.REAL_TIME_EXACTLY_ONCE") &&
+        text.contains("'deliveryGuarantee'"), text)
+      assert(rocketmq.readAll(target).isEmpty, "an exactly-once real-time query sent rows before it was refused")
       // One batch of 10 minutes: the messages can only be in the target before its end.
       val q = streamTopic(source, "startingOffsets" -> "earliest").selectExpr("body")
         .writeStream.outputMode("update").format("rocketmq").option("nameServer", rocketmq.nameServer)
@@ -147,10 +158,10 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
         .trigger(Trigger.RealTime("10 minutes")).start()
       try {
         rocketmq.sendBodies(source, (0 until 10).map(i => s"y$i"))
-        EmbeddedRocketMQ.awaitCondition("10 messages copied", 120000)(rocketmq.readAll(target).size >= 10)
+        EmbeddedRocketMQ.awaitCondition("11 messages copied", 120000)(rocketmq.readAll(target).size >= 11)
         assert(q.lastProgress == null, "a batch ended before its 10 minutes")
         assert(rocketmq.readAll(target).map(m => new String(m.getBody, StandardCharsets.UTF_8)).sorted ===
-          (0 until 10).map(i => s"y$i").sorted)
+          ("early" +: (0 until 10).map(i => s"y$i")).sorted)
       } finally q.stop()
     } finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
   }
