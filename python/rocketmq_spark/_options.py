@@ -239,6 +239,8 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "delivery_delay_ms": ("deliveryDelayMs", "positive long"),
     "delivery_guarantee": ("deliveryGuarantee", "delivery guarantee"),
     "transaction_timeout": ("transactionTimeout", "transaction timeout"),
+    "broker_transaction_check_interval": ("brokerTransactionCheckInterval", "duration"),
+    "broker_transaction_check_max": ("brokerTransactionCheckMax", "positive int"),
     "access_key": ("accessKey", "text"),
     "secret_key": ("secretKey", "text"),
     "security_token": ("securityToken", "text"),

@@ -48,6 +48,8 @@ def write_rocketmq(
     delivery_delay_ms: Optional[int] = None,
     delivery_guarantee: Optional[str] = None,
     transaction_timeout: Optional[Duration] = None,
+    broker_transaction_check_interval: Optional[Duration] = None,
+    broker_transaction_check_max: Optional[int] = None,
     request_timeout_ms: Optional[int] = None,
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
@@ -105,6 +107,11 @@ def write_rocketmq(
     transaction_timeout : timedelta or str, optional
         With ``exactly_once``: how long half messages wait for the driver's decision (the connector checks its
         bounds: at least 60 seconds): a ``timedelta`` or the connector's duration text such as ``"2m"``.
+    broker_transaction_check_interval : timedelta or str, optional
+        With ``exactly_once``: the brokers' ``transactionCheckInterval``, stated instead of asked (asking is an admin
+        request a least-privilege user may not make; unset, RocketMQ 5's 30 s is assumed where a broker won't say).
+    broker_transaction_check_max : int, optional
+        With ``exactly_once``: the brokers' ``transactionCheckMax``, stated as the interval is (default asked, else 15).
     request_timeout_ms, metadata_retries, metadata_retry_interval_ms, retry_timeout_ms : int, optional
         Metadata requests: the timeout of each, their attempts and the pause between two; and how long failed
         sends are retried and a missing broker waited for.

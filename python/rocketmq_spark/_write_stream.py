@@ -51,6 +51,8 @@ def rocketmq_stream_writer(
     delivery_delay_ms: Optional[int] = None,
     delivery_guarantee: Optional[str] = None,
     transaction_timeout: Optional[Duration] = None,
+    broker_transaction_check_interval: Optional[Duration] = None,
+    broker_transaction_check_max: Optional[int] = None,
     request_timeout_ms: Optional[int] = None,
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
@@ -98,6 +100,8 @@ def rocketmq_stream_writer(
     delivery_guarantee, transaction_timeout : optional
         The delivery guarantee and the transactions' timeout, as :func:`write_rocketmq` takes them; an exactly-once
         stream needs ``checkpoint_location`` (or Spark's ``spark.sql.streaming.checkpointLocation``).
+    broker_transaction_check_interval, broker_transaction_check_max : optional
+        The brokers' check-back settings, stated, as :func:`write_rocketmq` takes them.
     request_timeout_ms, metadata_retries, metadata_retry_interval_ms, retry_timeout_ms : int, optional
         Metadata requests and retries, as :func:`write_rocketmq` takes them.
     access_key, secret_key, security_token, namespace, use_tls, access_channel : optional
@@ -153,6 +157,8 @@ def write_rocketmq_stream(
     delivery_delay_ms: Optional[int] = None,
     delivery_guarantee: Optional[str] = None,
     transaction_timeout: Optional[Duration] = None,
+    broker_transaction_check_interval: Optional[Duration] = None,
+    broker_transaction_check_max: Optional[int] = None,
     request_timeout_ms: Optional[int] = None,
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
@@ -207,6 +213,8 @@ def write_rocketmq_stream(
     delivery_guarantee, transaction_timeout : optional
         The delivery guarantee and the transactions' timeout, as :func:`write_rocketmq` takes them; an exactly-once
         stream needs ``checkpoint_location`` (or Spark's ``spark.sql.streaming.checkpointLocation``).
+    broker_transaction_check_interval, broker_transaction_check_max : optional
+        The brokers' check-back settings, stated, as :func:`write_rocketmq` takes them.
     request_timeout_ms, metadata_retries, metadata_retry_interval_ms, retry_timeout_ms : int, optional
         Metadata requests and retries, as :func:`write_rocketmq` takes them.
     access_key, secret_key, security_token, namespace, use_tls, access_channel : optional

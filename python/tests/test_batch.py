@@ -130,6 +130,9 @@ def test_exactly_once_batch_and_streaming_writes_store_every_row_once(spark, roc
         stream_out,
         checkpoint_location=str(tmp_path / "checkpoint"),
         delivery_guarantee="exactly_once",
+        # The brokers' check-back settings stated, as a least-privilege user would (nothing asked).
+        broker_transaction_check_interval="30s",
+        broker_transaction_check_max=15,
         available_now=True,
     )
     query.awaitTermination(180)
@@ -139,6 +142,7 @@ def test_exactly_once_batch_and_streaming_writes_store_every_row_once(spark, roc
     metrics = [p["sink"]["metrics"] for p in query.recentProgress]
     assert sum(int(m["epochHalfMessages"]) for m in metrics) == 1500
     assert {m["epochLeftToCheckBack"] for m in metrics} == {"0"}
+    assert {m["brokerChecks"] for m in metrics} == {"stated: 15 x 30000 ms"}
 
 
 @pytest.mark.e2e

@@ -123,6 +123,8 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
         // The progress tells how the sink committed the batch: all by the driver, none left to the broker.
         assert(metrics("epochHalfMessages") === "100" && metrics("epochLeftToCheckBack") === "0", metrics)
         assert(metrics("epochsLeftByEarlierRuns") === "0", metrics)
+        // The embedded broker says how it checks back (the harness's user may ask).
+        assert(metrics("brokerChecks").startsWith("asked: "), metrics)
       }
       // As if the driver died after the sink's decision and before Spark's commit, before it saw its own commits
       // confirmed: Spark runs the last batch again, and the next run finds the earlier run's epoch unconfirmed.

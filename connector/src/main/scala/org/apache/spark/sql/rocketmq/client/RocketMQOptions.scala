@@ -419,6 +419,18 @@ private[rocketmq] object RocketMQOptions {
       "timeout is over: a write refuses a timeout that leaves fewer than 3 check-backs (above 6m with " +
       "RocketMQ 5's defaults, 15 rounds of 30 s).")
 
+  /** The brokers' check-back settings as the user states them: a least-privilege user cannot ask. */
+  val BrokerCheckInterval: Unset[Long] = unset("brokerTransactionCheckInterval", Duration, SinkOnly,
+    "With exactly_once: the brokers' transactionCheckInterval, taken instead of asking each broker group (an " +
+      "admin request that least-privilege credentials may not make). Unset, it is asked; a group that will " +
+      "not say is assumed to run RocketMQ 5's default (30s), with a warning and brokerChecks=assumed in the " +
+      "sink's progress.", default = "(asked of the brokers)")
+
+  val BrokerCheckMax: Unset[Int] = unset("brokerTransactionCheckMax", PositiveInt, SinkOnly,
+    "With exactly_once: the brokers' transactionCheckMax (check rounds before a half message is given up), " +
+      "taken instead of asking, as brokerTransactionCheckInterval. Unset, it is asked, else RocketMQ 5's " +
+      "default (15) is assumed, with a warning.", default = "(asked of the brokers)")
+
   /** A cap on resends of one message. */
   val SendRetries: Unset[Int] = unset("sendRetries", NonNegativeInt, SinkOnly,
     "Most resends of one message whose send failed for a retryable reason; then the task fails. Unset, resends go " +

@@ -18,7 +18,9 @@ package org.apache.spark.sql.rocketmq.producer
 
 import org.apache.spark.sql.rocketmq.client.{DeliveryGuarantee, RocketMQConnection, RocketMQOptions}
 import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
-import org.apache.spark.sql.rocketmq.transaction.{RocketMQCoordinatorSettings, RocketMQTransactionScope}
+import org.apache.spark.sql.rocketmq.transaction.{
+  RocketMQCoordinatorSettings, RocketMQStatedChecks, RocketMQTransactionScope
+}
 
 /**
  * What a write task needs: connection, producer and send settings, taken from the options on the
@@ -41,6 +43,7 @@ private[rocketmq] final case class RocketMQWriteSettings(
     deliveryDelayMs: Option[Long],
     deliveryGuarantee: DeliveryGuarantee,
     transactionTimeoutMs: Long,
+    statedBrokerChecks: RocketMQStatedChecks = RocketMQStatedChecks(None, None),
     transaction: Option[RocketMQTransactionScope] = None,
     throughProxy: Boolean = false,
     sendEachAtOnce: Boolean = false) {
@@ -56,7 +59,8 @@ private[rocketmq] final case class RocketMQWriteSettings(
 
   /** What the driver's coordinator of an exactly-once write takes of these settings. */
   def coordinatorSettings: RocketMQCoordinatorSettings =
-    RocketMQCoordinatorSettings(connection, topic, requestTimeoutMs = sendTimeoutMs, retryTimeoutMs = retryTimeoutMs)
+    RocketMQCoordinatorSettings(connection, topic, requestTimeoutMs = sendTimeoutMs, retryTimeoutMs = retryTimeoutMs,
+      statedBrokerChecks)
 }
 
 private[rocketmq] object RocketMQWriteSettings {
@@ -77,5 +81,6 @@ private[rocketmq] object RocketMQWriteSettings {
     compressionThreshold = options(CompressionThreshold),
     deliveryDelayMs = options(DeliveryDelayMs),
     deliveryGuarantee = options(DeliveryGuaranteeOption),
-    transactionTimeoutMs = options(TransactionTimeoutOption))
+    transactionTimeoutMs = options(TransactionTimeoutOption),
+    statedBrokerChecks = RocketMQStatedChecks(options(BrokerCheckInterval), options(BrokerCheckMax)))
 }

@@ -31,7 +31,8 @@ import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOptionKind}
  * issue #8311): a half message lives `lifeMs` after it is sent whatever its timeout, and a timeout near that
  * leaves no check-back at all: the broker gives the rows up without asking anybody.
  */
-private[rocketmq] final case class RocketMQBrokerCheckSettings(broker: String, intervalMs: Long, maxChecks: Int) {
+private[rocketmq] final case class RocketMQBrokerCheckSettings(broker: String, intervalMs: Long, maxChecks: Int,
+    source: RocketMQBrokerCheckSettings.Source = RocketMQBrokerCheckSettings.Asked) {
 
   /** How long after it is sent the broker gives a half message up. */
   def lifeMs: Long = intervalMs * maxChecks
@@ -59,28 +60,51 @@ private[rocketmq] object RocketMQBrokerCheckSettings {
   /** Check-backs a transaction timeout must leave: time for a restarted query to answer. */
   val MinCheckBacks = 3
 
+  /** Where settings come from, as the sink's progress says (`brokerChecks`). */
+  sealed abstract class Source(val name: String)
+  /** Each broker group said its own. */
+  case object Asked extends Source("asked")
+  /** The user stated them (options), for every group. */
+  case object Stated extends Source("stated")
+  /** A group would not say: RocketMQ 5's defaults are assumed, and the timeout check may guard nothing. */
+  case object Assumed extends Source("assumed")
+
   /** RocketMQ 5's defaults (4.9 checks every 60 s: its messages live longer), assumed where a broker won't say. */
-  def defaults(broker: String): RocketMQBrokerCheckSettings = RocketMQBrokerCheckSettings(broker, 30000L, 15)
+  def defaults(broker: String): RocketMQBrokerCheckSettings =
+    RocketMQBrokerCheckSettings(broker, 30000L, 15, Assumed)
 
   /**
    * The settings of the broker group (of `masters`, group name to master address) that gives half messages up
-   * soonest; RocketMQ 5's defaults for a group that does not say (its configuration is an admin request, which a
-   * user with least privilege may not make). None when `masters` is empty.
+   * soonest. What the user `stated` is taken as it is; the rest is asked of each group (an admin request, which
+   * a user with least privilege may not make), and RocketMQ 5's defaults are assumed, with a warning, for a
+   * group that does not say. None when `masters` is empty.
    */
-  def strictest(client: MQClientInstance, masters: Map[String, String], timeoutMs: Long)
-      : Option[RocketMQBrokerCheckSettings] =
+  def strictest(client: MQClientInstance, masters: Map[String, String], stated: RocketMQStatedChecks,
+      timeoutMs: Long): Option[RocketMQBrokerCheckSettings] =
     masters.toSeq.sorted.map { case (group, address) =>
-      try {
-        val config = client.getMQClientAPIImpl.getBrokerConfig(address, timeoutMs)
-        val defaulted = defaults(group)
-        RocketMQBrokerCheckSettings(group,
-          Option(config.getProperty("transactionCheckInterval")).map(_.trim.toLong).getOrElse(defaulted.intervalMs),
-          Option(config.getProperty("transactionCheckMax")).map(_.trim.toInt).getOrElse(defaulted.maxChecks))
-      } catch {
-        case NonFatal(e) =>
-          log.info(s"Broker group $group does not say how it checks back on half messages ($e); assuming RocketMQ " +
-            "5's defaults (every 30 s, 15 times)")
-          defaults(group)
+      (stated.intervalMs, stated.maxChecks) match {
+        case (Some(interval), Some(max)) => RocketMQBrokerCheckSettings(group, interval, max, Stated)
+        case _ =>
+          val told = asked(client, group, address, timeoutMs)
+          RocketMQBrokerCheckSettings(group, stated.intervalMs.getOrElse(told.intervalMs),
+            stated.maxChecks.getOrElse(told.maxChecks), told.source)
       }
     }.sortBy(_.lifeMs).headOption
+
+  private def asked(client: MQClientInstance, group: String, address: String, timeoutMs: Long)
+      : RocketMQBrokerCheckSettings =
+    try {
+      val config = client.getMQClientAPIImpl.getBrokerConfig(address, timeoutMs)
+      val defaulted = defaults(group)
+      RocketMQBrokerCheckSettings(group,
+        Option(config.getProperty("transactionCheckInterval")).map(_.trim.toLong).getOrElse(defaulted.intervalMs),
+        Option(config.getProperty("transactionCheckMax")).map(_.trim.toInt).getOrElse(defaulted.maxChecks))
+    } catch {
+      case NonFatal(e) =>
+        log.warn(s"Broker group $group does not say how it checks back on half messages ($e): assuming " +
+          "RocketMQ 5's defaults (every 30 s, 15 times), so the transactionTimeout check may guard nothing. " +
+          "State the brokers' settings with the options brokerTransactionCheckInterval and " +
+          "brokerTransactionCheckMax.")
+        defaults(group)
+    }
 }

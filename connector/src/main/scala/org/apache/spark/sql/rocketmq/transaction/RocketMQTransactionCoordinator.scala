@@ -97,7 +97,8 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
    */
   val brokerChecks: RocketMQBrokerCheckSettings =
     try {
-      val strictest = RocketMQBrokerCheckSettings.strictest(client, masters, settings.requestTimeoutMs)
+      val strictest = RocketMQBrokerCheckSettings.strictest(client, masters, settings.statedBrokerChecks,
+        settings.requestTimeoutMs)
         .getOrElse(RocketMQBrokerCheckSettings.defaults("(every group)"))
       strictest.requireCheckBacks(RocketMQOptions.TransactionTimeoutOption.key,
         RocketMQOptionKind.TransactionTimeout.render(scope.timeoutMs), scope.timeoutMs)
@@ -200,6 +201,7 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
          else
            java.time.Instant.ofEpochMilli(lastEpoch.firstSendMs + scope.timeoutMs).toString),
       "epochsLeftByEarlierRuns" -> leftByEarlierRuns.size.toString,
+      "brokerChecks" -> s"${brokerChecks.source.name}: ${brokerChecks.maxChecks} x ${brokerChecks.intervalMs} ms",
       "checkBacksCommitted" -> commits.toString, "checkBacksRolledBack" -> rollBacks.toString,
       "checkBacksUnknown" -> unknowns.toString)
   }

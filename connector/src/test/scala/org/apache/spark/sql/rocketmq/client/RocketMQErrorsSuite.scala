@@ -103,6 +103,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(options("maxTriggerDelay" -> "5s").validateForRealTime()),
     raised(options("minPartitions" -> "4").validateForContinuous()),
     raised(throw RocketMQErrors.optionNotAllowed("deliveryGuarantee", "CONTINUOUS_EXACTLY_ONCE")),
+    raised(throw RocketMQErrors.optionNotAllowed("deliveryGuarantee", "REAL_TIME_EXACTLY_ONCE")),
     raised(throw RocketMQErrors.optionNotAllowed("deliveryGuarantee", "PROXY_EXACTLY_ONCE")),
     raised(options("startingOffsets" -> "group").validateForStream()),
     raised(options("groupOffsetFallback" -> "first")(RocketMQOptions.GroupOffsetFallback)),

@@ -40,4 +40,16 @@ class RocketMQBrokerCheckSettingsSuite extends AnyFunSuite {
         e.getMessage.contains("leaves it 0 check-backs") && e.getMessage.contains("Use at most 6m"), e.getMessage)
     rocketmq49.requireCheckBacks("transactionTimeout", "10min", 600000L)
   }
+
+  test("settings the user states are taken for every group; a group that will not say is assumed, and said so") {
+    val masters = Map("b" -> "127.0.0.1:1", "a" -> "127.0.0.1:2")
+    val stated = RocketMQBrokerCheckSettings.strictest(null, masters,
+      RocketMQStatedChecks(Some(10000L), Some(6)), 1000L)
+    assert(stated === Some(RocketMQBrokerCheckSettings("a", 10000L, 6, RocketMQBrokerCheckSettings.Stated)))
+    // No client to ask with: the request fails as a least-privilege user's does.
+    val assumed = RocketMQBrokerCheckSettings.strictest(null, masters, RocketMQStatedChecks(None, Some(4)), 1000L)
+    assert(assumed === Some(RocketMQBrokerCheckSettings("a", 30000L, 4, RocketMQBrokerCheckSettings.Assumed)))
+    assert(RocketMQBrokerCheckSettings.strictest(null, masters, RocketMQStatedChecks(None, None), 1000L)
+      .map(_.source) === Some(RocketMQBrokerCheckSettings.Assumed))
+  }
 }
