@@ -143,11 +143,14 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
   /**
    * The plan of a read with no end from `start` (a real-time batch, continuous processing): the queues there are
    * now, each with the offset it starts at. With `refetch` the queues are looked up now; without, those of the
-   * last look-up are used if there was one (Spark asks for the latest offsets before each real-time batch).
+   * last look-up are used if they name every queue of `start` (Spark usually asks for the latest offsets before
+   * each real-time batch, but not before a batch it runs again after a restart).
    */
   def planOpen(start: Offset, refetch: Boolean): RocketMQOpenPlan = {
     val startOffsets = RocketMQSourceOffset(start).queueOffsets
-    if (refetch || ranges.isEmpty) fetchLatest(startOffsets.keySet)
+    if (refetch || ranges.isEmpty || !startOffsets.keySet.forall(ranges.contains)) {
+      fetchLatest(startOffsets.keySet)
+    }
     val latest = endsOf(startOffsets)
     (startOffsets.keySet -- latest.keySet).foreach(q => reportDataLoss(RocketMQErrors.queueGone(q, startOffsets(q))))
     latest.foreach { case (q, l) =>

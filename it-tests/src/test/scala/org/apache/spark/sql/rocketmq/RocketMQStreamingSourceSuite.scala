@@ -21,6 +21,7 @@ import java.nio.file.Files
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.rocketmq.client.{RocketMQOptions, RocketMQQueue}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 
 /** The streaming source, as scripts of actions (send, start, stop, restart) and checks. */
@@ -313,5 +314,20 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     val df = readTopic(topic, "minPartitions" -> "8")
     assert(df.rdd.getNumPartitions === 8)
     assert(df.select("queueOffset").collect().map(_.getLong(0)).sorted.toSeq === (0L until 100L))
+  }
+
+  test("an open plan (real-time, continuous) whose start names a queue its last look-up lacks looks again") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    val planner = new RocketMQStreamPlanner(
+      new RocketMQOptions(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic)), newDir())
+    try {
+      planner.fetchLatest(Set.empty)
+      // The topic scales out after the planner's last look-up; the start (Spark's) already names the new queues.
+      rocketmq.createTopic(topic, queues = 4)
+      val start = (0 until 4).map(q => RocketMQQueue(topic, rocketmq.brokerName, q) -> 0L).toMap
+      val plan = planner.planOpen(RocketMQSourceOffset(start), refetch = false)
+      assert(plan.queues.toSet === start.keySet)
+    } finally planner.close()
   }
 }
