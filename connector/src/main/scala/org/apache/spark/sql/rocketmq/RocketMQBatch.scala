@@ -18,7 +18,7 @@ package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.rocketmq.client.{
-  RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetRangeLimit, RocketMQOffsetReader, RocketMQOptions
+  RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetReader, RocketMQOptions
 }
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 
@@ -58,11 +58,7 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions, pushdown: Rocket
     val reader = new RocketMQOffsetReader(options)
     try {
       // Queues the offsets name are waited for while their broker group is missing from the route (unavailable).
-      val named = Seq(options.batchStartingOffsets, options.batchEndingOffsets).flatMap {
-        case RocketMQOffsetRangeLimit.Specific(offsets) => offsets.keySet
-        case RocketMQOffsetRangeLimit.TimestampPerQueue(times) => times.keySet
-        case _ => Nil
-      }.toSet
+      val named = options.batchStartingOffsets.namedQueues ++ options.batchEndingOffsets.namedQueues
       val ranges = reader.fetchQueueRanges(topics, knownQueues = named, awaitIndexed = true)
       val start = RocketMQOffsetResolver.resolve(options.batchStartingOffsets, ranges, isStart = true, reader)
       val end = RocketMQOffsetResolver.resolve(options.batchEndingOffsets, ranges, isStart = false, reader)

@@ -62,7 +62,8 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
   def initialOffset(): RocketMQSourceOffset = {
     val store = new RocketMQInitialOffsetStore(checkpointLocation, SparkContext.getOrCreate().hadoopConfiguration)
     store.getOrCreate { () =>
-      val now = reader.fetchQueueRanges(topics)
+      // Queues the start names are waited for while their group is missing from the route, as in a batch read.
+      val now = reader.fetchQueueRanges(topics, knownQueues = options.streamStartingOffsets.namedQueues)
       val offsets = RocketMQOffsetResolver.resolve(options.streamStartingOffsets, now, isStart = true, reader)
       log.info(s"RocketMQ stream of ${topics.mkString(",")} starts at ${RocketMQOffsetsJson.format(offsets)}")
       RocketMQSourceOffset(offsets)

@@ -16,6 +16,7 @@
 
 package org.apache.spark.sql.rocketmq
 
+import java.nio.file.Files
 import java.util.UUID
 
 import org.scalatest.DoNotDiscover
@@ -65,7 +66,8 @@ class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
   }
 
   test("a group wholly down (a master without replicas) is forgotten by the name server: expectedBrokerGroups " +
-    "makes the read wait for it and fail naming it; with the group back, every message") {
+    "makes the read wait for it and fail naming it, as offsets naming its queues do (a stream's too); with the " +
+    "group back, every message") {
     val topic = newTopic("whole-group", groups = Seq(GroupA, GroupB))
     cluster.produce(topic, 1000, i => s"m$i")
     val onB = cluster.storedOffsets("b-master", topic).sum
@@ -84,6 +86,16 @@ class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
       val named = errorMessage(bodies(read(topic, "retryTimeoutMs" -> "1500",
         "startingOffsets" -> s"""{"$topic":{"$GroupA":{"0":0},"$GroupB":{"0":0}}}""")))
       assert(named.contains("[ROCKETMQ_BROKER_UNAVAILABLE.UNREACHABLE]") && named.contains(s"'$GroupB'"), named)
+      // A stream started from such offsets waits as the batch read does.
+      val streamed = errorMessage {
+        val q = stream(topic, "retryTimeoutMs" -> "1500",
+          "startingOffsets" -> s"""{"$topic":{"$GroupA":{"0":0},"$GroupB":{"0":0}}}""")
+          .writeStream.format("noop").option("checkpointLocation", Files.createTempDirectory("named").toString)
+          .start()
+        try q.processAllAvailable() finally q.stop()
+      }
+      assert(streamed.contains("[ROCKETMQ_BROKER_UNAVAILABLE.UNREACHABLE]") && streamed.contains(s"'$GroupB'"),
+        streamed)
     }
     assert(bodies(read(topic, "expectedBrokerGroups" -> s"$GroupA,$GroupB")).sorted ===
       (0 until 1000).map(i => s"m$i").sorted)

@@ -20,7 +20,15 @@ package org.apache.spark.sql.rocketmq.client
  * Where a read starts or ends, before it is resolved against the broker's current offsets.
  * A resolved offset is always a position in a queue's consume queue: the next message to read.
  */
-private[rocketmq] sealed trait RocketMQOffsetRangeLimit
+private[rocketmq] sealed trait RocketMQOffsetRangeLimit {
+
+  /** The queues this limit names one by one: waited for while their group is missing from the route. */
+  def namedQueues: Set[RocketMQQueue] = this match {
+    case RocketMQOffsetRangeLimit.Specific(offsets) => offsets.keySet
+    case RocketMQOffsetRangeLimit.TimestampPerQueue(times) => times.keySet
+    case _ => Set.empty
+  }
+}
 
 private[rocketmq] object RocketMQOffsetRangeLimit {
 
