@@ -110,6 +110,33 @@ def test_write_rocketmq_stream_real_time_sends_each_row_while_the_batch_runs(spa
     assert sorted(rocketmq.bodies(target)) == sorted(f"rt-{i}" for i in range(10))
 
 
+@pytest.mark.skipif(not HAS_TRIGGER, reason="pyspark's real-time trigger needs pyspark 4.2 or later")
+def test_an_exactly_once_real_time_write_is_refused_before_anything_is_sent(spark, rocketmq, tmp_path: Path) -> None:
+    """A real-time batch outlives the brokers' half messages: ``exactly_once`` is refused when the query plans its
+    write, naming the option, and nothing reaches the target."""
+    source, target = unique_topic("rt-eo-src"), unique_topic("rt-eo-dst")
+    rocketmq.create_topic(source, queues=2)
+    rocketmq.create_topic(target, queues=2)
+    rocketmq.send(source, 5, "eo-")
+    stream = read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST).select("body")
+    query = write_rocketmq_stream(
+        stream,
+        rocketmq.name_server,
+        target,
+        real_time="1 minute",
+        delivery_guarantee="exactly_once",
+        checkpoint_location=str(tmp_path / "cp"),
+    )
+    try:
+        with pytest.raises(StreamingQueryException) as refused:
+            query.awaitTermination(120)
+    finally:
+        query.stop()
+    text = str(refused.value)
+    assert "ROCKETMQ_OPTION_NOT_ALLOWED.REAL_TIME_EXACTLY_ONCE" in text and "'deliveryGuarantee'" in text, text
+    assert rocketmq.bodies(target) == []
+
+
 def _execution_of(query: Any) -> Optional[str]:
     """The class that runs ``query`` in the Spark driver (None over Spark Connect, whose client cannot see it)."""
     jsq = getattr(query, "_jsq", None)
