@@ -17,9 +17,7 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
-import org.apache.spark.sql.rocketmq.client.{
-  RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetReader, RocketMQOptions
-}
+import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetReader, RocketMQOptions}
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 
 /**

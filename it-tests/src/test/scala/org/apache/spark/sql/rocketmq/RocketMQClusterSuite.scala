@@ -92,7 +92,8 @@ class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
           "startingOffsets" -> s"""{"$topic":{"$GroupA":{"0":0},"$GroupB":{"0":0}}}""")
           .writeStream.format("noop").option("checkpointLocation", Files.createTempDirectory("named").toString)
           .start()
-        try q.processAllAvailable() finally q.stop()
+        try q.processAllAvailable()
+        finally q.stop()
       }
       assert(streamed.contains("[ROCKETMQ_BROKER_UNAVAILABLE.UNREACHABLE]") && streamed.contains(s"'$GroupB'"),
         streamed)

@@ -149,7 +149,7 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
       val e = intercept[StreamingQueryException](exactlyOnce.awaitTermination(120000))
       val text = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
       assert(text.contains("ROCKETMQ_OPTION_NOT_ALLOWED.REAL_TIME_EXACTLY_ONCE") &&
-        text.contains("'deliveryGuarantee'"), text)
+          text.contains("'deliveryGuarantee'"), text)
       assert(rocketmq.readAll(target).isEmpty, "an exactly-once real-time query sent rows before it was refused")
       // One batch of 10 minutes: the messages can only be in the target before its end.
       val q = streamTopic(source, "startingOffsets" -> "earliest").selectExpr("body")
