@@ -1,0 +1,40 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq
+
+import java.nio.file.Files
+
+import org.apache.hadoop.conf.Configuration
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The writer's options an exactly-once stream into a catalog table records for its next run. */
+class RocketMQSinkResumeSuite extends AnyFunSuite {
+
+  test("recorded without the checkpoint or credentials; recorded again when a run's options change") {
+    val dir = Files.createTempDirectory("rocketmq-sink-resume-").toString
+    val conf = new Configuration()
+    val first = Map("nameServer" -> "a:9876", "deliveryGuarantee" -> "exactly_once", "checkpointLocation" -> dir)
+    RocketMQSinkResume.record(dir, first, conf)
+    assert(RocketMQSinkResume.recorded(dir, conf) === Some(first - "checkpointLocation"))
+    // A later run moved to another name server and producer group: its next run must use them.
+    val second = first ++ Map("nameServer" -> "b:9876", "producerGroup" -> "pg")
+    RocketMQSinkResume.record(dir, second, conf)
+    assert(RocketMQSinkResume.recorded(dir, conf) === Some(second - "checkpointLocation"))
+    RocketMQSinkResume.record(dir, second ++ Map("secretKey" -> "s"), conf)
+    assert(RocketMQSinkResume.recorded(dir, conf) === Some(second - "checkpointLocation"))
+  }
+}
