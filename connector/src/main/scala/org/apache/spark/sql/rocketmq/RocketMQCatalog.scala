@@ -28,7 +28,9 @@ import org.apache.spark.sql.catalyst.analysis.{
 }
 import org.apache.spark.sql.connector.catalog.{Column, Identifier, Table, TableCatalog, TableChange}
 import org.apache.spark.sql.connector.expressions.Transform
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOffsetReader, RocketMQOptionKind, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.client.{
+  RocketMQErrors, RocketMQOffsetReader, RocketMQOptionKeys, RocketMQOptionKind, RocketMQOptions
+}
 import org.apache.spark.sql.types.{DataType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
@@ -60,10 +62,14 @@ class RocketMQCatalog extends TableCatalog {
   /** Where the catalog's name server is, for its description. */
   private var nameServer: String = _
 
-  /** Checks the options (the name server, credentials, `allowDropTable`) without asking RocketMQ anything. */
+  /**
+   * Checks the options (their keys, the name server, credentials, `allowDropTable`) without asking
+   * RocketMQ anything.
+   */
   override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = {
     catalogName = name
     catalogOptions = options.asCaseSensitiveMap().asScala.toMap
+    RocketMQOptionKeys.check(catalogOptions)
     val checked = rootOptions
     checked(RocketMQOptions.AllowDropTable)
     nameServer = checked.connection.nameServer

@@ -103,9 +103,9 @@ private[rocketmq] object RocketMQErrors {
   def conflictingOptions(options: Seq[String]): Throwable =
     invalidInput("ROCKETMQ_CONFLICTING_OPTIONS", "options" -> options.map(o => s"'$o'").mkString(", "))
 
-  /** `sub`: BATCH or STREAMING, the kind of query the option does not apply to. */
-  def optionNotAllowed(option: String, sub: String): Throwable =
-    invalidInput(s"ROCKETMQ_OPTION_NOT_ALLOWED.$sub", "option" -> option)
+  /** `sub`: the kind of query the option does not apply to (BATCH …), or UNKNOWN_OPTION. */
+  def optionNotAllowed(option: String, sub: String, details: (String, String)*): Throwable =
+    invalidInput(s"ROCKETMQ_OPTION_NOT_ALLOWED.$sub", ("option" -> option) +: details: _*)
 
   def exactlyOnceNeedsCheckpoint(): Throwable = invalidInput("ROCKETMQ_EXACTLY_ONCE_NEEDS_CHECKPOINT")
 

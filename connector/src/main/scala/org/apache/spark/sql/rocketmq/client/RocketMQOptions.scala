@@ -174,8 +174,9 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
     }
   }
 
-  /** Parses every option that applies (each set one must be valid) and requires the name server. */
+  /** Checks the keys given, parses every option that applies and requires the name server. */
   private def parseAll(applies: QueryType => Boolean): Unit = {
+    RocketMQOptionKeys.check(all)
     registry.filter(o => applies(o.queryType)).foreach(o => parsed(o))
     this(NameServer)
   }
@@ -195,7 +196,6 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String]) e
         "topic" -> t, "topics" -> topics.mkString(","))
     }
   }
-
 }
 
 /**

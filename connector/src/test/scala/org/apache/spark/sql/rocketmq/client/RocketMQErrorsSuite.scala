@@ -102,6 +102,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(options("startingOffsets" -> "x").validateForStream()),
     raised(options("maxTriggerDelay" -> "5s").validateForRealTime()),
     raised(options("minPartitions" -> "4").validateForContinuous()),
+    raised(options("startingOffset" -> "earliest").validateForStream()),
     raised(throw RocketMQErrors.optionNotAllowed("deliveryGuarantee", "CONTINUOUS_EXACTLY_ONCE")),
     raised(throw RocketMQErrors.optionNotAllowed("deliveryGuarantee", "REAL_TIME_EXACTLY_ONCE")),
     raised(throw RocketMQErrors.optionNotAllowed("deliveryGuarantee", "PROXY_EXACTLY_ONCE")),

@@ -16,14 +16,23 @@
 
 package org.apache.spark.sql.rocketmq.client
 
+import java.util.concurrent.ConcurrentLinkedQueue
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.logging.log4j.{Level, LogManager}
+import org.apache.logging.log4j.core.{LogEvent, LoggerContext}
+import org.apache.logging.log4j.core.appender.AbstractAppender
+import org.apache.logging.log4j.core.config.{Configurator, Property}
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.RocketMQInvalidInputException
+import org.apache.spark.sql.rocketmq.{RocketMQCatalog, RocketMQInvalidInputException}
 import org.apache.spark.sql.rocketmq.client.RocketMQOffsetRangeLimit._
 import org.apache.spark.sql.rocketmq.client.RocketMQOption._
 import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 class RocketMQOptionsSuite extends AnyFunSuite {
 
@@ -218,5 +227,90 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     for (ms <- Seq(1L, 1500L, 60000L, 900000L, 7200000L, 86400000L)) {
       assert(kind.parse("k", kind.render(ms)) === ms, kind.render(ms))
     }
+  }
+
+  private def initializeCatalog(kv: (String, String)*): Unit =
+    new RocketMQCatalog()
+      .initialize("rmq", new CaseInsensitiveStringMap((minimal ++ kv).toMap.asJava))
+
+  test("a key close to an option's fails, naming it, its value and the option meant") {
+    val cases = Seq(
+      "startingOffset" -> "startingOffsets", // a letter left out
+      "STARTINGOFSETS" -> "startingOffsets", // another, in another case
+      "pullBatchSzie" -> "pullBatchSize", // two letters swapped
+      "pullTimeout" -> "pullTimeoutMs", // the unit left out
+      "topics" -> "topic",
+      "readAhead" -> "readAheadBytes", // cut short
+      "consumerGroupName" -> "consumerGroup", // extended
+      "rocketmq.subExpression" -> "subExpression") // qualified
+    for ((key, meant) <- cases) {
+      val e = errorOf(options(minimal :+ (key -> "earliest"): _*).validateForStream())
+      assert(e.getCondition === "ROCKETMQ_OPTION_NOT_ALLOWED.UNKNOWN_OPTION", key)
+      val m = e.getMessage
+      assert(m.contains(s"Option '$key'") && m.contains(s"Did you mean '$meant'?") &&
+          m.contains("'earliest'"), m)
+    }
+    // Batch reads, writes and the catalog check their keys too.
+    val batch =
+      errorOf(options(minimal :+ ("endingOffset" -> "latest"): _*).validateForBatchRead())
+    assert(batch.getMessage.contains("'endingOffsets'"), batch.getMessage)
+    val write = errorOf(options(minimal :+ ("sendTimeout" -> "5000"): _*).validateForWrite())
+    assert(write.getMessage.contains("'sendTimeoutMs'"), write.getMessage)
+    val catalog = errorOf(initializeCatalog("allowDropTabel" -> "true"))
+    assert(catalog.getMessage.contains("'allowDropTable'"), catalog.getMessage)
+    // A secret's value never shows.
+    val secret = errorOf(options(minimal :+ ("secretKy" -> "s3cr3t"): _*).validateForWrite())
+    assert(secret.getMessage.contains("'secretKey'") && !secret.getMessage.contains("s3cr3t"),
+      secret.getMessage)
+  }
+
+  /** The keys Spark itself passes among a source's, a sink's or a catalog's options. */
+  private val sparkKeys = Seq("path", "paths", "checkpointLocation", "queryName",
+    "asyncProgressTrackingEnabled", "asyncProgressTrackingCheckpointIntervalMs",
+    "_asyncProgressTrackingOverrideSinkSupportCheck", "__partition_columns")
+
+  test("other unknown keys, and the keys Spark passes itself, are accepted") {
+    val unknown = Seq("maxBytesPerTrigger", "maxMessagesPerSecond", "futureOption")
+    val passed = minimal ++ (unknown ++ sparkKeys).map(_ -> "1")
+    options(passed: _*).validateForStream()
+    options(passed: _*).validateForBatchRead()
+    options(passed: _*).validateForWrite()
+    initializeCatalog(passed: _*)
+  }
+
+  /** The WARN messages of the connector's option checks while `body` runs. */
+  private def warnings(body: => Unit): Seq[String] = {
+    val logger = "org.apache.spark.sql.rocketmq.client"
+    val lines = new ConcurrentLinkedQueue[String]()
+    val capture = new AbstractAppender("option-keys", null, null, true, Property.EMPTY_ARRAY) {
+      override def append(event: LogEvent): Unit =
+        if (event.getLevel == Level.WARN && event.getLoggerName.startsWith(logger)) {
+          lines.add(event.getMessage.getFormattedMessage)
+        }
+    }
+    val context = LogManager.getContext(false).asInstanceOf[LoggerContext]
+    val root = context.getConfiguration.getRootLogger
+    val level = LogManager.getLogger(logger).getLevel
+    capture.start()
+    root.addAppender(capture, Level.WARN, null)
+    Configurator.setLevel(logger, Level.WARN)
+    try body
+    finally {
+      root.removeAppender(capture.getName)
+      Configurator.setLevel(logger, level)
+    }
+    lines.asScala.toSeq
+  }
+
+  test("other unknown keys are logged once at WARN, by name only; Spark's keys are not") {
+    val made = s"madeUpOption${System.nanoTime()}"
+    val passed = options((minimal :+ (made -> "v4lue")) ++ sparkKeys.map(_ -> "1"): _*)
+    val logged = warnings {
+      passed.validateForStream()
+      passed.validateForWrite() // a stream's write is checked again every micro-batch
+    }
+    assert(logged.count(_.contains(made)) === 1, logged)
+    val leaked = logged.filter(l => l.contains("v4lue") || sparkKeys.exists(k => l.contains(k)))
+    assert(leaked.isEmpty, logged)
   }
 }
