@@ -28,8 +28,8 @@ import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 /**
  * Turns one row of the written DataFrame into a RocketMQ message, reading only the columns
  * [[RocketMQWriteColumns]] located. Values Spark could not check when the write was planned (nulls,
- * property names, the JSON of a STRING properties column) are checked here, with errors naming the column
- * and the row.
+ * property names and values, the JSON of a STRING properties column) are checked here, with errors
+ * naming the column and the row.
  *
  * Properties come as a map, or as the JSON text a read gives ([[RocketMQMessageToRow]]). A map is what a user
  * built, so a name RocketMQ reserves is refused. The text records a stored message, whose reserved properties
@@ -101,9 +101,9 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
       val name = names.getUTF8String(i).toString
       checkPropertyName(name, rowIndex)
       if (MessageConst.STRING_HASH_SET.contains(name)) {
-        throw RocketMQErrors.invalidPropertyName(Properties, name, rowIndex, "RESERVED")
+        throw RocketMQErrors.invalidProperty("NAME", Properties, name, rowIndex, "RESERVED")
       }
-      if (!values.isNullAt(i)) message.putUserProperty(name, values.getUTF8String(i).toString)
+      if (!values.isNullAt(i)) putValue(message, name, values.getUTF8String(i).toString, rowIndex)
       i += 1
     }
   }
@@ -113,7 +113,20 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
       if (name.trim.isEmpty) "BLANK"
       else if (name.exists(c => c == '\u0001' || c == '\u0002')) "CONTROL_CHARACTER"
       else null
-    if (problem != null) throw RocketMQErrors.invalidPropertyName(Properties, name, rowIndex, problem)
+    if (problem != null) {
+      throw RocketMQErrors.invalidProperty("NAME", Properties, name, rowIndex, problem)
+    }
+  }
+
+  /**
+   * Puts a user property, its value checked: RocketMQ refuses a blank one (trimmed as here) with a
+   * bare IllegalArgumentException that names neither the row nor the property.
+   */
+  private def putValue(message: Message, name: String, value: String, rowIndex: Long): Unit = {
+    if (value.trim.isEmpty) {
+      throw RocketMQErrors.invalidProperty("VALUE", Properties, name, rowIndex, "BLANK")
+    }
+    message.putUserProperty(name, value)
   }
 
   /**
@@ -145,7 +158,7 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
 
   private def putJsonProperty(message: Message, name: String, value: String, rowIndex: Long): Unit = {
     checkPropertyName(name, rowIndex)
-    if (!MessageConst.STRING_HASH_SET.contains(name)) message.putUserProperty(name, value)
+    if (!MessageConst.STRING_HASH_SET.contains(name)) putValue(message, name, value, rowIndex)
     else if (name == MessageConst.PROPERTY_TAGS) { if (message.getTags == null) message.setTags(value) }
     else if (name == MessageConst.PROPERTY_KEYS) { if (message.getKeys == null) message.setKeys(value) }
   }

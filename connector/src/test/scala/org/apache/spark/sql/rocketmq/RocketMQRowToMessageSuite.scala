@@ -68,6 +68,23 @@ class RocketMQRowToMessageSuite extends AnyFunSuite {
     }
   }
 
+  test("a blank property value is refused, naming column, row and property; null is left out") {
+    for (value <- Seq("", "  ", "\t")) {
+      val e = intercept[RocketMQInvalidInputException](
+        converter.toMessage(row(properties = Map("a" -> value)), 7))
+      assert(e.getCondition === "ROCKETMQ_INVALID_PROPERTY_VALUE.BLANK")
+      val m = e.getMessage
+      assert(m.contains("Row 7") && m.contains("'properties'") && m.contains("'a'") &&
+          m.contains("leave the property out"), m)
+    }
+    val json = intercept[RocketMQInvalidInputException](
+      fromJson.toMessage(InternalRow(s("x"), null, s("""{"region":" "}""")), 2))
+    assert(json.getCondition === "ROCKETMQ_INVALID_PROPERTY_VALUE.BLANK")
+    assert(json.getMessage.contains("'region'"), json.getMessage)
+    val withNull = converter.toMessage(row(properties = Map("a" -> null, "b" -> "1")), 0)
+    assert(userProperties(withNull) === Map("b" -> "1"))
+  }
+
   test("nulls: a null body fails naming the column; optional columns may be null") {
     val e = intercept[RocketMQInvalidInputException](converter.toMessage(row(body = null), 3))
     assert(e.getCondition === "ROCKETMQ_NULL_COLUMN_VALUE.BODY" && e.getMessage.contains("'body'"))

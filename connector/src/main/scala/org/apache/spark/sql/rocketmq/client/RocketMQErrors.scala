@@ -145,10 +145,7 @@ private[rocketmq] object RocketMQErrors {
   // ---- what the options name, checked against the brokers ----
 
   def unknownQueue(option: String, queue: RocketMQQueue, known: Iterable[RocketMQQueue]): Throwable =
-    invalidInput(
-      "ROCKETMQ_UNKNOWN_QUEUE",
-      "option" -> option,
-      "queue" -> queue.toString,
+    invalidInput("ROCKETMQ_UNKNOWN_QUEUE", "option" -> option, "queue" -> queue.toString,
       "topic" -> queue.topic,
       "known" -> known.toSeq.sorted.map(q => s"${q.brokerName}/${q.queueId}").mkString(", "))
 
@@ -182,9 +179,11 @@ private[rocketmq] object RocketMQErrors {
     invalidInput(s"ROCKETMQ_NULL_COLUMN_VALUE.${column.toUpperCase(Locale.ROOT)}",
       "column" -> column, "row" -> row.toString)
 
-  /** `sub`: BLANK, RESERVED or CONTROL_CHARACTER. */
-  def invalidPropertyName(column: String, name: String, row: Long, sub: String): Throwable =
-    invalidInput(s"ROCKETMQ_INVALID_PROPERTY_NAME.$sub", "column" -> column, "name" -> name, "row" -> row.toString)
+  /** Property `name` of a row: `part` NAME or VALUE, `sub` what is wrong with it. */
+  def invalidProperty(part: String, column: String, name: String, row: Long, sub: String)
+      : Throwable =
+    invalidInput(s"ROCKETMQ_INVALID_PROPERTY_$part.$sub", "column" -> column, "name" -> name,
+      "row" -> row.toString)
 
   /**
    * A STRING properties value that is not a JSON object of strings, shown up to [[ShownValueLength]] characters;

@@ -66,8 +66,8 @@ class RocketMQErrorsSuite extends AnyFunSuite {
 
   private def s(v: String) = UTF8String.fromString(v)
 
-  private def withProperty(name: String): InternalRow =
-    InternalRow(s("x"), ArrayBasedMapData(Array[Any](s(name)), Array[Any](s("v"))))
+  private def withProperty(name: String, value: String = "v"): InternalRow =
+    InternalRow(s("x"), ArrayBasedMapData(Array[Any](s(name)), Array[Any](s(value))))
 
   private val propertySchema =
     new StructType().add("body", StringType).add("properties", MapType(StringType, StringType))
@@ -138,6 +138,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     rowError(withProperty(" "), propertySchema, Some("t")),
     rowError(withProperty("TAGS"), propertySchema, Some("t")),
     rowError(withProperty("a\u0001"), propertySchema, Some("t")),
+    rowError(withProperty("a", " "), propertySchema, Some("t")),
     rowError(InternalRow(s("x"), s("[1]")), new StructType().add("body", StringType).add("properties", StringType),
       Some("t")),
     RocketMQErrors.topicNotFound("t", "h:1"),
