@@ -194,7 +194,9 @@ lazy val connector = (project in file("connector"))
   .settings(connectorPackaging)
   .settings(
     name := "rocketmq-spark-connector",
-    Compile / unmanagedSourceDirectories += baseDirectory.value / "src" / "main" / "spark-4"
+    Compile / unmanagedSourceDirectories += baseDirectory.value / "src" / "main" / "spark-4",
+    // Unit tests of the Spark 4 sources, which the Spark 3.5 builds do not compile.
+    Test / unmanagedSourceDirectories += baseDirectory.value / "src" / "test" / "spark-4"
   )
 
 /**

@@ -35,10 +35,11 @@ import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQQueue}
  * which names neither the queues nor the shuffle). So the stream checks before its tasks are launched, on the
  * driver, and fails naming the queues, the tasks needed and the slots there are.
  *
- * Slots are what Spark's own check counts, the scheduler's default parallelism (the executors' cores, or
- * `spark.default.parallelism` where set). On a cluster whose executors are still registering the check waits for
- * them, up to `spark.scheduler.maxRegisteredResourcesWaitingTime`; under dynamic allocation it only warns, the
- * executors to come being unknown.
+ * Slots are the cores Spark's own check counts, the scheduler's default parallelism (the
+ * executors' cores, or `spark.default.parallelism` where set), divided by `spark.task.cpus`: each
+ * task holds that many cores. On a cluster whose executors are still registering the check waits
+ * for them, up to `spark.scheduler.maxRegisteredResourcesWaitingTime`; under dynamic allocation it
+ * only warns, the executors to come being unknown.
  */
 private[rocketmq] object RocketMQRealTimeSlots {
   private val log = LoggerFactory.getLogger(getClass)
@@ -63,26 +64,32 @@ private[rocketmq] object RocketMQRealTimeSlots {
     val needed = queues.size + later.map(_.tasks).getOrElse(0)
     val sc = session.sparkContext
     if (sc.getConf.getBoolean("spark.dynamicAllocation.enabled", defaultValue = false)) {
-      if (sc.defaultParallelism < needed) {
+      val there = slots(sc)
+      if (there < needed) {
         log.warn(s"This real-time query needs $needed task slots at once (${queues.size} source queues" +
-          later.fold("")(s => s", ${s.tasks} ${s.cause}") + s"); ${sc.defaultParallelism} are there now: dynamic " +
+          later.fold("")(s => s", ${s.tasks} ${s.cause}") + s"); $there are there now: dynamic " +
           "allocation must bring the rest, or some queues are read only when a batch ends")
       }
     } else {
       awaitSlots(sc, needed)
-      if (sc.defaultParallelism < needed) {
+      val there = slots(sc)
+      if (there < needed) {
         throw RocketMQErrors.realTimeSlotsShort(queues.map(_.toString), later.map(s => s"${s.tasks} ${s.cause}"),
-          needed, sc.defaultParallelism, sc.master)
+          needed, there, sc.master)
       }
     }
   }
+
+  /** The tasks `sc` runs at once: its cores over the cores a task takes (spark.task.cpus). */
+  private def slots(sc: SparkContext): Int =
+    sc.defaultParallelism / sc.getConf.getInt("spark.task.cpus", 1)
 
   /** Executors still registering: waits for enough slots, at most as long as Spark's scheduler waits for them. */
   private def awaitSlots(sc: SparkContext, needed: Int): Unit =
     if (!sc.master.startsWith("local[") && sc.master != "local") {
       val waitMs = sc.getConf.getTimeAsMs("spark.scheduler.maxRegisteredResourcesWaitingTime", "30s")
       val deadline = System.currentTimeMillis() + waitMs
-      while (sc.defaultParallelism < needed && System.currentTimeMillis() < deadline) Thread.sleep(200)
+      while (slots(sc) < needed && System.currentTimeMillis() < deadline) Thread.sleep(200)
     }
 
   /**
