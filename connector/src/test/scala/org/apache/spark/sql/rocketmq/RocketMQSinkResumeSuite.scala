@@ -16,12 +16,18 @@
 
 package org.apache.spark.sql.rocketmq
 
+import java.lang.ref.WeakReference
 import java.nio.file.Files
 
 import org.apache.hadoop.conf.Configuration
 import org.scalatest.funsuite.AnyFunSuite
 
-/** The writer's options an exactly-once stream into a catalog table records for its next run. */
+import org.apache.spark.sql.SparkSession
+
+/**
+ * The writer's options an exactly-once stream into a catalog table records for its next run, and how the
+ * catalog listens to its sessions' query starts.
+ */
 class RocketMQSinkResumeSuite extends AnyFunSuite {
 
   test("recorded without the checkpoint or credentials; recorded again when a run's options change") {
@@ -36,5 +42,30 @@ class RocketMQSinkResumeSuite extends AnyFunSuite {
     assert(RocketMQSinkResume.recorded(dir, conf) === Some(second - "checkpointLocation"))
     RocketMQSinkResume.record(dir, second ++ Map("secretKey" -> "s"), conf)
     assert(RocketMQSinkResume.recorded(dir, conf) === Some(second - "checkpointLocation"))
+  }
+
+  /** Listens to a new session of `spark` that nothing else holds. */
+  private def listenInNewSession(spark: SparkSession): WeakReference[SparkSession] = {
+    val session = spark.newSession()
+    RocketMQSinkResume.listen(session)
+    new WeakReference(session)
+  }
+
+  private def collected(ref: WeakReference[_]): Boolean = {
+    val deadline = System.nanoTime() + 20L * 1000 * 1000 * 1000
+    while (ref.get != null && System.nanoTime() < deadline) {
+      System.gc()
+      Thread.sleep(50)
+    }
+    ref.get == null
+  }
+
+  test("sessions a catalog listens to are held weakly: a server's many sessions can be collected") {
+    val spark = SparkSession.builder().master("local[1]").appName("sink-resume")
+      .config("spark.ui.enabled", "false").getOrCreate()
+    try {
+      val others = (0 until 3).map(_ => listenInNewSession(spark))
+      assert(others.forall(collected), "a session listened to stayed reachable")
+    } finally spark.stop()
   }
 }
