@@ -27,13 +27,13 @@ import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionCoordinator
  * half messages, and the job commits the kept attempts' or rolls back all of them.
  */
 private[rocketmq] class RocketMQBatchWrite(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
-    coordinator: () => Option[RocketMQTransactionCoordinator])
+    coordinator: () => Option[RocketMQTransactionCoordinator], accumulators: RocketMQWriteAccumulators)
   extends BatchWrite {
 
   private lazy val transactions = coordinator()
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
-    new RocketMQDataWriterFactory(settings, columns)
+    new RocketMQDataWriterFactory(settings, columns, accumulators)
 
   override def useCommitCoordinator(): Boolean = settings.transaction.isDefined
 

@@ -19,7 +19,7 @@ package org.apache.spark.sql.rocketmq
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.connector.metric.CustomMetric
+import org.apache.spark.sql.connector.metric.{CustomMetric, CustomTaskMetric}
 import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
@@ -43,12 +43,15 @@ private[rocketmq] class RocketMQCatalogWriteBuilder(streaming: WriteBuilder, opt
 
   override def truncate(): WriteBuilder = this
 
-  override def build(): Write = new Write {
+  override def build(): Write = new RocketMQDriverMetrics {
     override def description(): String =
       s"RocketMQWrite[topic=${options.rawValue(RocketMQOptions.Topic).getOrElse("")}]"
 
-    override def toBatch: BatchWrite =
-      RocketMQWrite.plan(options, info.schema(), info.queryId(), checkpointLocation = None).toBatch
+    private lazy val batch = RocketMQWrite.plan(options, info.schema(), info.queryId(), checkpointLocation = None)
+
+    override def toBatch: BatchWrite = batch.toBatch
+
+    override def driverMetrics: Array[CustomTaskMetric] = batch.driverMetrics
 
     override def toStreaming: StreamingWrite = {
       val write = streaming.build().toStreaming

@@ -24,16 +24,16 @@ import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQWr
 import org.apache.spark.sql.rocketmq.transaction.{RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages}
 
 /**
- * Creates the writers of batch and streaming writes alike (a batch job is epoch 0); a stream's writers add their
- * acknowledgement times to `sendAck` (null: a batch write, which reports none in progress).
+ * Creates the writers of batch and streaming writes alike (a batch job is epoch 0); the writers add what they
+ * measured and counted to `accumulators` once their sends are done (null: nobody reads them).
  */
 private[rocketmq] class RocketMQDataWriterFactory(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
-    sendAck: RocketMQLatencyAccumulator = null)
+    accumulators: RocketMQWriteAccumulators = null)
   extends DataWriterFactory with StreamingDataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] =
-    new RocketMQDataWriter(settings, columns, partitionId, taskId, 0L, sendAck)
+    new RocketMQDataWriter(settings, columns, partitionId, taskId, 0L, accumulators)
   override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] =
-    new RocketMQDataWriter(settings, columns, partitionId, taskId, epochId, sendAck)
+    new RocketMQDataWriter(settings, columns, partitionId, taskId, epochId, accumulators)
 }
 
 /**
@@ -43,11 +43,11 @@ private[rocketmq] class RocketMQDataWriterFactory(settings: RocketMQWriteSetting
  * first failure fails the task with the broker's reason, so Spark's task retry gives at-least-once
  * delivery. Exactly-once: every message is a half message of this task attempt
  * ([[RocketMQHalfMessageRecorder]]), and the commit message carries them to the driver. How long requests took to
- * be acknowledged shows as `sendAckMsP50`, `sendAckMsP99` and `sendAckMsMax`, and a committed task adds them to a
- * stream's `sendAck`, for the query's progress.
+ * be acknowledged shows as `sendAckMsP50`, `sendAckMsP99` and `sendAckMsMax`; a committed task adds them, and its
+ * counts of resends, failures and possible duplicates, to `accumulators` (complete only after `commit()`).
  */
 private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
-    partition: Int, attempt: Long, epoch: Long, sendAck: RocketMQLatencyAccumulator = null)
+    partition: Int, attempt: Long, epoch: Long, accumulators: RocketMQWriteAccumulators = null)
   extends DataWriter[InternalRow] {
 
   private val converter = new RocketMQRowToMessage(settings, columns)
@@ -65,7 +65,7 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
 
   override def commit(): WriterCommitMessage = {
     sender.flush()
-    if (sendAck != null) sender.ackLatency(sendAck.add)
+    if (accumulators != null) accumulators.add(sender)
     // At-least-once, no commit message: the job commit has nothing to collect (counts are in the task
     // metrics). Exactly-once, one of Spark's own classes: the driver deserializes task results with
     // Spark's class loader, which cannot see a connector that a Spark Connect session added with

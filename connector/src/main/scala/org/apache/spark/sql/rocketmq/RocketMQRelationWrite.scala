@@ -40,7 +40,8 @@ private[rocketmq] object RocketMQRelationWrite {
       case other => throw RocketMQErrors.saveModeNotSupported(other.name())
     }
     val write = RocketMQWrite.plan(options, data.schema, UUID.randomUUID().toString, checkpointLocation = None)
-    val factory = new RocketMQDataWriterFactory(write.settings, write.columns)
+    val accumulators = RocketMQWriteAccumulators.register()
+    val factory = new RocketMQDataWriterFactory(write.settings, write.columns, accumulators)
     val rdd = data.queryExecution.toRdd
     RocketMQWrite.batchCoordinator(write.settings) match {
       case None => rdd.foreachPartition(rows => writePartition(factory, rows))
@@ -49,6 +50,7 @@ private[rocketmq] object RocketMQRelationWrite {
         try coordinator.commit(0L, rdd.mapPartitions(rows => Iterator.single(writePartition(factory, rows))).collect())
         finally coordinator.close()
     }
+    reportCounts(options, accumulators.counts)
     new WrittenRelation(sqlContext, data.schema)
   }
 
@@ -64,6 +66,20 @@ private[rocketmq] object RocketMQRelationWrite {
         throw e
     } finally writer.close()
   }
+
+  /**
+   * `save()` runs no plan node that shows SQL metrics: its tasks' counts go to the log, a warning when
+   * messages may be stored twice.
+   */
+  private def reportCounts(options: RocketMQOptions, counts: Map[String, Long]): Unit = {
+    val text = counts.toSeq.sorted.map { case (k, v) => s"$k=$v" }.mkString(", ")
+    val topic = options.rawValue(RocketMQOptions.Topic).getOrElse("(from the topic column)")
+    if (counts.getOrElse(RocketMQCustomMetrics.PossibleDuplicates, 0L) > 0) {
+      log.warn(s"The write to $topic resent messages that may have been stored already: $text")
+    } else log.info(s"The write to $topic is done: $text")
+  }
+
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
 
   /** What `save()` returns; Spark does not read it. */
   private class WrittenRelation(override val sqlContext: SQLContext, override val schema: StructType)

@@ -29,10 +29,11 @@ import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionCoordinator
  * that fails is retried, and a query restarted from its checkpoint re-runs the batch that did not
  * finish, so messages are written at least once, never silently dropped. Exactly-once (with a
  * `coordinator`): the tasks' half messages become visible when Spark commits the epoch, once. Its tasks add how
- * long their sends took to be acknowledged to `sendAck` (null: none), which the sink's table reports.
+ * long their sends took to be acknowledged, and their counts, to `accumulators`, which the sink's table reports.
  */
 private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
-    coordinator: Option[RocketMQTransactionCoordinator], queryId: String, sendAck: RocketMQLatencyAccumulator)
+    coordinator: Option[RocketMQTransactionCoordinator], queryId: String,
+    accumulators: RocketMQWriteAccumulators)
   extends StreamingWrite {
 
   /**
@@ -51,7 +52,7 @@ private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings, 
     // Under real-time mode and continuous processing a task runs for its whole batch or epoch: each row goes out as it
     // comes rather than waiting for a fuller request until then (see RocketMQMessageSender).
     val eachAtOnce = session.exists(RocketMQQueryTrigger.sendsEachRowAtOnce(_, queryId))
-    new RocketMQDataWriterFactory(settings.copy(sendEachAtOnce = eachAtOnce), columns, sendAck)
+    new RocketMQDataWriterFactory(settings.copy(sendEachAtOnce = eachAtOnce), columns, accumulators)
   }
 
   override def useCommitCoordinator(): Boolean = coordinator.isDefined

@@ -35,16 +35,17 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
  * refuse the default save mode); they go through [[RocketMQSourceProvider]]'s relation write.
  * Any schema can be written: the columns are checked by name when the write is planned. As a streaming
  * query's sink, its metrics (in the query's progress) tell how long the last micro-batch's sends took to be
- * acknowledged (`sendAckMsP50`, `sendAckMsP99`, `sendAckMsMax`, `sendAckCount`: per request, a batch is one) and how
- * an exactly-once write's last epoch was committed.
+ * acknowledged (`sendAckMsP50`, `sendAckMsP99`, `sendAckMsMax`, `sendAckCount`: per request, a batch is one), the
+ * batch's `sendRetries`, `failedSends` and `possibleDuplicates` (complete: the SQL metrics miss what the tasks'
+ * commits did), and how an exactly-once write's last epoch was committed.
  */
 private[rocketmq] class RocketMQTable(options: RocketMQOptions)
   extends SupportsRead with SupportsWrite with ReportsSinkMetrics {
 
   /** The query run writing to this table, as Spark makes one sink table per streaming query run. */
   @volatile private var writingRunId: String = _
-  /** The acknowledgement times of the query's write tasks, made on the driver when its write is first planned. */
-  @volatile private var sendAck: RocketMQLatencyAccumulator = _
+  /** What the query's write tasks measured and counted, made on the driver when its write is first planned. */
+  @volatile private var accumulators: RocketMQWriteAccumulators = _
   /**
    * The topics (with their connection) the query's writes found to exist. Spark plans a stream's write anew for
    * every micro-batch; only its first plan asks the name server, so that no batch end waits for a route lookup
@@ -63,9 +64,10 @@ private[rocketmq] class RocketMQTable(options: RocketMQOptions)
    * acknowledgement times all in); a trigger that ran no batch has none.
    */
   override def metrics(): util.Map[String, String] = {
-    val acks = Option(sendAck).map(a =>
-      RocketMQLatencyAccumulator.progressMetrics(RocketMQCustomMetrics.SendAck,
-        a.drain())).getOrElse(Map.empty[String, String])
+    val acks = Option(accumulators).map { a =>
+      RocketMQLatencyAccumulator.progressMetrics(RocketMQCustomMetrics.SendAck, a.sendAck.drain()) ++
+        a.drainCounts().map { case (name, count) => name -> count.toString }
+    }.getOrElse(Map.empty[String, String])
     (acks ++ Option(writingRunId).flatMap(RocketMQTransactionRuns.running).map(_.progressMetrics)
       .getOrElse(Map.empty[String, String])).asJava
   }
@@ -82,8 +84,8 @@ private[rocketmq] class RocketMQTable(options: RocketMQOptions)
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {
     writingRunId = RocketMQRunEvents.runIdOf(info.queryId())
-    if (sendAck == null) sendAck = RocketMQLatencyAccumulator.register()
+    if (accumulators == null) accumulators = RocketMQWriteAccumulators.register()
     new RocketMQWriteBuilder(new RocketMQOptions(options.all ++ info.options().asCaseSensitiveMap().asScala), info,
-      sendAck, requireTopicOnce)
+      accumulators, requireTopicOnce)
   }
 }

@@ -24,8 +24,8 @@ import org.apache.hadoop.fs.Path
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.connector.metric.CustomMetric
-import org.apache.spark.sql.connector.write.{BatchWrite, Write}
+import org.apache.spark.sql.connector.metric.{CustomMetric, CustomTaskMetric}
+import org.apache.spark.sql.connector.write.BatchWrite
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.rocketmq.client.{
   DeliveryGuarantee, RocketMQEndpoint, RocketMQErrors, RocketMQOffsetReader, RocketMQOptions
@@ -44,21 +44,32 @@ import org.apache.spark.sql.types.StructType
  */
 private[rocketmq] class RocketMQWrite(
     val settings: RocketMQWriteSettings, val columns: RocketMQWriteColumns, queryId: String, runId: String,
-    checkpointLocation: Option[String], sendAck: RocketMQLatencyAccumulator = null)
-  extends Write {
+    checkpointLocation: Option[String], accumulators: RocketMQWriteAccumulators = null)
+  extends RocketMQDriverMetrics {
 
   override def description(): String =
     s"RocketMQWrite[topic=${settings.topic.getOrElse("(from column topic)")}, ${settings.deliveryGuarantee}]"
 
-  override def toBatch: BatchWrite =
-    new RocketMQBatchWrite(settings, columns, () => RocketMQWrite.batchCoordinator(settings))
+  /** A batch write's accumulators, made when Spark asks for it: what its tasks counted, complete. */
+  @volatile private var batchAccumulators: RocketMQWriteAccumulators = _
+
+  override def toBatch: BatchWrite = {
+    batchAccumulators = RocketMQWriteAccumulators.register()
+    new RocketMQBatchWrite(settings, columns, () => RocketMQWrite.batchCoordinator(settings), batchAccumulators)
+  }
+
+  /** After a batch write's job: its tasks' counts, which their own metrics miss what `commit()` did of. */
+  override def driverMetrics: Array[CustomTaskMetric] =
+    Option(batchAccumulators).toSeq.flatMap(_.counts).map { case (name, value) =>
+      RocketMQCustomMetrics.taskMetric(name, value)
+    }.toArray
 
   override def toStreaming: StreamingWrite = {
     val coordinator = settings.transaction.map { _ =>
       RocketMQWrite.streamCoordinator(settings, runId,
         checkpointLocation.getOrElse(throw RocketMQErrors.exactlyOnceNeedsCheckpoint()))
     }
-    new RocketMQStreamingWrite(settings, columns, coordinator, queryId, sendAck)
+    new RocketMQStreamingWrite(settings, columns, coordinator, queryId, accumulators)
   }
 
   override def supportedCustomMetrics(): Array[CustomMetric] = RocketMQCustomMetrics.writeMetrics
@@ -72,11 +83,11 @@ private[rocketmq] object RocketMQWrite {
    * `queryId` names an exactly-once write's transaction group (stable across restarts of a stream).
    * A streaming write is planned again for every micro-batch: its transaction scope is the query run's
    * ([[RocketMQTransactionRuns]], by Spark's run id, until the run ends). A batch write
-   * (`checkpointLocation` None) gets a scope of its own. A stream's tasks add their acknowledgement times to
-   * `sendAck` (the sink table's).
+   * (`checkpointLocation` None) gets a scope of its own. A stream's tasks add what they measured and counted
+   * to `accumulators` (the sink table's).
    */
   def plan(options: RocketMQOptions, schema: StructType, queryId: String, checkpointLocation: Option[String],
-      sendAck: RocketMQLatencyAccumulator = null,
+      accumulators: RocketMQWriteAccumulators = null,
       requireTopic: (RocketMQOptions, String) => Unit = RocketMQOffsetReader.requireTopic): RocketMQWrite = {
     val runId = RocketMQRunEvents.runIdOf(queryId)
     val settings = writeSettings(options, queryId) { (group, timeoutMs) =>
@@ -87,7 +98,7 @@ private[rocketmq] object RocketMQWrite {
     val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
     settings.topic.foreach(topic => requireTopic(options, topic))
     val forEndpoint = if (RocketMQEndpoint.isProxy(options)) settings.copy(throughProxy = true) else settings
-    new RocketMQWrite(forEndpoint, columns, queryId, runId, checkpointLocation, sendAck)
+    new RocketMQWrite(forEndpoint, columns, queryId, runId, checkpointLocation, accumulators)
   }
 
   /**

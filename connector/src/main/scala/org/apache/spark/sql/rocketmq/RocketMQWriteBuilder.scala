@@ -27,13 +27,14 @@ import org.apache.spark.sql.rocketmq.client.RocketMQOptions
  * update mode the changed rows, as the Kafka sink does.
  */
 private[rocketmq] class RocketMQWriteBuilder(options: RocketMQOptions, info: LogicalWriteInfo,
-    sendAck: RocketMQLatencyAccumulator, requireTopic: (RocketMQOptions, String) => Unit)
+    accumulators: RocketMQWriteAccumulators, requireTopic: (RocketMQOptions, String) => Unit)
   extends WriteBuilder with SupportsTruncate with SupportsStreamingUpdateAsAppend {
 
   override def truncate(): WriteBuilder = this
 
   override def build(): Write =
-    RocketMQWrite.plan(options, info.schema(), info.queryId(), RocketMQWriteBuilder.checkpointLocation(info), sendAck,
+    RocketMQWrite.plan(options, info.schema(), info.queryId(), RocketMQWriteBuilder.checkpointLocation(info),
+      accumulators,
       requireTopic)
 }
 

@@ -31,7 +31,8 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.TaskContext
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.{DataFrame, Encoders, SparkSession}
+import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.expressions.UserDefinedFunction
 import org.apache.spark.sql.functions.{col, count, count_distinct, lit, udf}
 import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
@@ -283,6 +284,41 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       val (rows, distinct) = await(job, "the read")
       assert(rows === messages && distinct === messages)
     } finally cleanUp()
+  }
+
+  test("a stream's sends that time out in its tasks' commits are sent again, and its progress counts every " +
+    "possible duplicate the broker then stored") {
+    val topic = newTopic("resent-in-commit")
+    broker.createTopic(topic, queues = 2)
+    val input = MemoryStream[String](Encoders.STRING, spark)
+    val query = input.toDF().selectExpr("value AS body").writeStream.format("rocketmq")
+      .option("nameServer", broker.nameServer).option("topic", topic).option("sendTimeoutMs", "1000")
+      .option("checkpointLocation", Files.createTempDirectory("resent-").toString).start()
+    val pid = broker.brokerPid
+    def signal(name: String): Unit =
+      assert(new ProcessBuilder("kill", s"-$name", pid.toString).inheritIO().start().waitFor() === 0)
+    val resends = new SendLog(topic)
+    try {
+      input.addData("first")
+      query.processAllAvailable() // the sink's producer is connected and the topic checked
+      // Few rows: every send is in flight when the task's rows end, so the commit's wait sees the timeouts.
+      signal("STOP")
+      val rows = (0 until 200).map(i => s"r$i")
+      try {
+        input.addData(rows: _*)
+        EmbeddedRocketMQ.awaitCondition("a send timed out and was sent again", 120000)(resends.seen)
+      } finally signal("CONT")
+      query.processAllAvailable()
+      val stored = broker.readBodies(topic)
+      val extra = stored.size - stored.distinct.size
+      assert(stored.toSet === (rows :+ "first").toSet)
+      val counted = query.recentProgress.flatMap(p => Option(p.sink.metrics.get("possibleDuplicates")))
+        .map(_.toLong).sum
+      assert(counted > 0 && counted >= extra, s"possibleDuplicates $counted, extra copies $extra")
+    } finally {
+      resends.close()
+      query.stop()
+    }
   }
 
   test("a broker that holds its connections open and answers nothing (SIGSTOP) fails a batch read's planning " +
