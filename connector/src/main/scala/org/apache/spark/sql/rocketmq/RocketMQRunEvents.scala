@@ -19,6 +19,10 @@ package org.apache.spark.sql.rocketmq
 import java.lang.ref.WeakReference
 import java.util.{Collections, WeakHashMap}
 
+import scala.util.control.NonFatal
+
+import org.slf4j.LoggerFactory
+
 import org.apache.spark.SparkContext
 import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent}
 import org.apache.spark.sql.SparkSession
@@ -65,9 +69,16 @@ private[rocketmq] object RocketMQRunEvents {
    * servers make many sessions), and resumes the catalog sinks of restarted exactly-once streams.
    */
   def listenForStarts(session: SparkSession): Unit =
-    if (sessions.synchronized(sessions.add(session))) {
-      session.streams.addListener(new RunStarts(new WeakReference(session)))
+    if (!session.sparkContext.isStopped && sessions.synchronized(sessions.add(session))) {
+      try session.streams.addListener(new RunStarts(new WeakReference(session)))
+      catch {
+        case NonFatal(e) =>
+          log.warn(s"Not listening to the queries of a Spark session ($e): an exactly-once stream into a " +
+            "RocketMQ catalog table restarted there answers the broker's check-backs from its first micro-batch")
+      }
     }
+
+  private val log = LoggerFactory.getLogger(getClass)
 
   private final class RunStarts(session: WeakReference[SparkSession]) extends StreamingQueryListener {
     override def onQueryStarted(event: QueryStartedEvent): Unit = {

@@ -66,6 +66,10 @@ class RocketMQSinkResumeSuite extends AnyFunSuite {
     try {
       val others = (0 until 3).map(_ => listenInNewSession(spark))
       assert(others.forall(collected), "a session listened to stayed reachable")
-    } finally spark.stop()
+    } finally {
+      spark.stop()
+      SparkSession.clearActiveSession()
+      SparkSession.clearDefaultSession()
+    }
   }
 }
