@@ -16,11 +16,16 @@
 
 package org.apache.spark.sql.rocketmq.transaction
 
+import java.io.IOException
+import java.nio.ByteBuffer
+import java.nio.channels.FileChannel
 import java.nio.charset.StandardCharsets
+import java.nio.file.StandardOpenOption.{CREATE_NEW, WRITE}
 import java.util.concurrent.ConcurrentHashMap
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileContext, Options, Path}
+import org.apache.hadoop.fs.{FileContext, Options, Path, UnsupportedFileSystemException}
+import org.slf4j.LoggerFactory
 
 /** Which attempt of each partition an epoch committed, and in which run of the query. */
 private[rocketmq] final case class RocketMQEpochDecision(run: String, attempts: Map[Int, Long]) {
@@ -74,32 +79,48 @@ private[rocketmq] object RocketMQDecisionLog {
 
   /**
    * For a streaming query: one small file per epoch in `dir` (beside the checkpoint, on its file
-   * system), written to a temporary name and then given its own, so that a reader sees all of it or nothing;
-   * a decision's file is never replaced (see `writeOnce`).
+   * system), written whole, so that a reader sees all of it or nothing; a decision's file is never
+   * replaced (see `writeOnce`).
    * Text: the run on the first line, then `<partition> <attempt>` per line. The partitions committed
-   * go to `<epoch>.committed`, one per line.
+   * go to `<epoch>.committed`, one per line. Every file ends with a line break.
    */
   final class Files(dir: String, hadoopConf: Configuration) extends RocketMQDecisionLog {
-    private val root = new Path(dir)
-    private val fs = root.getFileSystem(hadoopConf)
+    private val fs = new Path(dir).getFileSystem(hadoopConf)
+    private val root = fs.makeQualified(new Path(dir))
     private val cache = new ConcurrentHashMap[Long, RocketMQEpochDecision]()
 
     override def read(epoch: Long): Option[RocketMQEpochDecision] = Option(cache.get(epoch)).orElse {
-      val file = new Path(root, epoch.toString)
-      if (!fs.exists(file)) None
-      else {
-        val in = fs.open(file)
-        val text = try new String(readAll(in), StandardCharsets.UTF_8)
-        finally in.close()
-        val lines = text.split('\n').filter(_.nonEmpty)
+      readLines(new Path(root, epoch.toString)).map { lines =>
         val attempts = lines.drop(1).map { line =>
           val Array(partition, attempt) = line.split(' ')
           partition.toInt -> attempt.toLong
         }.toMap
         val decision = RocketMQEpochDecision(lines.head, attempts)
         cache.put(epoch, decision)
-        Some(decision)
+        decision
       }
+    }
+
+    /**
+     * The lines of `file`, None if there is none. A file created in place (`createExclusive`) is
+     * empty until its one write lands: a file that does not end with a line break is read again.
+     */
+    private def readLines(file: Path): Option[Seq[String]] = {
+      val deadline = System.nanoTime() + IncompleteWaitMs * 1000000L
+      while (true) {
+        if (!fs.exists(file)) return None
+        val in = fs.open(file)
+        val text = try new String(readAll(in), StandardCharsets.UTF_8)
+        finally in.close()
+        if (text.endsWith("\n")) return Some(text.split('\n').filter(_.nonEmpty).toSeq)
+        if (System.nanoTime() > deadline) {
+          throw new IOException(s"$file is incomplete after $IncompleteWaitMs ms: a driver " +
+            "created it and stopped before writing it, so no run acted on it. Delete it once no " +
+            "other run of the query is alive.")
+        }
+        Thread.sleep(50)
+      }
+      throw new IllegalStateException("unreachable")
     }
 
     /** The whole stream (InputStream.readAllBytes is newer than the Java 8 the Spark 3.5 build targets). */
@@ -114,13 +135,8 @@ private[rocketmq] object RocketMQDecisionLog {
     private val committedCache = new ConcurrentHashMap[Long, Set[Int]]()
 
     override def committed(epoch: Long): Set[Int] = Option(committedCache.get(epoch)).getOrElse {
-      val file = new Path(root, s"$epoch.committed")
-      if (!fs.exists(file)) Set.empty
-      else {
-        val in = fs.open(file)
-        val text = try new String(readAll(in), StandardCharsets.UTF_8)
-        finally in.close()
-        val partitions = text.split('\n').filter(_.nonEmpty).map(_.toInt).toSet
+      readLines(new Path(root, s"$epoch.committed")).fold(Set.empty[Int]) { lines =>
+        val partitions = lines.map(_.toInt).toSet
         committedCache.put(epoch, partitions)
         partitions
       }
@@ -133,44 +149,97 @@ private[rocketmq] object RocketMQDecisionLog {
 
     /** Writes `lines` to `name` in `root` whole: to a temporary file first, then renamed over any earlier one. */
     private def write(name: String, lines: Seq[String], tempSuffix: String): Unit = {
-      val temp = writeTemp(name, lines, tempSuffix)
+      val temp = writeTemp(name, text(lines), tempSuffix)
       if (!fs.rename(temp, new Path(root, name))) {
-        throw new java.io.IOException(s"could not record the sink's $name in $root")
+        throw new IOException(s"could not record the sink's $name in $root")
       }
     }
 
-    private def writeTemp(name: String, lines: Seq[String], tempSuffix: String): Path = {
+    private def text(lines: Seq[String]): Array[Byte] =
+      lines.mkString("", "\n", "\n").getBytes(StandardCharsets.UTF_8)
+
+    private def writeTemp(name: String, bytes: Array[Byte], tempSuffix: String): Path = {
       fs.mkdirs(root)
       val temp = new Path(root, s".$name$tempSuffix.tmp")
       val out = fs.create(temp, true)
       try {
-        out.write(lines.mkString("", "\n", "\n").getBytes(StandardCharsets.UTF_8))
+        out.write(bytes)
         out.hsync()
       } finally out.close()
       temp
     }
 
+    private val local = root.toUri.getScheme == "file"
+
+    // FileContext needs an AbstractFileSystem for the scheme: gs:// has one only if configured,
+    // dbfs: none.
+    private lazy val fileContext: Option[FileContext] =
+      try Some(FileContext.getFileContext(root.toUri, hadoopConf))
+      catch { case _: UnsupportedFileSystemException => None }
+
+    @volatile private var linksRefused = false
+
     /**
-     * Writes `lines` to `name` in `root` whole, unless a file of that name is there: then writes nothing and
-     * returns false. Two drivers racing (a zombie beside its successor) cannot both succeed: on a local disk
-     * the file is a hard link made to the written temporary file (link fails when the name exists); elsewhere
-     * a rename that refuses to overwrite (atomic on HDFS).
+     * Writes `lines` to `name` in `root` whole, unless a file of that name is there: then writes
+     * nothing and returns false. Two drivers racing (a zombie beside its successor) cannot both
+     * succeed: on a local disk the file is a hard link made to the written temporary file (link
+     * fails when the name exists); with a FileContext, a rename that refuses to overwrite (atomic
+     * on HDFS). With neither (a mount without hard links, a scheme without FileContext), see
+     * `createExclusive`.
      */
     private def writeOnce(name: String, lines: Seq[String], tempSuffix: String): Boolean = {
-      val temp = writeTemp(name, lines, tempSuffix)
       val target = new Path(root, name)
+      val bytes = text(lines)
+      if (local && !linksRefused) {
+        val temp = writeTemp(name, bytes, tempSuffix)
+        try { java.nio.file.Files.createLink(localPath(target), localPath(temp)); true }
+        catch {
+          case _: java.nio.file.FileAlreadyExistsException => false
+          case e @ (_: IOException | _: UnsupportedOperationException) =>
+            linksRefused = true
+            log.warn(s"$root takes no hard links ($e): the sink's decisions are created in place")
+            createExclusive(target, bytes)
+        } finally fs.delete(temp, false)
+      } else if (!local && fileContext.isDefined) {
+        val temp = writeTemp(name, bytes, tempSuffix)
+        try { fileContext.get.rename(temp, target, Options.Rename.NONE); true }
+        catch { case _: org.apache.hadoop.fs.FileAlreadyExistsException => false }
+        finally fs.delete(temp, false)
+      } else createExclusive(target, bytes)
+    }
+
+    private def localPath(path: Path) = java.nio.file.Paths.get(path.toUri)
+
+    /**
+     * Creates `target` holding `bytes` unless it exists (false), in one write: as atomic as the
+     * exclusive create of the file system (the kernel's on a local mount, the FileSystem's `create`
+     * without overwrite elsewhere; docs/exactly-once.md says where that holds). Until the write
+     * lands, a reader may find the file empty.
+     */
+    private def createExclusive(target: Path, bytes: Array[Byte]): Boolean = {
+      fs.mkdirs(root)
       try {
-        if (fs.getScheme == "file") {
-          def local(path: Path) = java.nio.file.Paths.get(fs.makeQualified(path).toUri)
-          java.nio.file.Files.createLink(local(target), local(temp))
+        if (local) {
+          val channel = FileChannel.open(localPath(target), CREATE_NEW, WRITE)
+          try {
+            val buffer = ByteBuffer.wrap(bytes)
+            while (buffer.hasRemaining) channel.write(buffer)
+            channel.force(true)
+          } finally channel.close()
         } else {
-          FileContext.getFileContext(root.toUri, hadoopConf).rename(temp, target, Options.Rename.NONE)
+          // Closed, not synced: an object store stores an object at close, a sync may store a part.
+          val out = fs.create(target, false)
+          try out.write(bytes)
+          finally out.close()
         }
         true
       } catch {
-        case _: java.nio.file.FileAlreadyExistsException | _: org.apache.hadoop.fs.FileAlreadyExistsException =>
-          false
-      } finally fs.delete(temp, false)
+        case _: java.nio.file.FileAlreadyExistsException |
+            _: org.apache.hadoop.fs.FileAlreadyExistsException => false
+        // Google Cloud Storage's connector checks the name again as it stores the object: a writer
+        // that lost the race between the two checks fails at close ("412 Precondition Failed").
+        case _: IOException if fs.exists(target) => false
+      }
     }
 
     override def decide(epoch: Long, decision: RocketMQEpochDecision): RocketMQEpochDecision =
@@ -187,7 +256,8 @@ private[rocketmq] object RocketMQDecisionLog {
         if (epoch % RetainEpochs == 0) prune(epoch)
         decision
       } else {
-        read(epoch).getOrElse(throw new java.io.IOException(s"the sink's decision of epoch $epoch in $root vanished"))
+        read(epoch).getOrElse(
+          throw new IOException(s"the sink's decision of epoch $epoch in $root vanished"))
       }
     }
 
@@ -223,4 +293,9 @@ private[rocketmq] object RocketMQDecisionLog {
 
   /** Decisions kept at least (by count; see [[Files]]). */
   val RetainEpochs = 1000L
+
+  /** How long a file not yet whole is read again (its writer has one write left to make). */
+  private val IncompleteWaitMs = 5000L
+
+  private val log = LoggerFactory.getLogger(classOf[RocketMQDecisionLog])
 }
