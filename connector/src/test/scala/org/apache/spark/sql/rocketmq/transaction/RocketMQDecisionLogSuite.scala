@@ -21,7 +21,8 @@ import java.nio.file.Files
 import java.util.concurrent.{Callable, CountDownLatch, Executors}
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileAlreadyExistsException, FSDataOutputStream, Path, RawLocalFileSystem}
+import org.apache.hadoop.fs.{FileAlreadyExistsException, FSDataOutputStream, Path}
+import org.apache.hadoop.fs.RawLocalFileSystem
 import org.apache.hadoop.fs.permission.FsPermission
 import org.apache.hadoop.util.Progressable
 import org.scalatest.funsuite.AnyFunSuite
@@ -29,8 +30,8 @@ import org.scalatest.funsuite.AnyFunSuite
 /** The decision log on file systems other than the local disk and HDFS. */
 class RocketMQDecisionLogSuite extends AnyFunSuite {
 
-  test("a file system without an AbstractFileSystem binding (as gs:// or dbfs:): decisions are written, read " +
-    "back, and a second decision for an epoch gets the first") {
+  test("a file system without an AbstractFileSystem binding (as gs:// or dbfs:): decisions are " +
+    "written, read back, and a second decision for an epoch gets the first") {
     val conf = new Configuration()
     conf.set("fs.nobinding.impl", classOf[NoBindingFileSystem].getName)
     conf.setBoolean("fs.nobinding.impl.disable.cache", true)
@@ -42,7 +43,7 @@ class RocketMQDecisionLogSuite extends AnyFunSuite {
     assert(first.decide(4, kept) === kept)
     assert(Files.exists(local.resolve("4")), "the decision is not on the file system it was given")
     assert(new RocketMQDecisionLog.Files(dir, conf).read(4) === Some(kept))
-    // A driver that looked before the first one wrote records its own proposal: it gets the first's.
+    // A driver that looked before the first one wrote records its proposal: it gets the first's.
     val late = new RocketMQDecisionLog.Files(dir, conf)
     assert(late.record(4, RocketMQEpochDecision("2-b", Map(0 -> 7L))) === kept)
     assert(new RocketMQDecisionLog.Files(dir, conf).read(4) === Some(kept))
@@ -50,22 +51,26 @@ class RocketMQDecisionLogSuite extends AnyFunSuite {
     assert(new RocketMQDecisionLog.Files(dir, conf).committed(4) === Set(0, 1))
 
     // Two drivers racing, epoch after epoch: both end with the decision the file holds.
-    val (zombie, successor) = (new RocketMQDecisionLog.Files(dir, conf), new RocketMQDecisionLog.Files(dir, conf))
-    val proposals = Seq(zombie -> RocketMQEpochDecision("1-zombie", Map(0 -> 1L)),
-      successor -> RocketMQEpochDecision("2-successor", Map(0 -> 5L)))
+    val proposals = Seq("1-zombie" -> 1L, "2-successor" -> 5L).map { case (run, attempt) =>
+      new RocketMQDecisionLog.Files(dir, conf) -> RocketMQEpochDecision(run, Map(0 -> attempt))
+    }
     val pool = Executors.newFixedThreadPool(2)
     try {
       (10 until 60).foreach { epoch =>
         val start = new CountDownLatch(1)
         val answers = proposals.map { case (log, proposal) =>
           pool.submit(new Callable[RocketMQEpochDecision] {
-            override def call(): RocketMQEpochDecision = { start.await(); log.decide(epoch, proposal) }
+            override def call(): RocketMQEpochDecision = {
+              start.await()
+              log.decide(epoch, proposal)
+            }
           })
         }
         start.countDown()
         val decided = answers.map(_.get())
         val stored = new RocketMQDecisionLog.Files(dir, conf).read(epoch)
-        assert(decided.distinct.size === 1 && stored === Some(decided.head), s"epoch $epoch: $decided, $stored")
+        assert(decided.distinct.size === 1 && stored === Some(decided.head),
+          s"epoch $epoch: $decided, $stored")
       }
     } finally pool.shutdownNow()
     assert(local.toFile.list().forall(!_.endsWith(".tmp")), "temporary files left behind")
@@ -73,10 +78,10 @@ class RocketMQDecisionLogSuite extends AnyFunSuite {
 }
 
 /**
- * The local disk under a scheme of its own, registered through `fs.nobinding.impl` alone: Hadoop has no
- * AbstractFileSystem (FileContext) for it, as for gs:// without the connector's optional binding, or dbfs:.
- * Its create-if-absent is atomic, as Google Cloud Storage's connector makes it with a precondition; what it
- * writes is visible while being written, as on a disk.
+ * The local disk under a scheme of its own, registered through `fs.nobinding.impl` alone: Hadoop
+ * has no AbstractFileSystem (FileContext) for it, as for gs:// without the connector's optional
+ * binding, or dbfs:. Its create-if-absent is atomic, as Google Cloud Storage's connector makes it
+ * with a precondition; what it writes is visible while being written, as on a disk.
  */
 class NoBindingFileSystem extends RawLocalFileSystem {
   override def getScheme: String = "nobinding"
