@@ -117,7 +117,7 @@ private[rocketmq] object RocketMQWrite {
             RocketMQOptions.DeliveryDelayMs.key))
         }
         // Through a RocketMQ 5 proxy a commit can be dropped while success is answered: refused before any send.
-        if (RocketMQEndpoint.isProxy(options)) {
+        if (RocketMQEndpoint.isProxy(options, mustKnow = true)) {
           throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key, "PROXY_EXACTLY_ONCE")
         }
         val group = base.connection.onBroker(s"spark-rocketmq-txn-$queryId")

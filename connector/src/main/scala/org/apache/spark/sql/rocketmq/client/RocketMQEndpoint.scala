@@ -68,10 +68,13 @@ private[rocketmq] object RocketMQEndpoint {
   }
 
   /**
-   * Whether `options`' endpoint is a RocketMQ 5 proxy: known from an earlier refusal, or asked now with one admin
-   * request (the cluster's brokers), remembered for the connection either way.
+   * Whether `options`' endpoint is a RocketMQ 5 proxy: known from an earlier refusal, or asked now
+   * with one admin request (the cluster's brokers), remembered for the connection either way. The
+   * request is retried as other metadata requests are; an endpoint that still does not answer is
+   * taken for a cluster's, unless `mustKnow` (a write a proxy would break): then this fails, saying
+   * the endpoint could not be checked.
    */
-  def isProxy(options: RocketMQOptions): Boolean = {
+  def isProxy(options: RocketMQOptions, mustKnow: Boolean = false): Boolean = {
     val connection = options.connection
     Option(answers.get(connection)) match {
       case Some(answer) => answer == ProxyRefused
@@ -80,6 +83,10 @@ private[rocketmq] object RocketMQEndpoint {
         try { probe.clusterInfo(); answers.putIfAbsent(connection, Served) }
         catch {
           case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) => rememberRefusal(connection, "cluster info", e)
+          case NonFatal(e) if mustKnow =>
+            val attempts = options(RocketMQOptions.MetadataRetries)
+            throw RocketMQErrors.endpointUnchecked(connection.nameServer, attempts,
+              options(RocketMQOptions.RequestTimeoutMs), e)
           // Not answered now (an outage): no proxy known; the next plan asks again.
           case NonFatal(e) => log.debug(s"${connection.nameServer} did not answer whether it is a proxy: $e")
         } finally probe.close()
@@ -101,5 +108,8 @@ private[rocketmq] object RocketMQEndpoint {
 
 /** One admin request (the cluster's brokers) through the connection's shared metadata client. */
 private final class AdminProbe(options: RocketMQOptions) extends RocketMQMetadataClient(options) {
-  def clusterInfo(): Unit = api.getBrokerClusterInfo(timeoutMs)
+  def clusterInfo(): Unit =
+    RocketMQRetry.withRetries("cluster info", attempts, intervalMs, () => rebuildClient()) {
+      api.getBrokerClusterInfo(timeoutMs)
+    }
 }

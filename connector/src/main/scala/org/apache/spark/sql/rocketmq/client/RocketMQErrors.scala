@@ -222,6 +222,11 @@ private[rocketmq] object RocketMQErrors {
       "attempts" -> attempts.toString,
       "timeoutMs" -> timeoutMs.toString)
 
+  def endpointUnchecked(nameServer: String, attempts: Int, timeoutMs: Long, cause: Throwable)
+      : Throwable =
+    requestFailed("ROCKETMQ_ENDPOINT_UNCHECKED", cause, "nameServer" -> nameServer,
+      "attempts" -> attempts.toString, "timeoutMs" -> timeoutMs.toString)
+
   def brokerRequestFailed(broker: String, attempts: Int, cause: Throwable, request: BrokerRequest): Throwable =
     requestFailed(s"ROCKETMQ_BROKER_REQUEST_FAILED.${request.condition}", cause,
       Seq("broker" -> broker, "attempts" -> attempts.toString) ++ request.details: _*)

@@ -152,6 +152,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(RocketMQSourceOffset.parse("""{"version":1,"offsets":{"t":{"b":{"x":1}}}}""")),
     raised(RocketMQSourceOffset.parse("""{"version":1,"offsets":{"t":{"b":{"0":[]}}}}""")),
     RocketMQErrors.nameServerUnreachable("h:1", "t", 3, 1000, cause),
+    RocketMQErrors.endpointUnchecked("h:1", 3, 1000, cause),
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.TopicStats("t")),
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.IndexProgress("t")),
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.SearchOffset(q, 17)),
@@ -242,7 +243,8 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     assert(byType("RocketMQDataLossException") === Seq("ROCKETMQ_DATA_LOSS", "ROCKETMQ_DATA_LOSS_QUEUE_GONE"))
     assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_ACCESS_DENIED", "ROCKETMQ_ADMIN_NOT_SERVED",
       "ROCKETMQ_ADMIN_REQUEST_FAILED",
-      "ROCKETMQ_BROKER_REQUEST_FAILED", "ROCKETMQ_BROKER_UNAVAILABLE", "ROCKETMQ_NAME_SERVER_UNREACHABLE",
+      "ROCKETMQ_BROKER_REQUEST_FAILED", "ROCKETMQ_BROKER_UNAVAILABLE",
+      "ROCKETMQ_ENDPOINT_UNCHECKED", "ROCKETMQ_NAME_SERVER_UNREACHABLE",
       "ROCKETMQ_PULL_FAILED", "ROCKETMQ_SEND_FAILED", "ROCKETMQ_SEND_NOT_ACKNOWLEDGED",
       "ROCKETMQ_TRANSACTION_UNRESOLVED"))
     assert(byType("RocketMQUnsupportedOperationException") === Seq("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED"))
