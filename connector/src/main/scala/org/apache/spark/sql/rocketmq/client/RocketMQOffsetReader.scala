@@ -78,7 +78,6 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
     val budget = new RocketMQRetry.Budget(retryTimeoutMs)
     indexedBrokers = if (awaitIndexed) Set.empty else null
     while (true) {
-      budget.attempting()
       val attempts = topics.map(topic => topic -> attemptQueueRanges(topic, knownQueues.filter(_.topic == topic)))
         .map(expectGroups)
       attempts.collectFirst { case (topic, Left(unavailable)) => (topic, unavailable) } match {

@@ -307,10 +307,8 @@ private[rocketmq] object RocketMQOptions {
   val RetryTimeoutMs: Defaulted[Long] = defaulted("retryTimeoutMs", NonNegativeLong, 60000L, Everywhere,
     "How long a task keeps retrying a pull or send that failed for a reason a broker restart explains (timeout, " +
       "connection refused, broker busy, broker or route missing), pausing 100 ms to 2 s between attempts, and how " +
-      "long the driver waits for a broker missing from the name server's routes or not answering; then the query " +
-      "fails naming the broker. Counted from the start of the first failed attempt: the driver's wait ends with " +
-      "the attempt under way when it is spent, at most metadataRetries x requestTimeoutMs (plus their pauses) " +
-      "later. 0: no retries.",
+      "long the driver waits for a broker missing from the name server's routes; then the query fails naming the " +
+      "broker. 0: no retries.",
     value = "integer >= 0 (ms)")
 
   /** Producer send timeout. */

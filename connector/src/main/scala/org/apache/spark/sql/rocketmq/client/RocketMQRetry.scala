@@ -155,15 +155,8 @@ private[rocketmq] object RocketMQRetry {
    */
   final class Budget(budgetMs: Long, nanoTime: () => Long = () => System.nanoTime()) {
     private var firstFailureNs = 0L
-    private var attemptNs = -1L
     private var failures = 0
     private var total = 0L
-
-    /**
-     * An attempt starts now: its failure counts from here, not from when it came (a request to a silent
-     * broker fails only after its timeouts), so the budget bounds the whole wait.
-     */
-    def attempting(): Unit = attemptNs = nanoTime()
 
     /** Retries allowed so far, over the budget's life. */
     def retries: Long = total
@@ -172,7 +165,7 @@ private[rocketmq] object RocketMQRetry {
     def elapsedMs: Long = if (failures == 0) 0L else (nanoTime() - firstFailureNs) / 1000000L
 
     def nextPauseMs(): Option[Long] = {
-      if (failures == 0) firstFailureNs = if (attemptNs >= 0) attemptNs else nanoTime()
+      if (failures == 0) firstFailureNs = nanoTime()
       failures += 1
       val left = budgetMs - elapsedMs
       if (left <= 0) None
