@@ -24,7 +24,7 @@ import scala.util.control.NonFatal
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.SparkContext
-import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent}
+import org.apache.spark.scheduler.{SparkListener, SparkListenerApplicationEnd, SparkListenerEvent}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionRuns
 import org.apache.spark.sql.streaming.StreamingQueryListener
@@ -54,13 +54,28 @@ private[rocketmq] object RocketMQRunEvents {
   private val contexts = Collections.newSetFromMap(new WeakHashMap[SparkContext, java.lang.Boolean]())
   private val sessions = Collections.newSetFromMap(new WeakHashMap[SparkSession, java.lang.Boolean]())
 
-  /** Ends runs when `sc`'s bus says they ended (registered once per SparkContext). */
+  /** When a run started, as Spark stamps its start event (an ISO-8601 instant); unknown: never. */
+  private def startMs(start: QueryStartedEvent): Long =
+    try java.time.Instant.parse(start.timestamp).toEpochMilli
+    catch { case NonFatal(_) => Long.MinValue }
+
+  /**
+   * Starts runs a session's listener did not hear start, and ends runs, as `sc`'s bus says; ends them
+   * all when the driver stops (registered once per SparkContext).
+   */
   def listenForEnds(sc: SparkContext): Unit = if (contexts.synchronized(contexts.add(sc))) {
     sc.addSparkListener(new SparkListener {
       override def onOtherEvent(event: SparkListenerEvent): Unit = event match {
+        // Heard late: only a resume made before this start is this run's (the session's own
+        // listener, where there is one, has passed it on already).
+        case start: QueryStartedEvent =>
+          RocketMQTransactionRuns.started(start.id.toString, start.runId.toString, startMs(start))
         case ended: QueryTerminatedEvent => RocketMQTransactionRuns.ended(ended.runId.toString)
         case _ =>
       }
+
+      override def onApplicationEnd(end: SparkListenerApplicationEnd): Unit =
+        RocketMQTransactionRuns.endAll()
     })
   }
 

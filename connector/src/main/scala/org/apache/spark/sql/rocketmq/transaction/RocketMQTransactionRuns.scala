@@ -33,6 +33,7 @@ import java.util.concurrent.ConcurrentHashMap
 private[rocketmq] class RocketMQTransactionRuns[C <: Closeable] {
 
   private final class Run(val scope: RocketMQTransactionScope) {
+    val madeMs: Long = System.currentTimeMillis()
     var coordinator: C = _
 
     def coordinatorOr(create: RocketMQTransactionScope => C): C = synchronized {
@@ -63,10 +64,15 @@ private[rocketmq] class RocketMQTransactionRuns[C <: Closeable] {
     Option(resumed.get(queryId)).getOrElse(throw new IllegalStateException(s"No resumed run of $queryId"))
       .coordinatorOr(create)
 
-  /** Run `runId` of query `queryId` has started: it takes over what was resumed for the query. */
-  def started(queryId: String, runId: String): Unit =
-    Option(resumed.remove(queryId)).foreach { run =>
-      if (runs.putIfAbsent(runId, run) != null) run.close()
+  /**
+   * Run `runId` of query `queryId` started at `startMs`: it takes over what was resumed for the query
+   * before it started (a resume made later is a later run's, heard of before this start was).
+   */
+  def started(queryId: String, runId: String, startMs: Long = Long.MaxValue): Unit =
+    if (!runs.containsKey(runId)) {
+      Option(resumed.get(queryId)).filter(_.madeMs <= startMs).foreach { run =>
+        if (resumed.remove(queryId, run) && runs.putIfAbsent(runId, run) != null) run.close()
+      }
     }
 
   /** The scope of run `runId` (of query `queryId`), made at its start or first micro-batch. */
@@ -85,6 +91,12 @@ private[rocketmq] class RocketMQTransactionRuns[C <: Closeable] {
 
   /** Run `runId` ended: its coordinator is closed and the run forgotten (other runs are left alone). */
   def ended(runId: String): Unit = Option(runs.remove(runId)).foreach(_.close())
+
+  /** The driver stops: every run ends (their end events may never be delivered). */
+  def endAll(): Unit = {
+    runs.keySet().forEach(id => ended(id))
+    resumed.keySet().forEach(id => Option(resumed.remove(id)).foreach(_.close()))
+  }
 
   /** Runs known now, started or resumed. */
   def size: Int = runs.size + resumed.size

@@ -77,4 +77,21 @@ class RocketMQTransactionRunsSuite extends AnyFunSuite {
     runs.started("other", "run-9")
     assert(!coordinator.closed && runs.size === 1)
   }
+
+  test("a start heard late takes over only a resume made before it; the driver's end ends every run") {
+    val runs = newRuns
+    runs.resumedScope("q", "group", 60000L)
+    runs.resume("q")(new Coordinator(_))
+    // run-2 started and stopped before this resume, for run-3, was made: its late start leaves it.
+    runs.started("q", "run-2", startMs = System.currentTimeMillis() - 60000L)
+    assert(runs.running("run-2").isEmpty && runs.size === 1)
+    runs.started("q", "run-3", startMs = System.currentTimeMillis())
+    val third = runs.running("run-3")
+    assert(third.nonEmpty)
+    runs.scope("q", "run-4", "group", 60000L)
+    runs.resumedScope("q", "group", 60000L)
+    runs.resume("q")(new Coordinator(_))
+    runs.endAll()
+    assert(third.get.closed && runs.size === 0)
+  }
 }
