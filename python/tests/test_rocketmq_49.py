@@ -25,7 +25,14 @@ import pytest
 
 from embedded_rocketmq import unique_topic
 from rocketmq49 import RocketMQ49
-from rocketmq_spark import EARLIEST, read_rocketmq, read_rocketmq_stream, write_rocketmq, write_rocketmq_stream
+from rocketmq_spark import (
+    EARLIEST,
+    GROUP,
+    read_rocketmq,
+    read_rocketmq_stream,
+    write_rocketmq,
+    write_rocketmq_stream,
+)
 
 
 @pytest.fixture(scope="module")
@@ -149,3 +156,79 @@ def test_store_time_filters_pushed_to_a_4_9_broker_return_what_spark_alone_retur
             got = sorted(r.body for r in pushed.selectExpr("CAST(body AS STRING) AS body").collect())
             want = sorted(b for b, ms in stored if (ms >= t if op == ">=" else ms < t))
             assert got == want, f"storeTimestamp {op} {t}: {len(got)} rows, {len(want)} expected"
+
+
+def _bodies(df) -> list:
+    return sorted(r.body for r in df.selectExpr("CAST(body AS STRING) AS body").collect())
+
+
+def test_group_start_for_a_group_that_never_committed_on_a_4_9_broker(spark, broker49) -> None:
+    """A 4.9 broker answers 0 for a queue a group never committed while the first message is
+    in memory: the read tells that from a committed 0, so the fallback applies."""
+    topic = unique_topic("g49")
+    broker49.create_topic(topic, queues=4)
+    bodies = [f"old-{i}" for i in range(200)]
+    rows = spark.createDataFrame([(b,) for b in bodies], "body STRING")
+    write_rocketmq(rows, broker49.name_server, topic)
+    group = f"never-{topic}"
+    # None: groupOffsetFallback's default, latest.
+    for fallback, expected in ((None, []), (EARLIEST, sorted(bodies))):
+        read = read_rocketmq(
+            spark,
+            broker49.name_server,
+            topic,
+            starting_offsets=GROUP,
+            consumer_group=group,
+            group_offset_fallback=fallback,
+        )
+        assert _bodies(read) == expected, fallback
+
+
+def test_group_start_at_committed_offsets_0_included_on_a_4_9_broker(spark, broker49, tmp_path):
+    """A stream with consumer_group commits where it stopped; a read from the group starts there,
+    at 0 where the group committed 0 (a 4.9 broker answers it as a queue never committed)."""
+    topic = unique_topic("c49")
+    broker49.create_topic(topic, queues=2)
+    group = f"etl-{topic}"
+    # One sharding key: all in one queue, the other queue stays empty.
+    first = [(f"first-{i}", "k") for i in range(30)]
+    keyed_rows = spark.createDataFrame(first, "body STRING, shardingKey STRING")
+    write_rocketmq(keyed_rows, broker49.name_server, topic)
+    stream = read_rocketmq_stream(
+        spark, broker49.name_server, topic, starting_offsets=EARLIEST, consumer_group=group
+    )
+    query = (
+        stream.writeStream.format("noop")
+        .option("checkpointLocation", str(tmp_path / "cp"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(180)
+    assert not query.isActive and query.exception() is None
+    # The group committed the keyed queue's end and 0 in the empty one; now both get messages.
+    second = [f"second-{i}" for i in range(40)]
+    write_rocketmq(
+        spark.createDataFrame([(b,) for b in second], "body STRING"),
+        broker49.name_server,
+        topic,
+        send_batch_messages=1,
+    )
+    stored = (
+        read_rocketmq(spark, broker49.name_server, topic)
+        .selectExpr("CAST(body AS STRING) AS body", "queueId", "queueOffset")
+        .collect()
+    )
+    keyed = {r.queueId for r in stored if r.body.startswith("first-")}
+    assert len(keyed) == 1
+    # The queue where the group committed 0 holds messages from 0 on: the case a 4.9 broker blurs.
+    assert any(r.queueId not in keyed and r.queueOffset == 0 for r in stored)
+    for fallback in (None, EARLIEST):
+        unread = read_rocketmq(
+            spark,
+            broker49.name_server,
+            topic,
+            starting_offsets=GROUP,
+            consumer_group=group,
+            group_offset_fallback=fallback,
+        )
+        assert _bodies(unread) == sorted(second)
