@@ -388,6 +388,8 @@ private[rocketmq] object RocketMQErrors {
       extends BrokerRequest("GROUP_OFFSET", "group" -> group, "queue" -> queue.toString) {
       override def topic: String = queue.topic
     }
+    final case class GroupOffsetTable(group: String, topic: String)
+      extends BrokerRequest("GROUP_OFFSET_TABLE", "group" -> group, "topic" -> topic)
     final case class IndexProgress(topic: String) extends BrokerRequest("INDEX_PROGRESS", "topic" -> topic)
     final case class SearchOffset(queue: RocketMQQueue, timestampMs: Long)
       extends BrokerRequest("SEARCH_OFFSET", "queue" -> queue.toString, "timestamp" -> timestampMs.toString) {

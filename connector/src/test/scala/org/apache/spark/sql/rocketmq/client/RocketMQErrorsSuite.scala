@@ -159,6 +159,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.CommitOffset("g", q, 5)),
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.QueueOffsets(q)),
     RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.GroupOffset("g", q)),
+    RocketMQErrors.brokerRequestFailed("b", 3, cause, BrokerRequest.GroupOffsetTable("g", "t")),
     RocketMQErrors.adminNotServed("name server h:1", cause, AdminRequest.ListTopics),
     RocketMQErrors.queueGone(q, 5),
     RocketMQErrors.pullFailed(q, 5, cause, GaveUp.NotRetryable),
