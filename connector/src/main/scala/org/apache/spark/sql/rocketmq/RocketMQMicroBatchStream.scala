@@ -82,7 +82,7 @@ private[rocketmq] final class RocketMQMicroBatchStream(private[rocketmq] val pla
   override def latestOffset(start: Offset, limit: ReadLimit): Offset = {
     val startOffsets = RocketMQSourceOffset(start).queueOffsets
     // `start` is the end of the last completed batch: its progress can go to the brokers now
-    // (Spark calls commit() for a batch only when it plans the next one).
+    // (Spark calls commit() for a batch only when it plans the next one; stop() commits the last).
     planner.commitProgress(startOffsets)
     val known = startOffsets.keySet
     // AvailableNow's end is what exists at its first batch, every queue the checkpoint names included (a broker
@@ -156,7 +156,9 @@ private[rocketmq] final class RocketMQMicroBatchStream(private[rocketmq] val pla
     else (planner.lagMetrics(latestConsumedOffset).asScala ++ waits).asJava
   }
 
-  override def stop(): Unit = planner.close()
+  override def stop(): Unit =
+    try planner.commitProgressAtStop()
+    finally planner.close()
 }
 
 private[rocketmq] object RocketMQMicroBatchStream {

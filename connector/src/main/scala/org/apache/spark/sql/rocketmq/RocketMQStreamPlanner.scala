@@ -186,6 +186,21 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
       }
   }
 
+  /**
+   * With option consumerGroup, when the stream stops: commits where it stood at the end of the
+   * last micro-batch the query's checkpoint records as done (a batch's end is otherwise committed
+   * only when a later trigger plans from it). Never a batch Spark did not record as done.
+   */
+  def commitProgressAtStop(): Unit = if (options(RocketMQOptions.ConsumerGroup).isDefined) {
+    val hadoopConf = SparkContext.getOrCreate().hadoopConfiguration
+    RocketMQCommittedBatch.lastEnd(checkpointLocation, hadoopConf).foreach { json =>
+      // Spark interrupts the stream thread to stop it; the commit's requests would fail at once.
+      val interrupted = Thread.interrupted()
+      try commitProgress(RocketMQSourceOffset.parse(json).queueOffsets)
+      finally if (interrupted) Thread.currentThread().interrupt()
+    }
+  }
+
   /** How far behind the latest ranges the consumed offsets are, per queue: min, max and mean. */
   def lagMetrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
     val consumed = if (latestConsumedOffset.isPresent) RocketMQSourceOffset(latestConsumedOffset.get).queueOffsets

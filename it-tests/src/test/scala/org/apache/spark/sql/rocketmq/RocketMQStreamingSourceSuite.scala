@@ -255,6 +255,26 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
     latest.keys.foreach(queue => assert(rocketmq.committedOffset(readerGroup, queue) === -1L))
   }
 
+  test("consumerGroup: a query stopped after a batch leaves that batch's end committed") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.sendBodies(topic, (0 until 20).map(i => s"m$i"))
+    val latest = rocketmq.latestOffsets(topic)
+    val group = s"spark-it-stop-${topic.takeRight(8)}"
+    // The next trigger is an hour away: after the first batch only the stop can commit its end.
+    val q = toMemory(streamTopic(topic, "startingOffsets" -> "earliest", "consumerGroup" -> group),
+      tableName(), newDir(), Trigger.ProcessingTime("1 hour"))
+    try {
+      EmbeddedRocketMQ.awaitCondition("the first batch to be committed", 60000) {
+        q.exception.foreach(e => throw e)
+        Option(q.lastProgress).exists(_.numInputRows == 20)
+      }
+    } finally q.stop()
+    latest.foreach { case (queue, end) =>
+      assert(rocketmq.committedOffset(group, queue) === end, queue)
+    }
+  }
+
   test("a checkpoint written by this version (fixture in test resources) restarts where it stopped") {
     // The fixture (see CheckpointFixtureWriter) read offsets 0 to 4 of topic checkpoint-fixture.
     val topic = CheckpointFixtureWriter.Topic
