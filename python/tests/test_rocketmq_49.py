@@ -195,7 +195,11 @@ def test_group_start_at_committed_offsets_0_included_on_a_4_9_broker(spark, brok
     keyed_rows = spark.createDataFrame(first, "body STRING, shardingKey STRING")
     write_rocketmq(keyed_rows, broker49.name_server, topic)
     stream = read_rocketmq_stream(
-        spark, broker49.name_server, topic, starting_offsets=EARLIEST, consumer_group=group
+        spark,
+        broker49.name_server,
+        topic,
+        starting_offsets=EARLIEST,
+        consumer_group=group,
     )
     query = (
         stream.writeStream.format("noop")
