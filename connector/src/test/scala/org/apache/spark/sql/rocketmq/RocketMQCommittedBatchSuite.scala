@@ -59,7 +59,7 @@ class RocketMQCommittedBatchSuite extends AnyFunSuite {
     def assertLastEnd(expected: Option[String]) =
       assert(RocketMQCommittedBatch.lastEnd(source.toString, new Configuration()) === expected)
     assertLastEnd(None) // no batch yet
-    (0 to 2).foreach(b => write(root.resolve(s"offsets/$b"), s"v1\n$meta\n-\n{\"end\":$b}"))
+    (0 to 2).foreach(b => write(root.resolve(s"offsets/$b"), s"""v1\n$meta\n-\n{"end":$b}"""))
     assertLastEnd(None)
     val commitFiles = Seq("0", "1", ".1.crc", "1.crc", ".2.4f1c.tmp") // and files beside them
     commitFiles.foreach(n => write(root.resolve(s"commits/$n"), "v1\n{}"))
