@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -173,15 +174,7 @@ def test_group_start_for_a_group_that_never_committed_on_a_4_9_broker(spark, bro
     group = f"never-{topic}"
     # None: groupOffsetFallback's default, latest.
     for fallback, expected in ((None, []), (EARLIEST, sorted(bodies))):
-        read = read_rocketmq(
-            spark,
-            broker49.name_server,
-            topic,
-            starting_offsets=GROUP,
-            consumer_group=group,
-            group_offset_fallback=fallback,
-        )
-        assert _bodies(read) == expected, fallback
+        assert _bodies(_read_from_group(spark, broker49, topic, group, fallback)) == expected, fallback
 
 
 def test_group_start_at_committed_offsets_0_included_on_a_4_9_broker(spark, broker49, tmp_path):
@@ -227,12 +220,16 @@ def test_group_start_at_committed_offsets_0_included_on_a_4_9_broker(spark, brok
     # The queue where the group committed 0 holds messages from 0 on: the case a 4.9 broker blurs.
     assert any(r.queueId not in keyed and r.queueOffset == 0 for r in stored)
     for fallback in (None, EARLIEST):
-        unread = read_rocketmq(
-            spark,
-            broker49.name_server,
-            topic,
-            starting_offsets=GROUP,
-            consumer_group=group,
-            group_offset_fallback=fallback,
-        )
-        assert _bodies(unread) == sorted(second)
+        assert _bodies(_read_from_group(spark, broker49, topic, group, fallback)) == sorted(second)
+
+
+def _read_from_group(spark, broker49, topic: str, group: str, fallback: Optional[str]):
+    """A batch read of ``topic`` from where ``group`` committed, ``fallback`` where it did not."""
+    return read_rocketmq(
+        spark,
+        broker49.name_server,
+        topic,
+        starting_offsets=GROUP,
+        consumer_group=group,
+        group_offset_fallback=fallback,
+    )
