@@ -20,7 +20,10 @@ import java.lang.ref.WeakReference
 import java.nio.file.Files
 
 import org.apache.hadoop.conf.Configuration
+import org.scalatest.concurrent.Eventually._
+import org.scalatest.exceptions.TestFailedDueToTimeoutException
 import org.scalatest.funsuite.AnyFunSuite
+import org.scalatest.time.SpanSugar._
 
 import org.apache.spark.sql.SparkSession
 
@@ -33,11 +36,12 @@ class RocketMQSinkResumeSuite extends AnyFunSuite {
   test("recorded without the checkpoint or credentials; recorded again when a run's options change") {
     val dir = Files.createTempDirectory("rocketmq-sink-resume-").toString
     val conf = new Configuration()
-    val first = Map("nameServer" -> "a:9876", "deliveryGuarantee" -> "exactly_once", "checkpointLocation" -> dir)
+    val first =
+      Map("nameServer" -> "old-name-server", "deliveryGuarantee" -> "exactly_once", "checkpointLocation" -> dir)
     RocketMQSinkResume.record(dir, first, conf)
     assert(RocketMQSinkResume.recorded(dir, conf) === Some(first - "checkpointLocation"))
     // A later run moved to another name server and producer group: its next run must use them.
-    val second = first ++ Map("nameServer" -> "b:9876", "producerGroup" -> "pg")
+    val second = first ++ Map("nameServer" -> "new-name-server", "producerGroup" -> "pg")
     RocketMQSinkResume.record(dir, second, conf)
     assert(RocketMQSinkResume.recorded(dir, conf) === Some(second - "checkpointLocation"))
     RocketMQSinkResume.record(dir, second ++ Map("secretKey" -> "s"), conf)
@@ -51,14 +55,15 @@ class RocketMQSinkResumeSuite extends AnyFunSuite {
     new WeakReference(session)
   }
 
-  private def collected(ref: WeakReference[_]): Boolean = {
-    val deadline = System.nanoTime() + 20L * 1000 * 1000 * 1000
-    while (ref.get != null && System.nanoTime() < deadline) {
-      System.gc()
-      Thread.sleep(50)
-    }
-    ref.get == null
-  }
+  /** Whether `ref` is cleared within 20 s of collections asked for. */
+  private def collected(ref: WeakReference[_]): Boolean =
+    try {
+      eventually(timeout(20.seconds), interval(50.millis)) {
+        System.gc()
+        assert(ref.get == null)
+      }
+      true
+    } catch { case _: TestFailedDueToTimeoutException => false }
 
   test("sessions a catalog listens to are held weakly: a server's many sessions can be collected") {
     val spark = SparkSession.builder().master("local[1]").appName("sink-resume")
