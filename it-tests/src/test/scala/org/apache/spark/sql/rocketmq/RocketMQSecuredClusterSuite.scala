@@ -18,6 +18,10 @@ package org.apache.spark.sql.rocketmq
 
 import java.nio.charset.StandardCharsets.UTF_8
 
+import org.apache.rocketmq.common.AbortProcessException
+import org.apache.rocketmq.remoting.RPCHook
+import org.apache.rocketmq.remoting.protocol.{RemotingCommand, RequestCode, ResponseCode}
+
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.streaming.Trigger
 
@@ -213,5 +217,51 @@ class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
       assert(write.contains("ROCKETMQ_ACCESS_DENIED") && write.contains(noGroup.accessKey), write)
       assert(write.contains("Pub on the topic"), write)
     }
+  }
+
+  /**
+   * RocketMQ's ACL 2.0 grants a topic's stats with Get on the topic, as it grants each queue's
+   * offsets; an authorization that counts the stats as an admin request refuses them with
+   * NO_PERMISSION. The broker answers `user` so through this hook, counting the refusals.
+   */
+  private final class RefuseTopicStats(user: TestSecurity.User) extends RPCHook {
+    val refusals = new java.util.concurrent.atomic.AtomicInteger()
+    override def doBeforeRequest(remoteAddr: String, request: RemotingCommand): Unit = {
+      val accessKey = Option(request.getExtFields).flatMap(f => Option(f.get("AccessKey")))
+      val stats = request.getCode == RequestCode.GET_TOPIC_STATS_INFO
+      if (stats && accessKey.contains(user.accessKey)) {
+        refusals.incrementAndGet()
+        throw new AbortProcessException(ResponseCode.NO_PERMISSION, s"${user.accessKey}: no admin")
+      }
+    }
+    override def doAfterResponse(remote: String, request: RemotingCommand,
+        response: RemotingCommand): Unit = ()
+  }
+
+  // Last: it stops the suite's broker (and starts it again).
+  test("least privilege, directly: an admin request refused for the user's rights leaves a " +
+    "broker outage an outage (waited for, then named), not a missing topic") {
+    val topic = rocketmq.newTopic("lp-outage")
+    rocketmq.createTopic(topic, queues = 2)
+    write(topic, Seq("a", "b"), writer.options)
+    rocketmq.awaitIndexed()
+    val group = s"g-${topic.takeRight(8)}"
+    val consumer = leastPrivileged("outage", s"Topic:$topic=Sub+Get,Group:$group=Sub")
+    val hook = new RefuseTopicStats(consumer)
+    rocketmq.brokerController.registerServerRPCHook(hook)
+    val options = Map("consumerGroup" -> group, "retryTimeoutMs" -> "3000") ++ consumer.options
+    // Refused the topic's stats, the plan asks each queue for its offsets instead.
+    assert(bodiesOf(read(topic, options)) === Seq("a", "b"))
+    assert(hook.refusals.get > 0, "the broker was not asked for the topic's stats")
+    rocketmq.stopBroker()
+    try {
+      val started = System.nanoTime()
+      val message = errorMessage(bodiesOf(read(topic, options)))
+      val tookMs = (System.nanoTime() - started) / 1000000
+      info(s"$tookMs ms: ${message.linesIterator.next()}")
+      // The name server still tells these credentials its live brokers: none, a restart.
+      assert(message.contains("[ROCKETMQ_BROKER_UNAVAILABLE.NO_LIVE_BROKER]"), message)
+      assert(tookMs >= 3000, "failed before retryTimeoutMs ran out")
+    } finally rocketmq.startBroker()
   }
 }

@@ -26,63 +26,75 @@ import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode
 import org.slf4j.LoggerFactory
 
 /**
- * What the driver has learnt of the endpoint a connection's `nameServer` names: a name server in front of brokers
- * that serve admin requests, or a RocketMQ 5 proxy (what managed RocketMQ 5 services give their users), which
- * forwards sends, pulls, offsets and time searches to the brokers and answers routes itself, but refuses every admin
- * request ("request type N not supported"). Brokers with ACL refuse admin requests to credentials without admin
- * rights too. Planning asks for what every endpoint serves where an admin request is refused, once per connection:
- * on a direct cluster nothing changes.
+ * What the driver has learnt of the endpoint a connection's `nameServer` names: a name server in
+ * front of brokers that serve admin requests, or a RocketMQ 5 proxy (what managed RocketMQ 5
+ * services give their users), which forwards sends, pulls, offsets and time searches to the brokers
+ * and answers routes itself, but refuses every admin request ("request type N not supported"). That
+ * is learnt once per connection, and planning then asks for what every endpoint serves. A broker or
+ * name server with ACL may refuse one admin request to credentials without admin rights
+ * (NO_PERMISSION): that is learnt per connection and request, and planning does without that
+ * request only. On a direct cluster that serves them, nothing changes.
  */
 private[rocketmq] object RocketMQEndpoint {
   private val log = LoggerFactory.getLogger(getClass)
 
-  /** The endpoint's answer to an admin request, per connection, once one was refused or answered. */
-  sealed trait AdminAnswer
-  /** Admin requests are served. */
-  case object Served extends AdminAnswer
-  /** Refused as not supported: a RocketMQ 5 proxy. */
-  case object ProxyRefused extends AdminAnswer
-  /** Refused for the credentials' rights (NO_PERMISSION). */
-  case object NotPermitted extends AdminAnswer
+  /** The admin requests planning sends, each of which credentials may be refused on its own. */
+  sealed abstract class AdminRequest(val name: String)
+  /** The cluster's live brokers, asked of the name server. */
+  case object ClusterInfo extends AdminRequest("cluster info")
+  /** The offsets of all of a topic's queues on one broker. */
+  case object TopicStats extends AdminRequest("topic stats")
 
-  private val answers = new ConcurrentHashMap[RocketMQConnection, AdminAnswer]()
+  /** Per connection, once an admin request was answered (false) or refused as by a proxy (true). */
+  private val proxies = new ConcurrentHashMap[RocketMQConnection, java.lang.Boolean]()
+
+  /** The admin requests refused to each connection's credentials (NO_PERMISSION). */
+  private val notPermitted = ConcurrentHashMap.newKeySet[(RocketMQConnection, AdminRequest)]()
 
   /** Planning found `connection`'s endpoint to be a RocketMQ 5 proxy (no request is sent to find out). */
-  def knownProxy(connection: RocketMQConnection): Boolean = answers.get(connection) == ProxyRefused
+  def knownProxy(connection: RocketMQConnection): Boolean =
+    proxies.get(connection) == java.lang.Boolean.TRUE
 
-  /** An admin request to this connection's endpoint was refused before: plan without admin requests. */
-  def refusesAdmin(connection: RocketMQConnection): Boolean =
-    Option(answers.get(connection)).exists(_ != Served)
+  /** `request` to this connection's endpoint was refused before: plan without it. */
+  def refuses(connection: RocketMQConnection, request: AdminRequest): Boolean =
+    knownProxy(connection) || notPermitted.contains((connection, request))
 
   /**
-   * Records that `connection`'s endpoint refused an admin request with `cause` (a refusal, as
-   * [[RocketMQRetry.refusesAdminRequest]] tells), and logs it once.
+   * Records that `connection`'s endpoint refused `request` with `cause` (a refusal, as
+   * [[RocketMQRetry.refusesAdminRequest]] tells), and logs it once: as a proxy does, then every
+   * admin request counts as refused; for the credentials' rights, that request.
    */
-  def rememberRefusal(connection: RocketMQConnection, request: String, cause: Throwable): Unit = {
-    val answer = if (notSupported(cause)) ProxyRefused else NotPermitted
-    if (answers.put(connection, answer) != answer) {
-      log.info(s"${connection.nameServer} refuses RocketMQ admin requests ($request: ${cause.getMessage}" +
-        (if (answer == ProxyRefused) ", as a RocketMQ 5 proxy does" else ", for these credentials") +
-        "); planning asks for what every endpoint serves from now on")
+  def rememberRefusal(connection: RocketMQConnection, request: AdminRequest, cause: Throwable)
+      : Unit =
+    if (notSupported(cause)) {
+      if (proxies.put(connection, true) != java.lang.Boolean.TRUE) {
+        log.info(s"${connection.nameServer} refuses RocketMQ admin requests (${request.name}: " +
+          s"${cause.getMessage}, as a RocketMQ 5 proxy does); planning asks for what every " +
+          "endpoint serves from now on")
+      }
+    } else if (notPermitted.add((connection, request))) {
+      log.info(s"${connection.nameServer} refuses these credentials RocketMQ's ${request.name} " +
+        s"request (${cause.getMessage}); planning does without it from now on")
     }
-  }
 
   /**
    * Whether `options`' endpoint is a RocketMQ 5 proxy: known from an earlier refusal, or asked now
    * with one admin request (the cluster's brokers), remembered for the connection either way. The
    * request is retried as other metadata requests are; an endpoint that still does not answer is
    * taken for a cluster's, unless `mustKnow` (a write a proxy would break): then this fails, saying
-   * the endpoint could not be checked.
+   * the endpoint could not be checked. Refused for the credentials' rights, it is a cluster's.
    */
   def isProxy(options: RocketMQOptions, mustKnow: Boolean = false): Boolean = {
     val connection = options.connection
-    Option(answers.get(connection)) match {
-      case Some(answer) => answer == ProxyRefused
+    Option(proxies.get(connection)) match {
+      case Some(proxy) => proxy
+      case None if notPermitted.contains((connection, ClusterInfo)) => false
       case None =>
         val probe = new AdminProbe(options)
-        try { probe.clusterInfo(); answers.putIfAbsent(connection, Served) }
+        try { probe.clusterInfo(); proxies.putIfAbsent(connection, false) }
         catch {
-          case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) => rememberRefusal(connection, "cluster info", e)
+          case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) =>
+            rememberRefusal(connection, ClusterInfo, e)
           case NonFatal(e) if mustKnow =>
             val attempts = options(RocketMQOptions.MetadataRetries)
             throw RocketMQErrors.endpointUnchecked(connection.nameServer, attempts,
@@ -90,7 +102,7 @@ private[rocketmq] object RocketMQEndpoint {
           // Not answered now (an outage): no proxy known; the next plan asks again.
           case NonFatal(e) => log.debug(s"${connection.nameServer} did not answer whether it is a proxy: $e")
         } finally probe.close()
-        Option(answers.get(connection)).contains(ProxyRefused)
+        knownProxy(connection)
     }
   }
 
@@ -101,9 +113,6 @@ private[rocketmq] object RocketMQEndpoint {
       case e: MQClientException => e.getResponseCode == RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED
       case _ => false
     }
-
-  /** For tests: forget what was learnt of every endpoint. */
-  private[rocketmq] def forget(): Unit = answers.clear()
 }
 
 /** One admin request (the cluster's brokers) through the connection's shared metadata client. */

@@ -163,10 +163,11 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
 
   /**
    * Broker groups the name server lists as live (with at least one broker up), by name; None where the endpoint
-   * refuses to tell (cluster info is an admin request, which a RocketMQ 5 proxy refuses).
+   * refuses to tell (cluster info is an admin request, which a RocketMQ 5 proxy refuses, and a name
+   * server with ACL may refuse to these credentials).
    */
   private def liveBrokers(): Option[Map[String, BrokerData]] = {
-    if (RocketMQEndpoint.refusesAdmin(connection)) return None
+    if (RocketMQEndpoint.refuses(connection, RocketMQEndpoint.ClusterInfo)) return None
     val cluster =
       try RocketMQRetry.withRetries("cluster info", attempts, intervalMs, () => rebuildClient()) {
           requestCount += 1
@@ -174,7 +175,7 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
         }
       catch {
         case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) =>
-          RocketMQEndpoint.rememberRefusal(connection, "cluster info", e)
+          RocketMQEndpoint.rememberRefusal(connection, RocketMQEndpoint.ClusterInfo, e)
           return None
       }
     Some(cluster.getBrokerAddrTable.asScala.filter { case (_, data) => !data.getBrokerAddrs.isEmpty }.toMap)
@@ -205,8 +206,9 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
     brokerAddresses += name -> group.selectBrokerAddr()
     addresses.get(MixAll.MASTER_ID) match {
       case Some(master) =>
-        // An endpoint that refuses admin requests (a proxy) cannot tell how far a broker has indexed: not asked.
-        if (indexedBrokers != null && !indexedBrokers.contains(master) && !RocketMQEndpoint.refusesAdmin(connection)) {
+        // A proxy refuses the requests that tell how far a broker has indexed: not asked.
+        if (indexedBrokers != null && !indexedBrokers.contains(master) &&
+          !RocketMQEndpoint.knownProxy(connection)) {
           awaitIndexing(topic, name, master)
           indexedBrokers += master
         }
@@ -238,10 +240,10 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
   /**
    * The offsets of `topic`'s queues on one broker, by queue id; None when the broker answers that it does not
    * have the topic (on a master: deleted, while the name server still routes it; its queues there are gone).
-   * One topic-stats request where the endpoint answers it; where it is refused (a RocketMQ 5 proxy, credentials
-   * without admin rights: remembered for the connection), the min and max offset of each of the route's
-   * `queueCount` queues, which every endpoint forwards (an endpoint that refuses topic stats does not tell a
-   * deleted topic: its queues are empty).
+   * One topic-stats request where the endpoint answers it; where it is refused (by a RocketMQ 5
+   * proxy, or to credentials without admin rights: remembered for the connection), the min and max
+   * offset of each of the route's `queueCount` queues, which every endpoint forwards (an endpoint
+   * that refuses topic stats does not tell a deleted topic: its queues are empty).
    */
   private def queueOffsets(broker: String, address: String, topic: String, queueCount: Option[Int])
       : Option[Map[Int, RocketMQQueueRange]] = {
@@ -258,7 +260,7 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
           throw BrokerDown(broker, e.getCause)
       }
     }
-    (queueCount, RocketMQEndpoint.refusesAdmin(connection)) match {
+    (queueCount, RocketMQEndpoint.refuses(connection, RocketMQEndpoint.TopicStats)) match {
       case (Some(count), true) => Some(perQueue(count))
       // Queues the route does not count (a group missing from it) are not asked one by one: the group is unavailable.
       case (None, true) => throw BrokerDown(broker,
@@ -277,7 +279,7 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
           case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) =>
             throw BrokerDown(broker, e.getCause)
           case e: RocketMQRequestException if RocketMQRetry.refusesAdminRequest(e.getCause) =>
-            RocketMQEndpoint.rememberRefusal(connection, "topic stats", e.getCause)
+            RocketMQEndpoint.rememberRefusal(connection, RocketMQEndpoint.TopicStats, e.getCause)
             queueOffsets(broker, address, topic, queueCount)
         }
     }
