@@ -44,6 +44,8 @@ private[rocketmq] object RocketMQEndpoint {
   case object ClusterInfo extends AdminRequest("cluster info")
   /** The offsets of all of a topic's queues on one broker. */
   case object TopicStats extends AdminRequest("topic stats")
+  /** A broker's table of every group's committed offsets. */
+  case object ConsumerOffsets extends AdminRequest("consumer offsets")
 
   /** Per connection, once an admin request was answered (false) or refused as by a proxy (true). */
   private val proxies = new ConcurrentHashMap[RocketMQConnection, java.lang.Boolean]()

@@ -86,7 +86,7 @@ private[rocketmq] trait RocketMQGroupOffsets extends RocketMQMetadataClient { th
    */
   private def committedOnBroker(group: String, queue: RocketMQQueue)
       : Option[Map[RocketMQQueue, Long]] = {
-    if (RocketMQEndpoint.refusesAdmin(connection)) return None
+    if (RocketMQEndpoint.refuses(connection, RocketMQEndpoint.ConsumerOffsets)) return None
     val address = addressOf(queue)
     try {
       val body = request(queue.brokerName, GroupOffsetTable(group, queue.topic)) {
@@ -104,7 +104,7 @@ private[rocketmq] trait RocketMQGroupOffsets extends RocketMQMetadataClient { th
       Some(committed.map { case (id, offset) => queue.copy(queueId = id) -> offset })
     } catch {
       case e: RocketMQRequestException if RocketMQRetry.refusesAdminRequest(e.getCause) =>
-        RocketMQEndpoint.rememberRefusal(connection, "consumer offsets", e.getCause)
+        RocketMQEndpoint.rememberRefusal(connection, RocketMQEndpoint.ConsumerOffsets, e.getCause)
         None
     }
   }
