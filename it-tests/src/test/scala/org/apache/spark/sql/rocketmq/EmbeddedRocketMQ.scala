@@ -48,12 +48,15 @@ final case class TestMessage(
  * every port ephemeral, the store in a fresh temporary directory (removed by `stop()`), small
  * commitlog files, SQL92 property filtering on, RocketMQ's default pull limits, topics created only
  * explicitly. Its own logs go to a file under the temporary directory, never to the console or
- * the home directory (see rmq.logback-test.xml).
+ * the home directory (see rmq.logback-test.xml). A broker whose `advertisedHost` is another loopback
+ * address listens on 127.0.0.1 and tells clients that address and its port: a fault proxy there
+ * ([[Toxiproxy]]) then stands between them and the broker.
  */
 final class EmbeddedRocketMQ(
     val commitLogFileSize: Int = 16 * 1024 * 1024,
     val consumeQueueFileEntries: Int = 300000,
-    val secured: Boolean = false) {
+    val secured: Boolean = false,
+    val advertisedHost: String = "127.0.0.1") {
   import EmbeddedRocketMQ._
 
   val brokerName = "broker-a"
@@ -71,6 +74,9 @@ final class EmbeddedRocketMQ(
 
   def storeDirectory: Path = storeDir
 
+  /** The port the broker listens on (127.0.0.1) and tells clients (at `advertisedHost`). */
+  def brokerPort: Int = broker.getBrokerAddr.split(":").last.toInt
+
   def start(): this.type = {
     storeDir = Files.createTempDirectory("rocketmq-spark-store-")
     namesrv = TestBrokerConfig.startNameServer(storeDir)
@@ -83,8 +89,10 @@ final class EmbeddedRocketMQ(
   /** Starts the broker on the store directory (again, after [[stopBroker]]: its messages are kept). */
   def startBroker(): Unit = {
     val brokerConfig = TestBrokerConfig.broker(nameServer, brokerName, clusterName)
+    brokerConfig.setBrokerIP1(advertisedHost)
     val brokerNetty = new NettyServerConfig()
     brokerNetty.setListenPort(0)
+    brokerNetty.setBindAddress("127.0.0.1")
     val store = TestBrokerConfig.store(storeDir, commitLogFileSize, consumeQueueFileEntries, haListenPort = 0)
     // Files are kept for RocketMQ's default reserved time (72 h): the broker also skips transactional half
     // messages older than that. expireOldFiles deletes files regardless of it. And files expire by the clock

@@ -33,6 +33,11 @@ private[producer] final class RocketMQBatchEncoding(initialCapacity: Int) {
   private var length = 0
   private var messages = 0
 
+  private var first: String = _
+
+  /** The unique key of the first message added: the broker stores a batch whole or not at all. */
+  def firstKey: String = first
+
   /** Messages added. */
   def count: Int = messages
 
@@ -57,11 +62,13 @@ private[producer] final class RocketMQBatchEncoding(initialCapacity: Int) {
     val properties = message.getProperties
     if (properties != null) properties.forEach((name, value) =>
       if (name != MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) putProperty(name, value))
-    putProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, MessageClientIDSetter.createUniqID())
+    val key = MessageClientIDSetter.createUniqID()
+    putProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, key)
     val propertiesLength = length - propertiesAt - 2
     if (propertiesLength > Short.MaxValue) { length = start; return false }
     putShort(propertiesAt, propertiesLength)
     putInt(start, length - start)
+    if (messages == 0) first = key
     messages += 1
     true
   }

@@ -22,12 +22,13 @@ import java.util.concurrent.atomic.{AtomicLong, AtomicReference}
 import java.util.concurrent.locks.ReentrantLock
 
 import org.apache.rocketmq.client.producer.{SendCallback, SendResult, SendStatus}
-import org.apache.rocketmq.common.message.{Message, MessageQueue}
+import org.apache.rocketmq.common.message.{Message, MessageClientIDSetter, MessageQueue}
 
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQLatencyHistogram, RocketMQRetry}
 import org.apache.spark.sql.rocketmq.client.RocketMQErrors.GaveUp
+import org.apache.spark.sql.rocketmq.producer.RocketMQStoredCheck.{CannotTell, NotAnswered, NotStored, Stored}
 import org.apache.spark.sql.rocketmq.transaction.{
   RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages,
   RocketMQTransactionEnd
@@ -44,7 +45,8 @@ import org.apache.spark.sql.rocketmq.transaction.{
  * go one by one. A send that fails for a retryable reason (see [[RocketMQRetry]]) is
  * made again after a pause, for up to `retryTimeoutMs` from its first failure (and at most
  * `sendRetries` times, if set), each attempt with a timeout of its own: a write rides out a broker
- * restart. The first failure for good is kept and thrown by the next `send` or by `flush`.
+ * restart. One that may have been stored (its answer lost) is made again only once the brokers say
+ * they do not have it. The first failure for good is kept and thrown by the next `send` or by `flush`.
  *
  * Under real-time mode and continuous processing (`sendEachAtOnce`) rows come one by one for as long as the task
  * lasts, and each goes out at once: alone while fewer than [[RocketMQMessageSender.EachAtOnceRequests]] of the
@@ -63,6 +65,7 @@ private[rocketmq] final class RocketMQMessageSender(
   private val lease = RocketMQProducerPool.borrow(settings)
   private val producer = lease.client
   private val routes = new RocketMQSendRoutes(producer, settings.sendTimeoutMs)
+  private val storedCheck = new RocketMQStoredCheck(producer, settings.sendTimeoutMs)
   private val inFlight = new Semaphore(settings.effectiveMaxInFlightMessages)
   private val byteBudget = math.min(settings.maxInFlightBytes, Int.MaxValue.toLong).toInt
   private val inFlightBytes = new Semaphore(byteBudget)
@@ -98,7 +101,10 @@ private[rocketmq] final class RocketMQMessageSender(
   /** Send requests made, first attempts only: a batch is one request. */
   def requests: Long = requestCount.get()
   def failedSends: Long = failedCount.get()
-  /** Messages sent again after a failure that may have stored them already: each may now be stored twice. */
+  /**
+   * Messages sent again after a failure that may have stored them, where no broker could say whether it
+   * had (see [[RocketMQStoredCheck]]): each may now be stored twice.
+   */
   def possibleDuplicates: Long = maybeDuplicatedCount.get()
 
   /**
@@ -143,9 +149,13 @@ private[rocketmq] final class RocketMQMessageSender(
    * messages exactly once.
    */
   private final class Send(message: Message, count: Int, shardingKey: String, queue: MessageQueue, bytes: Long,
-      holdsSlot: Boolean) extends SendCallback {
+      holdsSlot: Boolean, firstKey: String = null) extends SendCallback {
     private var budget: RocketMQRetry.Budget = _ // made at the first failure: most sends never need one
     private var startNanos = 0L
+    private var startMs = 0L
+
+    /** The key of the request's first message, which the brokers index. */
+    private def key: String = if (firstKey != null) firstKey else MessageClientIDSetter.getUniqID(message)
 
     /** A half message's place among the task's rows (a half message is always sent alone). */
     private val seq = if (halfMessages != null) halfMessages.lastPrepared else -1
@@ -162,6 +172,8 @@ private[rocketmq] final class RocketMQMessageSender(
       requestCount.incrementAndGet()
       peakRequests.accumulateAndGet(openRequests.incrementAndGet(), (a, b) => math.max(a, b))
       startNanos = System.nanoTime()
+      startMs = System.currentTimeMillis()
+      if (firstKey == null) MessageClientIDSetter.setUniqID(message)
       RocketMQProducerPool.inline(attempt())
     }
 
@@ -177,27 +189,74 @@ private[rocketmq] final class RocketMQMessageSender(
         } catch { case e: Throwable => onException(e) }
       }
 
-    /** Makes the request now, and again after a pause while retries last, before returning. */
+    /**
+     * Makes the request now, and again after a pause while retries last, before returning; after a
+     * failure that may have stored it, only once the brokers say they did not (see [[settle]]).
+     */
     private def sendInline(request: => SendResult): Unit = {
       var pauseMs = 0L
+      var inDoubt: Throwable = null
       while (pauseMs >= 0) {
         if (pauseMs > 0) Thread.sleep(pauseMs)
         pauseMs = -1L
-        try onSuccess(request)
-        catch { case e: Throwable => retryPause(e).fold(fail(e, _), pauseMs = _) }
+        val verdict = if (inDoubt == null) NotStored else askStored().get()
+        if (verdict == Stored) acknowledged()
+        else if (verdict == NotAnswered) retryPause(inDoubt).fold(fail(inDoubt, _), pauseMs = _)
+        else {
+          if (verdict == CannotTell) maybeDuplicatedCount.addAndGet(count)
+          inDoubt = null
+          try onSuccess(request)
+          catch {
+            case e: Throwable => retryPause(e).fold(fail(e, _), { pause =>
+              pauseMs = pause
+              if (RocketMQRetry.mayHaveBeenStored(e)) inDoubt = e
+            })
+          }
+        }
       }
     }
+
+    /** Whether the brokers stored this request, asked where it went (every master, if unknown). */
+    private def askStored(): java.util.concurrent.CompletableFuture[RocketMQStoredCheck.Verdict] = {
+      val broker = Option(queue).orElse(Option(shardingKey).flatMap(k =>
+        Option(routes.queueOf(message.getTopic, k)))).map(_.getBrokerName)
+      storedCheck.stored(message.getTopic, key, startMs, broker)
+    }
+
+    /**
+     * After a failure that may have stored the request (`cause`): sends it again only where the brokers
+     * say they did not store it, asking again while they cannot answer; where no broker can tell, it is
+     * sent again and counted as a possible duplicate.
+     */
+    private def settle(cause: Throwable): Unit =
+      askStored().whenComplete { (verdict, _) =>
+        Option(verdict).getOrElse(NotAnswered) match {
+          case Stored => acknowledged()
+          case NotAnswered => retryPause(cause) match {
+            case Right(pauseMs) => RocketMQRetry.schedule(pauseMs)(settle(cause))
+            case Left(gaveUp) => fail(cause, gaveUp)
+          }
+          case other =>
+            if (other == CannotTell) maybeDuplicatedCount.addAndGet(count)
+            attempt()
+        }
+      }
 
     override def onSuccess(result: SendResult): Unit =
       if (result.getSendStatus != SendStatus.SEND_OK) {
         fail(RocketMQErrors.sendStatusNotOk(topicInQuery, pinnedQueueId, result.getSendStatus.toString))
       } else {
         if (halfMessages != null) halfMessages.record(result, seq, shardingKey != null)
-        // Before the slots are freed: once `flush` has returned, every acknowledgement is in.
-        val tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos)
-        ackMs.synchronized(ackMs.record(tookMs))
-        resolved()
+        else storedCheck.acknowledged(result.getMessageQueue.getBrokerName, key, startMs)
+        acknowledged()
       }
+
+    /** Stored: its acknowledgement time, then its slots (once `flush` returns, every ack is in). */
+    private def acknowledged(): Unit = {
+      val tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos)
+      ackMs.synchronized(ackMs.record(tookMs))
+      resolved()
+    }
 
     /**
      * Frees the message's slots: its bytes first, so that all slots free means all bytes free; then its request's,
@@ -214,6 +273,8 @@ private[rocketmq] final class RocketMQMessageSender(
     }
 
     override def onException(e: Throwable): Unit = retryPause(e) match {
+      case Right(pauseMs) if RocketMQRetry.mayHaveBeenStored(e) =>
+        RocketMQRetry.schedule(pauseMs)(settle(e))
       case Right(pauseMs) => RocketMQRetry.schedule(pauseMs)(attempt())
       case Left(gaveUp) => fail(e, gaveUp)
     }
@@ -231,10 +292,10 @@ private[rocketmq] final class RocketMQMessageSender(
       budget.nextPauseMs() match {
         case Some(pauseMs) =>
           retryCount.incrementAndGet()
-          if (RocketMQRetry.mayHaveBeenStored(e)) maybeDuplicatedCount.addAndGet(count)
           if (budget.retries == 1 || budget.retries % 10 == 0) {
-            log.warn(s"Send to topic $topicInQuery failed (resend ${budget.retries}, ${budget.elapsedMs} ms " +
-              s"into a retry budget of ${settings.retryTimeoutMs} ms); resending in $pauseMs ms: $e")
+            val next = if (RocketMQRetry.mayHaveBeenStored(e)) "asking whether it was stored" else "resending"
+            log.warn(s"Send to topic $topicInQuery failed (retry ${budget.retries}, ${budget.elapsedMs} ms " +
+              s"into a retry budget of ${settings.retryTimeoutMs} ms); $next in $pauseMs ms: $e")
           }
           Right(pauseMs)
         case None => Left(GaveUp.BudgetSpent(budget.retries, budget.elapsedMs, settings.retryTimeoutMs))
@@ -348,10 +409,13 @@ private[rocketmq] final class RocketMQMessageSender(
   private def sendBatch(key: AnyRef, batch: PendingBatch, slotTaken: Boolean = false): Unit = {
     pendingBatches.remove(key)
     val count = batch.encoding.count
+    val firstKey = batch.encoding.firstKey
     val request = if (count > 0) batch.encoding.toRequest(batch.topic) else null
     batch.encoding.truncate(0, 0)
     if (spareEncodings.size < 2) spareEncodings.push(batch.encoding)
-    if (request != null) new Send(request, count, null, batch.queue, batch.bytes, slotTaken || takeSlot()).start()
+    if (request != null) {
+      new Send(request, count, null, batch.queue, batch.bytes, slotTaken || takeSlot(), firstKey).start()
+    }
     else if (slotTaken) requestSlots.release()
   }
 

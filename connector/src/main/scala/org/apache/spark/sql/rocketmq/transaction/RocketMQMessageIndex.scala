@@ -16,20 +16,18 @@
 
 package org.apache.spark.sql.rocketmq.transaction
 
-import java.nio.ByteBuffer
-
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.impl.factory.MQClientInstance
 import org.apache.rocketmq.common.MixAll
-import org.apache.rocketmq.common.message.{MessageClientIDSetter, MessageConst, MessageDecoder, MessageExt}
+import org.apache.rocketmq.common.message.{MessageClientIDSetter, MessageConst, MessageExt}
 import org.apache.rocketmq.common.topic.TopicValidator
 import org.apache.rocketmq.remoting.common.RemotingHelper
-import org.apache.rocketmq.remoting.protocol.{RemotingCommand, RemotingSysResponseCode, RequestCode, ResponseCode}
-import org.apache.rocketmq.remoting.protocol.header.QueryMessageRequestHeader
 
 import org.slf4j.LoggerFactory
+
+import org.apache.spark.sql.rocketmq.client.RocketMQKeyLookup
 
 /**
  * Asks a broker whether a half message has been committed, through its index of message keys (on by default,
@@ -119,14 +117,7 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
    * the broker does not answer.
    */
   private def lookUp(address: String, topic: String, key: String, bornMs: Long): Either[String, Seq[MessageExt]] = {
-    val header = new QueryMessageRequestHeader()
-    header.setTopic(topic)
-    header.setKey(key)
-    header.setMaxNum(MaxFound)
-    header.setBeginTimestamp(bornMs - ClockSlackMs)
-    header.setEndTimestamp(System.currentTimeMillis() + ClockSlackMs)
-    val request = RemotingCommand.createRequestCommand(RequestCode.QUERY_MESSAGE, header)
-    request.addExtField(MixAll.UNIQUE_MSG_QUERY_FLAG, "true")
+    val request = RocketMQKeyLookup.request(topic, key, bornMs)
     // The answer is handed over on the client's callback executor (every request's, in RocketMQ 5's client): the
     // coordinator gives its client one of its own, apart from the threads that take check-backs in.
     val response =
@@ -136,16 +127,16 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
           log.debug(s"Broker $address did not answer whether $key is in $topic: $e")
           return Left(e.toString)
       }
-    response.getCode match {
-      case RemotingSysResponseCode.SUCCESS =>
-        Right(MessageDecoder.decodes(ByteBuffer.wrap(response.getBody), false).asScala.toSeq.filter { found =>
-          found.getTopic == topic && key == MessageClientIDSetter.getUniqID(found)
-        })
-      case ResponseCode.QUERY_NOT_FOUND => Right(Nil)
-      case other =>
-        log.warn(s"Broker $address did not answer whether $key is in $topic: $other ${response.getRemark}")
-        Left(s"$other")
+    RocketMQKeyLookup.answer(response, topic, key) match {
+      case RocketMQKeyLookup.Found(messages) => Right(messages)
+      case RocketMQKeyLookup.Refused(why) => notAnswered(address, key, topic, why)
+      case RocketMQKeyLookup.Unanswered(why) => notAnswered(address, key, topic, why)
     }
+  }
+
+  private def notAnswered(address: String, key: String, topic: String, why: String): Left[String, Nothing] = {
+    log.warn(s"Broker $address did not answer whether $key is in $topic: $why")
+    Left(why)
   }
 
   /**
@@ -187,9 +178,4 @@ private[rocketmq] object RocketMQMessageIndex {
   /** The broker did not answer. */
   private case object Unreachable extends Found
 
-  /** Messages one key look-up may bring back (a key is unique; more than one would be a hash collision). */
-  private val MaxFound = 32
-
-  /** How far apart the clocks of the machine that sent a message and of its broker may be. */
-  private val ClockSlackMs = 10L * 60 * 1000
 }

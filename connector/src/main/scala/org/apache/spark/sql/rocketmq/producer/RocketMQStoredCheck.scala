@@ -1,0 +1,142 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package org.apache.spark.sql.rocketmq.producer
+
+import java.util.concurrent.{CompletableFuture, ConcurrentHashMap}
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.apache.rocketmq.client.producer.DefaultMQProducer
+import org.apache.rocketmq.common.MixAll
+
+import org.apache.spark.sql.rocketmq.client.RocketMQKeyLookup
+import org.apache.spark.sql.rocketmq.client.RocketMQKeyLookup.{Found, Refused, Unanswered}
+
+/**
+ * Asks the brokers whether a send whose answer was lost (a timeout, a connection reset) was stored,
+ * before it is sent again: each request's first message has a unique key the brokers index. A key
+ * not found counts only where the same broker group's index was seen to find a key it acknowledged
+ * to this sender (a broker may keep no index), and only when it is not found again a while later: a
+ * broker may still be storing a request it took in before the look-up (after a pause, say).
+ */
+private[producer] final class RocketMQStoredCheck(producer: DefaultMQProducer, timeoutMs: Long) {
+  import RocketMQStoredCheck._
+
+  /** Per broker group, the first key it acknowledged to this sender, and when that was sent. */
+  private val controls = new ConcurrentHashMap[String, (String, Long)]()
+
+  /** Broker groups whose index found their control key. */
+  private val indexing = ConcurrentHashMap.newKeySet[String]()
+
+  private def client = producer.getDefaultMQProducerImpl.getMqClientFactory
+
+  /** Broker group `brokerName` stored the request keyed `key`, sent at `sentMs`. */
+  def acknowledged(brokerName: String, key: String, sentMs: Long): Unit =
+    if (key != null && !controls.containsKey(brokerName)) controls.putIfAbsent(brokerName, (key, sentMs))
+
+  /**
+   * Whether the request keyed `key`, sent to `topic` (as the broker names it) at `sentMs`, is stored:
+   * asked of the master of `brokerName`, or of every master of the topic where the producer picked
+   * the queue.
+   */
+  def stored(topic: String, key: String, sentMs: Long, brokerName: Option[String])
+      : CompletableFuture[Verdict] =
+    lookUpOnce(topic, key, sentMs, brokerName).thenCompose[Verdict] {
+      case NotStored =>
+        CompletableFuture.supplyAsync(() => (), SecondLook)
+          .thenCompose[Verdict](_ => lookUpOnce(topic, key, sentMs, brokerName))
+      case other => done(other)
+    }
+
+  private def lookUpOnce(topic: String, key: String, sentMs: Long, brokerName: Option[String])
+      : CompletableFuture[Verdict] = {
+    val masters = try mastersOf(topic, brokerName) catch { case NonFatal(_) => Nil }
+    if (masters.isEmpty) return CompletableFuture.completedFuture(NotAnswered)
+    val asked = masters.map { case (name, address) =>
+      lookUp(address, topic, key, sentMs).thenCompose[Verdict] {
+        case Found(messages) if messages.nonEmpty => done(Stored)
+        case Found(_) => indexes(name, address, topic)
+        case Refused(_) => done(CannotTell)
+        case Unanswered(_) => done(NotAnswered)
+      }
+    }
+    CompletableFuture.allOf(asked: _*).thenApply[Verdict] { _ =>
+      val verdicts = asked.map(_.join())
+      Seq(Stored, NotAnswered, CannotTell).find(verdicts.contains).getOrElse(NotStored)
+    }
+  }
+
+  /** NotStored where `name`'s index finds its control key, else why a key not found tells nothing. */
+  private def indexes(name: String, address: String, topic: String): CompletableFuture[Verdict] =
+    if (indexing.contains(name)) done(NotStored)
+    else {
+      val control = controls.get(name)
+      if (control == null) done(CannotTell)
+      else lookUp(address, topic, control._1, control._2).thenApply[Verdict] {
+        case Found(messages) if messages.nonEmpty => indexing.add(name); NotStored
+        case Unanswered(_) => NotAnswered
+        case _ => CannotTell
+      }
+    }
+
+  /** (broker group, master address) of `brokerName`, or of every group of `topic`'s route. */
+  private def mastersOf(topic: String, brokerName: Option[String]): Seq[(String, String)] =
+    brokerName match {
+      case Some(name) => Option(client.findBrokerAddressInPublish(name)).map(name -> _).toSeq
+      case None =>
+        Option(client.getTopicRouteTable.get(topic)).toSeq.flatMap(_.getBrokerDatas.asScala)
+          .flatMap(data => Option(data.getBrokerAddrs.get(MixAll.MASTER_ID)).map(data.getBrokerName -> _))
+    }
+
+  private def lookUp(address: String, topic: String, key: String, sinceMs: Long)
+      : CompletableFuture[RocketMQKeyLookup.Answer] = {
+    val request = RocketMQKeyLookup.request(topic, key, sinceMs)
+    val response =
+      try client.getMQClientAPIImpl.getRemotingClient.invoke(address, request, timeoutMs)
+      catch { case NonFatal(e) => failed(e) }
+    response.handle[RocketMQKeyLookup.Answer] { (answer, error) =>
+      if (error != null) Unanswered(error.toString) else RocketMQKeyLookup.answer(answer, topic, key)
+    }
+  }
+}
+
+private[producer] object RocketMQStoredCheck {
+
+  /** What the brokers say of a send whose answer was lost. */
+  sealed trait Verdict
+  /** Stored: not to be sent again. */
+  case object Stored extends Verdict
+  /** Not stored where it could have been: to be sent again. */
+  case object NotStored extends Verdict
+  /** A broker that could have stored it did not answer now: ask again later. */
+  case object NotAnswered extends Verdict
+  /** No broker can say (no index, or the look-up refused): sending again may store it twice. */
+  case object CannotTell extends Verdict
+
+  /** When a key not found is looked up again, to be believed. */
+  private val SecondLook =
+    CompletableFuture.delayedExecutor(1000L, java.util.concurrent.TimeUnit.MILLISECONDS)
+
+  private def done(verdict: Verdict): CompletableFuture[Verdict] = CompletableFuture.completedFuture(verdict)
+
+  private def failed[T](e: Throwable): CompletableFuture[T] = {
+    val future = new CompletableFuture[T]()
+    future.completeExceptionally(e)
+    future
+  }
+}
