@@ -16,9 +16,13 @@
 
 package org.apache.spark.sql.rocketmq
 
+import java.nio.file.Files
+
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 
+import org.apache.spark.sql.Encoders
+import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.col
 
 /**
@@ -81,4 +85,58 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
       assert(counted >= extra, s"possibleDuplicates $counted, extra copies $extra")
     } finally log.close()
   }
+
+  test("a stream into RocketMQ whose broker connections are reset during a batch's sends stores every row, at " +
+    "most 1% twice, and its progress counts every extra copy") {
+    val topic = rocketmq.newTopic("stream-resets")
+    rocketmq.createTopic(topic, queues = 4)
+    val input = MemoryStream[String](Encoders.STRING, spark)
+    val query = input.toDF().selectExpr("value AS body").writeStream.format("rocketmq")
+      .option("nameServer", rocketmq.nameServer).option("topic", topic)
+      .option("checkpointLocation", Files.createTempDirectory("stream-resets-").toString).start()
+    val rows = (0 until 5000).map(i => s"s$i")
+    val log = new SendLog(topic)
+    try {
+      input.addData("first")
+      query.processAllAvailable() // connected, the topic checked: the fault meets the batch's sends
+      withFault("reset_peer", "downstream", "\"timeout\":500") {
+        input.addData(rows: _*)
+        EmbeddedRocketMQ.awaitCondition("a send whose answer the fault dropped", 60000)(log.seen)
+        Thread.sleep(faultMs) // the fault's length is the scenario
+      }
+      query.processAllAvailable()
+      val stored = rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8"))
+      val extra = stored.size - rows.size - 1
+      val counted = query.recentProgress.flatMap(p => Option(p.sink.metrics.get("possibleDuplicates")))
+        .map(_.toLong).sum
+      info(s"$extra extra copies of ${rows.size} rows, possibleDuplicates $counted")
+      assert(stored.toSet === (rows :+ "first").toSet)
+      assert(extra <= rows.size / 100, s"$extra extra copies")
+      assert(counted >= extra, s"possibleDuplicates $counted, extra copies $extra")
+    } finally {
+      log.close()
+      query.stop()
+    }
+  }
+
+  test("a batch read of a broker that takes requests and never answers fails naming the broker after " +
+    "requestTimeoutMs, then retryTimeoutMs and at most one more requestTimeoutMs, as the options say") {
+    val topic = rocketmq.newTopic("silent")
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.sendBodies(topic, Seq("a", "b"))
+    val (requestMs, retryMs) = (1000L, 3000L)
+    // The last pause before the budget ends is at most 2 s (RocketMQRetry.backoffMs).
+    val (leastMs, mostMs) = (requestMs + retryMs, requestMs + retryMs + 2000L + requestMs)
+    withFault("timeout", "downstream", "\"timeout\":0") {
+      val started = System.nanoTime()
+      val message = errorMessage(readTopic(topic, "requestTimeoutMs" -> requestMs.toString,
+        "retryTimeoutMs" -> retryMs.toString).count())
+      val tookMs = (System.nanoTime() - started) / 1000000
+      info(s"failed after $tookMs ms (documented: $leastMs to $mostMs ms)")
+      assert(message.contains("ROCKETMQ_BROKER_UNAVAILABLE"), message)
+      assert(message.contains(rocketmq.brokerName), message)
+      assert(tookMs >= leastMs && tookMs <= mostMs, s"$tookMs ms")
+    }
+  }
 }
+

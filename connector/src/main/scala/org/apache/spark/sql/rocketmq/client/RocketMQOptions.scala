@@ -308,7 +308,9 @@ private[rocketmq] object RocketMQOptions {
     "How long a task keeps retrying a pull or send that failed for a reason a broker restart explains (timeout, " +
       "connection refused, broker busy, broker or route missing), pausing 100 ms to 2 s between attempts, and how " +
       "long the driver waits for a broker missing from the name server's routes; then the query fails naming the " +
-      "broker. 0: no retries.",
+      "broker. A broker that keeps its connections open and never answers is unavailable from the first request " +
+      "to it that times out (requestTimeoutMs): the driver fails retryTimeoutMs later, once the request then in " +
+      "progress has timed out too (70 to 80 s on the defaults). 0: no retries.",
     value = "integer >= 0 (ms)")
 
   /** Producer send timeout. */
