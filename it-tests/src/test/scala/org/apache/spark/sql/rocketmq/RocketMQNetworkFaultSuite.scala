@@ -24,6 +24,7 @@ import scala.concurrent.duration._
 import org.apache.spark.sql.Encoders
 import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.streaming.Trigger
 
 /**
  * Reads and writes through a real TCP fault proxy ([[Toxiproxy]]) between the connector and a real
@@ -137,6 +138,48 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
       assert(message.contains(rocketmq.brokerName), message)
       assert(tookMs >= leastMs && tookMs <= mostMs, s"$tookMs ms")
     }
+  }
+
+  test("a batch read through 100 ms of latency each way and a 200 KB/s pipe returns every message once") {
+    val topic = rocketmq.newTopic("slow-read")
+    rocketmq.createTopic(topic, queues = 4)
+    val sent = (0 until 1000).map(i => f"m$i%05d-" + "x" * 200)
+    rocketmq.sendBodies(topic, sent)
+    withFault("latency", "upstream", "\"latency\":100") {
+      toxiproxy.addToxic(Proxy, "latency-back", "latency", "downstream", "\"latency\":100")
+      toxiproxy.addToxic(Proxy, "thin", "bandwidth", "downstream", "\"rate\":200")
+      val started = System.nanoTime()
+      try {
+        assert(bodies(readTopic(topic)).sorted === sent)
+        info(s"read in ${(System.nanoTime() - started) / 1000000} ms")
+      } finally Seq("latency-back", "thin").foreach(toxiproxy.removeToxic(Proxy, _))
+    }
+  }
+
+  test("a real-time query copying between topics through 100 ms of latency each way copies every message " +
+    "once") {
+    val (source, target) = (rocketmq.newTopic("rt-in"), rocketmq.newTopic("rt-out"))
+    rocketmq.createTopic(source, queues = 2)
+    rocketmq.createTopic(target, queues = 2)
+    val sent = (0 until 500).map(i => s"rt$i")
+    rocketmq.sendBodies(source, sent)
+    spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
+    try withFault("latency", "downstream", "\"latency\":100") {
+      toxiproxy.addToxic(Proxy, "latency-up", "latency", "upstream", "\"latency\":100")
+      val query = streamTopic(source, "startingOffsets" -> "earliest").select("body").writeStream
+        .outputMode("update").format("rocketmq").option("nameServer", rocketmq.nameServer)
+        .option("topic", target).option("checkpointLocation", Files.createTempDirectory("rt-").toString)
+        .trigger(Trigger.RealTime("5 seconds")).start()
+      try {
+        def copied = rocketmq.readAll(target).map(m => new String(m.getBody, "UTF-8"))
+        EmbeddedRocketMQ.awaitCondition("500 messages copied", 120000)(copied.size >= sent.size)
+        query.stop()
+        assert(copied.sorted === sent.sorted)
+      } finally {
+        query.stop()
+        toxiproxy.removeToxic(Proxy, "latency-up")
+      }
+    } finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
   }
 }
 
