@@ -17,10 +17,12 @@
 package org.apache.spark.sql.rocketmq
 
 import java.nio.file.Files
+import java.util.concurrent.atomic.AtomicInteger
 
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 
+import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 import org.apache.spark.sql.Encoders
 import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.col
@@ -33,6 +35,9 @@ import org.apache.spark.sql.streaming.Trigger
  */
 class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
   import ExecutionContext.Implicits.global
+
+  // Tasks that lose a half message's answer fail (it is never sent twice): Spark runs them again.
+  override protected def sparkMaster: String = "local[2,4]"
 
   private var toxiproxy: Toxiproxy = _
   private val Proxy = "broker"
@@ -180,6 +185,37 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
         toxiproxy.removeToxic(Proxy, "latency-up")
       }
     } finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
+  }
+
+  test("an exactly-once stream whose broker connections are reset during a batch's half messages delivers " +
+    "every row once: the tasks that lost answers fail, and their retries' rows are the ones committed") {
+    val topic = rocketmq.newTopic("eo-resets")
+    rocketmq.createTopic(topic, queues = 4)
+    val input = MemoryStream[String](Encoders.STRING, spark)
+    val query = input.toDF().selectExpr("value AS body").writeStream.format("rocketmq")
+      .option("nameServer", rocketmq.nameServer).option("topic", topic)
+      .option("deliveryGuarantee", "exactly_once")
+      .option("checkpointLocation", Files.createTempDirectory("eo-resets-").toString).start()
+    val rows = (0 until 2000).map(i => s"e$i")
+    try {
+      input.addData("first")
+      query.processAllAvailable()
+      val failedTasks = new AtomicInteger()
+      val listener = new SparkListener {
+        override def onTaskEnd(end: SparkListenerTaskEnd): Unit =
+          if (!end.taskInfo.successful) failedTasks.incrementAndGet()
+      }
+      spark.sparkContext.addSparkListener(listener)
+      try withFault("reset_peer", "downstream", "\"timeout\":500") {
+        input.addData(rows: _*)
+        // Over as a task fails: its retry then meets no fault (four failures would fail the query).
+        EmbeddedRocketMQ.awaitCondition("a task that lost a half message's answer", 60000)(
+          failedTasks.get > 0)
+      } finally spark.sparkContext.removeSparkListener(listener)
+      query.processAllAvailable()
+      val committed = rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8"))
+      assert(committed.sorted === (rows :+ "first").sorted)
+    } finally query.stop()
   }
 }
 
