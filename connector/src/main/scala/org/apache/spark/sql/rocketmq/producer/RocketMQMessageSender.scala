@@ -21,14 +21,11 @@ import java.util.concurrent.{Semaphore, TimeUnit}
 import java.util.concurrent.atomic.{AtomicLong, AtomicReference}
 import java.util.concurrent.locks.ReentrantLock
 
-import org.apache.rocketmq.client.producer.{SendCallback, SendResult, SendStatus}
-import org.apache.rocketmq.common.message.{Message, MessageClientIDSetter, MessageQueue}
+import org.apache.rocketmq.common.message.{Message, MessageQueue}
 
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQLatencyHistogram, RocketMQRetry}
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.GaveUp
-import org.apache.spark.sql.rocketmq.producer.RocketMQStoredCheck.{CannotTell, NotAnswered, NotStored, Stored}
+import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQLatencyHistogram}
 import org.apache.spark.sql.rocketmq.transaction.{
   RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages,
   RocketMQTransactionEnd
@@ -58,28 +55,28 @@ import org.apache.spark.sql.rocketmq.transaction.{
  * thousands of one-row requests on the producer's connection, where they outlived their send timeout and were sent
  * again though stored.
  */
-private[rocketmq] final class RocketMQMessageSender(
-    settings: RocketMQWriteSettings, halfMessages: RocketMQHalfMessageRecorder = null) extends Closeable {
+private[rocketmq] final class RocketMQMessageSender(private[producer] val settings: RocketMQWriteSettings,
+    private[producer] val halfMessages: RocketMQHalfMessageRecorder = null) extends Closeable {
 
-  private val log = LoggerFactory.getLogger(getClass)
-  private val lease = RocketMQProducerPool.borrow(settings)
-  private val producer = lease.client
-  private val routes = new RocketMQSendRoutes(producer, settings.sendTimeoutMs)
-  private val storedCheck = new RocketMQStoredCheck(producer, settings.sendTimeoutMs)
-  private val inFlight = new Semaphore(settings.effectiveMaxInFlightMessages)
+  private[producer] val log = LoggerFactory.getLogger(getClass)
+  private[producer] val lease = RocketMQProducerPool.borrow(settings)
+  private[producer] val producer = lease.client
+  private[producer] val routes = new RocketMQSendRoutes(producer, settings.sendTimeoutMs)
+  private[producer] val storedCheck = new RocketMQStoredCheck(producer, settings.sendTimeoutMs)
+  private[producer] val inFlight = new Semaphore(settings.effectiveMaxInFlightMessages)
   private val byteBudget = math.min(settings.maxInFlightBytes, Int.MaxValue.toLong).toInt
-  private val inFlightBytes = new Semaphore(byteBudget)
+  private[producer] val inFlightBytes = new Semaphore(byteBudget)
   private val peakBytes = new AtomicLong()
-  private val firstFailure = new AtomicReference[Throwable]()
+  private[producer] val firstFailure = new AtomicReference[Throwable]()
   private val sentCount = new AtomicLong()
   private val bytesSentCount = new AtomicLong()
-  private val retryCount = new AtomicLong()
-  private val requestCount = new AtomicLong()
-  private val failedCount = new AtomicLong()
-  private val maybeDuplicatedCount = new AtomicLong()
+  private[producer] val retryCount = new AtomicLong()
+  private[producer] val requestCount = new AtomicLong()
+  private[producer] val failedCount = new AtomicLong()
+  private[producer] val maybeDuplicatedCount = new AtomicLong()
 
   /** Slots of requests in flight, when they are bounded (see above; null: they are not). */
-  private val requestSlots =
+  private[producer] val requestSlots =
     if (settings.sendEachAtOnce) new Semaphore(RocketMQMessageSender.EachAtOnceRequests)
     else if (settings.sendBatchMessages == 1) new Semaphore(RocketMQMessageSender.SingleRowRequests)
     else null
@@ -111,7 +108,7 @@ private[rocketmq] final class RocketMQMessageSender(
    * How long each acknowledged request took, in ms from its first attempt to its acknowledgement (resends
    * included; a batch is one request); guarded by itself, as callbacks record into it.
    */
-  private val ackMs = new RocketMQLatencyHistogram
+  private[producer] val ackMs = new RocketMQLatencyHistogram
 
   /** `read` applied to the acknowledgement times so far (all of them once `flush` has returned). */
   def ackLatency[T](read: RocketMQLatencyHistogram => T): T = ackMs.synchronized(read(ackMs))
@@ -119,8 +116,8 @@ private[rocketmq] final class RocketMQMessageSender(
   /** The most body bytes that were ever in flight at once (tests check the bound). */
   private[rocketmq] def peakInFlightBytes: Long = peakBytes.get()
 
-  private val openRequests = new AtomicLong()
-  private val peakRequests = new AtomicLong()
+  private[producer] val openRequests = new AtomicLong()
+  private[producer] val peakRequests = new AtomicLong()
 
   /** The most requests that were ever unacknowledged at once (tests check the bound). */
   private[rocketmq] def peakRequestsInFlight: Long = peakRequests.get()
@@ -142,185 +139,6 @@ private[rocketmq] final class RocketMQMessageSender(
 
   /** By topic (no sharding key) or by queue (sharding key). */
   private val pendingBatches = new java.util.HashMap[AnyRef, PendingBatch]()
-
-  /**
-   * One request on its way: one message, or a batch of messages of one topic without sharding key, or
-   * a batch for one queue (`queue`) of messages with sharding keys; resolves the slots of all its
-   * messages exactly once.
-   */
-  private final class Send(message: Message, count: Int, shardingKey: String, queue: MessageQueue, bytes: Long,
-      holdsSlot: Boolean, firstKey: String = null) extends SendCallback {
-    private var budget: RocketMQRetry.Budget = _ // made at the first failure: most sends never need one
-    private var startNanos = 0L
-    private var startMs = 0L
-
-    /** The key of the request's first message, which the brokers index. */
-    private def key: String = if (firstKey != null) firstKey else MessageClientIDSetter.getUniqID(message)
-
-    /** A half message's place among the task's rows (a half message is always sent alone). */
-    private val seq = if (halfMessages != null) halfMessages.lastPrepared else -1
-
-    /**
-     * Messages without a sharding key are sent asynchronously, the first attempt issued on the calling
-     * thread ([[RocketMQProducerPool.inline]]), and resent from the retry scheduler.
-     * Those with one are sent synchronously, and resent before the task sends anything else: the
-     * client's asynchronous sends run on a thread pool and would reach the queue out of order. Half
-     * messages go asynchronously, with a key too: their place in the queue is made when the driver
-     * commits them, in the order of [[seq]].
-     */
-    def start(): Unit = {
-      requestCount.incrementAndGet()
-      peakRequests.accumulateAndGet(openRequests.incrementAndGet(), (a, b) => math.max(a, b))
-      startNanos = System.nanoTime()
-      startMs = System.currentTimeMillis()
-      if (firstKey == null) MessageClientIDSetter.setUniqID(message)
-      RocketMQProducerPool.inline(attempt())
-    }
-
-    private def attempt(): Unit =
-      if (queue != null) sendInline(producer.send(message, queue, settings.sendTimeoutMs))
-      else if (shardingKey != null && halfMessages == null) {
-        sendInline(producer.send(message, routes.byShardingKey, shardingKey, settings.sendTimeoutMs))
-      } else {
-        try {
-          if (shardingKey != null)
-            producer.send(message, routes.byShardingKey, shardingKey, this, settings.sendTimeoutMs)
-          else producer.send(message, this, settings.sendTimeoutMs)
-        } catch { case e: Throwable => onException(e) }
-      }
-
-    /**
-     * Makes the request now, and again after a pause while retries last, before returning; after a
-     * failure that may have stored it, only once the brokers say they did not (see [[settle]]).
-     */
-    private def sendInline(request: => SendResult): Unit = {
-      var pauseMs = 0L
-      var inDoubt: Throwable = null
-      while (pauseMs >= 0) {
-        if (pauseMs > 0) Thread.sleep(pauseMs)
-        pauseMs = -1L
-        val verdict = if (inDoubt == null) NotStored else askStored().get()
-        if (verdict == Stored) acknowledged()
-        else if (verdict == NotAnswered) retryPause(inDoubt).fold(fail(inDoubt, _), pauseMs = _)
-        else {
-          if (verdict == CannotTell) maybeDuplicatedCount.addAndGet(count)
-          inDoubt = null
-          try onSuccess(request)
-          catch {
-            case e: Throwable => retryPause(e).fold(fail(e, _), { pause =>
-              pauseMs = pause
-              if (RocketMQRetry.mayHaveBeenStored(e)) inDoubt = e
-            })
-          }
-        }
-      }
-    }
-
-    /** Whether the brokers stored this request, asked where it went (every master, if unknown). */
-    private def askStored(): java.util.concurrent.CompletableFuture[RocketMQStoredCheck.Verdict] = {
-      val broker = Option(queue).orElse(Option(shardingKey).flatMap(k =>
-        Option(routes.queueOf(message.getTopic, k)))).map(_.getBrokerName)
-      storedCheck.stored(message.getTopic, key, startMs, broker)
-    }
-
-    /**
-     * After a failure that may have stored the request (`cause`): sends it again only where the brokers
-     * say they did not store it, asking again while they cannot answer; where no broker can tell, it is
-     * sent again and counted as a possible duplicate.
-     */
-    private def settle(cause: Throwable): Unit =
-      askStored().whenComplete { (verdict, _) =>
-        Option(verdict).getOrElse(NotAnswered) match {
-          case Stored => acknowledged()
-          case NotAnswered => retryPause(cause) match {
-            case Right(pauseMs) => RocketMQRetry.schedule(pauseMs)(settle(cause))
-            case Left(gaveUp) => fail(cause, gaveUp)
-          }
-          case other =>
-            if (other == CannotTell) maybeDuplicatedCount.addAndGet(count)
-            attempt()
-        }
-      }
-
-    override def onSuccess(result: SendResult): Unit =
-      if (result.getSendStatus != SendStatus.SEND_OK) {
-        fail(RocketMQErrors.sendStatusNotOk(topicInQuery, pinnedQueueId, result.getSendStatus.toString))
-      } else {
-        if (halfMessages != null) halfMessages.record(result, seq, shardingKey != null)
-        else storedCheck.acknowledged(result.getMessageQueue.getBrokerName, key, startMs)
-        acknowledged()
-      }
-
-    /** Stored: its acknowledgement time, then its slots (once `flush` returns, every ack is in). */
-    private def acknowledged(): Unit = {
-      val tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos)
-      ackMs.synchronized(ackMs.record(tookMs))
-      resolved()
-    }
-
-    /**
-     * Frees the message's slots: its bytes first, so that all slots free means all bytes free; then its request's,
-     * with which rows waiting meanwhile go out.
-     */
-    private def resolved(): Unit = {
-      openRequests.decrementAndGet()
-      inFlightBytes.release(bytes.toInt)
-      inFlight.release(count)
-      if (holdsSlot) {
-        requestSlots.release()
-        sendWaitingRows()
-      }
-    }
-
-    override def onException(e: Throwable): Unit = retryPause(e) match {
-      case Right(pauseMs) if RocketMQRetry.mayHaveBeenStored(e) =>
-        RocketMQRetry.schedule(pauseMs)(settle(e))
-      case Right(pauseMs) => RocketMQRetry.schedule(pauseMs)(attempt())
-      case Left(gaveUp) => fail(e, gaveUp)
-    }
-
-    /** After a failed attempt: the pause before the next one, or why there is none. */
-    private def retryPause(e: Throwable): Either[GaveUp, Long] = {
-      if (!RocketMQRetry.isRetryable(e)) return Left(GaveUp.NotRetryable)
-      // A half message that may be stored already is not sent again: both copies would be committed.
-      if (halfMessages != null && RocketMQRetry.mayHaveBeenStored(e)) return Left(GaveUp.ExactlyOnce)
-      if (RocketMQRetry.isNoRoute(e) && routes.topicMissing(message.getTopic)) {
-        return Left(GaveUp.TopicNotFound(settings.connection.nameServer))
-      }
-      if (budget == null) budget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
-      if (settings.sendRetries.exists(budget.retries >= _)) return Left(GaveUp.SendRetriesReached(budget.retries))
-      budget.nextPauseMs() match {
-        case Some(pauseMs) =>
-          retryCount.incrementAndGet()
-          if (budget.retries == 1 || budget.retries % 10 == 0) {
-            val next = if (RocketMQRetry.mayHaveBeenStored(e)) "asking whether it was stored" else "resending"
-            log.warn(s"Send to topic $topicInQuery failed (retry ${budget.retries}, ${budget.elapsedMs} ms " +
-              s"into a retry budget of ${settings.retryTimeoutMs} ms); $next in $pauseMs ms: $e")
-          }
-          Right(pauseMs)
-        case None => Left(GaveUp.BudgetSpent(budget.retries, budget.elapsedMs, settings.retryTimeoutMs))
-      }
-    }
-
-    private def fail(e: Throwable, gaveUp: GaveUp): Unit =
-      fail(RocketMQErrors.unlessAccessDenied(e, settings.connection.accessKey, topicInQuery)(
-        RocketMQErrors.sendFailed(topicInQuery, pinnedQueueId, e, gaveUp)))
-
-    /** The queue a sharding key pins this send to (None: the producer picks one, or the route is unknown). */
-    private def pinnedQueueId: Option[(String, Int)] =
-      Option(queue).orElse(Option(shardingKey).flatMap(key => Option(routes.queueOf(message.getTopic, key))))
-        .map(q => (q.getBrokerName, q.getQueueId))
-
-    /** The topic as the query names it (without the namespace the brokers see). */
-    private def topicInQuery: String = settings.connection.inQuery(message.getTopic)
-
-    private def fail(error: Throwable): Unit = {
-      failedCount.addAndGet(count)
-      lease.markBroken() // the next task gets a fresh producer, with fresh routes
-      firstFailure.compareAndSet(null, error)
-      resolved()
-    }
-  }
 
   /** Sends `message` once a slot is free; `shardingKey` (or null) pins its queue and order. */
   def send(message: Message, shardingKey: String): Unit = {
@@ -358,7 +176,7 @@ private[rocketmq] final class RocketMQMessageSender(
   /** A message with a sharding key goes synchronously (see [[Send.start]]), but for a half message. */
   private def sendAlone(message: Message, shardingKey: String, bytes: Int): Unit = {
     val async = shardingKey == null || halfMessages != null
-    new Send(message, 1, shardingKey, null, bytes, holdsSlot = async && takeSlot()).start()
+    new RocketMQSendRequest(this, message, 1, shardingKey, null, bytes, holdsSlot = async && takeSlot()).start()
   }
 
   /** Waits for a request slot, if they are bounded; whether it took one. */
@@ -414,7 +232,7 @@ private[rocketmq] final class RocketMQMessageSender(
     batch.encoding.truncate(0, 0)
     if (spareEncodings.size < 2) spareEncodings.push(batch.encoding)
     if (request != null) {
-      new Send(request, count, null, batch.queue, batch.bytes, slotTaken || takeSlot(), firstKey).start()
+      new RocketMQSendRequest(this, request, count, null, batch.queue, batch.bytes, slotTaken || takeSlot(), firstKey).start()
     }
     else if (slotTaken) requestSlots.release()
   }
@@ -431,7 +249,7 @@ private[rocketmq] final class RocketMQMessageSender(
    * Sends a waiting batch for each free request slot. Whoever finds the lock taken leaves the rows to its holder,
    * who looks again once it lets go: a slot freed meanwhile is not missed.
    */
-  private def sendWaitingRows(): Unit =
+  private[producer] def sendWaitingRows(): Unit =
     while (rowsWaiting && requestSlots.availablePermits() > 0 && waitingLock.tryLock()) {
       try {
         if (!pendingBatches.isEmpty && requestSlots.tryAcquire()) {
