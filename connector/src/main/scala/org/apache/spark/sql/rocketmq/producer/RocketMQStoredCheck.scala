@@ -24,7 +24,7 @@ import scala.util.control.NonFatal
 import org.apache.rocketmq.client.producer.DefaultMQProducer
 import org.apache.rocketmq.common.MixAll
 
-import org.apache.spark.sql.rocketmq.client.RocketMQKeyLookup
+import org.apache.spark.sql.rocketmq.client.{RocketMQKeyLookup, RocketMQRetry}
 import org.apache.spark.sql.rocketmq.client.RocketMQKeyLookup.{Found, Refused, Unanswered}
 
 /**
@@ -58,8 +58,13 @@ private[producer] final class RocketMQStoredCheck(producer: DefaultMQProducer, t
       : CompletableFuture[Verdict] =
     lookUpOnce(topic, key, sentMs, brokerName).thenCompose[Verdict] {
       case NotStored =>
-        CompletableFuture.supplyAsync(() => (), SecondLook)
-          .thenCompose[Verdict](_ => lookUpOnce(topic, key, sentMs, brokerName))
+        val again = new CompletableFuture[Verdict]()
+        RocketMQRetry.schedule(SecondLookMs) {
+          lookUpOnce(topic, key, sentMs, brokerName).whenComplete { (verdict, error) =>
+            if (error != null) again.completeExceptionally(error) else again.complete(verdict)
+          }
+        }
+        again
       case other => done(other)
     }
 
@@ -129,8 +134,7 @@ private[producer] object RocketMQStoredCheck {
   case object CannotTell extends Verdict
 
   /** When a key not found is looked up again, to be believed. */
-  private val SecondLook =
-    CompletableFuture.delayedExecutor(1000L, java.util.concurrent.TimeUnit.MILLISECONDS)
+  private val SecondLookMs = 1000L
 
   private def done(verdict: Verdict): CompletableFuture[Verdict] = CompletableFuture.completedFuture(verdict)
 
