@@ -263,10 +263,11 @@ final class EmbeddedRocketMQ(
     store.getMinOffsetInQueue(topic, queueId)
   }
 
-  /** The offset consumer group `group` has committed for a queue on the broker, -1 if none. */
   /** Commits `offset` as consumer group `group`'s progress in `queue`, as a RocketMQ consumer does. */
   def commitOffset(group: String, queue: RocketMQQueue, offset: Long): Unit =
     broker.getConsumerOffsetManager.commitOffset("test", group, queue.topic, queue.queueId, offset)
+
+  /** The offset consumer group `group` has committed for a queue on the broker, -1 if none. */
 
   def committedOffset(group: String, queue: RocketMQQueue): Long =
     broker.getConsumerOffsetManager.queryOffset(group, queue.topic, queue.queueId)

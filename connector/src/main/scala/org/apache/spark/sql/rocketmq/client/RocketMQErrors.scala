@@ -231,7 +231,6 @@ private[rocketmq] object RocketMQErrors {
     requestFailed(s"ROCKETMQ_BROKER_REQUEST_FAILED.${request.condition}", cause,
       Seq("broker" -> broker, "attempts" -> attempts.toString) ++ request.details: _*)
 
-  /** A catalog's request to `server` (a name server or a broker, as the message shows it) failed for good. */
   /** A catalog request that `server` refuses as an admin request it does not serve (a RocketMQ 5 proxy). */
   def adminNotServed(server: String, cause: Throwable, request: AdminRequest): Throwable =
     requestFailed("ROCKETMQ_ADMIN_NOT_SERVED", cause, "server" -> server,
@@ -239,6 +238,7 @@ private[rocketmq] object RocketMQErrors {
         (request.condition.toLowerCase(java.util.Locale.ROOT).replace('_', ' ') +
           request.details.map { case (k, v) => s" $k '$v'" }.mkString))
 
+  /** A catalog's request to `server` (a name server or a broker, as the message shows it) failed for good. */
   def adminRequestFailed(server: String, attempts: Int, cause: Throwable, request: AdminRequest): Throwable =
     requestFailed(s"ROCKETMQ_ADMIN_REQUEST_FAILED.${request.condition}", cause,
       Seq("server" -> server, "attempts" -> attempts.toString) ++ request.details: _*)
