@@ -24,6 +24,7 @@ import scala.concurrent.duration._
 
 import org.scalatest.DoNotDiscover
 
+import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, GroupC}
 import org.apache.spark.sql.rocketmq.transaction.{RocketMQTransactionCoordinator, RocketMQTransactionEnd}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
@@ -62,7 +63,7 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
     cluster.command(replica.label, "set transactionCheckMax 4")
     val unanswered = RocketMQTransactionEnd.unansweredCommits.get()
     // Right after the decision the replica holds every half message, and the master stops: no commit is answered.
-    RocketMQTransactionCoordinator.afterDecisionForTests = _ => {
+    BeforeFirstCommit.arm { () =>
       cluster.awaitReplicatedLog(GroupC)
       signal("STOP")
     }
@@ -75,7 +76,8 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
     }
     try {
       val write = Future {
-        spark.range(rows).selectExpr("CAST(id AS STRING) AS body").write.format("rocketmq")
+        spark.range(rows).select(BeforeFirstCommit.passing(col("id").cast("string")).as("body"))
+          .write.format("rocketmq")
           .option("nameServer", cluster.nameServer).option("topic", topic)
           .option("deliveryGuarantee", "exactly_once").option("transactionTimeout", "60s")
           .option("retryTimeoutMs", "20000").save()
@@ -86,6 +88,7 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
       // until the broker would give the rows up (its log says when: 8 minutes after the sends here), then fails
       // naming them: the test waits for the write's own end.
       Await.result(write, 10.minutes)
+      assert(BeforeFirstCommit.hasRun, "the master was not stopped before the first commit")
       assert(Await.result(killer, 1.minute) === replica)
       val epoch = RocketMQTransactionCoordinator.lastInThisDriver
       assert(epoch.messages === rows && epoch.leftToBroker > 0, epoch)
@@ -93,7 +96,7 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
       assert(stored.size === rows, s"${stored.size - stored.toSet.size} duplicates")
       assert(stored.toSet === (0 until rows).map(_.toString).toSet)
     } finally {
-      RocketMQTransactionCoordinator.afterDecisionForTests = _ => ()
+      BeforeFirstCommit.disarm()
       Await.ready(killer, 3.minutes)
       if (master.isRunning) signal("CONT") // not killed: the test failed before
       cluster.command(replica.label, "set transactionCheckMax 15")
