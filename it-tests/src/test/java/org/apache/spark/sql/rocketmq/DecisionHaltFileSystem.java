@@ -57,11 +57,22 @@ public class DecisionHaltFileSystem extends RawLocalFileSystem {
     super.initialize(ROOT, conf);
   }
 
+  // RawLocalFileSystem creates through either of these, with or without a permission.
   @Override
   public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize,
       short replication, long blockSize, Progressable progress) throws IOException {
-    FSDataOutputStream out =
-        super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
+    return haltingIfDecision(f, overwrite,
+        super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress));
+  }
+
+  @Override
+  public FSDataOutputStream create(Path f, boolean overwrite, int bufferSize, short replication,
+      long blockSize, Progressable progress) throws IOException {
+    return haltingIfDecision(f, overwrite,
+        super.create(f, overwrite, bufferSize, replication, blockSize, progress));
+  }
+
+  private FSDataOutputStream haltingIfDecision(Path f, boolean overwrite, FSDataOutputStream out) {
     String epoch = getConf().get(EPOCH_KEY);
     Path parent = f.getParent();
     boolean decision = !overwrite && epoch != null && f.getName().equals(epoch) && parent != null
