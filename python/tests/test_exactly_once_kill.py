@@ -61,9 +61,8 @@ CYCLES = 5
 # core, see the stop-33 note.)
 PREFILL = 48_000
 EO_MAX_OFFSETS = 6000
-# The halt comes second (the first cycle commits what it needs to stand on): the broker asks about its half
-# messages a minute or more later, while the later cycles run, and any run after it answers from the decisions; a
-# halt in a late cycle left the last run waiting for the check-back (up to 90 s of this test's time).
+# The halt comes second (the first cycle commits what it needs to stand on): the broker asks about
+# its half messages while the later cycles run, and any run after it answers from the decisions.
 HALT_CYCLE = 2
 # Each killed cycle commits at least one full micro-batch (EO_MAX_OFFSETS rows) before its kill point.
 THROUGH_KILLS = (CYCLES - 1) * EO_MAX_OFFSETS
@@ -71,8 +70,14 @@ THROUGH_KILLS = (CYCLES - 1) * EO_MAX_OFFSETS
 HALT_FS_JAR = REPO_ROOT / "it-tests" / "target" / "decision-halt-fs.jar"
 HALT_FS_CLASS = "org.apache.spark.sql.rocketmq.DecisionHaltFileSystem"
 HALT_FS_SCHEME = "decisionhalt"
-# The sink's transactionTimeout (kill_driver_stream.py) is 60 s and the broker checks back every 30 s.
-CHECK_BACK_DEADLINE_S = 240
+# The broker checks back every 2 s for this test, and keeps a half message for 60 rounds (2 min:
+# the runs that answer it start and stop meanwhile). The sink's transactionTimeout
+# (kill_driver_stream.py) is 10 s, above the connector's floor of two check intervals.
+BROKER_CHECKS = {"transactionCheckInterval": "2000", "transactionCheckMax": "60"}
+# RocketMQ 5's defaults, which the other tests of the session's broker see.
+BROKER_DEFAULT_CHECKS = {"transactionCheckInterval": "30000", "transactionCheckMax": "15"}
+# The last run starts (about 13 s), reads what is left, and answers the halted batch's check-back.
+CHECK_BACK_DEADLINE_S = 120
 
 
 def halt_after_decision(
@@ -123,8 +128,8 @@ def halt_after_decision(
 def read_until_complete(
     rocketmq: EmbeddedRocketMQProcess, topic: str, produced: set, driver: "subprocess.Popen[bytes]", log: Path
 ) -> List[str]:
-    """The target topic's bodies once it holds every message produced (the check-back may take a minute and a
-    half), while ``driver`` keeps running."""
+    """The target topic's bodies once it holds every message produced (the halted batch's after its
+    check-back), while ``driver`` keeps running."""
     holder: Dict[str, List[str]] = {"bodies": []}
 
     def complete() -> bool:
@@ -145,6 +150,16 @@ def read_until_complete(
 
 
 def test_exactly_once_sink_through_four_driver_kills_and_a_halt(rocketmq, tmp_path: Path) -> None:
+    for key, value in BROKER_CHECKS.items():
+        rocketmq.set_broker_setting(key, value)
+    try:
+        run_kills_and_halt(rocketmq, tmp_path)
+    finally:
+        for key, value in BROKER_DEFAULT_CHECKS.items():
+            rocketmq.set_broker_setting(key, value)
+
+
+def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> None:
     seed = int(os.environ.get("ROCKETMQ_KILL_SEED", random.SystemRandom().randrange(2**32)))
     rng = random.Random(seed)
     print(f"exactly-once kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill points)")
