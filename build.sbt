@@ -286,7 +286,8 @@ lazy val itTests = (project in file("it-tests"))
     // `build/sbt itTests/exportHarnessClasspath` writes target/harness-java-args: the JVM flags and
     // classpath to run the harness as a process (dev/rocketmq-harness reads it); and target/rocketmq49-java-args,
     // the same for RocketMQ 4.9's own name server, broker and admin tool (python/tests/rocketmq49.py); and
-    // target/proxy-java-args, the same for the RocketMQ 5 proxy (RocketMQProxyProcess).
+    // target/proxy-java-args, the same for the RocketMQ 5 proxy (RocketMQProxyProcess); and
+    // target/decision-halt-fs.jar (DecisionHaltFileSystem, python/tests/test_exactly_once_kill.py).
     // The proxy's JVM (RocketMQProxyProcess) runs from the classpath file exportHarnessClasspath writes.
     Test / javaOptions += s"-Drocketmq.proxy.javaArgs=${(target.value / "proxy-java-args").getAbsolutePath}",
     Test / test := (Test / test).dependsOn(exportHarnessClasspath).value,
@@ -301,6 +302,10 @@ lazy val itTests = (project in file("it-tests"))
       val cpProxy = Classpaths.managedJars(RocketMQProxy, classpathTypes.value, update.value)
         .map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
       IO.write(target.value / "proxy-java-args", (JavaModuleOptions.all :+ "-cp" :+ cpProxy).mkString("\n") + "\n")
+      // The file system test_exactly_once_kill.py halts a driver with, alone in a jar for the driver's classpath.
+      val classes = (Test / classDirectory).value
+      val haltFs = (classes ** "DecisionHaltFileSystem*.class").get.map(f => f -> IO.relativize(classes, f).get)
+      IO.zip(haltFs, target.value / "decision-halt-fs.jar", None)
       out
     }
   )

@@ -191,7 +191,7 @@ _CONVERTERS: Dict[str, Convert] = {
     "namespace": checked_text,
     "access channel": _access_channel,
     "delivery guarantee": _delivery_guarantee,
-    # At least 60 s: the connector checks that, as it checks every duration's text.
+    # At least 2 s, and twice the brokers' check interval: the connector checks that, as every duration's text.
     "transaction timeout": _duration,
     "broker groups": _broker_groups,
 }

@@ -106,7 +106,8 @@ def write_rocketmq(
         ``"at_least_once"`` (the default) or ``"exactly_once"`` (RocketMQ transactions; see docs/exactly-once.md).
     transaction_timeout : timedelta or str, optional
         With ``exactly_once``: how long half messages wait for the driver's decision (the connector checks its
-        bounds: at least 60 seconds): a ``timedelta`` or the connector's duration text such as ``"2m"``.
+        bounds: at least twice the brokers' ``transactionCheckInterval``, 60 seconds on RocketMQ 5's defaults):
+        a ``timedelta`` or the connector's duration text such as ``"2m"``.
     broker_transaction_check_interval : timedelta or str, optional
         With ``exactly_once``: the brokers' ``transactionCheckInterval``, stated instead of asked (asking is an admin
         request a least-privilege user may not make; unset, RocketMQ 5's 30 s is assumed where a broker won't say).

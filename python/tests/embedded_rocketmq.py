@@ -100,6 +100,11 @@ class EmbeddedRocketMQProcess:
         """Returns once the broker has indexed everything it stored (a proxy's planning cannot wait for it)."""
         self.command("awaitIndexed")
 
+    def set_broker_setting(self, key: str, value: str) -> None:
+        """Changes a broker setting at run time (as ``mqadmin updateBrokerConfig``), e.g.
+        ``transactionCheckInterval`` in milliseconds: a new check interval applies at once."""
+        self.command(f"set {key} {value}")
+
     def start_proxy(self) -> str:
         """Starts a RocketMQ 5 proxy (Apache's, cluster mode) in front of this broker, once; its Remoting endpoint,
         which clients take as their name server. On an ``--acl`` harness the proxy authenticates clients too."""

@@ -15,11 +15,14 @@
 """Exactly-once writes through driver crashes: a RocketMQ -> RocketMQ stream with deliveryGuarantee=exactly_once whose
 driver process is killed with SIGKILL four times at random points of its progress, over a source that holds 48,000
 messages at the start and keeps receiving more (at least 24,000 rows are committed through the kills)
-(test_driver_kill.py's kill points: a batch planned, or committed, by turns, each twice). In the second cycle the
-driver instead halts itself right after recording a batch's decision and before committing any of its half messages:
-only the broker's check-back, answered by a later run from the decisions beside the checkpoint, can make that batch
-visible, and the batch Spark runs again must not be. A last run then stays up until an independent consumer (the
-plain pull client: committed messages only) finds every message produced in the target topic, and none twice.
+(test_driver_kill.py's kill points: a batch planned, or committed, by turns, each twice). In the
+second cycle the driver instead halts right after recording a batch's decision and before
+committing any of its half messages (its checkpoint on it-tests' DecisionHaltFileSystem, which
+ends the JVM once the decision is written): only the broker's check-back, answered by a later
+run from the decisions beside the checkpoint, can make that batch visible, and the batch Spark
+runs again must not be. A last run then stays up until an independent consumer (the plain pull
+client: committed messages only) finds every message produced in the target topic, and none
+twice.
 
 ROCKETMQ_KILL_SEED=<seed> replays the kill points, as in test_driver_kill.py.
 """
@@ -34,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from embedded_rocketmq import EmbeddedRocketMQProcess, unique_topic
+from embedded_rocketmq import REPO_ROOT, EmbeddedRocketMQProcess, unique_topic
 from rocketmq_spark import jar_path
 from spark_processes import kill_process_group, spark_env, submit_command, wait_until
 from test_driver_kill import (
@@ -58,14 +61,23 @@ CYCLES = 5
 # core, see the stop-33 note.)
 PREFILL = 48_000
 EO_MAX_OFFSETS = 6000
-# The halt comes second (the first cycle commits what it needs to stand on): the broker asks about its half
-# messages a minute or more later, while the later cycles run, and any run after it answers from the decisions; a
-# halt in a late cycle left the last run waiting for the check-back (up to 90 s of this test's time).
+# The halt comes second (the first cycle commits what it needs to stand on): the broker asks about
+# its half messages while the later cycles run, and any run after it answers from the decisions.
 HALT_CYCLE = 2
 # Each killed cycle commits at least one full micro-batch (EO_MAX_OFFSETS rows) before its kill point.
 THROUGH_KILLS = (CYCLES - 1) * EO_MAX_OFFSETS
-# The sink's transactionTimeout (kill_driver_stream.py) is 60 s and the broker checks back every 30 s.
-CHECK_BACK_DEADLINE_S = 240
+# The halt's file system, alone in a jar that `build/sbt itTests/exportHarnessClasspath` writes.
+HALT_FS_JAR = REPO_ROOT / "it-tests" / "target" / "decision-halt-fs.jar"
+HALT_FS_CLASS = "org.apache.spark.sql.rocketmq.DecisionHaltFileSystem"
+HALT_FS_SCHEME = "decisionhalt"
+# The broker checks back every 2 s for this test, and keeps a half message for 60 rounds (2 min:
+# the runs that answer it start and stop meanwhile). The sink's transactionTimeout
+# (kill_driver_stream.py) is 10 s, above the connector's floor of two check intervals.
+BROKER_CHECKS = {"transactionCheckInterval": "2000", "transactionCheckMax": "60"}
+# RocketMQ 5's defaults, which the other tests of the session's broker see.
+BROKER_DEFAULT_CHECKS = {"transactionCheckInterval": "30000", "transactionCheckMax": "15"}
+# The last run starts (about 13 s), reads what is left, and answers the halted batch's check-back.
+CHECK_BACK_DEADLINE_S = 120
 
 
 def halt_after_decision(
@@ -76,6 +88,9 @@ def halt_after_decision(
     Spark's commit log does not have the batch."""
     target = last_batch(checkpoint / "commits") + 2
     log = tmp_path / f"driver-{cycle}-halt.log"
+    if not HALT_FS_JAR.exists():
+        raise RuntimeError(f"{HALT_FS_JAR} is missing: build it with `build/sbt itTests/exportHarnessClasspath`")
+    # The same checkpoint, through the file system that halts the JVM once the decision is written.
     command = submit_command(
         "local[2]",
         jar_path(),
@@ -83,12 +98,16 @@ def halt_after_decision(
         name_server,
         topic,
         sink,
-        str(checkpoint),
+        f"{HALT_FS_SCHEME}://{checkpoint}",
         str(EO_MAX_OFFSETS),
         "run",
         driver_memory="512m",
-        driver_java_options="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
-        f"-Drocketmq.spark.test.haltAfterDecision={target}",
+        driver_java_options="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        conf={
+            "spark.driver.extraClassPath": str(HALT_FS_JAR),
+            f"spark.hadoop.fs.{HALT_FS_SCHEME}.impl": HALT_FS_CLASS,
+            f"spark.hadoop.fs.{HALT_FS_SCHEME}.epoch": str(target),
+        },
     )
     with open(log, "wb") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=spark_env(), start_new_session=True)
@@ -109,8 +128,8 @@ def halt_after_decision(
 def read_until_complete(
     rocketmq: EmbeddedRocketMQProcess, topic: str, produced: set, driver: "subprocess.Popen[bytes]", log: Path
 ) -> List[str]:
-    """The target topic's bodies once it holds every message produced (the check-back may take a minute and a
-    half), while ``driver`` keeps running."""
+    """The target topic's bodies once it holds every message produced (the halted batch's after its
+    check-back), while ``driver`` keeps running."""
     holder: Dict[str, List[str]] = {"bodies": []}
 
     def complete() -> bool:
@@ -131,6 +150,16 @@ def read_until_complete(
 
 
 def test_exactly_once_sink_through_four_driver_kills_and_a_halt(rocketmq, tmp_path: Path) -> None:
+    for key, value in BROKER_CHECKS.items():
+        rocketmq.set_broker_setting(key, value)
+    try:
+        run_kills_and_halt(rocketmq, tmp_path)
+    finally:
+        for key, value in BROKER_DEFAULT_CHECKS.items():
+            rocketmq.set_broker_setting(key, value)
+
+
+def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> None:
     seed = int(os.environ.get("ROCKETMQ_KILL_SEED", random.SystemRandom().randrange(2**32)))
     rng = random.Random(seed)
     print(f"exactly-once kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill points)")

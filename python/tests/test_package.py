@@ -307,7 +307,7 @@ class _BatchWriteRecorder:
 
 
 def test_durations_are_converted_not_checked_the_connector_reads_them() -> None:
-    # One grammar, the connector's: text goes as given (it refuses 'soon' and a transaction timeout under 60 s,
+    # One grammar, the connector's: text goes as given (it refuses 'soon' and a transaction timeout under 2 s,
     # naming the option); a timedelta becomes text in its largest whole unit.
     spark = _ReadRecorder()
     read_rocketmq_stream(spark, "h:1", "t", max_trigger_delay="soon")  # type: ignore[arg-type]
@@ -383,8 +383,9 @@ def test_rocketmq_stream_writer_is_what_write_rocketmq_stream_starts() -> None:
 # The connector's refusal, as pyspark shows it (classic: the Java exception's text after the call that failed).
 _REFUSED = (
     "An error occurred while calling o71.save.\n: org.apache.spark.sql.rocketmq.RocketMQInvalidInputException: "
-    "[ROCKETMQ_INVALID_OPTION_VALUE.TRANSACTION_TIMEOUT] Invalid value '30s' for option 'transactionTimeout': must "
-    "be a duration of at least 60s (the broker checks back on half messages in seconds, every 30 s by default). "
+    "[ROCKETMQ_INVALID_OPTION_VALUE.TRANSACTION_TIMEOUT] Invalid value '1s' for option 'transactionTimeout': must "
+    "be a duration of at least 2s (the broker counts a half message's check immunity in whole seconds, and the "
+    "driver commits within half of it). "
     "SQLSTATE: 42616\n\tat org.apache.spark.sql.rocketmq.client.RocketMQErrors$.invalidOption(RocketMQErrors.scala:97)"
 )
 
@@ -392,20 +393,20 @@ _REFUSED = (
 def test_the_connectors_refusal_of_a_keywords_value_names_the_keyword() -> None:
     refused = RuntimeError(_REFUSED)
     with pytest.raises(ValueError) as caught:
-        write_rocketmq(_BatchWriteRecorder(refused), "h:1", "t", transaction_timeout="30s")  # type: ignore[arg-type]
+        write_rocketmq(_BatchWriteRecorder(refused), "h:1", "t", transaction_timeout="1s")  # type: ignore[arg-type]
     assert str(caught.value) == (
         "transaction_timeout (option transactionTimeout): [ROCKETMQ_INVALID_OPTION_VALUE.TRANSACTION_TIMEOUT] Invalid "
-        "value '30s' for option 'transactionTimeout': must be a duration of at least 60s (the broker checks back on "
-        "half messages in seconds, every 30 s by default). SQLSTATE: 42616"
+        "value '1s' for option 'transactionTimeout': must be a duration of at least 2s (the broker counts a half "
+        "message's check immunity in whole seconds, and the driver commits within half of it). SQLSTATE: 42616"
     )
     assert caught.value.__cause__ is refused
     # Given by its key, the option is named as its caller wrote it: the connector's error is left as it is.
     with pytest.raises(RuntimeError) as kept:
-        write_rocketmq(_BatchWriteRecorder(refused), "h:1", "t", options={"transactionTimeout": "30s"})  # type: ignore[arg-type]
+        write_rocketmq(_BatchWriteRecorder(refused), "h:1", "t", options={"transactionTimeout": "1s"})  # type: ignore[arg-type]
     assert kept.value is refused
     other = RuntimeError("[ROCKETMQ_TOPIC_NOT_FOUND] Topic 't' does not exist")
     with pytest.raises(RuntimeError) as unrelated:
-        write_rocketmq(_BatchWriteRecorder(other), "h:1", "t", transaction_timeout="30s")  # type: ignore[arg-type]
+        write_rocketmq(_BatchWriteRecorder(other), "h:1", "t", transaction_timeout="1s")  # type: ignore[arg-type]
     assert unrelated.value is other
 
 

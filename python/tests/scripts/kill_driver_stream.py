@@ -60,7 +60,8 @@ def main() -> None:
             .option("nameServer", name_server)
             .option("topic", sink[len(ROCKETMQ_SINK) :])
             .option("deliveryGuarantee", "exactly_once")
-            .option("transactionTimeout", "60s")
+            # test_exactly_once_kill.py has the broker check back every 2 s: at least twice that.
+            .option("transactionTimeout", "10s")
             .option("checkpointLocation", checkpoint)
         )
     else:

@@ -277,6 +277,17 @@ final class EmbeddedRocketMQ(
    * send once the message is in its commit log and indexes it a moment later, so a test that checks
    * what a write left in the queues waits for this first.
    */
+  /**
+   * Changes a broker setting at run time, as `mqadmin updateBrokerConfig` does. The transaction check service is
+   * woken, so that a new `transactionCheckInterval` applies from now, not after the round it is waiting for.
+   */
+  def setBrokerSetting(key: String, value: String): Unit = {
+    val update = new java.util.Properties()
+    update.setProperty(key, value)
+    broker.getConfiguration.update(update)
+    broker.getTransactionalMessageCheckService.wakeup()
+  }
+
   def awaitIndexed(): Unit =
     awaitCondition("the broker to index every stored message", 30000)(broker.getMessageStore.dispatchBehindBytes() == 0)
 
@@ -377,6 +388,7 @@ object EmbeddedRocketMQ {
    *
    * Commands: `createTopic <topic> <queues> [messageType]`, `send <topic> <count> <bodyPrefix> [tag]`,
    * `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies), `storeDir`, `awaitIndexed`, `stop`,
+   * `set <key> <value>` (a broker setting changed at run time, such as `transactionCheckInterval`),
    * `startProxy` (a RocketMQ 5 proxy in front of the broker, [[RocketMQProxyProcess]]: its endpoint), `stopProxy`;
    * with `--acl`, `createUser <accessKey> <secretKey> <none|read|readwrite>` and
    * `createUserWithRights <accessKey> <secretKey> <Topic:t=Sub+Get,Group:g=Sub>` (exactly those rights).
@@ -438,6 +450,7 @@ object EmbeddedRocketMQ {
         "OK " + RocketMQOffsetsJson.format(mq.latestOffsets(topic))
       case "storeDir" :: Nil => s"OK ${mq.storeDirectory}"
       case "awaitIndexed" :: Nil => mq.awaitIndexed(); "OK"
+      case "set" :: key :: value :: Nil => mq.setBrokerSetting(key, value); "OK"
       case "createUser" :: accessKey :: secretKey :: rights :: Nil =>
         val actions = rights match {
           case "none" => Nil

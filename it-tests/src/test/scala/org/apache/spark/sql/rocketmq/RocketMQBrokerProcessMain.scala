@@ -96,6 +96,8 @@ object RocketMQBrokerProcessMain {
               val update = new java.util.Properties()
               update.setProperty(key, value)
               broker.getConfiguration.update(update)
+              // A new check interval applies from now, not after the round the check service waits for.
+              broker.getTransactionalMessageCheckService.wakeup()
               "OK"
             case "knowsTopic" :: topic :: Nil =>
               s"OK ${broker.getTopicConfigManager.selectTopicConfig(topic) != null}"

@@ -241,7 +241,7 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
     // them up (30 s); resumed, the broker carries them all out. Asked again, each would be delivered twice: the
     // driver asks none again, finds them in the broker's index of keys, and goes on (the rows with a sharding key
     // after them in their queue, too).
-    RocketMQTransactionCoordinator.afterDecisionForTests = _ => signal("STOP")
+    BeforeFirstCommit.arm(() => signal("STOP"))
     val resumer = Future {
       EmbeddedRocketMQ.awaitCondition("the driver to give up waiting for the commits' answers", 120000) {
         RocketMQTransactionEnd.unansweredCommits.get() > unanswered
@@ -251,8 +251,10 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
     try {
       val data = spark.range(rows).selectExpr("CAST(id AS STRING) AS body",
         "CASE WHEN id % 2 = 0 THEN CAST(id % 16 AS STRING) END AS shardingKey")
+        .withColumn("body", BeforeFirstCommit.passing(col("body")))
       data.write.format("rocketmq").option("nameServer", broker.nameServer).option("topic", topic)
         .option("deliveryGuarantee", "exactly_once").save()
+      assert(BeforeFirstCommit.hasRun, "the broker was not stopped before the first commit")
       await(resumer, "the broker resumed")
       // Unanswered: each row without a key once, and at most one row per task and queue of those with one.
       val timedOut = RocketMQTransactionEnd.unansweredCommits.get() - unanswered
@@ -264,7 +266,7 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(stored.size === rows, s"${stored.size - stored.toSet.size} duplicates")
       assert(stored.toSet === (0 until rows).map(_.toString).toSet)
     } finally {
-      RocketMQTransactionCoordinator.afterDecisionForTests = _ => ()
+      BeforeFirstCommit.disarm()
       if (!resumer.isCompleted) signal("CONT")
     }
   }

@@ -24,6 +24,7 @@ import scala.concurrent.duration._
 
 import org.scalatest.DoNotDiscover
 
+import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, GroupC}
 import org.apache.spark.sql.rocketmq.transaction.{RocketMQTransactionCoordinator, RocketMQTransactionEnd}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
@@ -56,13 +57,17 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
       val code = new ProcessBuilder("kill", s"-$name", master.pid.toString).inheritIO().start().waitFor()
       assert(code === 0, s"kill -$name ${master.label}")
     }
-    // A broker gives a half message up after transactionCheckMax check rounds (15 by default, 7.5 minutes), the
-    // rounds of its immunity (60 s here: 2) included: 4 here, so that a driver that cannot answer (it asked the
-    // dead master, the half messages' store host, before) loses the rows within the test's time.
-    cluster.command(replica.label, "set transactionCheckMax 4")
+    // The group checks back every 2 s and gives a half message up after 40 rounds (80 s, the immune
+    // rounds included), so that a driver that cannot answer (it asked the dead master, the half
+    // messages' store host, before) loses the rows within the test's time. The write asks the master.
+    val quickChecks = Seq("transactionCheckInterval" -> "2000", "transactionCheckMax" -> "40")
+    val defaultChecks = Seq("transactionCheckInterval" -> "30000", "transactionCheckMax" -> "15")
+    def setChecks(settings: Seq[(String, String)]): Unit =
+      for (b <- Seq(master, replica); (k, v) <- settings) cluster.command(b.label, s"set $k $v")
+    setChecks(quickChecks)
     val unanswered = RocketMQTransactionEnd.unansweredCommits.get()
     // Right after the decision the replica holds every half message, and the master stops: no commit is answered.
-    RocketMQTransactionCoordinator.afterDecisionForTests = _ => {
+    BeforeFirstCommit.arm { () =>
       cluster.awaitReplicatedLog(GroupC)
       signal("STOP")
     }
@@ -75,17 +80,18 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
     }
     try {
       val write = Future {
-        spark.range(rows).selectExpr("CAST(id AS STRING) AS body").write.format("rocketmq")
+        spark.range(rows).select(BeforeFirstCommit.passing(col("id").cast("string")).as("body"))
+          .write.format("rocketmq")
           .option("nameServer", cluster.nameServer).option("topic", topic)
-          .option("deliveryGuarantee", "exactly_once").option("transactionTimeout", "60s")
+          .option("deliveryGuarantee", "exactly_once").option("transactionTimeout", "10s")
           .option("retryTimeoutMs", "20000").save()
       }
-      // The replica checks back once the transaction timeout is over (then every 30 s), in the order of its half
-      // topic, where earlier tests' half messages may come first (once, in a clean-clone run, its first check-back
-      // for these rows came about 5 minutes after the election). The write itself waits for the check-backs at most
-      // until the broker would give the rows up (its log says when: 8 minutes after the sends here), then fails
-      // naming them: the test waits for the write's own end.
+      // The elected replica checks back once the transaction timeout is over (then every 2 s), in
+      // the order of its half topic, where earlier tests' half messages may come first. The write
+      // waits for the check-backs at most until the broker would give the rows up (its log says
+      // when), then fails naming them: the test waits for the write's own end.
       Await.result(write, 10.minutes)
+      assert(BeforeFirstCommit.hasRun, "the master was not stopped before the first commit")
       assert(Await.result(killer, 1.minute) === replica)
       val epoch = RocketMQTransactionCoordinator.lastInThisDriver
       assert(epoch.messages === rows && epoch.leftToBroker > 0, epoch)
@@ -93,11 +99,11 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
       assert(stored.size === rows, s"${stored.size - stored.toSet.size} duplicates")
       assert(stored.toSet === (0 until rows).map(_.toString).toSet)
     } finally {
-      RocketMQTransactionCoordinator.afterDecisionForTests = _ => ()
+      BeforeFirstCommit.disarm()
       Await.ready(killer, 3.minutes)
       if (master.isRunning) signal("CONT") // not killed: the test failed before
-      cluster.command(replica.label, "set transactionCheckMax 15")
       if (!master.isRunning) cluster.restart(master.label)
+      setChecks(defaultChecks) // RocketMQ 5's defaults, which a restarted broker starts with
     }
   }
 

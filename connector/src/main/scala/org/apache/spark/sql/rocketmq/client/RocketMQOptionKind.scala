@@ -152,12 +152,16 @@ private[rocketmq] object RocketMQOptionKind {
       AccessChannel.values().find(_.name.equalsIgnoreCase(value)).getOrElse(invalid(key, value, "ACCESS_CHANNEL"))
   }
 
-  /** A duration of at least 60 seconds: how long half messages of a transactional write wait for the driver. */
+  /**
+   * How long half messages of a transactional write wait for the driver: at least 2 seconds, as the broker counts
+   * it in whole seconds and the driver commits within half of it. The brokers' check interval sets the real floor
+   * (`RocketMQBrokerCheckSettings.requireCheckBacks`), once the write knows it.
+   */
   case object TransactionTimeout
-    extends RocketMQOptionKind[Long]("transaction timeout", "duration >= 60s, e.g. 10min") {
+    extends RocketMQOptionKind[Long]("transaction timeout", "duration >= 2s, e.g. 10min") {
     override def parse(key: String, value: String): Long = {
       val ms = Duration.parse(key, value)
-      if (ms < 60000L) invalid(key, value, "TRANSACTION_TIMEOUT") else ms
+      if (ms < 2000L) invalid(key, value, "TRANSACTION_TIMEOUT") else ms
     }
     override def render(ms: Long): String = Duration.render(ms)
   }

@@ -416,10 +416,11 @@ private[rocketmq] object RocketMQOptions {
     2L * 60 * 1000, SinkOnly,
     "With exactly_once: the driver commits a task's half messages itself within half this time of the task's " +
       "first send; later, and after a driver crash, the broker's check-back commits them from the decisions " +
-      "kept beside the checkpoint. Keep half of it above the broker's transactionCheckInterval. A broker gives " +
-      "a half message up transactionCheckMax check rounds after it is sent, counting the rounds before this " +
-      "timeout is over: a write refuses a timeout that leaves fewer than 3 check-backs (above 6m with " +
-      "RocketMQ 5's defaults, 15 rounds of 30 s).")
+      "kept beside the checkpoint. A write refuses a timeout under twice the brokers' transactionCheckInterval " +
+      "(60s with RocketMQ 5's defaults): a check round must fall in its second half, while the messages are " +
+      "immune, to see the driver's commits. A broker gives a half message up transactionCheckMax check rounds " +
+      "after it is sent, counting the rounds before this timeout is over: a write refuses a timeout that " +
+      "leaves fewer than 3 check-backs (above 6m with RocketMQ 5's defaults, 15 rounds of 30 s).")
 
   /** The brokers' check-back settings as the user states them: a least-privilege user cannot ask. */
   val BrokerCheckInterval: Unset[Long] = unset("brokerTransactionCheckInterval", Duration, SinkOnly,

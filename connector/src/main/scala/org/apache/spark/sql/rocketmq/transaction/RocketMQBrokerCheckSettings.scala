@@ -43,8 +43,23 @@ private[rocketmq] final case class RocketMQBrokerCheckSettings(broker: String, i
   /** The longest transaction timeout that leaves [[RocketMQBrokerCheckSettings.MinCheckBacks]] check-backs. */
   def longestTimeoutMs: Long = (maxChecks - RocketMQBrokerCheckSettings.MinCheckBacks) * intervalMs
 
-  /** Fails, naming the option, when a transaction timeout of `timeoutMs` leaves too few check-backs. */
-  def requireCheckBacks(option: String, value: String, timeoutMs: Long): Unit =
+  /**
+   * The shortest transaction timeout: two check intervals. The driver commits within the first half of it; only
+   * a round in the second half, while the messages are immune, can read those commits and drop the copies an
+   * earlier round made of the messages (after the immunity the broker asks about each copy).
+   */
+  def shortestTimeoutMs: Long = 2 * intervalMs
+
+  /**
+   * Fails, naming the option, when a transaction timeout of `timeoutMs` is shorter than two check intervals, or
+   * leaves too few check-backs.
+   */
+  def requireCheckBacks(option: String, value: String, timeoutMs: Long): Unit = {
+    if (timeoutMs < shortestTimeoutMs) {
+      throw RocketMQErrors.invalidOption(option, value, "TRANSACTION_TIMEOUT_UNDER_CHECKS", "broker" -> broker,
+        "interval" -> RocketMQOptionKind.Duration.render(intervalMs),
+        "shortest" -> RocketMQOptionKind.Duration.render(shortestTimeoutMs))
+    }
     if (checksAfter(timeoutMs) < RocketMQBrokerCheckSettings.MinCheckBacks) {
       throw RocketMQErrors.invalidOption(option, value, "TRANSACTION_TIMEOUT_OVER_CHECKS", "broker" -> broker,
         "lifeS" -> (lifeMs / 1000).toString, "maxChecks" -> maxChecks.toString,
@@ -52,6 +67,7 @@ private[rocketmq] final case class RocketMQBrokerCheckSettings(broker: String, i
         "longest" -> RocketMQOptionKind.Duration.render(longestTimeoutMs),
         "minChecks" -> RocketMQBrokerCheckSettings.MinCheckBacks.toString)
     }
+  }
 }
 
 private[rocketmq] object RocketMQBrokerCheckSettings {

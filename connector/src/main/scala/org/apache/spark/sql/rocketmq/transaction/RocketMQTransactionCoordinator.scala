@@ -122,7 +122,6 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
       rollBack(tasks)
       return
     }
-    afterDecisionHook(epoch)
     val started = System.nanoTime()
     // The driver commits a task's messages while the broker still takes its decisions: not past their check
     // immunity (the transaction timeout after the first send), with a margin for requests under way then.
@@ -286,20 +285,4 @@ private[rocketmq] object RocketMQTransactionCoordinator {
    * committed twice.
    */
   private def commitMarginMs(timeoutMs: Long): Long = math.min(60000L, timeoutMs / 4)
-
-  /**
-   * Tests only: the JVM system property `rocketmq.spark.test.haltAfterDecision` set to an epoch makes
-   * the driver halt (as a kill would) right after recording that epoch's decision, before it commits
-   * anything, so that a test reaches the one point where only the broker's check-back can finish.
-   */
-  private def afterDecisionHook(epoch: Long): Unit = {
-    if (sys.props.get("rocketmq.spark.test.haltAfterDecision").contains(epoch.toString)) {
-      log.warn(s"Halting after the decision of epoch $epoch (rocketmq.spark.test.haltAfterDecision)")
-      Runtime.getRuntime.halt(137)
-    }
-    afterDecisionForTests(epoch)
-  }
-
-  /** Tests only: run in the driver after each epoch's decision, before its first commit request. */
-  @volatile private[rocketmq] var afterDecisionForTests: Long => Unit = (_: Long) => ()
 }

@@ -41,6 +41,16 @@ class RocketMQBrokerCheckSettingsSuite extends AnyFunSuite {
     rocketmq49.requireCheckBacks("transactionTimeout", "10min", 600000L)
   }
 
+  test("a timeout under two check intervals is refused, naming the interval and the shortest") {
+    rocketmq5.requireCheckBacks("transactionTimeout", "60s", 60000L)
+    val e = intercept[Exception](rocketmq5.requireCheckBacks("transactionTimeout", "59s", 59000L))
+    assert(e.getMessage.contains("'59s'") && e.getMessage.contains("every 30s") &&
+        e.getMessage.contains("Use at least 1m"), e.getMessage)
+    // Brokers that check every 2 s take a timeout of 4 s.
+    RocketMQBrokerCheckSettings("g", 2000L, 15).requireCheckBacks("transactionTimeout", "4s", 4000L)
+    intercept[Exception](RocketMQBrokerCheckSettings("g", 2000L, 15).requireCheckBacks("t", "3s", 3000L))
+  }
+
   test("settings the user states are taken for every group; a group that will not say is assumed, and said so") {
     val masters = Map("b" -> "127.0.0.1:1", "a" -> "127.0.0.1:2")
     val stated = RocketMQBrokerCheckSettings.strictest(null, masters,
