@@ -53,12 +53,14 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
   }
 
   override protected def afterAll(): Unit =
-    try super.afterAll() finally if (toxiproxy != null) toxiproxy.close()
+    try super.afterAll()
+    finally if (toxiproxy != null) toxiproxy.close()
 
   /** Runs `body` while `kind` (with JSON `attributes`) acts on the broker's answers. */
   private def withFault[T](kind: String, stream: String, attributes: String)(body: => T): T = {
     toxiproxy.addToxic(Proxy, kind, kind, stream, attributes)
-    try body finally toxiproxy.removeToxic(Proxy, kind)
+    try body
+    finally toxiproxy.removeToxic(Proxy, kind)
   }
 
   test("a batch write whose broker connections are reset, its answers lost, stores every row, at most 1% " +
@@ -170,21 +172,22 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
     rocketmq.sendBodies(source, sent)
     spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
     try withFault("latency", "downstream", "\"latency\":100") {
-      toxiproxy.addToxic(Proxy, "latency-up", "latency", "upstream", "\"latency\":100")
-      val query = streamTopic(source, "startingOffsets" -> "earliest").select("body").writeStream
-        .outputMode("update").format("rocketmq").option("nameServer", rocketmq.nameServer)
-        .option("topic", target).option("checkpointLocation", Files.createTempDirectory("rt-").toString)
-        .trigger(Trigger.RealTime("5 seconds")).start()
-      try {
-        def copied = rocketmq.readAll(target).map(m => new String(m.getBody, "UTF-8"))
-        EmbeddedRocketMQ.awaitCondition("500 messages copied", 120000)(copied.size >= sent.size)
-        query.stop()
-        assert(copied.sorted === sent.sorted)
-      } finally {
-        query.stop()
-        toxiproxy.removeToxic(Proxy, "latency-up")
+        toxiproxy.addToxic(Proxy, "latency-up", "latency", "upstream", "\"latency\":100")
+        val query = streamTopic(source, "startingOffsets" -> "earliest").select("body").writeStream
+          .outputMode("update").format("rocketmq").option("nameServer", rocketmq.nameServer)
+          .option("topic", target).option("checkpointLocation", Files.createTempDirectory("rt-").toString)
+          .trigger(Trigger.RealTime("5 seconds")).start()
+        try {
+          def copied = rocketmq.readAll(target).map(m => new String(m.getBody, "UTF-8"))
+          EmbeddedRocketMQ.awaitCondition("500 messages copied", 120000)(copied.size >= sent.size)
+          query.stop()
+          assert(copied.sorted === sent.sorted)
+        } finally {
+          query.stop()
+          toxiproxy.removeToxic(Proxy, "latency-up")
+        }
       }
-    } finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
+    finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
   }
 
   test("an exactly-once stream whose broker connections are reset during a batch's half messages delivers " +
@@ -207,15 +210,15 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
       }
       spark.sparkContext.addSparkListener(listener)
       try withFault("reset_peer", "downstream", "\"timeout\":500") {
-        input.addData(rows: _*)
-        // Over as a task fails: its retry then meets no fault (four failures would fail the query).
-        EmbeddedRocketMQ.awaitCondition("a task that lost a half message's answer", 60000)(
-          failedTasks.get > 0)
-      } finally spark.sparkContext.removeSparkListener(listener)
+          input.addData(rows: _*)
+          // Over as a task fails: its retry then meets no fault (four failures would fail the query).
+          EmbeddedRocketMQ.awaitCondition("a task that lost a half message's answer", 60000)(
+            failedTasks.get > 0)
+        }
+      finally spark.sparkContext.removeSparkListener(listener)
       query.processAllAvailable()
       val committed = rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8"))
       assert(committed.sorted === (rows :+ "first").sorted)
     } finally query.stop()
   }
 }
-

@@ -51,8 +51,9 @@ final class Toxiproxy private (process: Process, apiPort: Int) extends AutoClose
     val request = HttpRequest.newBuilder(URI.create(api + path)).method(method, publisher)
       .header("Content-Type", "application/json").build()
     val response = http.send(request, HttpResponse.BodyHandlers.ofString())
-    require(response.statusCode() / 100 == 2, s"Toxiproxy $method $path: ${response.statusCode()} " +
-      response.body())
+    require(response.statusCode() / 100 == 2,
+      s"Toxiproxy $method $path: ${response.statusCode()} " +
+        response.body())
     response.body()
   }
 
@@ -88,7 +89,11 @@ object Toxiproxy {
 
   /** Starts a server on an ephemeral API port and waits until it answers. */
   def start(): Toxiproxy = {
-    val port = { val s = new ServerSocket(0); try s.getLocalPort finally s.close() }
+    val port = {
+      val s = new ServerSocket(0);
+      try s.getLocalPort
+      finally s.close()
+    }
     val log = Files.createTempFile("toxiproxy-", ".log").toFile
     val process = new ProcessBuilder(binary.toString, "-host", "127.0.0.1", "-port", port.toString)
       .redirectErrorStream(true).redirectOutput(log).start()

@@ -26,10 +26,6 @@ import org.apache.rocketmq.client.impl.factory.MQClientInstance
 import org.apache.rocketmq.common.{BoundaryType, MixAll}
 import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.remoting.protocol.ResponseCode
-import org.apache.rocketmq.client.exception.MQBrokerException
-import org.apache.rocketmq.remoting.protocol.header.{
-  QueryConsumerOffsetRequestHeader, UpdateConsumerOffsetRequestHeader
-}
 import org.apache.rocketmq.remoting.protocol.route.{BrokerData, TopicRouteData}
 
 import org.slf4j.LoggerFactory

@@ -232,9 +232,9 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
     batch.encoding.truncate(0, 0)
     if (spareEncodings.size < 2) spareEncodings.push(batch.encoding)
     if (request != null) {
-      new RocketMQSendRequest(this, request, count, null, batch.queue, batch.bytes, slotTaken || takeSlot(), firstKey).start()
-    }
-    else if (slotTaken) requestSlots.release()
+      new RocketMQSendRequest(this, request, count, null, batch.queue, batch.bytes, slotTaken || takeSlot(),
+        firstKey).start()
+    } else if (slotTaken) requestSlots.release()
   }
 
   /** Sends the batches waiting; with bounded requests, only those a free slot takes (acks send the others). */

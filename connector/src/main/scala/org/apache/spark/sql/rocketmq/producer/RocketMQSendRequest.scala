@@ -91,10 +91,11 @@ private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, 
         inDoubt = null
         try onSuccess(request)
         catch {
-          case e: Throwable => retryPause(e).fold(fail(e, _), { pause =>
-            pauseMs = pause
-            if (RocketMQRetry.mayHaveBeenStored(e)) inDoubt = e
-          })
+          case e: Throwable => retryPause(e).fold(fail(e, _),
+              { pause =>
+                pauseMs = pause
+                if (RocketMQRetry.mayHaveBeenStored(e)) inDoubt = e
+              })
         }
       }
     }
@@ -117,9 +118,9 @@ private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, 
       Option(verdict).getOrElse(NotAnswered) match {
         case Stored => acknowledged()
         case NotAnswered => retryPause(cause) match {
-          case Right(pauseMs) => RocketMQRetry.schedule(pauseMs)(settle(cause))
-          case Left(gaveUp) => fail(cause, gaveUp)
-        }
+            case Right(pauseMs) => RocketMQRetry.schedule(pauseMs)(settle(cause))
+            case Left(gaveUp) => fail(cause, gaveUp)
+          }
         case other =>
           if (other == CannotTell) maybeDuplicatedCount.addAndGet(count)
           attempt()

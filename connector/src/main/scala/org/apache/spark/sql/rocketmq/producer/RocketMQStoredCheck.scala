@@ -70,7 +70,8 @@ private[producer] final class RocketMQStoredCheck(producer: DefaultMQProducer, t
 
   private def lookUpOnce(topic: String, key: String, sentMs: Long, brokerName: Option[String])
       : CompletableFuture[Verdict] = {
-    val masters = try mastersOf(topic, brokerName) catch { case NonFatal(_) => Nil }
+    val masters = try mastersOf(topic, brokerName)
+    catch { case NonFatal(_) => Nil }
     if (masters.isEmpty) return CompletableFuture.completedFuture(NotAnswered)
     val asked = masters.map { case (name, address) =>
       lookUp(address, topic, key, sentMs).thenCompose[Verdict] {
