@@ -26,7 +26,7 @@ import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 import org.apache.spark.sql.Encoders
 import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.col
-import org.apache.spark.sql.streaming.Trigger
+import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 
 /**
  * Reads and writes through a real TCP fault proxy ([[Toxiproxy]]) between the connector and a real
@@ -55,6 +55,18 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
   override protected def afterAll(): Unit =
     try super.afterAll()
     finally if (toxiproxy != null) toxiproxy.close()
+
+  /** A stream of rows added to `input` into a new topic of 4 queues, with `options`. */
+  private def streamInto(name: String, options: (String, String)*)
+      : (String, MemoryStream[String], StreamingQuery) = {
+    val topic = rocketmq.newTopic(name)
+    rocketmq.createTopic(topic, queues = 4)
+    val input = MemoryStream[String](Encoders.STRING, spark)
+    val query = input.toDF().selectExpr("value AS body").writeStream.format("rocketmq")
+      .option("nameServer", rocketmq.nameServer).option("topic", topic).options(options.toMap)
+      .option("checkpointLocation", Files.createTempDirectory(s"$name-").toString).start()
+    (topic, input, query)
+  }
 
   /** Runs `body` while `kind` (with JSON `attributes`) acts on the broker's answers. */
   private def withFault[T](kind: String, stream: String, attributes: String)(body: => T): T = {
@@ -96,12 +108,7 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
 
   test("a stream into RocketMQ whose broker connections are reset during a batch's sends stores every row, at " +
     "most 1% twice, and its progress counts every extra copy") {
-    val topic = rocketmq.newTopic("stream-resets")
-    rocketmq.createTopic(topic, queues = 4)
-    val input = MemoryStream[String](Encoders.STRING, spark)
-    val query = input.toDF().selectExpr("value AS body").writeStream.format("rocketmq")
-      .option("nameServer", rocketmq.nameServer).option("topic", topic)
-      .option("checkpointLocation", Files.createTempDirectory("stream-resets-").toString).start()
+    val (topic, input, query) = streamInto("stream-resets")
     val rows = (0 until 5000).map(i => s"s$i")
     val log = new SendLog(topic)
     try {
@@ -192,13 +199,7 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
 
   test("an exactly-once stream whose broker connections are reset during a batch's half messages delivers " +
     "every row once: the tasks that lost answers fail, and their retries' rows are the ones committed") {
-    val topic = rocketmq.newTopic("eo-resets")
-    rocketmq.createTopic(topic, queues = 4)
-    val input = MemoryStream[String](Encoders.STRING, spark)
-    val query = input.toDF().selectExpr("value AS body").writeStream.format("rocketmq")
-      .option("nameServer", rocketmq.nameServer).option("topic", topic)
-      .option("deliveryGuarantee", "exactly_once")
-      .option("checkpointLocation", Files.createTempDirectory("eo-resets-").toString).start()
+    val (topic, input, query) = streamInto("eo-resets", "deliveryGuarantee" -> "exactly_once")
     val rows = (0 until 2000).map(i => s"e$i")
     try {
       input.addData("first")
