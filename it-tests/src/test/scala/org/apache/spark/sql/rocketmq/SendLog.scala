@@ -55,6 +55,7 @@ final class SendLog(topic: String) extends AutoCloseable {
       .collect { case Array(name, value) => name -> value.toLong }.toMap
 
   override def close(): Unit = {
+    Configurator.setLevel(RocketMQRelationWrite.getClass.getName, Level.WARN)
     context.getConfiguration.getRootLogger.removeAppender(appender.getName)
     context.updateLoggers()
     appender.stop()
