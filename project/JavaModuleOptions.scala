@@ -14,7 +14,10 @@
  * limitations under the License.
  */
 
-/** The JVM flags Spark 4 passes to its own JVMs on Java 17 (module opens), plus what RocketMQ's store needs. */
+/**
+ * The JVM flags Spark 4 passes to its own JVMs on Java 17 (module opens), plus what RocketMQ's
+ * store needs.
+ */
 object JavaModuleOptions {
   val opens: Seq[String] = Seq(
     "java.lang",

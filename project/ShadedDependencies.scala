@@ -37,11 +37,13 @@ object ShadedDependencies {
     "org.codehaus", "android", "com.squareup", "javax.annotation"
   )
 
-  val rules: Seq[ShadeRule] = relocated.map(pkg => ShadeRule.rename(s"$pkg.**" -> s"$prefix.$pkg.@1").inAll)
+  val rules: Seq[ShadeRule] =
+    relocated.map(pkg => ShadeRule.rename(s"$pkg.**" -> s"$prefix.$pkg.@1").inAll)
 
   /**
-   * For the Scala 2.12 build: scala-collection-compat (what gives 2.12 the `scala.jdk` converters 2.13 has built
-   * in), which Spark 3.5 does not ship, moved under our prefix too, so it never meets another copy.
+   * For the Scala 2.12 build: scala-collection-compat (what gives 2.12 the `scala.jdk` converters
+   * 2.13 has built in), which Spark 3.5 does not ship, moved under our prefix too, so it never
+   * meets another copy.
    */
   val scala212CompatRules: Seq[ShadeRule] = Seq("scala.collection.compat", "scala.jdk")
     .map(pkg => ShadeRule.rename(s"$pkg.**" -> s"$prefix.$pkg.@1").inAll)
@@ -51,7 +53,8 @@ object ShadedDependencies {
     // (RocketMQ's own shaded slf4j finds its logback through one of the kept ones.)
     case PathList("META-INF", "services", name)
         if !name.startsWith("org.apache.spark.sql.rocketmq") &&
-          !name.startsWith("org.apache.rocketmq") && name != "org.apache.spark.sql.sources.DataSourceRegister" =>
+          !name.startsWith("org.apache.rocketmq") &&
+          name != "org.apache.spark.sql.sources.DataSourceRegister" =>
       MergeStrategy.discard
     case PathList("META-INF", "services", _*) => MergeStrategy.filterDistinctLines
     case PathList("META-INF", "native", _*) => MergeStrategy.discard
@@ -62,11 +65,13 @@ object ShadedDependencies {
           n.endsWith(".sf") || n.endsWith(".dsa") || n.endsWith(".rsa") ||
           n == "manifest.mf" || n == "index.list" || n == "dependencies"
         } => MergeStrategy.discard
-    // Our LICENSE and NOTICE stay META-INF/LICENSE and META-INF/NOTICE; a bundled library's go, unchanged,
-    // under META-INF/licenses/<group>.<artifact>/ (its NOTICE text is also in ours: see assemblyLegalFiles).
+    // Our LICENSE and NOTICE stay META-INF/LICENSE and META-INF/NOTICE; a bundled library's go,
+    // unchanged, under META-INF/licenses/<group>.<artifact>/ (its NOTICE text is also in ours: see
+    // assemblyLegalFiles).
     case path if isLegalFile(path) => CustomMergeStrategy.rename(legalFileTarget)
     case PathList("META-INF", "io.netty.versions.properties") => MergeStrategy.discard
-    case PathList("META-INF", xs @ _*) if xs.lastOption.exists(_.endsWith(".kotlin_module")) => MergeStrategy.discard
+    case PathList("META-INF", xs @ _*) if xs.lastOption.exists(_.endsWith(".kotlin_module")) =>
+      MergeStrategy.discard
     case PathList("META-INF", "maven", _*) => MergeStrategy.discard
     case "module-info.class" => MergeStrategy.discard
     case x if x.endsWith("/module-info.class") => MergeStrategy.discard
@@ -75,10 +80,13 @@ object ShadedDependencies {
     case x => fallback(x)
   }
 
-  /** LICENSE*, LICENCE* and NOTICE* files (and directories) under META-INF, or at the root of a jar. */
+  /**
+   * LICENSE*, LICENCE* and NOTICE* files (and directories) under META-INF, or at the root of a jar.
+   */
   def isLegalFile(path: String): Boolean = {
     val parts = path.split('/').toSeq
-    def legal(name: String): Boolean = Seq("license", "licence", "notice").exists(name.toLowerCase.startsWith)
+    def legal(name: String): Boolean =
+      Seq("license", "licence", "notice").exists(name.toLowerCase.startsWith)
     val placed = parts.size == 1 || (parts.size > 1 && parts.head == "META-INF")
     !path.endsWith(".class") && placed && parts.drop(if (parts.size == 1) 0 else 1).exists(legal)
   }
@@ -92,9 +100,10 @@ object ShadedDependencies {
   }
 
   /**
-   * Writes the assembly's own META-INF/LICENSE and META-INF/NOTICE under `dir`, a directory for the assembly's
-   * classpath: the project's LICENSE, and its NOTICE followed by every library in `bundled` (and any library a
-   * bundled jar embeds) with the licences its POM declares, then the text of every notice file those jars ship.
+   * Writes the assembly's own META-INF/LICENSE and META-INF/NOTICE under `dir`, a directory for the
+   * assembly's classpath: the project's LICENSE, and its NOTICE followed by every library in
+   * `bundled` (and any library a bundled jar embeds) with the licences its POM declares, then the
+   * text of every notice file those jars ship.
    */
   def assemblyLegalFiles(dir: File, root: File, jarName: String, bundled: Seq[(ModuleID, File)],
       report: UpdateReport): File = {
@@ -106,20 +115,27 @@ object ShadedDependencies {
       if (licences.isEmpty) "licence not declared in its POM"
       else licences.map { case (name, url) => name + url.fold("")(u => s" <$u>") }.mkString("; ")
     // One entry per module (native libraries come as several jars of one module, one per platform).
-    val libraries = bundled.groupBy { case (m, _) => (m.organization, m.name, m.revision) }.toSeq.sortBy(_._1)
+    val libraries = bundled.groupBy { case (m, _) =>
+      (m.organization, m.name, m.revision)
+    }.toSeq.sortBy(_._1)
     val listed = libraries.map { case (key @ (org, name, revision), jars) =>
-      val embedded = jars.flatMap { case (_, jar) => embeddedModules(jar, org, name) }.distinct.map {
+      val embedded = jars.flatMap { case (_, jar) =>
+        embeddedModules(jar, org, name)
+      }.distinct.map {
         case (coordinates, licences) => s"\n    embeds $coordinates: ${describe(licences)}"
       }
       s"$org:$name:$revision\n    ${describe(declared.getOrElse(key, Nil))}" + embedded.mkString
     }
-    // Notice files anywhere in the jars (not only META-INF: okhttp ships one beside a data file it bundles).
+    // Notice files anywhere in the jars (not only META-INF: okhttp ships one beside a data file it
+    // bundles).
     val notices = libraries.flatMap { case ((org, name, _), jars) =>
       jars.flatMap { case (_, jar) =>
         withJar(jar) { zip =>
           zip.entries.asScala.toList
-            .filter(e => !e.isDirectory && e.getName.split('/').last.toLowerCase.startsWith("notice"))
-            .map(e => (s"$org:$name (${e.getName})", read(zip, e.getName).replace("\r\n", "\n").trim))
+            .filter(e =>
+              !e.isDirectory && e.getName.split('/').last.toLowerCase.startsWith("notice"))
+            .map(e =>
+              (s"$org:$name (${e.getName})", read(zip, e.getName).replace("\r\n", "\n").trim))
         }
       }
     }.distinct
@@ -146,30 +162,38 @@ object ShadedDependencies {
   }
 
   /**
-   * Licences of embedded libraries whose own pom.xml inherits them from a parent POM, as those parents declare
-   * them (RocketMQ's logging jars embed logback and slf4j).
+   * Licences of embedded libraries whose own pom.xml inherits them from a parent POM, as those
+   * parents declare them (RocketMQ's logging jars embed logback and slf4j).
    */
   private val inheritedLicences: Map[String, Seq[(String, Option[String])]] = Map(
-    "ch.qos.logback" -> Seq("Eclipse Public License v1.0" -> Some("https://www.eclipse.org/legal/epl-v10.html"),
-      "GNU Lesser General Public License v2.1" -> Some("https://www.gnu.org/licenses/old-licenses/lgpl-2.1.html")),
+    "ch.qos.logback" ->
+      Seq("Eclipse Public License v1.0" -> Some("https://www.eclipse.org/legal/epl-v10.html"),
+        "GNU Lesser General Public License v2.1" ->
+          Some("https://www.gnu.org/licenses/old-licenses/lgpl-2.1.html")),
     "org.slf4j" -> Seq("MIT License" -> Some("https://opensource.org/licenses/MIT"))
   )
 
-  /** Other modules a jar carries (shaded jars keep their META-INF/maven/<group>/<artifact>/pom.xml). */
-  private def embeddedModules(jar: File, org: String, name: String): Seq[(String, Seq[(String, Option[String])])] =
+  /**
+   * Other modules a jar carries (shaded jars keep their META-INF/maven/<group>/<artifact>/pom.xml).
+   */
+  private def embeddedModules(jar: File, org: String, name: String)
+      : Seq[(String, Seq[(String, Option[String])])] =
     withJar(jar) { zip =>
       val PomXml = "META-INF/maven/([^/]+)/([^/]+)/pom.xml".r
       zip.entries.asScala.toList.map(_.getName).sorted.collect {
         case path @ PomXml(g, a) if (g, a) != ((org, name)) =>
           val pom = scala.xml.XML.loadString(read(zip, path))
-          val properties = Option(zip.getEntry(s"META-INF/maven/$g/$a/pom.properties")).map(e => read(zip, e.getName))
+          val properties = Option(zip.getEntry(s"META-INF/maven/$g/$a/pom.properties")).map(e =>
+            read(zip, e.getName))
           val version = properties.flatMap(_.linesIterator.find(_.startsWith("version=")))
             .map(_.stripPrefix("version=").trim)
-            .getOrElse(((pom \ "version") ++ (pom \ "parent" \ "version")).map(_.text.trim).headOption.getOrElse("?"))
+            .getOrElse(((pom \ "version") ++ (pom \ "parent" \ "version")).map(
+              _.text.trim).headOption.getOrElse("?"))
           val licences = (pom \ "licenses" \ "license").map { l =>
             (l \ "name").text.trim -> Option((l \ "url").text.trim).filter(_.nonEmpty)
           }
-          s"$g:$a:$version" -> (if (licences.nonEmpty) licences else inheritedLicences.getOrElse(g, Nil))
+          s"$g:$a:$version" ->
+            (if (licences.nonEmpty) licences else inheritedLicences.getOrElse(g, Nil))
       }
     }
 

@@ -26,10 +26,10 @@ import org.apache.spark.SparkThrowable;
  * {@link RocketMQDataLossException} and {@link RocketMQRequestException}. (Bad input is a
  * {@link RocketMQInvalidInputException}, an {@code IllegalArgumentException} as PySpark expects.)
  *
- * <p>The exception types are written in Java on purpose: a Scala class implementing
- * {@link SparkThrowable} gets a forwarder for every default method of the interface it was compiled
- * against, and Spark 4.1 added one whose return type does not exist in Spark 4.0, where the forwarder
- * then fails with NoClassDefFoundError.
+ * <p>The exception types are written in Java on purpose: a Scala class implementing {@link
+ * SparkThrowable} gets a forwarder for every default method of the interface it was compiled
+ * against, and Spark 4.1 added one whose return type does not exist in Spark 4.0, where the
+ * forwarder then fails with NoClassDefFoundError.
  */
 public abstract class RocketMQException extends RuntimeException implements SparkThrowable {
   private final String condition;
@@ -44,7 +44,9 @@ public abstract class RocketMQException extends RuntimeException implements Spar
     this.parameters = Collections.unmodifiableMap(parameters);
   }
 
-  /** The condition, as Spark 4 asks for it (no {@code @Override}: Spark 3.5's interface lacks it). */
+  /**
+   * The condition, as Spark 4 asks for it (no {@code @Override}: Spark 3.5's interface lacks it).
+   */
   public String getCondition() {
     return condition;
   }

@@ -40,7 +40,9 @@ public final class RocketMQInvalidInputException extends IllegalArgumentExceptio
     this.parameters = Collections.unmodifiableMap(parameters);
   }
 
-  /** The condition, as Spark 4 asks for it (no {@code @Override}: Spark 3.5's interface lacks it). */
+  /**
+   * The condition, as Spark 4 asks for it (no {@code @Override}: Spark 3.5's interface lacks it).
+   */
   public String getCondition() {
     return condition;
   }

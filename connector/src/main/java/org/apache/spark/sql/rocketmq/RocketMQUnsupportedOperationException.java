@@ -22,9 +22,9 @@ import java.util.Map;
 import org.apache.spark.SparkThrowable;
 
 /**
- * An operation a RocketMQ topic cannot take, asked of the RocketMQ catalog: changing or renaming a table,
- * columns or partitioning of a new one, or dropping one where the catalog does not allow it. The message says
- * what to do instead; retrying fails the same way.
+ * An operation a RocketMQ topic cannot take, asked of the RocketMQ catalog: changing or renaming a
+ * table, columns or partitioning of a new one, or dropping one where the catalog does not allow it.
+ * The message says what to do instead; retrying fails the same way.
  *
  * <p>Written in Java, as {@link RocketMQException} says why.
  */
@@ -42,7 +42,9 @@ public final class RocketMQUnsupportedOperationException extends UnsupportedOper
     this.parameters = Collections.unmodifiableMap(parameters);
   }
 
-  /** The condition, as Spark 4 asks for it (no {@code @Override}: Spark 3.5's interface lacks it). */
+  /**
+   * The condition, as Spark 4 asks for it (no {@code @Override}: Spark 3.5's interface lacks it).
+   */
   public String getCondition() {
     return condition;
   }

@@ -17,30 +17,36 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetReader, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.client.{
+  RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetReader, RocketMQOptions
+}
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 
 /**
  * A bounded read: from `startingOffsets` to `endingOffsets` of every readable queue of the topics,
- * resolved against the brokers once, when Spark plans the partitions (or first asks for the read's size).
- * `pushdown` narrows it: queues its filters exclude are left out, offset and store-time bounds cut each
- * range (store times by the brokers' time index, one request per queue and bound, each answer checked by the
- * store time of one message: [[RocketMQStoreTimeCut]]), tags become the tag
- * filter, and a limit caps each task's rows. One input partition per queue that has something to read;
- * each reads exactly its range and stops.
+ * resolved against the brokers once, when Spark plans the partitions (or first asks for the read's
+ * size). `pushdown` narrows it: queues its filters exclude are left out, offset and store-time
+ * bounds cut each range (store times by the brokers' time index, one request per queue and bound,
+ * each answer checked by the store time of one message: [[RocketMQStoreTimeCut]]), tags become the
+ * tag filter, and a limit caps each task's rows. One input partition per queue that has something
+ * to read; each reads exactly its range and stops.
  */
-private[rocketmq] class RocketMQBatch(options: RocketMQOptions, pushdown: RocketMQPushdown = RocketMQPushdown())
+private[rocketmq] class RocketMQBatch(options: RocketMQOptions,
+    pushdown: RocketMQPushdown = RocketMQPushdown())
   extends Batch {
 
   private lazy val partitions: Array[InputPartition] = {
-    val settings = RocketMQReadSettings(options).copy(failOnDataLoss = true) // the spec: batch queries fail on loss
+    val settings = RocketMQReadSettings(options).copy(
+      failOnDataLoss = true) // the spec: batch queries fail on loss
     pushdown.tagExpression(settings.subExpression) match {
       case None => Array.empty[InputPartition] // no tag can pass both the option and the filters
       case Some(tags) =>
         val narrowed = settings.copy(subExpression = tags)
         val limited = pushdown.limit.filter(_ => !narrowed.filtered)
-        val ranges = plannedRanges().map(r => limited.fold(r)(n => r.copy(until = math.min(r.until, r.from + n))))
-        RocketMQOffsetRangeCalculator.partitions(ranges, options(RocketMQOptions.MinPartitions), narrowed, Nil)
+        val ranges = plannedRanges().map(r =>
+          limited.fold(r)(n => r.copy(until = math.min(r.until, r.from + n))))
+        RocketMQOffsetRangeCalculator.partitions(ranges, options(RocketMQOptions.MinPartitions),
+          narrowed, Nil)
           .map(p =>
             p.copy(maxRows = pushdown.limit.fold(Long.MaxValue)(_.toLong),
               storeFromMs = pushdown.storeTimeFromMs.getOrElse(Long.MinValue),
@@ -55,38 +61,46 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions, pushdown: Rocket
     if (topics.isEmpty) return Nil
     val reader = new RocketMQOffsetReader(options)
     try {
-      // Queues the offsets name are waited for while their broker group is missing from the route (unavailable).
+      // Queues the offsets name are waited for while their broker group is missing from the route
+      // (unavailable).
       val named = options.batchStartingOffsets.namedQueues ++ options.batchEndingOffsets.namedQueues
       val ranges = reader.fetchQueueRanges(topics, knownQueues = named, awaitIndexed = true)
-      val start = RocketMQOffsetResolver.resolve(options.batchStartingOffsets, ranges, isStart = true, reader)
-      val end = RocketMQOffsetResolver.resolve(options.batchEndingOffsets, ranges, isStart = false, reader)
+      val start =
+        RocketMQOffsetResolver.resolve(options.batchStartingOffsets, ranges, isStart = true, reader)
+      val end =
+        RocketMQOffsetResolver.resolve(options.batchEndingOffsets, ranges, isStart = false, reader)
       val kept = start.keys.toSeq.sorted.filter(pushdown.keeps).map { queue =>
         val (from, until) = (start(queue), end(queue))
         if (from > until) throw RocketMQErrors.startAfterEnd(queue, from, until)
         pushdown.narrow(RocketMQOffsetRange(queue, from, until))
       }.filter(_.size > 0)
-      // A store time bound is an offset of each queue: its first message stored at or after that time, as the
-      // broker's time index answers it, checked (RocketMQStoreTimeCut).
+      // A store time bound is an offset of each queue: its first message stored at or after that
+      // time, as the broker's time index answers it, checked (RocketMQStoreTimeCut).
       val storeTimes = new RocketMQStoreTimes(RocketMQReadSettings(options))
-      def byTime(ranges: Seq[RocketMQOffsetRange], timeMs: Option[Long], lower: Boolean): Seq[RocketMQOffsetRange] =
+      def byTime(ranges: Seq[RocketMQOffsetRange], timeMs: Option[Long], lower: Boolean)
+          : Seq[RocketMQOffsetRange] =
         timeMs match {
           case Some(ms) if ranges.nonEmpty =>
             val answers = reader.offsetsForTimestamp(ranges.map(_.queue), ms)
             ranges.map { r =>
               val cut =
-                RocketMQStoreTimeCut.cut(ms, r.from, r.until, answers(r.queue), lower)(storeTimes.at(r.queue, _))
+                RocketMQStoreTimeCut.cut(ms, r.from, r.until, answers(r.queue), lower)(
+                  storeTimes.at(r.queue, _))
               if (lower) r.copy(from = cut) else r.copy(until = cut)
             }.filter(_.size > 0)
           case _ => ranges
         }
-      try byTime(byTime(kept, pushdown.storeTimeFromMs, lower = true), pushdown.storeUntilMs, lower = false)
+      try byTime(byTime(kept, pushdown.storeTimeFromMs, lower = true), pushdown.storeUntilMs,
+          lower = false)
       finally storeTimes.close()
     } finally reader.close()
   }
 
   /** The rows this read plans: its offsets, at most the pushed limit. */
   def plannedRows: Long = {
-    val offsets = partitions.map { case p: RocketMQInputPartition => p.untilOffset - p.fromOffset }.sum
+    val offsets = partitions.map { case p: RocketMQInputPartition =>
+      p.untilOffset - p.fromOffset
+    }.sum
     pushdown.limit.fold(offsets)(n => math.min(offsets, n.toLong))
   }
 

@@ -16,18 +16,22 @@
 
 package org.apache.spark.sql.rocketmq
 
-import org.apache.spark.sql.connector.write.{BatchWrite, DataWriterFactory, PhysicalWriteInfo, WriterCommitMessage}
+import org.apache.spark.sql.connector.write.{
+  BatchWrite, DataWriterFactory, PhysicalWriteInfo, WriterCommitMessage
+}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionCoordinator
 
 /**
  * A batch write to RocketMQ. At-least-once: every task sends its rows and commits only when the
  * broker has acknowledged each of them, and there is nothing to do at job level, so a failed job
- * may leave the messages of its successful tasks. Exactly-once (`coordinator` makes one): tasks send
- * half messages, and the job commits the kept attempts' or rolls back all of them.
+ * may leave the messages of its successful tasks. Exactly-once (`coordinator` makes one): tasks
+ * send half messages, and the job commits the kept attempts' or rolls back all of them.
  */
-private[rocketmq] class RocketMQBatchWrite(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
-    coordinator: () => Option[RocketMQTransactionCoordinator], accumulators: RocketMQWriteAccumulators)
+private[rocketmq] class RocketMQBatchWrite(settings: RocketMQWriteSettings,
+    columns: RocketMQWriteColumns,
+    coordinator: () => Option[RocketMQTransactionCoordinator],
+    accumulators: RocketMQWriteAccumulators)
   extends BatchWrite {
 
   private lazy val transactions = coordinator()

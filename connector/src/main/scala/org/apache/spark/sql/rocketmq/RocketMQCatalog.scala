@@ -35,20 +35,23 @@ import org.apache.spark.sql.types.{DataType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 /**
- * The topics of one RocketMQ cluster as a Spark catalog. Set `spark.sql.catalog.<name>` to this class and
- * `spark.sql.catalog.<name>.nameServer`; every other option of the source set as `spark.sql.catalog.<name>.<option>`
- * (credentials, `namespace`, `useTLS`, timeouts, read and write defaults) applies to all the catalog's tables.
+ * The topics of one RocketMQ cluster as a Spark catalog. Set `spark.sql.catalog.<name>` to this
+ * class and `spark.sql.catalog.<name>.nameServer`; every other option of the source set as
+ * `spark.sql.catalog.<name>.<option>` (credentials, `namespace`, `useTLS`, timeouts, read and write
+ * defaults) applies to all the catalog's tables.
  *
- * Each topic is the table `<name>.<topic>`, in the catalog's one namespace (the empty one), with the source's
- * columns: read by SELECT and `readStream.table`, written by INSERT INTO (columns taken by name, as by the sink:
- * `body`, and optionally `tags`, `keys`, `properties` …) and `writeStream.toTable`. A query's own options
- * (reader and writer options) go on top of the catalog's, but never change the topic or the columns.
+ * Each topic is the table `<name>.<topic>`, in the catalog's one namespace (the empty one), with
+ * the source's columns: read by SELECT and `readStream.table`, written by INSERT INTO (columns
+ * taken by name, as by the sink: `body`, and optionally `tags`, `keys`, `properties` …) and
+ * `writeStream.toTable`. A query's own options (reader and writer options) go on top of the
+ * catalog's, but never change the topic or the columns.
  *
- * The catalog acts on the cluster: CREATE TABLE creates the topic (see [[RocketMQCatalog.topicSettings]]),
- * DROP TABLE deletes it and its messages, only where option `allowDropTable` is true; a topic's columns cannot be
- * changed, nor a topic renamed. RocketMQ's own topics (system topics, the topics brokers register under their
- * broker-group and cluster names, retry and dead-letter topics) are neither listed nor dropped. With option
- * `namespace` the catalog holds that namespace's topics only, by their plain names. Credentials never show in its
+ * The catalog acts on the cluster: CREATE TABLE creates the topic (see
+ * [[RocketMQCatalog.topicSettings]]), DROP TABLE deletes it and its messages, only where option
+ * `allowDropTable` is true; a topic's columns cannot be changed, nor a topic renamed. RocketMQ's
+ * own topics (system topics, the topics brokers register under their broker-group and cluster
+ * names, retry and dead-letter topics) are neither listed nor dropped. With option `namespace` the
+ * catalog holds that namespace's topics only, by their plain names. Credentials never show in its
  * description, its tables' or its errors.
  */
 class RocketMQCatalog extends TableCatalog {
@@ -85,16 +88,23 @@ class RocketMQCatalog extends TableCatalog {
 
   /** The options of `topic`'s table: the catalog's, and the topic. */
   private def tableOptions(topic: String): RocketMQOptions =
-    new RocketMQOptions(catalogOptions.filter { case (k, _) => !k.equalsIgnoreCase(RocketMQOptions.Topic.key) } +
+    new RocketMQOptions(catalogOptions.filter { case (k, _) =>
+      !k.equalsIgnoreCase(RocketMQOptions.Topic.key)
+    } +
       (RocketMQOptions.Topic.key -> topic))
 
   /** `ident` as queries name it, with the catalog's name. */
-  private def qualified(ident: Identifier): String = s"$catalogName." + (ident.namespace :+ ident.name).mkString(".")
+  private def qualified(ident: Identifier): String = s"$catalogName." +
+    (ident.namespace :+ ident.name).mkString(".")
 
-  /** The topic a table identifier names: its name, when that is a topic name in the catalog's one namespace. */
+  /**
+   * The topic a table identifier names: its name, when that is a topic name in the catalog's one
+   * namespace.
+   */
   private def topicOf(ident: Identifier): Option[String] =
     if (ident.namespace.nonEmpty) None
-    else Try(RocketMQOptionKind.checkTopicName(RocketMQOptions.Topic.key, ident.name, ident.name)).toOption
+    else Try(RocketMQOptionKind.checkTopicName(RocketMQOptions.Topic.key, ident.name,
+      ident.name)).toOption
 
   private def withAdmin[T](body: RocketMQTopicAdmin => T): T = {
     val admin = new RocketMQTopicAdmin(rootOptions)
@@ -136,9 +146,9 @@ class RocketMQCatalog extends TableCatalog {
     create(ident, schema.fields.map(f => f.name -> f.dataType).toSeq, partitions, properties)
 
   /**
-   * Creates the topic of `ident` once everything asked is checked: no partitioning, no columns but the source's
-   * (most often none are given), properties as [[RocketMQCatalog.topicSettings]] reads them, and no topic of that
-   * name yet ([[TableAlreadyExistsException]]).
+   * Creates the topic of `ident` once everything asked is checked: no partitioning, no columns but
+   * the source's (most often none are given), properties as [[RocketMQCatalog.topicSettings]] reads
+   * them, and no topic of that name yet ([[TableAlreadyExistsException]]).
    */
   private def create(
       ident: Identifier,
@@ -157,7 +167,8 @@ class RocketMQCatalog extends TableCatalog {
         "columns" -> columns.map { case (n, t) => s"$n ${t.sql}" }.mkString(", "),
         "expected" -> RocketMQSourceSchema(rootOptions(RocketMQOptions.IncludeExtraColumns)).toDDL)
     }
-    val settings = topicSettings(topic, Option(properties).map(_.asScala.toMap).getOrElse(Map.empty))
+    val settings =
+      topicSettings(topic, Option(properties).map(_.asScala.toMap).getOrElse(Map.empty))
     withAdmin { admin =>
       if (admin.route(topic).isDefined) throw new TableAlreadyExistsException(ident)
       admin.createTopic(topic, settings.queues, settings.cluster)
@@ -169,10 +180,11 @@ class RocketMQCatalog extends TableCatalog {
     throw RocketMQErrors.catalogOperationNotSupported(catalogName, qualified(ident), "ALTER_TABLE")
 
   /**
-   * Deletes the topic and its messages, where option `allowDropTable` is true; false when there is no such
-   * topic. Not allowed, it fails saying how to allow it, whether the topic exists or not. RocketMQ's own topics are
-   * never deleted: a topic that exists but that [[listTables]] leaves out is refused, naming it (the check is the
-   * listing itself, so SHOW TABLES and DROP TABLE cannot disagree on which topics are the users').
+   * Deletes the topic and its messages, where option `allowDropTable` is true; false when there is
+   * no such topic. Not allowed, it fails saying how to allow it, whether the topic exists or not.
+   * RocketMQ's own topics are never deleted: a topic that exists but that [[listTables]] leaves out
+   * is refused, naming it (the check is the listing itself, so SHOW TABLES and DROP TABLE cannot
+   * disagree on which topics are the users').
    */
   override def dropTable(ident: Identifier): Boolean = {
     if (!rootOptions(RocketMQOptions.AllowDropTable)) {
@@ -183,7 +195,8 @@ class RocketMQCatalog extends TableCatalog {
         if (admin.listTopics().contains(topic)) admin.deleteTopic(topic)
         else if (admin.route(topic).isEmpty) false
         else {
-          throw RocketMQErrors.catalogOperationNotSupported(catalogName, qualified(ident), "DROP_ROCKETMQ_TOPIC",
+          throw RocketMQErrors.catalogOperationNotSupported(catalogName, qualified(ident),
+            "DROP_ROCKETMQ_TOPIC",
             "topic" -> topic)
         }
       }
@@ -191,7 +204,8 @@ class RocketMQCatalog extends TableCatalog {
   }
 
   override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit =
-    throw RocketMQErrors.catalogOperationNotSupported(catalogName, qualified(oldIdent), "RENAME_TABLE")
+    throw RocketMQErrors.catalogOperationNotSupported(catalogName, qualified(oldIdent),
+      "RENAME_TABLE")
 }
 
 private[rocketmq] object RocketMQCatalog {
@@ -204,36 +218,49 @@ private[rocketmq] object RocketMQCatalog {
 
   val DefaultQueues = 8
 
-  /** A bound against typos; RocketMQ itself sets none (every queue is a directory of files on each broker). */
+  /**
+   * A bound against typos; RocketMQ itself sets none (every queue is a directory of files on each
+   * broker).
+   */
   val MaxQueues = 1024
 
   private val TopicNotFoundCondition = "ROCKETMQ_TOPIC_NOT_FOUND"
 
   /**
-   * Properties Spark sets, or reserves, on every table it creates (CREATE TABLE adds `owner`; `provider`,
-   * `comment`, `location` … come from their clauses): a topic keeps none of them, and none is an error.
+   * Properties Spark sets, or reserves, on every table it creates (CREATE TABLE adds `owner`;
+   * `provider`, `comment`, `location` … come from their clauses): a topic keeps none of them, and
+   * none is an error.
    */
   private val SparkReserved =
-    Set("provider", "owner", "comment", "location", "external", "is_managed_location", "collation", "table_type")
+    Set("provider", "owner", "comment", "location", "external", "is_managed_location", "collation",
+      "table_type")
 
   /** What CREATE TABLE asks of a new topic. */
   final case class TopicSettings(queues: Int, cluster: Option[String])
 
   /**
-   * The settings of new topic `topic` from CREATE TABLE's properties (keys case-insensitive, OPTIONS given as
-   * `option.<key>` too): `queues` (default [[DefaultQueues]], at most [[MaxQueues]]) and `cluster` (default: every
-   * broker group the name server knows). A bad value or an unknown property is an error naming it, the value and
-   * what is allowed.
+   * The settings of new topic `topic` from CREATE TABLE's properties (keys case-insensitive,
+   * OPTIONS given as `option.<key>` too): `queues` (default [[DefaultQueues]], at most
+   * [[MaxQueues]]) and `cluster` (default: every broker group the name server knows). A bad value
+   * or an unknown property is an error naming it, the value and what is allowed.
    */
   def topicSettings(topic: String, properties: Map[String, String]): TopicSettings = {
-    def key(property: String): String = property.stripPrefix(TableCatalog.OPTION_PREFIX).toLowerCase(Locale.ROOT)
+    def key(property: String): String =
+      property.stripPrefix(TableCatalog.OPTION_PREFIX).toLowerCase(Locale.ROOT)
     val asked = properties.toSeq.sortBy(_._1).map { case (k, v) => (k, Option(v).getOrElse("")) }
-    asked.find { case (k, _) => !Set(QueuesProperty, ClusterProperty).contains(key(k)) && !SparkReserved(key(k)) }
-      .foreach { case (k, v) => throw RocketMQErrors.invalidTableProperty(k, v, topic, "UNKNOWN_PROPERTY") }
-    def valueOf(property: String): Option[(String, String)] = asked.find { case (k, _) => key(k) == property }
+    asked.find { case (k, _) =>
+      !Set(QueuesProperty, ClusterProperty).contains(key(k)) && !SparkReserved(key(k))
+    }
+      .foreach { case (k, v) =>
+        throw RocketMQErrors.invalidTableProperty(k, v, topic, "UNKNOWN_PROPERTY")
+      }
+    def valueOf(property: String): Option[(String, String)] = asked.find { case (k, _) =>
+      key(k) == property
+    }
     val queues = valueOf(QueuesProperty).fold(DefaultQueues) { case (k, v) =>
       RocketMQOptionKind.parseInt(v.trim).filter(q => q >= 1 && q <= MaxQueues).getOrElse(
-        throw RocketMQErrors.invalidTableProperty(k, v, topic, "QUEUES", "max" -> MaxQueues.toString))
+        throw RocketMQErrors.invalidTableProperty(k, v, topic, "QUEUES",
+          "max" -> MaxQueues.toString))
     }
     TopicSettings(queues, valueOf(ClusterProperty).map(_._2.trim).filter(_.nonEmpty))
   }
@@ -242,7 +269,10 @@ private[rocketmq] object RocketMQCatalog {
   private def shape(columns: Seq[(String, DataType)]): Seq[(String, String)] =
     columns.map { case (n, t) => n.toLowerCase(Locale.ROOT) -> t.sql }
 
-  /** The columns a new table may be declared with: the source's, with or without the extra columns. */
+  /**
+   * The columns a new table may be declared with: the source's, with or without the extra columns.
+   */
   private val SourceColumns: Seq[Seq[(String, String)]] =
-    Seq(false, true).map(extra => shape(RocketMQSourceSchema(extra).fields.map(f => f.name -> f.dataType).toSeq))
+    Seq(false, true).map(extra =>
+      shape(RocketMQSourceSchema(extra).fields.map(f => f.name -> f.dataType).toSeq))
 }

@@ -28,18 +28,19 @@ import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOffsetReade
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 /**
- * One topic of a [[RocketMQCatalog]] as a table: the source's table ([[RocketMQTable]], the same columns, reads and
- * streaming writes) that also takes batch writes, so that INSERT INTO works (the source's own table leaves them to
- * `DataFrameWriter.save()`, see [[RocketMQSourceProvider]]). Any schema may be written, as to the sink: the
- * columns are taken by name when the write is planned.
+ * One topic of a [[RocketMQCatalog]] as a table: the source's table ([[RocketMQTable]], the same
+ * columns, reads and streaming writes) that also takes batch writes, so that INSERT INTO works (the
+ * source's own table leaves them to `DataFrameWriter.save()`, see [[RocketMQSourceProvider]]). Any
+ * schema may be written, as to the sink: the columns are taken by name when the write is planned.
  *
- * `tableOptions` are the catalog's options with the topic. A query's own options (reader and writer options) go
- * on top, except the two the table fixes: the topic (a write naming another one fails), and `includeExtraColumns`
- * (its columns). Its properties, for DESCRIBE TABLE EXTENDED, are asked of the brokers when first shown: the
- * readable queues of each broker group (`queues.<group>`) and the messages they hold (`messageCount`, the sum of
- * max - min offset over the queues).
+ * `tableOptions` are the catalog's options with the topic. A query's own options (reader and writer
+ * options) go on top, except the two the table fixes: the topic (a write naming another one fails),
+ * and `includeExtraColumns` (its columns). Its properties, for DESCRIBE TABLE EXTENDED, are asked
+ * of the brokers when first shown: the readable queues of each broker group (`queues.<group>`) and
+ * the messages they hold (`messageCount`, the sum of max - min offset over the queues).
  */
-private[rocketmq] class RocketMQCatalogTable(qualifiedName: String, topic: String, tableOptions: RocketMQOptions)
+private[rocketmq] class RocketMQCatalogTable(qualifiedName: String, topic: String,
+    tableOptions: RocketMQOptions)
   extends RocketMQTable(tableOptions) {
 
   override def name(): String = qualifiedName
@@ -55,32 +56,38 @@ private[rocketmq] class RocketMQCatalogTable(qualifiedName: String, topic: Strin
     new RocketMQTable(withQueryOptions(scanOptions)).newScanBuilder(scanOptions)
 
   /**
-   * A write of either kind: the source table's builder (which also keeps the query for the sink's metrics) for a
-   * stream, and a batch write planned like `DataFrameWriter.save()`'s (see [[RocketMQCatalogWriteBuilder]]).
+   * A write of either kind: the source table's builder (which also keeps the query for the sink's
+   * metrics) for a stream, and a batch write planned like `DataFrameWriter.save()`'s (see
+   * [[RocketMQCatalogWriteBuilder]]).
    */
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {
     refuseOtherTopic(info.options())
-    new RocketMQCatalogWriteBuilder(super.newWriteBuilder(info), withQueryOptions(info.options()), info)
+    new RocketMQCatalogWriteBuilder(super.newWriteBuilder(info), withQueryOptions(info.options()),
+      info)
   }
 
   /**
-   * Starts the coordinator of a restarted exactly-once stream into this table, from the writer's options its
-   * earlier run recorded beside checkpoint `dir` (see [[RocketMQSinkResume]]), for its run `runId`.
+   * Starts the coordinator of a restarted exactly-once stream into this table, from the writer's
+   * options its earlier run recorded beside checkpoint `dir` (see [[RocketMQSinkResume]]), for its
+   * run `runId`.
    */
-  def resumeStream(writerOptions: Map[String, String], queryId: String, runId: String, dir: String): Unit = {
+  def resumeStream(writerOptions: Map[String, String], queryId: String, runId: String, dir: String)
+      : Unit = {
     refuseOtherTopic(new CaseInsensitiveStringMap(writerOptions.asJava))
-    RocketMQWrite.resumeAt(withQueryOptions(new CaseInsensitiveStringMap(writerOptions.asJava)), queryId,
+    RocketMQWrite.resumeAt(withQueryOptions(new CaseInsensitiveStringMap(writerOptions.asJava)),
+      queryId,
       Some(runId), dir)
   }
 
   /**
-   * A write's `topic` option naming another topic is refused, for a batch write and a stream alike (this is
-   * where both are built): otherwise the stream's builder, which takes the query's options as they are, would
-   * send this table's rows to that topic.
+   * A write's `topic` option naming another topic is refused, for a batch write and a stream alike
+   * (this is where both are built): otherwise the stream's builder, which takes the query's options
+   * as they are, would send this table's rows to that topic.
    */
   private def refuseOtherTopic(query: CaseInsensitiveStringMap): Unit =
     Option(query.get(RocketMQOptions.Topic.key)).filter(_ != topic).foreach { other =>
-      throw RocketMQErrors.optionFixedByTable(RocketMQOptions.Topic.key, other, qualifiedName, topic)
+      throw RocketMQErrors.optionFixedByTable(RocketMQOptions.Topic.key, other, qualifiedName,
+        topic)
     }
 
   override def properties(): util.Map[String, String] = described
@@ -93,16 +100,24 @@ private[rocketmq] class RocketMQCatalogTable(qualifiedName: String, topic: Strin
       s"${RocketMQCatalogTable.QueuesPrefix}$group" -> inGroup.size.toString
     }
     val messages = ranges.values.map(range => range.max - range.min).sum
-    (Seq(TableCatalog.PROP_PROVIDER -> "rocketmq", RocketMQCatalogTable.MessageCount -> messages.toString) ++ queues)
+    (Seq(TableCatalog.PROP_PROVIDER -> "rocketmq",
+      RocketMQCatalogTable.MessageCount -> messages.toString) ++ queues)
       .toMap.asJava
   }
 
-  /** The table's options with a query's on top (keys matched without case), but for the ones the table fixes. */
+  /**
+   * The table's options with a query's on top (keys matched without case), but for the ones the
+   * table fixes.
+   */
   private def withQueryOptions(query: CaseInsensitiveStringMap): RocketMQOptions = {
     val fixed = RocketMQCatalogTable.FixedOptions
-    val given = query.asCaseSensitiveMap().asScala.toMap.filter { case (k, _) => !fixed(k.toLowerCase(Locale.ROOT)) }
+    val given = query.asCaseSensitiveMap().asScala.toMap.filter { case (k, _) =>
+      !fixed(k.toLowerCase(Locale.ROOT))
+    }
     val overridden = given.keySet.map(_.toLowerCase(Locale.ROOT))
-    new RocketMQOptions(tableOptions.all.filter { case (k, _) => !overridden(k.toLowerCase(Locale.ROOT)) } ++ given)
+    new RocketMQOptions(tableOptions.all.filter { case (k, _) =>
+      !overridden(k.toLowerCase(Locale.ROOT))
+    } ++ given)
   }
 }
 
@@ -116,5 +131,6 @@ private[rocketmq] object RocketMQCatalogTable {
 
   /** Options a query cannot change on a catalog table (lower case): its topic, and its columns. */
   private val FixedOptions: Set[String] =
-    Set(RocketMQOptions.Topic.key, RocketMQOptions.IncludeExtraColumns.key).map(_.toLowerCase(Locale.ROOT))
+    Set(RocketMQOptions.Topic.key, RocketMQOptions.IncludeExtraColumns.key).map(
+      _.toLowerCase(Locale.ROOT))
 }

@@ -20,24 +20,27 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomTaskMetric}
-import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
+import org.apache.spark.sql.connector.write.{
+  BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder
+}
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
 import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 
 /**
- * Builds the write to a [[RocketMQCatalogTable]] for whichever kind of query asks. Spark builds the write before
- * it says which kind it wants, so each kind is planned when asked for:
- *  - a batch write (INSERT INTO, `DataFrameWriterV2.append`) is planned as `DataFrameWriter.save()` plans one
- *    ([[RocketMQWrite.plan]] with no checkpoint, so an exactly-once write gets a transaction run of its own),
- *    and runs through [[RocketMQBatchWrite]]: at-least-once, every task done only when each of its messages is
- *    acknowledged;
- *  - a streaming write is the source table's (`streaming`, a [[RocketMQWriteBuilder]]).
- * The options, the columns and the topic are checked then, before any row is sent. A topic cannot be truncated:
- * INSERT OVERWRITE is refused by Spark (the table does not claim it), and a stream in complete mode sends its whole
- * result every batch, as the source's sink does.
+ * Builds the write to a [[RocketMQCatalogTable]] for whichever kind of query asks. Spark builds the
+ * write before it says which kind it wants, so each kind is planned when asked for:
+ * - a batch write (INSERT INTO, `DataFrameWriterV2.append`) is planned as `DataFrameWriter.save()`
+ *   plans one ([[RocketMQWrite.plan]] with no checkpoint, so an exactly-once write gets a
+ *   transaction run of its own), and runs through [[RocketMQBatchWrite]]: at-least-once, every task
+ *   done only when each of its messages is acknowledged;
+ * - a streaming write is the source table's (`streaming`, a [[RocketMQWriteBuilder]]). The options,
+ *   the columns and the topic are checked then, before any row is sent. A topic cannot be
+ *   truncated: INSERT OVERWRITE is refused by Spark (the table does not claim it), and a stream in
+ *   complete mode sends its whole result every batch, as the source's sink does.
  */
-private[rocketmq] class RocketMQCatalogWriteBuilder(streaming: WriteBuilder, options: RocketMQOptions,
+private[rocketmq] class RocketMQCatalogWriteBuilder(streaming: WriteBuilder,
+    options: RocketMQOptions,
     info: LogicalWriteInfo)
   extends WriteBuilder with SupportsTruncate with SupportsStreamingUpdateAsAppend {
 
@@ -47,7 +50,8 @@ private[rocketmq] class RocketMQCatalogWriteBuilder(streaming: WriteBuilder, opt
     override def description(): String =
       s"RocketMQWrite[topic=${options.rawValue(RocketMQOptions.Topic).getOrElse("")}]"
 
-    private lazy val batch = RocketMQWrite.plan(options, info.schema(), info.queryId(), checkpointLocation = None)
+    private lazy val batch =
+      RocketMQWrite.plan(options, info.schema(), info.queryId(), checkpointLocation = None)
 
     override def toBatch: BatchWrite = batch.toBatch
 
@@ -55,7 +59,8 @@ private[rocketmq] class RocketMQCatalogWriteBuilder(streaming: WriteBuilder, opt
 
     override def toStreaming: StreamingWrite = {
       val write = streaming.build().toStreaming
-      // Recorded for the stream's next run, which Spark starts without the writer's options (RocketMQSinkResume).
+      // Recorded for the stream's next run, which Spark starts without the writer's options
+      // (RocketMQSinkResume).
       if (RocketMQWrite.isExactlyOnce(options)) {
         RocketMQWriteBuilder.checkpointLocation(info).foreach { dir =>
           RocketMQSinkResume.record(dir, info.options().asCaseSensitiveMap().asScala.toMap,

@@ -32,11 +32,11 @@ private[rocketmq] object RocketMQContinuousReaderFactory extends ContinuousParti
 }
 
 /**
- * Reads one queue under continuous processing: from the partition's start with no end, each message as soon as
- * the broker has it (the puller long-polls at the queue's end). `next()` waits for a message as long as the task
- * runs, looking at whether Spark has stopped the task between waits of at most half a second; [[getOffset]] is
- * where the queue goes on after the messages returned so far, naming the queue, which Spark records at each
- * epoch.
+ * Reads one queue under continuous processing: from the partition's start with no end, each message
+ * as soon as the broker has it (the puller long-polls at the queue's end). `next()` waits for a
+ * message as long as the task runs, looking at whether Spark has stopped the task between waits of
+ * at most half a second; [[getOffset]] is where the queue goes on after the messages returned so
+ * far, naming the queue, which Spark records at each epoch.
  */
 private[rocketmq] final class RocketMQContinuousPartitionReader(partition: RocketMQInputPartition)
   extends RocketMQPartitionReader(partition)

@@ -31,17 +31,19 @@ import org.apache.spark.sql.connector.read.streaming.{
 import org.apache.spark.sql.rocketmq.client.{RocketMQOffsetReader, RocketMQOptions}
 
 /**
- * A stream under continuous processing (`Trigger.Continuous`): one long-running task per queue reads from where
- * the last committed epoch ended, with no end, each message going on through the query as it arrives
- * ([[RocketMQContinuousPartitionReader]]). At each epoch Spark collects where every task is, each task's offset
- * naming its queue, and writes the merged offsets ([[mergeOffsets]]) to the checkpoint, in the micro-batch's
- * format: a query can move between continuous, micro-batch and real-time triggers on one checkpoint. The first
- * offsets, the data loss rules and queues that appear (read from their earliest offset) are those of micro-batches
- * (the [[RocketMQStreamPlanner]]'s); a change in the topics' queues is noticed in the background at most once a
- * second ([[needsReconfiguration]]), and Spark then plans the tasks again from the last committed epoch. Options
- * that bound, delay or split a batch are refused.
+ * A stream under continuous processing (`Trigger.Continuous`): one long-running task per queue
+ * reads from where the last committed epoch ended, with no end, each message going on through the
+ * query as it arrives ([[RocketMQContinuousPartitionReader]]). At each epoch Spark collects where
+ * every task is, each task's offset naming its queue, and writes the merged offsets
+ * ([[mergeOffsets]]) to the checkpoint, in the micro-batch's format: a query can move between
+ * continuous, micro-batch and real-time triggers on one checkpoint. The first offsets, the data
+ * loss rules and queues that appear (read from their earliest offset) are those of micro-batches
+ * (the [[RocketMQStreamPlanner]]'s); a change in the topics' queues is noticed in the background at
+ * most once a second ([[needsReconfiguration]]), and Spark then plans the tasks again from the last
+ * committed epoch. Options that bound, delay or split a batch are refused.
  */
-private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions, checkpointLocation: String)
+private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
+    checkpointLocation: String)
   extends ContinuousStream
   with ReportsSourceMetrics {
 
@@ -53,7 +55,10 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
   /** The running plan: where its tasks started, by queue. */
   @volatile private var plan = RocketMQOpenPlan(Map.empty)
 
-  /** Looks at the topics' queues off the epoch thread, with a client of its own (a slow broker stalls no epoch). */
+  /**
+   * Looks at the topics' queues off the epoch thread, with a client of its own (a slow broker
+   * stalls no epoch).
+   */
   private lazy val checker = Executors.newSingleThreadExecutor((r: Runnable) => {
     val thread = new Thread(r, s"rocketmq-continuous-queues-${topics.mkString(",")}")
     thread.setDaemon(true)
@@ -70,9 +75,11 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
   override def deserializeOffset(json: String): Offset = RocketMQSourceOffset.parse(json)
 
   override def planInputPartitions(start: Offset): Array[InputPartition] = {
-    val next = planner.planOpen(start, refetch = true) // each plan looks at the queues there are now
+    val next =
+      planner.planOpen(start, refetch = true) // each plan looks at the queues there are now
     plan = next
-    val slots = Option(SparkContext.getActive.orNull).map(_.defaultParallelism).getOrElse(Int.MaxValue)
+    val slots =
+      Option(SparkContext.getActive.orNull).map(_.defaultParallelism).getOrElse(Int.MaxValue)
     if (next.queues.size > slots) {
       log.warn(s"Continuous processing of ${topics.mkString(",")} runs one task per queue, " +
         s"${next.queues.size} in all, but Spark has $slots task slots: the tasks that do not start hold every " +
@@ -81,11 +88,14 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
     planner.openPartitions(next).toArray[InputPartition]
   }
 
-  override def createContinuousReaderFactory(): ContinuousPartitionReaderFactory = RocketMQContinuousReaderFactory
+  override def createContinuousReaderFactory(): ContinuousPartitionReaderFactory =
+    RocketMQContinuousReaderFactory
 
   override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = plan.end(offsets)
 
-  /** Whether the topics' queues differ from the running plan's, as the last background look found. */
+  /**
+   * Whether the topics' queues differ from the running plan's, as the last background look found.
+   */
   override def needsReconfiguration(): Boolean = synchronized {
     val planned = plan.from.keySet
     if (planned.isEmpty) return false
@@ -98,13 +108,15 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
     if (!changed && check == null && System.currentTimeMillis() - lastCheckMs >= CheckIntervalMs) {
       lastCheckMs = System.currentTimeMillis()
       check = checker.submit(new Callable[Boolean] {
-        override def call(): Boolean = checkReader.fetchQueueRanges(topics, allowMissing = true).keySet != planned
+        override def call(): Boolean =
+          checkReader.fetchQueueRanges(topics, allowMissing = true).keySet != planned
       })
     }
     changed
   }
 
-  override def commit(end: Offset): Unit = planner.commitProgress(RocketMQSourceOffset(end).queueOffsets)
+  override def commit(end: Offset): Unit =
+    planner.commitProgress(RocketMQSourceOffset(end).queueOffsets)
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] =
     planner.lagMetrics(latestConsumedOffset)

@@ -21,18 +21,23 @@ import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
 import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQWriteSettings}
-import org.apache.spark.sql.rocketmq.transaction.{RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages}
+import org.apache.spark.sql.rocketmq.transaction.{
+  RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages
+}
 
 /**
- * Creates the writers of batch and streaming writes alike (a batch job is epoch 0); the writers add what they
- * measured and counted to `accumulators` once their sends are done (null: nobody reads them).
+ * Creates the writers of batch and streaming writes alike (a batch job is epoch 0); the writers add
+ * what they measured and counted to `accumulators` once their sends are done (null: nobody reads
+ * them).
  */
-private[rocketmq] class RocketMQDataWriterFactory(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
+private[rocketmq] class RocketMQDataWriterFactory(settings: RocketMQWriteSettings,
+    columns: RocketMQWriteColumns,
     accumulators: RocketMQWriteAccumulators = null)
   extends DataWriterFactory with StreamingDataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] =
     new RocketMQDataWriter(settings, columns, partitionId, taskId, 0L, accumulators)
-  override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] =
+  override def createWriter(partitionId: Int, taskId: Long, epochId: Long)
+      : DataWriter[InternalRow] =
     new RocketMQDataWriter(settings, columns, partitionId, taskId, epochId, accumulators)
 }
 
@@ -42,16 +47,19 @@ private[rocketmq] class RocketMQDataWriterFactory(settings: RocketMQWriteSetting
  * the partition's size. `commit()` returns only once every send of the task is acknowledged; the
  * first failure fails the task with the broker's reason, so Spark's task retry gives at-least-once
  * delivery. Exactly-once: every message is a half message of this task attempt
- * ([[RocketMQHalfMessageRecorder]]), and the commit message carries them to the driver. How long requests took to
- * be acknowledged shows as `sendAckMsP50`, `sendAckMsP99` and `sendAckMsMax`; a committed task adds them, and its
- * counts of resends, failures and possible duplicates, to `accumulators` (complete only after `commit()`).
+ * ([[RocketMQHalfMessageRecorder]]), and the commit message carries them to the driver. How long
+ * requests took to be acknowledged shows as `sendAckMsP50`, `sendAckMsP99` and `sendAckMsMax`; a
+ * committed task adds them, and its counts of resends, failures and possible duplicates, to
+ * `accumulators` (complete only after `commit()`).
  */
-private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
+private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings,
+    columns: RocketMQWriteColumns,
     partition: Int, attempt: Long, epoch: Long, accumulators: RocketMQWriteAccumulators = null)
   extends DataWriter[InternalRow] {
 
   private val converter = new RocketMQRowToMessage(settings, columns)
-  private val halfMessages = settings.transaction.map(new RocketMQHalfMessageRecorder(_, epoch, partition, attempt))
+  private val halfMessages =
+    settings.transaction.map(new RocketMQHalfMessageRecorder(_, epoch, partition, attempt))
   private var rowsWritten = 0L
 
   private val sender = new RocketMQMessageSender(settings, halfMessages.orNull)
@@ -66,10 +74,10 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
   override def commit(): WriterCommitMessage = {
     sender.flush()
     if (accumulators != null) accumulators.add(sender)
-    // At-least-once, no commit message: the job commit has nothing to collect (counts are in the task
-    // metrics). Exactly-once, one of Spark's own classes: the driver deserializes task results with
-    // Spark's class loader, which cannot see a connector that a Spark Connect session added with
-    // addArtifacts (see RocketMQTaskHalfMessages).
+    // At-least-once, no commit message: the job commit has nothing to collect (counts are in the
+    // task metrics). Exactly-once, one of Spark's own classes: the driver deserializes task results
+    // with Spark's class loader, which cannot see a connector that a Spark Connect session added
+    // with addArtifacts (see RocketMQTaskHalfMessages).
     halfMessages.map(h => RocketMQTaskHalfMessages.toCommitMessage(h.encode())).orNull
   }
 
@@ -85,7 +93,8 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings, colu
       RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.SendRequests, sender.requests),
       RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.SendRetries, sender.retries),
       RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.FailedSends, sender.failedSends),
-      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.PossibleDuplicates, sender.possibleDuplicates)) ++
+      RocketMQCustomMetrics.taskMetric(RocketMQCustomMetrics.PossibleDuplicates,
+        sender.possibleDuplicates)) ++
       sender.ackLatency(RocketMQCustomMetrics.latencyTaskMetrics(RocketMQCustomMetrics.SendAckMsP50,
         RocketMQCustomMetrics.SendAckMsP99, RocketMQCustomMetrics.SendAckMsMax, _))).toArray
 

@@ -19,27 +19,31 @@ package org.apache.spark.sql.rocketmq
 import java.util.{Map => JMap}
 
 /**
- * The constructors of the connector's public exception types, for [[client.RocketMQErrors]], the one place that
- * makes them. Those types are Java classes whose constructors are package-private, so that users cannot make
- * them; only code of this package may call them, and this object passes the calls on for the packages below.
- * Like the Java classes it names nothing else of the connector: it belongs to their layer, the lowest
- * (docs/development.md, Package layers).
+ * The constructors of the connector's public exception types, for [[client.RocketMQErrors]], the
+ * one place that makes them. Those types are Java classes whose constructors are package-private,
+ * so that users cannot make them; only code of this package may call them, and this object passes
+ * the calls on for the packages below. Like the Java classes it names nothing else of the
+ * connector: it belongs to their layer, the lowest (docs/development.md, Package layers).
  */
 private[rocketmq] object RocketMQExceptionConstructors {
 
-  def invalidInput(condition: String, sqlState: String, parameters: JMap[String, String], message: String,
+  def invalidInput(condition: String, sqlState: String, parameters: JMap[String, String],
+      message: String,
       cause: Throwable): RocketMQInvalidInputException =
     new RocketMQInvalidInputException(condition, sqlState, parameters, message, cause)
 
-  def unsupportedOperation(condition: String, sqlState: String, parameters: JMap[String, String], message: String,
+  def unsupportedOperation(condition: String, sqlState: String, parameters: JMap[String, String],
+      message: String,
       cause: Throwable): RocketMQUnsupportedOperationException =
     new RocketMQUnsupportedOperationException(condition, sqlState, parameters, message, cause)
 
-  def dataLoss(condition: String, sqlState: String, parameters: JMap[String, String], message: String,
+  def dataLoss(condition: String, sqlState: String, parameters: JMap[String, String],
+      message: String,
       cause: Throwable): RocketMQDataLossException =
     new RocketMQDataLossException(condition, sqlState, parameters, message, cause)
 
-  def requestFailed(condition: String, sqlState: String, parameters: JMap[String, String], message: String,
+  def requestFailed(condition: String, sqlState: String, parameters: JMap[String, String],
+      message: String,
       cause: Throwable): RocketMQRequestException =
     new RocketMQRequestException(condition, sqlState, parameters, message, cause)
 }

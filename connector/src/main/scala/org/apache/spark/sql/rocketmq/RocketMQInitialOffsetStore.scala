@@ -22,11 +22,13 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
 /**
- * Keeps a streaming query's first offsets in its checkpoint (`<source checkpoint>/initial-offsets`),
- * written once. Spark logs offsets only when a batch runs; without this, a query stopped before its
- * first batch would resolve `latest` or a timestamp again on restart and could skip messages.
+ * Keeps a streaming query's first offsets in its checkpoint (`<source
+ * checkpoint>/initial-offsets`), written once. Spark logs offsets only when a batch runs; without
+ * this, a query stopped before its first batch would resolve `latest` or a timestamp again on
+ * restart and could skip messages.
  */
-private[rocketmq] class RocketMQInitialOffsetStore(checkpointLocation: String, hadoopConf: Configuration) {
+private[rocketmq] class RocketMQInitialOffsetStore(checkpointLocation: String,
+    hadoopConf: Configuration) {
   private val path = new Path(checkpointLocation, "initial-offsets")
 
   /** The stored initial offset, or `resolve()` stored first. */

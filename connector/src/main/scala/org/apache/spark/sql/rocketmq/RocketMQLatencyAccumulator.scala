@@ -21,25 +21,30 @@ import org.apache.spark.sql.rocketmq.client.RocketMQLatencyHistogram
 import org.apache.spark.util.CollectionAccumulator
 
 /**
- * The durations a streaming query's tasks measured, gathered on the driver for its progress reports. A stream (or,
- * for the sink, the sink's table) makes one on the driver and hands it to its tasks in their reader or writer
- * factory; each task adds its histogram when it is done, and Spark merges a successful task's additions into the
- * driver's when the task ends (a failed task's are dropped). Spark merges the additions of a micro-batch's tasks
- * before their job ends (real-time batches too: their tasks end with the batch), and reports the batch's progress
- * after that: [[drain]], called as progress is made, returns what the batch measured and starts the next batch
- * afresh.
+ * The durations a streaming query's tasks measured, gathered on the driver for its progress
+ * reports. A stream (or, for the sink, the sink's table) makes one on the driver and hands it to
+ * its tasks in their reader or writer factory; each task adds its histogram when it is done, and
+ * Spark merges a successful task's additions into the driver's when the task ends (a failed task's
+ * are dropped). Spark merges the additions of a micro-batch's tasks before their job ends
+ * (real-time batches too: their tasks end with the batch), and reports the batch's progress after
+ * that: [[drain]], called as progress is made, returns what the batch measured and starts the next
+ * batch afresh.
  *
  * What travels is Spark's own accumulator of Longs, the histograms packed into numbers
- * ([[RocketMQLatencyHistogram.packed]]): Spark reads task results on the driver with its own class loader, where a
- * class of the connector's is not found when the jar is a Spark Connect session's artifact.
+ * ([[RocketMQLatencyHistogram.packed]]): Spark reads task results on the driver with its own class
+ * loader, where a class of the connector's is not found when the jar is a Spark Connect session's
+ * artifact.
  */
-private[rocketmq] final class RocketMQLatencyAccumulator private (numbers: CollectionAccumulator[java.lang.Long])
+private[rocketmq] final class RocketMQLatencyAccumulator private (
+    numbers: CollectionAccumulator[java.lang.Long])
   extends Serializable {
 
   /** In a task: adds the durations `measured` holds. */
   def add(measured: RocketMQLatencyHistogram): Unit = measured.packed.foreach(n => numbers.add(n))
 
-  /** On the driver: what was measured since the last call, and forgotten (taken and reset at once). */
+  /**
+   * On the driver: what was measured since the last call, and forgotten (taken and reset at once).
+   */
   def drain(): RocketMQLatencyHistogram = {
     val taken = numbers.synchronized {
       val all = numbers.value
@@ -54,7 +59,10 @@ private[rocketmq] final class RocketMQLatencyAccumulator private (numbers: Colle
 
 private[rocketmq] object RocketMQLatencyAccumulator {
 
-  /** A new accumulator, registered (unnamed: not shown among the stage's accumulators) with the driver's context. */
+  /**
+   * A new accumulator, registered (unnamed: not shown among the stage's accumulators) with the
+   * driver's context.
+   */
   def register(): RocketMQLatencyAccumulator = {
     val numbers = new CollectionAccumulator[java.lang.Long]
     SparkContext.getOrCreate().register(numbers)
@@ -62,8 +70,8 @@ private[rocketmq] object RocketMQLatencyAccumulator {
   }
 
   /**
-   * A progress report's entries for `measured`: `<name>MsP50`, `<name>MsP99`, `<name>MsMax` and `<name>Count` (how
-   * many durations), none when nothing was measured.
+   * A progress report's entries for `measured`: `<name>MsP50`, `<name>MsP99`, `<name>MsMax` and
+   * `<name>Count` (how many durations), none when nothing was measured.
    */
   def progressMetrics(name: String, measured: RocketMQLatencyHistogram): Map[String, String] =
     if (measured.isEmpty) Map.empty

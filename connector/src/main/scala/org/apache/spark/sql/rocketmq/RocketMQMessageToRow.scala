@@ -28,7 +28,8 @@ import org.apache.spark.unsafe.types.UTF8String
  * serves one partition reader: it writes each row into the same buffer (Spark copies rows it
  * keeps), and topic and broker names, constant per queue, are encoded once.
  */
-private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue, includeExtraColumns: Boolean = false) {
+private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue,
+    includeExtraColumns: Boolean = false) {
   private val writer = new UnsafeRowWriter(RocketMQSourceSchema(includeExtraColumns).length)
   private val keysWriter = new UnsafeArrayWriter(writer, 8)
   private val topic = UTF8String.fromString(queue.topic)
@@ -108,7 +109,9 @@ private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue, include
       math.max(json.length * 2,
         jsonLength + bytes))
 
-  private def putAscii(s: String): Unit = { var i = 0; while (i < s.length) { put(s.charAt(i)); i += 1 } }
+  private def putAscii(s: String): Unit = {
+    var i = 0; while (i < s.length) { put(s.charAt(i)); i += 1 }
+  }
 
   /**
    * A JSON string in UTF-8. Plain ASCII (the common case for property names and values) is copied
@@ -138,7 +141,9 @@ private[rocketmq] final class RocketMQMessageToRow(queue: RocketMQQueue, include
         case _ if c < 0x20 => putAscii(f"\\u${c.toInt}%04x")
         case _ if c < 0x80 => put(c)
         case _ if c < 0x800 => put(0xc0 | (c >> 6)); put(0x80 | (c & 0x3f))
-        case _ if Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1)) =>
+        case _
+            if Character.isHighSurrogate(c) && i + 1 < n &&
+              Character.isLowSurrogate(s.charAt(i + 1)) =>
           val cp = Character.toCodePoint(c, s.charAt(i + 1))
           put(0xf0 | (cp >> 18)); put(0x80 | ((cp >> 12) & 0x3f)); put(0x80 | ((cp >> 6) & 0x3f));
           put(0x80 | (cp & 0x3f))

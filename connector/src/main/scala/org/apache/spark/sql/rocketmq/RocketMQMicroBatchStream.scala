@@ -28,20 +28,21 @@ import org.apache.spark.sql.rocketmq.client.{RocketMQOptions, RocketMQQueue}
  * A Structured Streaming read of RocketMQ topics, one micro-batch at a time.
  *
  * An offset ([[RocketMQSourceOffset]]) holds, per queue, the next offset to read. A batch reads
- * `[previous end, end)` of every queue; its end is the queues' max offsets as one request per broker
- * reports them, cut down by `maxOffsetsPerTrigger` (shared out by backlog) or held back while fewer
- * than `minOffsetsPerTrigger` are new (for at most `maxTriggerDelay`). Queues that appear while the
- * query runs (a topic scaled out) are read from their earliest offset. The first offsets come from
- * the start options once, and are kept in the checkpoint; a restart resumes from the checkpoint and
- * ignores the start options.
+ * `[previous end, end)` of every queue; its end is the queues' max offsets as one request per
+ * broker reports them, cut down by `maxOffsetsPerTrigger` (shared out by backlog) or held back
+ * while fewer than `minOffsetsPerTrigger` are new (for at most `maxTriggerDelay`). Queues that
+ * appear while the query runs (a topic scaled out) are read from their earliest offset. The first
+ * offsets come from the start options once, and are kept in the checkpoint; a restart resumes from
+ * the checkpoint and ignores the start options.
  *
- * Offsets that cannot be read any more (expired, a queue or topic gone, offsets gone backwards after a
- * topic was recreated) fail the query, or with `failOnDataLoss=false` are logged and skipped; a topic
- * that comes back has its queues read from their earliest offsets. Those rules, the first offsets and the
- * planning of a batch's partitions are the [[RocketMQStreamPlanner]]'s, which the real-time and continuous
- * streams share.
+ * Offsets that cannot be read any more (expired, a queue or topic gone, offsets gone backwards
+ * after a topic was recreated) fail the query, or with `failOnDataLoss=false` are logged and
+ * skipped; a topic that comes back has its queues read from their earliest offsets. Those rules,
+ * the first offsets and the planning of a batch's partitions are the [[RocketMQStreamPlanner]]'s,
+ * which the real-time and continuous streams share.
  */
-private[rocketmq] final class RocketMQMicroBatchStream(private[rocketmq] val planner: RocketMQStreamPlanner)
+private[rocketmq] final class RocketMQMicroBatchStream(
+    private[rocketmq] val planner: RocketMQStreamPlanner)
   extends MicroBatchStream
   with SupportsTriggerAvailableNow
   with ReportsSourceMetrics {
@@ -50,7 +51,9 @@ private[rocketmq] final class RocketMQMicroBatchStream(private[rocketmq] val pla
     this(new RocketMQStreamPlanner(options, checkpointLocation))
 
   private val options = planner.options
-  /** Under Trigger.AvailableNow: the offsets that existed when the query started; read no further. */
+  /**
+   * Under Trigger.AvailableNow: the offsets that existed when the query started; read no further.
+   */
   private var availableNowTarget: Option[Map[RocketMQQueue, Long]] = None
   private var lastBatchMs = System.currentTimeMillis()
 
@@ -62,7 +65,8 @@ private[rocketmq] final class RocketMQMicroBatchStream(private[rocketmq] val pla
 
   override def getDefaultReadLimit: ReadLimit = {
     val delay = options(RocketMQOptions.MaxTriggerDelay)
-    (options(RocketMQOptions.MinOffsetsPerTrigger), options(RocketMQOptions.MaxOffsetsPerTrigger)) match {
+    (options(RocketMQOptions.MinOffsetsPerTrigger),
+      options(RocketMQOptions.MaxOffsetsPerTrigger)) match {
       case (Some(min), Some(max)) =>
         ReadLimit.compositeLimit(Array(ReadLimit.minRows(min, delay), ReadLimit.maxRows(max)))
       case (Some(min), None) => ReadLimit.minRows(min, delay)
@@ -71,7 +75,10 @@ private[rocketmq] final class RocketMQMicroBatchStream(private[rocketmq] val pla
     }
   }
 
-  /** Under Trigger.AvailableNow: its end is taken at the first batch, once the queues read so far are known. */
+  /**
+   * Under Trigger.AvailableNow: its end is taken at the first batch, once the queues read so far
+   * are known.
+   */
   private var availableNow = false
 
   override def prepareForTriggerAvailableNow(): Unit = availableNow = true
@@ -85,15 +92,16 @@ private[rocketmq] final class RocketMQMicroBatchStream(private[rocketmq] val pla
     // (Spark calls commit() for a batch only when it plans the next one; stop() commits the last).
     planner.commitProgress(startOffsets)
     val known = startOffsets.keySet
-    // AvailableNow's end is what exists at its first batch, every queue the checkpoint names included (a broker
-    // group wholly down, which the name server forgets, is waited for as unavailable, never left out as gone),
-    // each master first asked to index what it stored.
+    // AvailableNow's end is what exists at its first batch, every queue the checkpoint names
+    // included (a broker group wholly down, which the name server forgets, is waited for as
+    // unavailable, never left out as gone), each master first asked to index what it stored.
     val firstOfAvailableNow = availableNow && availableNowTarget.isEmpty
     val now = planner.fetchLatest(known, awaitIndexed = firstOfAvailableNow)
     if (firstOfAvailableNow) availableNowTarget = Some(now.map { case (q, r) => q -> r.max })
-    // A master's queue ending before where the stream is: its offsets went back (a recreated topic), or the
-    // master has not indexed all it stored (restarted, it rebuilds its queues' tails from its commit log).
-    // Asked again once each master has indexed what it stored: what still ends before is gone.
+    // A master's queue ending before where the stream is: its offsets went back (a recreated
+    // topic), or the master has not indexed all it stored (restarted, it rebuilds its queues' tails
+    // from its commit log). Asked again once each master has indexed what it stored: what still
+    // ends before is gone.
     if (!firstOfAvailableNow &&
       now.exists { case (q, r) => !r.fromReplica && startOffsets.get(q).exists(r.max < _) }) {
       planner.fetchLatest(known, awaitIndexed = true)
@@ -109,7 +117,8 @@ private[rocketmq] final class RocketMQMicroBatchStream(private[rocketmq] val pla
   }
 
   /** The batch's ends under `limit`; None when the batch should wait for more data. */
-  private def limitBatch(from: Map[RocketMQQueue, Long], until: Map[RocketMQQueue, Long], limit: ReadLimit)
+  private def limitBatch(from: Map[RocketMQQueue, Long], until: Map[RocketMQQueue, Long],
+      limit: ReadLimit)
       : Option[Map[RocketMQQueue, Long]] = {
     val limits = limit match {
       case c: CompositeReadLimit => c.getReadLimits.toSeq
@@ -117,7 +126,8 @@ private[rocketmq] final class RocketMQMicroBatchStream(private[rocketmq] val pla
     }
     val backlog = until.map { case (q, u) => math.max(0L, u - from(q)) }.sum
     val waitForMore = availableNowTarget.isEmpty && limits.exists {
-      case m: ReadMinRows => backlog < m.minRows && System.currentTimeMillis() - lastBatchMs < m.maxTriggerDelayMs
+      case m: ReadMinRows => backlog < m.minRows &&
+        System.currentTimeMillis() - lastBatchMs < m.maxTriggerDelayMs
       case _ => false
     }
     if (waitForMore) None
@@ -135,23 +145,28 @@ private[rocketmq] final class RocketMQMicroBatchStream(private[rocketmq] val pla
     planner.planBounded(start, end)
 
   /**
-   * The queue waits the tasks of the batch being run measure (the real-time stream's tasks too), made on the driver
-   * when first needed.
+   * The queue waits the tasks of the batch being run measure (the real-time stream's tasks too),
+   * made on the driver when first needed.
    */
-  private[rocketmq] lazy val queueWait: RocketMQLatencyAccumulator = RocketMQLatencyAccumulator.register()
+  private[rocketmq] lazy val queueWait: RocketMQLatencyAccumulator =
+    RocketMQLatencyAccumulator.register()
 
-  override def createReaderFactory(): PartitionReaderFactory = new RocketMQPartitionReaderFactory(queueWait)
+  override def createReaderFactory(): PartitionReaderFactory =
+    new RocketMQPartitionReaderFactory(queueWait)
 
-  override def commit(end: Offset): Unit = planner.commitProgress(RocketMQSourceOffset(end).queueOffsets)
+  override def commit(end: Offset): Unit =
+    planner.commitProgress(RocketMQSourceOffset(end).queueOffsets)
 
   /**
-   * How far the queues are behind ([[RocketMQStreamPlanner.lagMetrics]]), and how long the messages of the batch
-   * that just ended waited in their queues: `queueWaitMsP50`, `queueWaitMsP99`, `queueWaitMsMax` and
-   * `queueWaitCount` (none when it read none). Spark calls this once a batch's job has ended, when every task's
-   * measures are in, and also after a trigger that ran no batch (which then has none).
+   * How far the queues are behind ([[RocketMQStreamPlanner.lagMetrics]]), and how long the messages
+   * of the batch that just ended waited in their queues: `queueWaitMsP50`, `queueWaitMsP99`,
+   * `queueWaitMsMax` and `queueWaitCount` (none when it read none). Spark calls this once a batch's
+   * job has ended, when every task's measures are in, and also after a trigger that ran no batch
+   * (which then has none).
    */
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
-    val waits = RocketMQLatencyAccumulator.progressMetrics(RocketMQCustomMetrics.QueueWait, queueWait.drain())
+    val waits =
+      RocketMQLatencyAccumulator.progressMetrics(RocketMQCustomMetrics.QueueWait, queueWait.drain())
     if (waits.isEmpty) planner.lagMetrics(latestConsumedOffset)
     else (planner.lagMetrics(latestConsumedOffset).asScala ++ waits).asJava
   }
@@ -164,13 +179,14 @@ private[rocketmq] final class RocketMQMicroBatchStream(private[rocketmq] val pla
 private[rocketmq] object RocketMQMicroBatchStream {
 
   /**
-   * The stream for this Spark: [[RocketMQRealTimeMicroBatchStream]] where Spark has real-time mode (4.1 and
-   * later), made by reflection so that no class naming its interfaces is loaded on an older Spark (and absent
-   * from the Spark 3.5 builds).
+   * The stream for this Spark: [[RocketMQRealTimeMicroBatchStream]] where Spark has real-time mode
+   * (4.1 and later), made by reflection so that no class naming its interfaces is loaded on an
+   * older Spark (and absent from the Spark 3.5 builds).
    */
   def apply(options: RocketMQOptions, checkpointLocation: String): MicroBatchStream =
     realTimeStream match {
-      case Some(c) => c.getConstructor(classOf[RocketMQOptions], classOf[String]).newInstance(options,
+      case Some(c) =>
+        c.getConstructor(classOf[RocketMQOptions], classOf[String]).newInstance(options,
           checkpointLocation)
       case None => new RocketMQMicroBatchStream(options, checkpointLocation)
     }
@@ -178,7 +194,8 @@ private[rocketmq] object RocketMQMicroBatchStream {
   private lazy val realTimeStream: Option[Class[_ <: MicroBatchStream]] =
     try {
       Class.forName("org.apache.spark.sql.connector.read.streaming.SupportsRealTimeMode")
-      Some(Class.forName(classOf[RocketMQMicroBatchStream].getName.replace("MicroBatch", "RealTimeMicroBatch"))
+      Some(Class.forName(classOf[RocketMQMicroBatchStream].getName.replace("MicroBatch",
+        "RealTimeMicroBatch"))
         .asSubclass(classOf[MicroBatchStream]))
     } catch { case _: ClassNotFoundException => None }
 }

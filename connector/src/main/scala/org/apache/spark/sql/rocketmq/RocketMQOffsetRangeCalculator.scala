@@ -22,9 +22,9 @@ import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 
 /**
  * Turns per-queue ranges into Spark input partitions: one per queue with something to read, and,
- * when `minPartitions` asks for more, large ranges cut into contiguous pieces in proportion to their
- * size. A queue read whole prefers the same executor in every batch (so that executor's cached
- * consumer and open connections are reused); a piece of a split range prefers none.
+ * when `minPartitions` asks for more, large ranges cut into contiguous pieces in proportion to
+ * their size. A queue read whole prefers the same executor in every batch (so that executor's
+ * cached consumer and open connections are reused); a piece of a split range prefers none.
  */
 private[rocketmq] object RocketMQOffsetRangeCalculator {
 
@@ -45,7 +45,8 @@ private[rocketmq] object RocketMQOffsetRangeCalculator {
   }
 
   /** Each range gets `ceil(size / total * min)` pieces (at least 1, at most one per offset). */
-  private[rocketmq] def split(ranges: Seq[RocketMQOffsetRange], min: Int): Seq[(RocketMQOffsetRange, Boolean)] = {
+  private[rocketmq] def split(ranges: Seq[RocketMQOffsetRange], min: Int)
+      : Seq[(RocketMQOffsetRange, Boolean)] = {
     val total = ranges.map(_.size).sum.toDouble
     ranges.flatMap { r =>
       val parts = math.min(r.size, math.max(1L, math.ceil(r.size / total * min).toLong)).toInt
@@ -60,8 +61,8 @@ private[rocketmq] object RocketMQOffsetRangeCalculator {
 
   /**
    * Ends for a micro-batch that reads at most `limit` offsets in all, shared out in proportion to
-   * each queue's backlog (`until - from`): whole shares rounded down, the remainder given one offset
-   * at a time to the queues with the largest fractions. The total read is exactly
+   * each queue's backlog (`until - from`): whole shares rounded down, the remainder given one
+   * offset at a time to the queues with the largest fractions. The total read is exactly
    * `min(limit, total backlog)`.
    */
   def rateLimit(from: Map[RocketMQQueue, Long], until: Map[RocketMQQueue, Long], limit: Long)
@@ -70,22 +71,29 @@ private[rocketmq] object RocketMQOffsetRangeCalculator {
     val total = backlog.values.sum
     if (total <= limit) return until
     val exact = backlog.map { case (q, b) => q -> BigDecimal(b) * limit / total }
-    val whole = exact.map { case (q, e) => q -> e.setScale(0, BigDecimal.RoundingMode.FLOOR).toLong }
+    val whole = exact.map { case (q, e) =>
+      q -> e.setScale(0, BigDecimal.RoundingMode.FLOOR).toLong
+    }
     val remainder = limit - whole.values.sum
-    val extra = exact.toSeq.sortBy { case (q, e) => (-(e - whole(q)), q) }.take(remainder.toInt).map(_._1).toSet
+    val extra = exact.toSeq.sortBy { case (q, e) => (-(e - whole(q)), q) }.take(
+      remainder.toInt).map(_._1).toSet
     until.map { case (q, u) =>
       val take = whole(q) + (if (extra.contains(q)) 1 else 0)
       q -> math.min(u, from.getOrElse(q, u) + take)
     }
   }
 
-  /** A stable choice among the sorted executors for a queue, by the queue's (JVM-independent) hash. */
-  private[rocketmq] def preferredExecutor(queue: RocketMQQueue, executors: Seq[String]): Option[String] =
+  /**
+   * A stable choice among the sorted executors for a queue, by the queue's (JVM-independent) hash.
+   */
+  private[rocketmq] def preferredExecutor(queue: RocketMQQueue, executors: Seq[String])
+      : Option[String] =
     if (executors.isEmpty) None else Some(executors(Math.floorMod(queue.hashCode, executors.size)))
 
   /**
-   * Live executors as Spark's "executor_<host>_<id>" task locations, sorted. Uses the block manager's
-   * peer list (Spark-internal, kept to this one place); empty in local mode, where locality is moot.
+   * Live executors as Spark's "executor_<host>_<id>" task locations, sorted. Uses the block
+   * manager's peer list (Spark-internal, kept to this one place); empty in local mode, where
+   * locality is moot.
    */
   def executorLocations(): Seq[String] = {
     val env = SparkEnv.get

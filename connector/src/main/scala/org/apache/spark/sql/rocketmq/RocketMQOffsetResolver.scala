@@ -17,7 +17,8 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.rocketmq.client.{
-  RocketMQErrors, RocketMQOffsetRangeLimit, RocketMQOffsetReader, RocketMQOptions, RocketMQQueue, RocketMQQueueRange
+  RocketMQErrors, RocketMQOffsetRangeLimit, RocketMQOffsetReader, RocketMQOptions, RocketMQQueue,
+  RocketMQQueueRange
 }
 
 /**
@@ -33,19 +34,23 @@ private[rocketmq] object RocketMQOffsetResolver {
       ranges: Map[RocketMQQueue, RocketMQQueueRange],
       isStart: Boolean,
       reader: => RocketMQOffsetReader): Map[RocketMQQueue, Long] = {
-    def default: Map[RocketMQQueue, Long] = resolve(if (isStart) Earliest else Latest, ranges, isStart, reader)
+    def default: Map[RocketMQQueue, Long] =
+      resolve(if (isStart) Earliest else Latest, ranges, isStart, reader)
     def checkKnown(queues: Iterable[RocketMQQueue], option: String): Unit =
       queues.find(q => !ranges.contains(q)).foreach { q =>
         throw RocketMQErrors.unknownQueue(option, q, ranges.keys.filter(_.topic == q.topic))
       }
-    def clamp(q: RocketMQQueue, offset: Long): Long = math.min(math.max(offset, ranges(q).min), ranges(q).max)
+    def clamp(q: RocketMQQueue, offset: Long): Long =
+      math.min(math.max(offset, ranges(q).min), ranges(q).max)
 
     limit match {
       case CommittedByGroup =>
-        val fallback = resolve(reader.options(RocketMQOptions.GroupOffsetFallback), ranges, isStart, reader)
+        val fallback =
+          resolve(reader.options(RocketMQOptions.GroupOffsetFallback), ranges, isStart, reader)
         val group = reader.options(RocketMQOptions.ConsumerGroup).getOrElse(
           throw RocketMQErrors.missingOption(RocketMQOptions.ConsumerGroup.key))
-        // A committed offset is taken as it is, as JSON offsets are: one the brokers no longer hold is data loss.
+        // A committed offset is taken as it is, as JSON offsets are: one the brokers no longer hold
+        // is data loss.
         val committed = reader.groupOffsets(group, ranges.keys)
         ranges.map { case (q, _) => q -> committed.getOrElse(q, fallback(q)) }
       case Earliest => ranges.map { case (q, r) => q -> r.min }
@@ -67,8 +72,11 @@ private[rocketmq] object RocketMQOffsetResolver {
         reader.offsetsForTimestamp(ranges.keys, ts).map { case (q, o) => q -> clamp(q, o) }
       case TimestampPerQueue(times) =>
         checkKnown(times.keys,
-          if (isStart) RocketMQOptions.StartingOffsetsByTimestamp.key else RocketMQOptions.EndingOffsetsByTimestamp.key)
-        val found = times.groupBy(_._2).flatMap { case (ts, qs) => reader.offsetsForTimestamp(qs.keys, ts) }
+          if (isStart) RocketMQOptions.StartingOffsetsByTimestamp.key
+          else RocketMQOptions.EndingOffsetsByTimestamp.key)
+        val found = times.groupBy(_._2).flatMap { case (ts, qs) =>
+          reader.offsetsForTimestamp(qs.keys, ts)
+        }
         val fallback = default
         ranges.map { case (q, _) => q -> found.get(q).map(clamp(q, _)).getOrElse(fallback(q)) }
     }

@@ -21,11 +21,12 @@ import org.apache.spark.sql.rocketmq.RocketMQQueueOffset.QueueName
 import org.apache.spark.sql.rocketmq.client.RocketMQQueue
 
 /**
- * The queues a read with no end reads (one real-time batch, or continuous processing until it plans again), each
- * from its start offset, and where such a read ends: its starts moved on by where each task stopped. A task's
- * offset names its queue ([[RocketMQQueueOffset]]), so the end depends neither on the order of the plan's
- * partitions nor on which plan is the running one: an offset of a queue this plan does not read fails loudly,
- * never moves another queue on. Immutable: a stream swaps whole plans.
+ * The queues a read with no end reads (one real-time batch, or continuous processing until it plans
+ * again), each from its start offset, and where such a read ends: its starts moved on by where each
+ * task stopped. A task's offset names its queue ([[RocketMQQueueOffset]]), so the end depends
+ * neither on the order of the plan's partitions nor on which plan is the running one: an offset of
+ * a queue this plan does not read fails loudly, never moves another queue on. Immutable: a stream
+ * swaps whole plans.
  */
 private[rocketmq] final case class RocketMQOpenPlan(from: Map[RocketMQQueue, Long]) {
 
@@ -36,12 +37,15 @@ private[rocketmq] final case class RocketMQOpenPlan(from: Map[RocketMQQueue, Lon
     val named = queues.groupBy(QueueName.of)
     named.collectFirst { case (name, qs) if qs.size > 1 => name -> qs }.foreach { case (name, qs) =>
       // Two names with one 64-bit fingerprint: never seen; refused rather than mixed up.
-      throw new IllegalStateException(s"Queues ${qs.mkString(", ")} share the fingerprint ${name.fingerprint}")
+      throw new IllegalStateException(
+        s"Queues ${qs.mkString(", ")} share the fingerprint ${name.fingerprint}")
     }
     named.map { case (name, qs) => name -> qs.head }
   }
 
-  /** The read's end: `from`, with each queue a task reported moved on to where that task stopped. */
+  /**
+   * The read's end: `from`, with each queue a task reported moved on to where that task stopped.
+   */
   def end(offsets: Array[PartitionOffset]): RocketMQSourceOffset =
     RocketMQSourceOffset(from ++ offsets.map {
       case RocketMQQueueOffset(name, next) =>
@@ -49,6 +53,7 @@ private[rocketmq] final case class RocketMQOpenPlan(from: Map[RocketMQQueue, Lon
           throw new IllegalStateException(
             s"A task reported offset $next of queue id ${name.queueId} (fingerprint ${name.fingerprint}), not one of " +
               s"the ${queues.size} queues planned: ${queues.mkString(", ")}")) -> next
-      case other => throw new IllegalArgumentException(s"Not the offset of a RocketMQ queue: $other")
+      case other =>
+        throw new IllegalArgumentException(s"Not the offset of a RocketMQ queue: $other")
     })
 }

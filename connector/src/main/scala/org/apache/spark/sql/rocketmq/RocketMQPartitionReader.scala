@@ -25,8 +25,9 @@ import org.apache.spark.sql.rocketmq.client.RocketMQLatencyHistogram
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller
 
 /**
- * Creates the reader of each [[RocketMQInputPartition]], in batch and micro-batch reads alike; a stream's readers
- * add the queue waits they measured to `queueWait` (null: a batch read, which reports none).
+ * Creates the reader of each [[RocketMQInputPartition]], in batch and micro-batch reads alike; a
+ * stream's readers add the queue waits they measured to `queueWait` (null: a batch read, which
+ * reports none).
  */
 private[rocketmq] final class RocketMQPartitionReaderFactory(queueWait: RocketMQLatencyAccumulator)
   extends PartitionReaderFactory {
@@ -43,21 +44,25 @@ private[rocketmq] object RocketMQPartitionReaderFactory {
  * Reads one input partition: the messages of `[fromOffset, untilOffset)` of one queue, each turned
  * into a row as it is pulled. The range is exact ([[RocketMQQueuePuller]] says how gaps are told
  * apart); the metrics `lostOffsets` and `pullRetries` count what was skipped as lost and the pulls
- * made again after a retryable failure, and `pulls`, `messagesPerPull` and `pullWaitMs` show how the
- * task's pulls went. Each message's queue wait (when it is read minus when the broker stored it) goes into the
- * task's histogram, shown as `queueWaitMsP50`, `queueWaitMsP99` and `queueWaitMsMax`, and added to a stream's
- * `queueWait` accumulator when the reader closes, for the query's progress.
+ * made again after a retryable failure, and `pulls`, `messagesPerPull` and `pullWaitMs` show how
+ * the task's pulls went. Each message's queue wait (when it is read minus when the broker stored
+ * it) goes into the task's histogram, shown as `queueWaitMsP50`, `queueWaitMsP99` and
+ * `queueWaitMsMax`, and added to a stream's `queueWait` accumulator when the reader closes, for the
+ * query's progress.
  */
 private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPartition,
     queueWait: RocketMQLatencyAccumulator = null)
   extends PartitionReader[InternalRow] {
 
-  private val converter = new RocketMQMessageToRow(partition.queue, partition.settings.includeExtraColumns)
+  private val converter =
+    new RocketMQMessageToRow(partition.queue, partition.settings.includeExtraColumns)
   private val puller =
-    RocketMQQueuePuller(partition.queue, partition.fromOffset, partition.untilOffset, partition.settings)
+    RocketMQQueuePuller(partition.queue, partition.fromOffset, partition.untilOffset,
+      partition.settings)
   private var current: InternalRow = _
 
-  private val narrowed = partition.storeFromMs != Long.MinValue || partition.storeUntilMs != Long.MaxValue
+  private val narrowed = partition.storeFromMs != Long.MinValue ||
+    partition.storeUntilMs != Long.MaxValue
   private var rows = 0L
   private val waited = new RocketMQLatencyHistogram
   private var closed = false
@@ -65,9 +70,11 @@ private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPart
   override def next(): Boolean = {
     if (rows >= partition.maxRows) return false
     var message = nextBefore(Long.MaxValue)
-    // A store-time bound is turned into offsets; a message stored out of order at either end is left out here.
+    // A store-time bound is turned into offsets; a message stored out of order at either end is
+    // left out here.
     while (narrowed && message != null &&
-      (message.getStoreTimestamp < partition.storeFromMs || message.getStoreTimestamp >= partition.storeUntilMs)) {
+      (message.getStoreTimestamp < partition.storeFromMs ||
+        message.getStoreTimestamp >= partition.storeUntilMs)) {
       message = nextBefore(Long.MaxValue)
     }
     if (message != null) {
@@ -81,7 +88,10 @@ private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPart
   protected final def measure(message: MessageExt): Unit =
     waited.record(System.currentTimeMillis() - message.getStoreTimestamp)
 
-  /** Moves to the next message (null if none by `deadlineNanos`, or past the range's end) and returns it. */
+  /**
+   * Moves to the next message (null if none by `deadlineNanos`, or past the range's end) and
+   * returns it.
+   */
   protected final def nextBefore(deadlineNanos: Long): MessageExt = {
     val message = puller.next(deadlineNanos)
     if (message != null) current = converter.toRow(message)

@@ -26,27 +26,33 @@ import org.slf4j.LoggerFactory
 import org.apache.spark.sql.SparkSession
 
 /**
- * What a sink learns, on the driver, of the trigger of the streaming query it writes for. Under real-time mode and
- * continuous processing each task runs for its whole batch or epoch, so a sink that held rows for a fuller send
- * request would hold them until then: there each row goes out as it comes, whatever stage the sink runs in (after
- * a stateful operator's shuffle too) and whatever source feeds it. Spark tells a writer nothing of the trigger.
- * Continuous processing is told by the local property Spark sets on a continuous query's thread; real-time mode by
- * the trigger of the running query of that id, found among the queries the session's shared state runs. That is
- * read by reflection: the classes that hold it moved between Spark releases, and real-time mode's trigger exists
- * from Spark 4.1 only.
+ * What a sink learns, on the driver, of the trigger of the streaming query it writes for. Under
+ * real-time mode and continuous processing each task runs for its whole batch or epoch, so a sink
+ * that held rows for a fuller send request would hold them until then: there each row goes out as
+ * it comes, whatever stage the sink runs in (after a stateful operator's shuffle too) and whatever
+ * source feeds it. Spark tells a writer nothing of the trigger. Continuous processing is told by
+ * the local property Spark sets on a continuous query's thread; real-time mode by the trigger of
+ * the running query of that id, found among the queries the session's shared state runs. That is
+ * read by reflection: the classes that hold it moved between Spark releases, and real-time mode's
+ * trigger exists from Spark 4.1 only.
  */
 private[rocketmq] object RocketMQQueryTrigger {
   private val log = LoggerFactory.getLogger(getClass)
   private val warned = new AtomicBoolean()
 
-  /** Spark's local property of a continuous query's thread and tasks (its name is the same on 3.5 and 4.x). */
+  /**
+   * Spark's local property of a continuous query's thread and tasks (its name is the same on 3.5
+   * and 4.x).
+   */
   val ContinuousProcessingProperty = "__is_continuous_processing"
 
   /** Whether the query being planned on this thread runs under continuous processing. */
   def isContinuous(session: SparkSession): Boolean =
     "true" == session.sparkContext.getLocalProperty(ContinuousProcessingProperty)
 
-  /** Whether the running streaming query `queryId` runs under real-time mode (`Trigger.RealTime`). */
+  /**
+   * Whether the running streaming query `queryId` runs under real-time mode (`Trigger.RealTime`).
+   */
   def isRealTime(session: SparkSession, queryId: String): Boolean =
     triggerOf(session, queryId).exists(_.getClass.getSimpleName == "RealTimeTrigger")
 
@@ -59,10 +65,12 @@ private[rocketmq] object RocketMQQueryTrigger {
       val shared = session.getClass.getMethod("sharedState").invoke(session)
       val running = shared.getClass.getMethod("activeStreamingQueries").invoke(shared)
         .asInstanceOf[java.util.Map[UUID, AnyRef]]
-      Option(running.get(UUID.fromString(queryId))).map(q => q.getClass.getMethod("trigger").invoke(q))
+      Option(running.get(UUID.fromString(queryId))).map(q =>
+        q.getClass.getMethod("trigger").invoke(q))
     } catch {
       case e @ (NonFatal(_) | _: LinkageError) =>
-        // A Spark whose internals differ: rows then go out in fuller requests (sendBatchMessages=1 sends each alone).
+        // A Spark whose internals differ: rows then go out in fuller requests (sendBatchMessages=1
+        // sends each alone).
         if (warned.compareAndSet(false, true)) {
           log.warn(s"Could not tell the trigger of streaming query $queryId (said once): $e")
         }

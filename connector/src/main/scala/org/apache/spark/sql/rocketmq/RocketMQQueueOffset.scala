@@ -24,13 +24,14 @@ import org.apache.spark.sql.execution.streaming.continuous.RateStreamPartitionOf
 import org.apache.spark.sql.rocketmq.client.RocketMQQueue
 
 /**
- * Where the task of a read with no end (a real-time batch, continuous processing) stopped: the next offset of the
- * queue it reads, and which queue that is. It travels to the driver in a task result or an RPC, which Spark reads
- * with its own class loader: over Spark Connect, a connector attached to the session as an artifact is not there,
- * and a class of ours would fail to load (ClassNotFoundException). So it rides in one of Spark's own partition
- * offsets, the continuous rate source's (partition, value, time), which carries numbers only: the queue id, the
- * next offset, and a 64-bit fingerprint of the queue's topic, broker group and id ([[QueueName]]), which the
- * driver resolves among the queues it planned ([[RocketMQOpenPlan]]).
+ * Where the task of a read with no end (a real-time batch, continuous processing) stopped: the next
+ * offset of the queue it reads, and which queue that is. It travels to the driver in a task result
+ * or an RPC, which Spark reads with its own class loader: over Spark Connect, a connector attached
+ * to the session as an artifact is not there, and a class of ours would fail to load
+ * (ClassNotFoundException). So it rides in one of Spark's own partition offsets, the continuous
+ * rate source's (partition, value, time), which carries numbers only: the queue id, the next
+ * offset, and a 64-bit fingerprint of the queue's topic, broker group and id ([[QueueName]]), which
+ * the driver resolves among the queues it planned ([[RocketMQOpenPlan]]).
  */
 private[rocketmq] object RocketMQQueueOffset {
 
@@ -45,15 +46,17 @@ private[rocketmq] object RocketMQQueueOffset {
     RateStreamPartitionOffset(queue.queueId, next, fingerprint(queue))
 
   def unapply(offset: PartitionOffset): Option[(QueueName, Long)] = offset match {
-    case RateStreamPartitionOffset(queueId, next, fingerprint) => Some((QueueName(queueId, fingerprint), next))
+    case RateStreamPartitionOffset(queueId, next, fingerprint) =>
+      Some((QueueName(queueId, fingerprint), next))
     case _ => None
   }
 
   /**
-   * The same on every JVM and build (a name-based UUID of the UTF-8 name, its first half): a driver and its
-   * executors agree on it, and so do two releases of the connector.
+   * The same on every JVM and build (a name-based UUID of the UTF-8 name, its first half): a driver
+   * and its executors agree on it, and so do two releases of the connector.
    */
   def fingerprint(queue: RocketMQQueue): Long =
-    UUID.nameUUIDFromBytes(s"${queue.topic}\u0000${queue.brokerName}\u0000${queue.queueId}".getBytes(UTF_8))
+    UUID.nameUUIDFromBytes(
+      s"${queue.topic}\u0000${queue.brokerName}\u0000${queue.queueId}".getBytes(UTF_8))
       .getMostSignificantBits
 }

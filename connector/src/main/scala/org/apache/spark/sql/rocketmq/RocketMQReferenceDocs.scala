@@ -19,19 +19,24 @@ package org.apache.spark.sql.rocketmq
 import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOptions}
 
 /**
- * The documentation's reference tables, generated from the code: the options from [[RocketMQOptions.registry]],
- * the error conditions as [[RocketMQErrors]] reads them from `error/rocketmq-error-conditions.json`.
+ * The documentation's reference tables, generated from the code: the options from
+ * [[RocketMQOptions.registry]], the error conditions as [[RocketMQErrors]] reads them from
+ * `error/rocketmq-error-conditions.json`.
  */
 private[rocketmq] object RocketMQReferenceDocs {
 
   private def cell(s: String): String = s.replace("|", "\\|")
 
-  /** An option's keyword in the Python package: its key in snake_case, an acronym being one word (useTLS). */
+  /**
+   * An option's keyword in the Python package: its key in snake_case, an acronym being one word
+   * (useTLS).
+   */
   def pythonKeyword(key: String): String = key.replaceAll("(?<=[a-z0-9])(?=[A-Z])", "_").toLowerCase
 
   def optionsTable: String = {
     val header =
-      Seq("| Option | Python keyword | Value | Default | Query type | Meaning |", "|---|---|---|---|---|---|")
+      Seq("| Option | Python keyword | Value | Default | Query type | Meaning |",
+        "|---|---|---|---|---|---|")
     val rows = RocketMQOptions.registry.map { o =>
       s"| `${o.key}` | `${pythonKeyword(o.key)}` | ${cell(o.valueText)} | ${cell(o.defaultText)} | " +
         s"${o.queryType.text} | ${cell(o.meaning)} |"
@@ -39,7 +44,9 @@ private[rocketmq] object RocketMQReferenceDocs {
     (header ++ rows).mkString("\n")
   }
 
-  /** Every condition and sub-condition with its SQLSTATE and message (parameters in angle brackets). */
+  /**
+   * Every condition and sub-condition with its SQLSTATE and message (parameters in angle brackets).
+   */
   def errorsTable: String = {
     def escaped(text: String): String = cell(text.replace("<", "&lt;").replace(">", "&gt;"))
     val header = Seq("| Condition | SQLSTATE | Message |", "|---|---|---|")

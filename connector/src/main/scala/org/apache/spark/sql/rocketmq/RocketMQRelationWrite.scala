@@ -34,27 +34,32 @@ import org.apache.spark.sql.types.StructType
  */
 private[rocketmq] object RocketMQRelationWrite {
 
-  def write(sqlContext: SQLContext, mode: SaveMode, options: RocketMQOptions, data: DataFrame): BaseRelation = {
+  def write(sqlContext: SQLContext, mode: SaveMode, options: RocketMQOptions, data: DataFrame)
+      : BaseRelation = {
     mode match {
       case SaveMode.Append | SaveMode.ErrorIfExists =>
       case other => throw RocketMQErrors.saveModeNotSupported(other.name())
     }
-    val write = RocketMQWrite.plan(options, data.schema, UUID.randomUUID().toString, checkpointLocation = None)
+    val write = RocketMQWrite.plan(options, data.schema, UUID.randomUUID().toString,
+      checkpointLocation = None)
     val accumulators = RocketMQWriteAccumulators.register()
     val factory = new RocketMQDataWriterFactory(write.settings, write.columns, accumulators)
     val rdd = data.queryExecution.toRdd
     RocketMQWrite.batchCoordinator(write.settings) match {
       case None => rdd.foreachPartition(rows => writePartition(factory, rows))
       case Some(coordinator) =>
-        // Exactly-once: each task reports its half messages; the job commits them once all tasks are done.
-        try coordinator.commit(0L, rdd.mapPartitions(rows => Iterator.single(writePartition(factory, rows))).collect())
+        // Exactly-once: each task reports its half messages; the job commits them once all tasks
+        // are done.
+        try coordinator.commit(0L,
+            rdd.mapPartitions(rows => Iterator.single(writePartition(factory, rows))).collect())
         finally coordinator.close()
     }
     reportCounts(options, accumulators.counts)
     new WrittenRelation(sqlContext, data.schema)
   }
 
-  private def writePartition(factory: RocketMQDataWriterFactory, rows: Iterator[InternalRow]): WriterCommitMessage = {
+  private def writePartition(factory: RocketMQDataWriterFactory, rows: Iterator[InternalRow])
+      : WriterCommitMessage = {
     val context = TaskContext.get()
     val writer = factory.createWriter(context.partitionId(), context.taskAttemptId())
     try {
@@ -68,8 +73,8 @@ private[rocketmq] object RocketMQRelationWrite {
   }
 
   /**
-   * `save()` runs no plan node that shows SQL metrics: its tasks' counts go to the log, a warning when
-   * messages may be stored twice.
+   * `save()` runs no plan node that shows SQL metrics: its tasks' counts go to the log, a warning
+   * when messages may be stored twice.
    */
   private def reportCounts(options: RocketMQOptions, counts: Map[String, Long]): Unit = {
     val text = counts.toSeq.sorted.map { case (k, v) => s"$k=$v" }.mkString(", ")
@@ -82,6 +87,7 @@ private[rocketmq] object RocketMQRelationWrite {
   private val log = org.slf4j.LoggerFactory.getLogger(getClass)
 
   /** What `save()` returns; Spark does not read it. */
-  private class WrittenRelation(override val sqlContext: SQLContext, override val schema: StructType)
+  private class WrittenRelation(override val sqlContext: SQLContext,
+      override val schema: StructType)
     extends BaseRelation
 }

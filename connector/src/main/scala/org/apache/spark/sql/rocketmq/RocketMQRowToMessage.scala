@@ -31,18 +31,22 @@ import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
  * property names and values, the JSON of a STRING properties column) are checked here, with errors
  * naming the column and the row.
  *
- * Properties come as a map, or as the JSON text a read gives ([[RocketMQMessageToRow]]). A map is what a user
- * built, so a name RocketMQ reserves is refused. The text records a stored message, whose reserved properties
- * sit beside the user's: its `TAGS` and `KEYS` become the message's tags and keys where no `tags` or `keys`
- * column gives them, and the other reserved ones (the stored message's id, delivery time, transaction ...) are
- * left for the producer and broker to set anew.
+ * Properties come as a map, or as the JSON text a read gives ([[RocketMQMessageToRow]]). A map is
+ * what a user built, so a name RocketMQ reserves is refused. The text records a stored message,
+ * whose reserved properties sit beside the user's: its `TAGS` and `KEYS` become the message's tags
+ * and keys where no `tags` or `keys` column gives them, and the other reserved ones (the stored
+ * message's id, delivery time, transaction ...) are left for the producer and broker to set anew.
  */
-private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns) {
+private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettings,
+    columns: RocketMQWriteColumns) {
   import RocketMQWriteColumns._
 
   private val keyBuilder = new java.lang.StringBuilder()
 
-  /** The topic option's name on the brokers; for a topic column, the last row's (rows mostly share one). */
+  /**
+   * The topic option's name on the brokers; for a topic column, the last row's (rows mostly share
+   * one).
+   */
   private val optionTopic = settings.topic.map(settings.connection.onBroker).orNull
   private var lastColumnTopic: UTF8String = _
   private var lastColumnTopicOnBroker: String = _
@@ -59,23 +63,28 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
 
   def toMessage(row: InternalRow, rowIndex: Long): Message = {
     if (row.isNullAt(columns.body)) throw RocketMQErrors.nullColumnValue(Body, rowIndex)
-    val body = if (columns.bodyIsString) row.getUTF8String(columns.body).getBytes else row.getBinary(columns.body)
+    val body = if (columns.bodyIsString) row.getUTF8String(columns.body).getBytes
+    else row.getBinary(columns.body)
     val topic = if (optionTopic != null) optionTopic else columnTopic(row, rowIndex)
     val message = new Message(topic, body)
     if (present(row, columns.tags)) message.setTags(row.getUTF8String(columns.tags).toString)
     if (present(row, columns.keys)) setKeys(message, row)
     if (present(row, columns.properties)) {
-      if (columns.propertiesIsJson) putJsonProperties(message, row, rowIndex) else putProperties(message, row, rowIndex)
+      if (columns.propertiesIsJson) putJsonProperties(message, row, rowIndex)
+      else putProperties(message, row, rowIndex)
     }
     deliverTimeMs(row).foreach(message.setDeliverTimeMs)
     message
   }
 
-  /** The row's sharding key: rows sharing one go to one queue, in order. Null when there is none. */
+  /**
+   * The row's sharding key: rows sharing one go to one queue, in order. Null when there is none.
+   */
   def shardingKey(row: InternalRow): String =
     if (present(row, columns.shardingKey)) row.getUTF8String(columns.shardingKey).toString else null
 
-  private def present(row: InternalRow, ordinal: Int): Boolean = ordinal >= 0 && !row.isNullAt(ordinal)
+  private def present(row: InternalRow, ordinal: Int): Boolean = ordinal >= 0 &&
+    !row.isNullAt(ordinal)
 
   private def setKeys(message: Message, row: InternalRow): Unit =
     if (!columns.keysIsArray) message.setKeys(row.getUTF8String(columns.keys).toString)
@@ -130,12 +139,13 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
   }
 
   /**
-   * The properties of a JSON object of strings (null values skipped), parsed straight from the row's bytes.
-   * Anything else fails naming the row and what is wrong.
+   * The properties of a JSON object of strings (null values skipped), parsed straight from the
+   * row's bytes. Anything else fails naming the row and what is wrong.
    */
   private def putJsonProperties(message: Message, row: InternalRow, rowIndex: Long): Unit = {
     val text = row.getUTF8String(columns.properties)
-    def invalid(problem: String) = RocketMQErrors.invalidPropertiesJson(Properties, text.toString, rowIndex, problem)
+    def invalid(problem: String) =
+      RocketMQErrors.invalidPropertiesJson(Properties, text.toString, rowIndex, problem)
     val parser = RocketMQRowToMessage.parserOf(text)
     try {
       if (parser.nextToken() != JsonToken.START_OBJECT) throw invalid("it is not an object")
@@ -145,22 +155,28 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
         parser.nextToken() match {
           case JsonToken.VALUE_STRING => putJsonProperty(message, name, parser.getText, rowIndex)
           case JsonToken.VALUE_NULL =>
-          case other => throw invalid(s"the value of '$name' is ${RocketMQRowToMessage.describe(other)}, not a string")
+          case other => throw invalid(
+              s"the value of '$name' is ${RocketMQRowToMessage.describe(other)}, not a string")
         }
         token = parser.nextToken()
       }
       // The parser has checked the object is closed; nothing may follow it.
       if (parser.nextToken() != null) throw invalid("more follows the object")
     } catch {
-      case e: JsonProcessingException => throw invalid(s"it is not valid JSON: ${e.getOriginalMessage}")
+      case e: JsonProcessingException =>
+        throw invalid(s"it is not valid JSON: ${e.getOriginalMessage}")
     } finally parser.close()
   }
 
-  private def putJsonProperty(message: Message, name: String, value: String, rowIndex: Long): Unit = {
+  private def putJsonProperty(message: Message, name: String, value: String, rowIndex: Long)
+      : Unit = {
     checkPropertyName(name, rowIndex)
     if (!MessageConst.STRING_HASH_SET.contains(name)) putValue(message, name, value, rowIndex)
-    else if (name == MessageConst.PROPERTY_TAGS) { if (message.getTags == null) message.setTags(value) }
-    else if (name == MessageConst.PROPERTY_KEYS) { if (message.getKeys == null) message.setKeys(value) }
+    else if (name == MessageConst.PROPERTY_TAGS) {
+      if (message.getTags == null) message.setTags(value)
+    } else if (name == MessageConst.PROPERTY_KEYS) {
+      if (message.getKeys == null) message.setKeys(value)
+    }
   }
 
   private def deliverTimeMs(row: InternalRow): Option[Long] =
@@ -173,10 +189,14 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
 private[rocketmq] object RocketMQRowToMessage {
   private val Json = new JsonFactory()
 
-  /** A parser of `text` reading its bytes where they are (a row's buffer, most often), without a copy. */
+  /**
+   * A parser of `text` reading its bytes where they are (a row's buffer, most often), without a
+   * copy.
+   */
   private def parserOf(text: UTF8String): JsonParser = text.getBaseObject match {
     case bytes: Array[Byte] =>
-      Json.createParser(bytes, (text.getBaseOffset - Platform.BYTE_ARRAY_OFFSET).toInt, text.numBytes())
+      Json.createParser(bytes, (text.getBaseOffset - Platform.BYTE_ARRAY_OFFSET).toInt,
+        text.numBytes())
     case _ => Json.createParser(text.getBytes)
   }
 

@@ -33,26 +33,29 @@ import org.apache.spark.sql.streaming.StreamingQueryListener.{
 }
 
 /**
- * What Spark says of streaming query runs, passed to [[RocketMQTransactionRuns]]: a run's start as soon
- * as it is posted (a session's query listeners hear it in the stream thread, before any batch), and its
- * end from the SparkContext's bus (where every session's query events go, later).
+ * What Spark says of streaming query runs, passed to [[RocketMQTransactionRuns]]: a run's start as
+ * soon as it is posted (a session's query listeners hear it in the stream thread, before any
+ * batch), and its end from the SparkContext's bus (where every session's query events go, later).
  */
 private[rocketmq] object RocketMQRunEvents {
 
   /**
-   * The run id of query `queryId` when called from its stream thread (Spark names the thread's job group
-   * after the run); else the query id, which stands for the run.
+   * The run id of query `queryId` when called from its stream thread (Spark names the thread's job
+   * group after the run); else the query id, which stands for the run.
    */
   def runIdOf(queryId: String): String =
     Option(SparkContext.getActive.orNull).filter(_.getLocalProperty(QueryIdProperty) == queryId)
       .flatMap(sc => Option(sc.getLocalProperty(JobGroupProperty))).getOrElse(queryId)
 
-  // The stream thread's local properties, named alike in Spark 3.5 to 4.3 (StreamExecution.runStream).
+  // The stream thread's local properties, named alike in Spark 3.5 to 4.3
+  // (StreamExecution.runStream).
   private val QueryIdProperty = "sql.streaming.queryId"
   private val JobGroupProperty = "spark.jobGroup.id"
 
-  private val contexts = Collections.newSetFromMap(new WeakHashMap[SparkContext, java.lang.Boolean]())
-  private val sessions = Collections.newSetFromMap(new WeakHashMap[SparkSession, java.lang.Boolean]())
+  private val contexts =
+    Collections.newSetFromMap(new WeakHashMap[SparkContext, java.lang.Boolean]())
+  private val sessions =
+    Collections.newSetFromMap(new WeakHashMap[SparkSession, java.lang.Boolean]())
 
   /** When a run started, as Spark stamps its start event (an ISO-8601 instant); unknown: never. */
   private def startMs(start: QueryStartedEvent): Long =
@@ -60,8 +63,8 @@ private[rocketmq] object RocketMQRunEvents {
     catch { case NonFatal(_) => Long.MinValue }
 
   /**
-   * Starts runs a session's listener did not hear start, and ends runs, as `sc`'s bus says; ends them
-   * all when the driver stops (registered once per SparkContext).
+   * Starts runs a session's listener did not hear start, and ends runs, as `sc`'s bus says; ends
+   * them all when the driver stops (registered once per SparkContext).
    */
   def listenForEnds(sc: SparkContext): Unit = if (contexts.synchronized(contexts.add(sc))) {
     sc.addSparkListener(new SparkListener {
@@ -88,17 +91,20 @@ private[rocketmq] object RocketMQRunEvents {
       try session.streams.addListener(new RunStarts(new WeakReference(session)))
       catch {
         case NonFatal(e) =>
-          log.warn(s"Not listening to the queries of a Spark session ($e): an exactly-once stream into a " +
-            "RocketMQ catalog table restarted there answers the broker's check-backs from its first micro-batch")
+          log.warn(
+            s"Not listening to the queries of a Spark session ($e): an exactly-once stream into a " +
+              "RocketMQ catalog table restarted there answers the broker's check-backs from its first micro-batch")
       }
     }
 
   private val log = LoggerFactory.getLogger(getClass)
 
-  private final class RunStarts(session: WeakReference[SparkSession]) extends StreamingQueryListener {
+  private final class RunStarts(
+      session: WeakReference[SparkSession]) extends StreamingQueryListener {
     override def onQueryStarted(event: QueryStartedEvent): Unit = {
       RocketMQTransactionRuns.started(event.id.toString, event.runId.toString)
-      Option(session.get).foreach(RocketMQSinkResume.resume(_, event.id.toString, event.runId.toString))
+      Option(session.get).foreach(RocketMQSinkResume.resume(_, event.id.toString,
+        event.runId.toString))
     }
     override def onQueryProgress(event: QueryProgressEvent): Unit = ()
     override def onQueryTerminated(event: QueryTerminatedEvent): Unit = ()

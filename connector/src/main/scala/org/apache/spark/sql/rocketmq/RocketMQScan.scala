@@ -26,10 +26,11 @@ import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
 
 /**
- * A read of RocketMQ topics, bounded or streaming; options are checked here, before any broker request. A
- * bounded read is narrowed by what its filters and limit pushed down, and reports its size to Spark's optimizer:
- * the rows are the offsets it plans to read (resolved once, shared with the partitions), the bytes those rows at
- * Spark's estimate of a row of this schema. A streaming read reports no size (its rows arrive per micro-batch).
+ * A read of RocketMQ topics, bounded or streaming; options are checked here, before any broker
+ * request. A bounded read is narrowed by what its filters and limit pushed down, and reports its
+ * size to Spark's optimizer: the rows are the offsets it plans to read (resolved once, shared with
+ * the partitions), the bytes those rows at Spark's estimate of a row of this schema. A streaming
+ * read reports no size (its rows arrive per micro-batch).
  */
 private[rocketmq] class RocketMQScan(
     options: RocketMQOptions,
@@ -44,7 +45,8 @@ private[rocketmq] class RocketMQScan(
     new RocketMQBatch(options, pushdown)
   }
 
-  override def readSchema(): StructType = RocketMQSourceSchema(options(RocketMQOptions.IncludeExtraColumns))
+  override def readSchema(): StructType =
+    RocketMQSourceSchema(options(RocketMQOptions.IncludeExtraColumns))
 
   override def description(): String = {
     val narrowed = pushdown.describe
@@ -62,7 +64,8 @@ private[rocketmq] class RocketMQScan(
       val bytes = BigInt(rows) * readSchema().defaultSize
       new Statistics {
         override def numRows(): OptionalLong = OptionalLong.of(rows)
-        override def sizeInBytes(): OptionalLong = OptionalLong.of(bytes.min(BigInt(Long.MaxValue)).toLong)
+        override def sizeInBytes(): OptionalLong =
+          OptionalLong.of(bytes.min(BigInt(Long.MaxValue)).toLong)
       }
     }
 

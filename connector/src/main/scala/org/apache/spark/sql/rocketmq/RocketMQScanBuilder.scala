@@ -16,15 +16,17 @@
 
 package org.apache.spark.sql.rocketmq
 
-import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownFilters, SupportsPushDownLimit}
+import org.apache.spark.sql.connector.read.{
+  Scan, ScanBuilder, SupportsPushDownFilters, SupportsPushDownLimit
+}
 import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 import org.apache.spark.sql.sources.Filter
 
 /**
- * Builds the scan, taking the filters and the limit Spark offers a batch read ([[RocketMQPushdown]] says what
- * each narrows): a filter the read answers exactly is reported pushed and Spark does not check it again; one that
- * only narrows the read (a born time, a set of offsets) is used and handed back. Streaming reads are not offered
- * filters by Spark: they read whole.
+ * Builds the scan, taking the filters and the limit Spark offers a batch read ([[RocketMQPushdown]]
+ * says what each narrows): a filter the read answers exactly is reported pushed and Spark does not
+ * check it again; one that only narrows the read (a born time, a set of offsets) is used and handed
+ * back. Streaming reads are not offered filters by Spark: they read whole.
  */
 private[rocketmq] class RocketMQScanBuilder(options: RocketMQOptions)
   extends ScanBuilder with SupportsPushDownFilters with SupportsPushDownLimit {
@@ -49,7 +51,10 @@ private[rocketmq] class RocketMQScanBuilder(options: RocketMQOptions)
 
   override def pushedFilters(): Array[Filter] = pushed
 
-  /** Each task stops after `limit` rows, and a read the broker does not filter reads that many offsets a queue. */
+  /**
+   * Each task stops after `limit` rows, and a read the broker does not filter reads that many
+   * offsets a queue.
+   */
   override def pushLimit(limit: Int): Boolean = {
     narrowing = narrowing.and(RocketMQPushdown(limit = Some(limit)))
     true

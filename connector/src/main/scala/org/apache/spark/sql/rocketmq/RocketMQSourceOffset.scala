@@ -26,9 +26,11 @@ import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOffsetsJson
  * read so that a checkpoint from a newer, incompatible connector fails clearly instead of being
  * misread.
  */
-private[rocketmq] final case class RocketMQSourceOffset(queueOffsets: Map[RocketMQQueue, Long]) extends Offset {
+private[rocketmq] final case class RocketMQSourceOffset(
+    queueOffsets: Map[RocketMQQueue, Long]) extends Offset {
   override def json(): String =
-    s"""{"version":${RocketMQSourceOffset.Version},"offsets":${RocketMQOffsetsJson.format(queueOffsets)}}"""
+    s"""{"version":${RocketMQSourceOffset.Version},"offsets":${RocketMQOffsetsJson.format(
+        queueOffsets)}}"""
 }
 
 private[rocketmq] object RocketMQSourceOffset {
@@ -43,14 +45,17 @@ private[rocketmq] object RocketMQSourceOffset {
   def parse(json: String): RocketMQSourceOffset = {
     def fail(sub: String, details: (String, String)*): Nothing =
       throw RocketMQErrors.invalidCheckpointOffset(json, sub, details)
-    val root = RocketMQOffsetsJson.readTree(json).fold(m => fail(m.condition, m.details: _*), identity)
+    val root =
+      RocketMQOffsetsJson.readTree(json).fold(m => fail(m.condition, m.details: _*), identity)
     if (!root.isObject) fail("NOT_AN_OBJECT")
-    val version = Option(root.get("version")).filter(_.canConvertToInt).map(_.asInt()).getOrElse(fail("NO_VERSION"))
+    val version = Option(root.get("version")).filter(_.canConvertToInt).map(_.asInt()).getOrElse(
+      fail("NO_VERSION"))
     if (version < 1 || version > Version) {
       fail("UNSUPPORTED_VERSION", "version" -> version.toString, "maxVersion" -> Version.toString)
     }
     val offsets = Option(root.get("offsets")).filter(_.isObject).getOrElse(fail("NO_OFFSETS"))
-    RocketMQSourceOffset(RocketMQOffsetsJson.parse(offsets).fold(m => fail(m.condition, m.details: _*), identity))
+    RocketMQSourceOffset(
+      RocketMQOffsetsJson.parse(offsets).fold(m => fail(m.condition, m.details: _*), identity))
   }
 
 }

@@ -36,20 +36,23 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
  * when the table does not claim batch writes, which lets the default mode (errorifexists) work as
  * the Kafka sink's does; `RocketMQRelationWrite` then runs the same data writer.
  */
-class RocketMQSourceProvider extends TableProvider with DataSourceRegister with CreatableRelationProvider {
+class RocketMQSourceProvider extends TableProvider with DataSourceRegister
+  with CreatableRelationProvider {
 
   override def shortName(): String = "rocketmq"
 
   override def inferSchema(options: CaseInsensitiveStringMap): StructType =
     RocketMQSourceSchema(
-      new RocketMQOptions(options.asCaseSensitiveMap().asScala.toMap)(RocketMQOptions.IncludeExtraColumns))
+      new RocketMQOptions(options.asCaseSensitiveMap().asScala.toMap)(
+        RocketMQOptions.IncludeExtraColumns))
 
   override def getTable(
       schema: StructType,
       partitioning: Array[Transform],
       properties: util.Map[String, String]): Table = {
     val options = new RocketMQOptions(properties.asScala.toMap)
-    RocketMQWrite.resumeStream(options) // a restarted exactly-once stream answers check-backs from its start
+    RocketMQWrite.resumeStream(
+      options) // a restarted exactly-once stream answers check-backs from its start
     new RocketMQTable(options)
   }
 

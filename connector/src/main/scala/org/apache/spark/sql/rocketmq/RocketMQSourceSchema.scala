@@ -45,9 +45,9 @@ private[rocketmq] object RocketMQSourceSchema {
     if (includeExtraColumns) schemaWithExtraColumns else schema
 
   /**
-   * Whether a property is one the pull client adds to every message for its own bookkeeping, not the
-   * message's. Called for every property of every message read: plain string comparisons (a Scala
-   * `Set[String]` compares through boxed equality).
+   * Whether a property is one the pull client adds to every message for its own bookkeeping, not
+   * the message's. Called for every property of every message read: plain string comparisons (a
+   * Scala `Set[String]` compares through boxed equality).
    */
   def isClientInternalProperty(key: String): Boolean =
     MessageConst.PROPERTY_MIN_OFFSET.equals(key) || MessageConst.PROPERTY_MAX_OFFSET.equals(key) ||

@@ -28,29 +28,35 @@ import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionCoordinator
  * every message they sent is acknowledged, so a batch Spark records as done is in RocketMQ; a task
  * that fails is retried, and a query restarted from its checkpoint re-runs the batch that did not
  * finish, so messages are written at least once, never silently dropped. Exactly-once (with a
- * `coordinator`): the tasks' half messages become visible when Spark commits the epoch, once. Its tasks add how
- * long their sends took to be acknowledged, and their counts, to `accumulators`, which the sink's table reports.
+ * `coordinator`): the tasks' half messages become visible when Spark commits the epoch, once. Its
+ * tasks add how long their sends took to be acknowledged, and their counts, to `accumulators`,
+ * which the sink's table reports.
  */
-private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings, columns: RocketMQWriteColumns,
+private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings,
+    columns: RocketMQWriteColumns,
     coordinator: Option[RocketMQTransactionCoordinator], queryId: String,
     accumulators: RocketMQWriteAccumulators)
   extends StreamingWrite {
 
   /**
-   * Continuous processing and real-time mode run through here too, at-least-once. Exactly-once is refused
-   * there before any task starts: a restarted continuous query ends its epochs elsewhere, and a real-time
-   * batch outlives the brokers' half messages (and, with asynchronous progress, ends elsewhere too).
+   * Continuous processing and real-time mode run through here too, at-least-once. Exactly-once is
+   * refused there before any task starts: a restarted continuous query ends its epochs elsewhere,
+   * and a real-time batch outlives the brokers' half messages (and, with asynchronous progress,
+   * ends elsewhere too).
    */
   override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory = {
     val session = SparkSession.getActiveSession
     if (coordinator.isDefined && session.exists(RocketMQQueryTrigger.isContinuous)) {
-      throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key, "CONTINUOUS_EXACTLY_ONCE")
+      throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key,
+        "CONTINUOUS_EXACTLY_ONCE")
     }
     if (coordinator.isDefined && session.exists(RocketMQQueryTrigger.isRealTime(_, queryId))) {
-      throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key, "REAL_TIME_EXACTLY_ONCE")
+      throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key,
+        "REAL_TIME_EXACTLY_ONCE")
     }
-    // Under real-time mode and continuous processing a task runs for its whole batch or epoch: each row goes out as it
-    // comes rather than waiting for a fuller request until then (see RocketMQMessageSender).
+    // Under real-time mode and continuous processing a task runs for its whole batch or epoch: each
+    // row goes out as it comes rather than waiting for a fuller request until then (see
+    // RocketMQMessageSender).
     val eachAtOnce = session.exists(RocketMQQueryTrigger.sendsEachRowAtOnce(_, queryId))
     new RocketMQDataWriterFactory(settings.copy(sendEachAtOnce = eachAtOnce), columns, accumulators)
   }

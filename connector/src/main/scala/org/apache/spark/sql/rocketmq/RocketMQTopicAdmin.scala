@@ -35,15 +35,17 @@ import org.apache.spark.sql.rocketmq.client.RocketMQErrors.AdminRequest
 import org.apache.spark.sql.rocketmq.client.RocketMQErrors.AdminRequest._
 
 /**
- * The topic administration behind [[RocketMQCatalog]]: which topics the name server knows, and creating and
- * deleting topics on the brokers, as RocketMQ's own admin tool does (a topic is created, or deleted, on the
- * master of each of its broker groups; a deleted topic's route is then removed from every name server).
+ * The topic administration behind [[RocketMQCatalog]]: which topics the name server knows, and
+ * creating and deleting topics on the brokers, as RocketMQ's own admin tool does (a topic is
+ * created, or deleted, on the master of each of its broker groups; a deleted topic's route is then
+ * removed from every name server).
  *
- * It borrows the driver's metadata client of the connection, the one [[RocketMQOffsetReader]] uses, and retries
- * each request with [[RocketMQRetry]]; a request that fails for good is an error naming the server and the
- * request, or the access key when the cluster refused the credentials. Topics are named as the catalog names
- * them: the connection's namespace is applied here. Waits for brokers (none registered, a group without its
- * master, a route not there yet) are bounded by `retryTimeoutMs`.
+ * It borrows the driver's metadata client of the connection, the one [[RocketMQOffsetReader]] uses,
+ * and retries each request with [[RocketMQRetry]]; a request that fails for good is an error naming
+ * the server and the request, or the access key when the cluster refused the credentials. Topics
+ * are named as the catalog names them: the connection's namespace is applied here. Waits for
+ * brokers (none registered, a group without its master, a route not there yet) are bounded by
+ * `retryTimeoutMs`.
  */
 private[rocketmq] class RocketMQTopicAdmin(options: RocketMQOptions)
   extends RocketMQMetadataClient(options) {
@@ -52,11 +54,13 @@ private[rocketmq] class RocketMQTopicAdmin(options: RocketMQOptions)
   private def atNameServer: String = s"name server $nameServer"
 
   /**
-   * The topics that hold users' messages, sorted: every topic the name server routes but RocketMQ's own (see
-   * [[RocketMQTopicAdmin.holdsUserMessages]]); with a namespace, that namespace's only, by their plain names.
+   * The topics that hold users' messages, sorted: every topic the name server routes but RocketMQ's
+   * own (see [[RocketMQTopicAdmin.holdsUserMessages]]); with a namespace, that namespace's only, by
+   * their plain names.
    */
   def listTopics(): Seq[String] = {
-    val all = ask(atNameServer, ListTopics)(api.getTopicListFromNameServer(timeoutMs)).getTopicList.asScala.toSeq
+    val all = ask(atNameServer, ListTopics)(
+      api.getTopicListFromNameServer(timeoutMs)).getTopicList.asScala.toSeq
     val ownTopics = RocketMQTopicAdmin.registeredByBrokers(clusterInfo())
     val users = all.filter(RocketMQTopicAdmin.holdsUserMessages(_, ownTopics))
     val named = connection.namespace match {
@@ -74,13 +78,14 @@ private[rocketmq] class RocketMQTopicAdmin(options: RocketMQOptions)
   }
 
   /**
-   * Creates `topic` with `queues` read and write queues on each broker group of `cluster` (None: on every broker
-   * group the name server knows), and returns once the name server routes it to all of them. Creating a topic
-   * that exists changes its queue counts (the caller checks first).
+   * Creates `topic` with `queues` read and write queues on each broker group of `cluster` (None: on
+   * every broker group the name server knows), and returns once the name server routes it to all of
+   * them. Creating a topic that exists changes its queue counts (the caller checks first).
    */
   def createTopic(topic: String, queues: Int, cluster: Option[String]): Unit = {
     val masters = awaitMasters(topic)(info => groupsOf(topic, cluster, info))
-    val config = new TopicConfig(connection.onBroker(topic), queues, queues, PermName.PERM_READ | PermName.PERM_WRITE)
+    val config = new TopicConfig(connection.onBroker(topic), queues, queues,
+      PermName.PERM_READ | PermName.PERM_WRITE)
     masters.foreach { case (group, address) =>
       ask(s"broker '$group' ($address)", CreateTopic(topic, queues)) {
         api.createTopic(address, TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC, config, timeoutMs)
@@ -90,8 +95,9 @@ private[rocketmq] class RocketMQTopicAdmin(options: RocketMQOptions)
   }
 
   /**
-   * Deletes `topic` and its messages from the master of every broker group that hosts it, then its route from
-   * every name server; false when the topic does not exist. Nothing is deleted while a group has no master.
+   * Deletes `topic` and its messages from the master of every broker group that hosts it, then its
+   * route from every name server; false when the topic does not exist. Nothing is deleted while a
+   * group has no master.
    */
   def deleteTopic(topic: String): Boolean = route(topic) match {
     case None => false
@@ -100,26 +106,30 @@ private[rocketmq] class RocketMQTopicAdmin(options: RocketMQOptions)
       val masters = awaitMasters(topic)(_ => groups)
       val onBroker = connection.onBroker(topic)
       masters.foreach { case (group, address) =>
-        ask(s"broker '$group' ($address)", DeleteTopic(topic))(api.deleteTopicInBroker(address, onBroker, timeoutMs))
+        ask(s"broker '$group' ($address)", DeleteTopic(topic))(api.deleteTopicInBroker(address,
+          onBroker, timeoutMs))
       }
       nameServer.split(';').map(_.trim).filter(_.nonEmpty).foreach { address =>
-        ask(s"name server $address", DeleteRoute(topic))(api.deleteTopicInNameServer(address, onBroker, timeoutMs))
+        ask(s"name server $address", DeleteRoute(topic))(api.deleteTopicInNameServer(address,
+          onBroker, timeoutMs))
       }
       true
   }
 
-  private def clusterInfo(): ClusterInfo = ask(atNameServer, ClusterBrokers)(api.getBrokerClusterInfo(timeoutMs))
+  private def clusterInfo(): ClusterInfo =
+    ask(atNameServer, ClusterBrokers)(api.getBrokerClusterInfo(timeoutMs))
 
   /**
-   * The broker groups of `cluster`, or all; a cluster the name server does not know is an error naming the
-   * ones it knows (unless it knows none yet: then the brokers are waited for).
+   * The broker groups of `cluster`, or all; a cluster the name server does not know is an error
+   * naming the ones it knows (unless it knows none yet: then the brokers are waited for).
    */
   private def groupsOf(topic: String, cluster: Option[String], info: ClusterInfo): Seq[String] = {
     val clusters: Map[String, java.util.Set[String]] =
       Option(info.getClusterAddrTable).map(_.asScala.toMap).getOrElse(Map.empty)
     cluster match {
       case Some(name) if clusters.nonEmpty && !clusters.contains(name) =>
-        throw RocketMQErrors.invalidTableProperty(RocketMQCatalog.ClusterProperty, name, topic, "UNKNOWN_CLUSTER",
+        throw RocketMQErrors.invalidTableProperty(RocketMQCatalog.ClusterProperty, name, topic,
+          "UNKNOWN_CLUSTER",
           "nameServer" -> nameServer, "clusters" -> clusters.keys.toSeq.sorted.mkString(", "))
       case Some(name) => clusters.get(name).map(_.asScala.toSeq).getOrElse(Nil)
       case None => Option(info.getBrokerAddrTable).map(_.asScala.keys.toSeq).getOrElse(Nil)
@@ -127,16 +137,20 @@ private[rocketmq] class RocketMQTopicAdmin(options: RocketMQOptions)
   }
 
   /**
-   * The master address of each broker group `pick` chooses from the name server's cluster info, sorted by
-   * group. While the name server lists no group, or a picked group has no master (it is restarting, or a
-   * controller is electing a new one), asks again, for up to `retryTimeoutMs`; then fails naming the group.
+   * The master address of each broker group `pick` chooses from the name server's cluster info,
+   * sorted by group. While the name server lists no group, or a picked group has no master (it is
+   * restarting, or a controller is electing a new one), asks again, for up to `retryTimeoutMs`;
+   * then fails naming the group.
    */
-  private def awaitMasters(topic: String)(pick: ClusterInfo => Seq[String]): Seq[(String, String)] = {
+  private def awaitMasters(topic: String)(
+      pick: ClusterInfo => Seq[String]): Seq[(String, String)] = {
     val budget = new RocketMQRetry.Budget(retryTimeoutMs)
     while (true) {
       val info = clusterInfo()
-      val groups = Option(info.getBrokerAddrTable).map(_.asScala.toMap).getOrElse(Map.empty[String, BrokerData])
-      val masters = pick(info).distinct.sorted.map(g => g -> groups.get(g).flatMap(RocketMQTopicAdmin.masterOf))
+      val groups = Option(info.getBrokerAddrTable).map(_.asScala.toMap).getOrElse(Map.empty[String,
+        BrokerData])
+      val masters =
+        pick(info).distinct.sorted.map(g => g -> groups.get(g).flatMap(RocketMQTopicAdmin.masterOf))
       // Some(None): no broker group at all; Some(Some(g)): group g has no master.
       val missing: Option[Option[String]] =
         if (masters.isEmpty) Some(None) else masters.collectFirst { case (g, None) => Some(g) }
@@ -145,7 +159,8 @@ private[rocketmq] class RocketMQTopicAdmin(options: RocketMQOptions)
         case Some(group) =>
           budget.nextPauseMs() match {
             case Some(pauseMs) =>
-              log.warn(s"Topic '$topic' waits for " + group.fold("any broker to register")(g => s"a master in '$g'") +
+              log.warn(s"Topic '$topic' waits for " +
+                group.fold("any broker to register")(g => s"a master in '$g'") +
                 s"; asking the name server again in $pauseMs ms")
               Thread.sleep(pauseMs)
             case None =>
@@ -158,8 +173,9 @@ private[rocketmq] class RocketMQTopicAdmin(options: RocketMQOptions)
   }
 
   /**
-   * Returns once the name server routes `topic` to every group of `groups`: a broker registers a topic it created
-   * with the name servers before it answers, but a name server may have missed the registration.
+   * Returns once the name server routes `topic` to every group of `groups`: a broker registers a
+   * topic it created with the name servers before it answers, but a name server may have missed the
+   * registration.
    */
   private def awaitRouted(topic: String, groups: Set[String]): Unit = {
     val budget = new RocketMQRetry.Budget(retryTimeoutMs)
@@ -170,17 +186,22 @@ private[rocketmq] class RocketMQTopicAdmin(options: RocketMQOptions)
         case Some(group) =>
           budget.nextPauseMs() match {
             case Some(pauseMs) => Thread.sleep(pauseMs)
-            case None => throw RocketMQErrors.brokerUnavailable(topic, Some(group), nameServer, budget.elapsedMs, null)
+            case None => throw RocketMQErrors.brokerUnavailable(topic, Some(group), nameServer,
+                budget.elapsedMs, null)
           }
       }
     }
   }
 
-  /** One request to `server`, retried; failed for good, an error naming the server and the request. */
+  /**
+   * One request to `server`, retried; failed for good, an error naming the server and the request.
+   */
   private def ask[T](server: String, request: AdminRequest)(body: => T): T =
-    try RocketMQRetry.withRetries(s"$request to $server", attempts, intervalMs, () => rebuildClient())(body)
+    try RocketMQRetry.withRetries(s"$request to $server", attempts, intervalMs,
+        () => rebuildClient())(body)
     catch {
-      case NonFatal(e) if RocketMQEndpoint.notSupported(e) => throw RocketMQErrors.adminNotServed(server, e, request)
+      case NonFatal(e) if RocketMQEndpoint.notSupported(e) =>
+        throw RocketMQErrors.adminNotServed(server, e, request)
       case NonFatal(e) =>
         val failed = RocketMQErrors.adminRequestFailed(server, attempts, e, request)
         throw request.topic.fold(failed)(topic =>
@@ -196,22 +217,26 @@ private[rocketmq] object RocketMQTopicAdmin {
     Option(group.getBrokerAddrs).flatMap(addresses => Option(addresses.get(MixAll.MASTER_ID)))
 
   /**
-   * Topics every broker registers for itself: one named after its broker group and one after its cluster (when
-   * brokerTopicEnable and clusterTopicEnable are on, their defaults), and its cluster's reply topic. A client
-   * cannot tell them from users' topics by name alone (a broker adds them to its own JVM's system topics only).
+   * Topics every broker registers for itself: one named after its broker group and one after its
+   * cluster (when brokerTopicEnable and clusterTopicEnable are on, their defaults), and its
+   * cluster's reply topic. A client cannot tell them from users' topics by name alone (a broker
+   * adds them to its own JVM's system topics only).
    */
   def registeredByBrokers(info: ClusterInfo): Set[String] = {
-    val clusters = Option(info.getClusterAddrTable).map(_.keySet.asScala.toSet).getOrElse(Set.empty[String])
-    val groups = Option(info.getBrokerAddrTable).map(_.keySet.asScala.toSet).getOrElse(Set.empty[String])
+    val clusters =
+      Option(info.getClusterAddrTable).map(_.keySet.asScala.toSet).getOrElse(Set.empty[String])
+    val groups =
+      Option(info.getBrokerAddrTable).map(_.keySet.asScala.toSet).getOrElse(Set.empty[String])
     groups ++ clusters ++ clusters.map(c => s"${c}_${MixAll.REPLY_TOPIC_POSTFIX}")
   }
 
   /**
-   * Whether `topic` holds users' messages: not one of RocketMQ's system topics (schedule, transaction, trace,
-   * `rmq_sys_…`), not one of `ownTopics` (see [[registeredByBrokers]]), and not a consumer group's retry or
-   * dead-letter topic or a light message queue.
+   * Whether `topic` holds users' messages: not one of RocketMQ's system topics (schedule,
+   * transaction, trace, `rmq_sys_…`), not one of `ownTopics` (see [[registeredByBrokers]]), and not
+   * a consumer group's retry or dead-letter topic or a light message queue.
    */
   def holdsUserMessages(topic: String, ownTopics: Set[String]): Boolean =
     !TopicValidator.isSystemTopic(topic) && !ownTopics.contains(topic) &&
-      !Seq(MixAll.RETRY_GROUP_TOPIC_PREFIX, MixAll.DLQ_GROUP_TOPIC_PREFIX, MixAll.LMQ_PREFIX).exists(topic.startsWith)
+      !Seq(MixAll.RETRY_GROUP_TOPIC_PREFIX, MixAll.DLQ_GROUP_TOPIC_PREFIX,
+        MixAll.LMQ_PREFIX).exists(topic.startsWith)
 }

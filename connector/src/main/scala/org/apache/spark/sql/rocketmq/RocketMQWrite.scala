@@ -38,27 +38,35 @@ import org.apache.spark.sql.rocketmq.transaction.{
 import org.apache.spark.sql.types.StructType
 
 /**
- * A write to RocketMQ: at-least-once, each task committing only when all its sends are acknowledged;
- * or, with `transaction` set in the settings, exactly-once through a [[RocketMQTransactionCoordinator]].
- * `checkpointLocation` is the streaming query's, where an exactly-once stream keeps its decisions.
+ * A write to RocketMQ: at-least-once, each task committing only when all its sends are
+ * acknowledged; or, with `transaction` set in the settings, exactly-once through a
+ * [[RocketMQTransactionCoordinator]]. `checkpointLocation` is the streaming query's, where an
+ * exactly-once stream keeps its decisions.
  */
 private[rocketmq] class RocketMQWrite(
-    val settings: RocketMQWriteSettings, val columns: RocketMQWriteColumns, queryId: String, runId: String,
+    val settings: RocketMQWriteSettings, val columns: RocketMQWriteColumns, queryId: String,
+    runId: String,
     checkpointLocation: Option[String], accumulators: RocketMQWriteAccumulators = null)
   extends RocketMQDriverMetrics {
 
   override def description(): String =
     s"RocketMQWrite[topic=${settings.topic.getOrElse("(from column topic)")}, ${settings.deliveryGuarantee}]"
 
-  /** A batch write's accumulators, made when Spark asks for it: what its tasks counted, complete. */
+  /**
+   * A batch write's accumulators, made when Spark asks for it: what its tasks counted, complete.
+   */
   @volatile private var batchAccumulators: RocketMQWriteAccumulators = _
 
   override def toBatch: BatchWrite = {
     batchAccumulators = RocketMQWriteAccumulators.register()
-    new RocketMQBatchWrite(settings, columns, () => RocketMQWrite.batchCoordinator(settings), batchAccumulators)
+    new RocketMQBatchWrite(settings, columns, () => RocketMQWrite.batchCoordinator(settings),
+      batchAccumulators)
   }
 
-  /** After a batch write's job: its tasks' counts, which their own metrics miss what `commit()` did of. */
+  /**
+   * After a batch write's job: its tasks' counts, which their own metrics miss what `commit()` did
+   * of.
+   */
   override def driverMetrics: Array[CustomTaskMetric] =
     Option(batchAccumulators).toSeq.flatMap(_.counts).map { case (name, value) =>
       RocketMQCustomMetrics.taskMetric(name, value)
@@ -78,17 +86,19 @@ private[rocketmq] class RocketMQWrite(
 private[rocketmq] object RocketMQWrite {
 
   /**
-   * Checks the options and the columns, and that a topic named by the option exists, before any row is
-   * sent (`requireTopic`: a stream's sink table asks at the query's first plan only, see [[RocketMQTable]]).
-   * `queryId` names an exactly-once write's transaction group (stable across restarts of a stream).
-   * A streaming write is planned again for every micro-batch: its transaction scope is the query run's
-   * ([[RocketMQTransactionRuns]], by Spark's run id, until the run ends). A batch write
-   * (`checkpointLocation` None) gets a scope of its own. A stream's tasks add what they measured and counted
-   * to `accumulators` (the sink table's).
+   * Checks the options and the columns, and that a topic named by the option exists, before any row
+   * is sent (`requireTopic`: a stream's sink table asks at the query's first plan only, see
+   * [[RocketMQTable]]). `queryId` names an exactly-once write's transaction group (stable across
+   * restarts of a stream). A streaming write is planned again for every micro-batch: its
+   * transaction scope is the query run's ([[RocketMQTransactionRuns]], by Spark's run id, until the
+   * run ends). A batch write (`checkpointLocation` None) gets a scope of its own. A stream's tasks
+   * add what they measured and counted to `accumulators` (the sink table's).
    */
-  def plan(options: RocketMQOptions, schema: StructType, queryId: String, checkpointLocation: Option[String],
+  def plan(options: RocketMQOptions, schema: StructType, queryId: String,
+      checkpointLocation: Option[String],
       accumulators: RocketMQWriteAccumulators = null,
-      requireTopic: (RocketMQOptions, String) => Unit = RocketMQOffsetReader.requireTopic): RocketMQWrite = {
+      requireTopic: (RocketMQOptions, String) => Unit =
+        RocketMQOffsetReader.requireTopic): RocketMQWrite = {
     val runId = RocketMQRunEvents.runIdOf(queryId)
     val settings = writeSettings(options, queryId) { (group, timeoutMs) =>
       if (checkpointLocation.isEmpty) {
@@ -97,13 +107,14 @@ private[rocketmq] object RocketMQWrite {
     }
     val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
     settings.topic.foreach(topic => requireTopic(options, topic))
-    val forEndpoint = if (RocketMQEndpoint.isProxy(options)) settings.copy(throughProxy = true) else settings
+    val forEndpoint =
+      if (RocketMQEndpoint.isProxy(options)) settings.copy(throughProxy = true) else settings
     new RocketMQWrite(forEndpoint, columns, queryId, runId, checkpointLocation, accumulators)
   }
 
   /**
-   * The checked options of a write, with its transaction scope if it is exactly-once: `scopeOf` makes it
-   * from the transaction group and timeout.
+   * The checked options of a write, with its transaction scope if it is exactly-once: `scopeOf`
+   * makes it from the transaction group and timeout.
    */
   private def writeSettings(options: RocketMQOptions, queryId: String)(
       scopeOf: (String, Long) => RocketMQTransactionScope): RocketMQWriteSettings = {
@@ -116,9 +127,11 @@ private[rocketmq] object RocketMQWrite {
           throw RocketMQErrors.conflictingOptions(Seq(RocketMQOptions.DeliveryGuaranteeOption.key,
             RocketMQOptions.DeliveryDelayMs.key))
         }
-        // Through a RocketMQ 5 proxy a commit can be dropped while success is answered: refused before any send.
+        // Through a RocketMQ 5 proxy a commit can be dropped while success is answered: refused
+        // before any send.
         if (RocketMQEndpoint.isProxy(options, mustKnow = true)) {
-          throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key, "PROXY_EXACTLY_ONCE")
+          throw RocketMQErrors.optionNotAllowed(RocketMQOptions.DeliveryGuaranteeOption.key,
+            "PROXY_EXACTLY_ONCE")
         }
         val group = base.connection.onBroker(s"spark-rocketmq-txn-$queryId")
         base.copy(transaction = Some(scopeOf(group, base.transactionTimeoutMs)))
@@ -127,15 +140,16 @@ private[rocketmq] object RocketMQWrite {
   }
 
   /** A coordinator for `scope`, whose decisions live beside the checkpoint `dir`. */
-  private def newCoordinator(settings: RocketMQWriteSettings, dir: String)(scope: RocketMQTransactionScope)
+  private def newCoordinator(settings: RocketMQWriteSettings, dir: String)(
+      scope: RocketMQTransactionScope)
       : RocketMQTransactionCoordinator =
     new RocketMQTransactionCoordinator(settings.coordinatorSettings, scope,
       new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions",
         SparkSession.active.sessionState.newHadoopConf()))
 
   /**
-   * The coordinator of an exactly-once stream's run `runId`, made by the run's first micro-batch unless its
-   * start made it, and closed when that run ends.
+   * The coordinator of an exactly-once stream's run `runId`, made by the run's first micro-batch
+   * unless its start made it, and closed when that run ends.
    */
   private def streamCoordinator(settings: RocketMQWriteSettings, runId: String, dir: String)
       : RocketMQTransactionCoordinator = {
@@ -144,16 +158,18 @@ private[rocketmq] object RocketMQWrite {
   }
 
   /**
-   * Called when Spark resolves the table a streaming query writes to, before the query starts: a restarted
-   * exactly-once stream (its `checkpointLocation` option names a checkpoint that has the query's id) starts its
-   * run's coordinator now. Spark plans a streaming write only for a micro-batch with rows, and the broker asks the
-   * group's producers about the epochs an earlier run decided but did not see committed: a run that finds no new
-   * input would otherwise leave them unanswered until the broker gives them up (15 checks), and their rows would
-   * never be delivered. Does nothing for any other table or write; a failure here is logged, and the run's first
+   * Called when Spark resolves the table a streaming query writes to, before the query starts: a
+   * restarted exactly-once stream (its `checkpointLocation` option names a checkpoint that has the
+   * query's id) starts its run's coordinator now. Spark plans a streaming write only for a
+   * micro-batch with rows, and the broker asks the group's producers about the epochs an earlier
+   * run decided but did not see committed: a run that finds no new input would otherwise leave them
+   * unanswered until the broker gives them up (15 checks), and their rows would never be delivered.
+   * Does nothing for any other table or write; a failure here is logged, and the run's first
    * micro-batch starts the coordinator as before.
    */
   def resumeStream(options: RocketMQOptions): Unit = {
-    val checkpoint = options.all.collectFirst { case (k, v) if k.equalsIgnoreCase("checkpointLocation") => v }
+    val checkpoint =
+      options.all.collectFirst { case (k, v) if k.equalsIgnoreCase("checkpointLocation") => v }
     if (isExactlyOnce(options) && checkpoint.isDefined) {
       try {
         SparkSession.getActiveSession.foreach { session =>
@@ -165,35 +181,44 @@ private[rocketmq] object RocketMQWrite {
         }
       } catch {
         case NonFatal(e) =>
-          log.warn(s"The exactly-once sink of the stream checkpointed at ${checkpoint.get} starts answering the " +
-            s"broker's check-backs at its first micro-batch, not now: $e")
+          log.warn(
+            s"The exactly-once sink of the stream checkpointed at ${checkpoint.get} starts answering the " +
+              s"broker's check-backs at its first micro-batch, not now: $e")
       }
     }
   }
 
-  /** Whether `options` ask for an exactly-once write (as given: checked when the write is planned). */
+  /**
+   * Whether `options` ask for an exactly-once write (as given: checked when the write is planned).
+   */
   def isExactlyOnce(options: RocketMQOptions): Boolean =
     options.rawValue(RocketMQOptions.DeliveryGuaranteeOption).exists(
       _.equalsIgnoreCase(DeliveryGuarantee.ExactlyOnce.name))
 
   /**
-   * Starts the coordinator of query `queryId`'s next run (`runId` when Spark has named it), whose sink keeps its
-   * state beside `dir`, if the write is exactly-once.
+   * Starts the coordinator of query `queryId`'s next run (`runId` when Spark has named it), whose
+   * sink keeps its state beside `dir`, if the write is exactly-once.
    */
-  def resumeAt(options: RocketMQOptions, queryId: String, runId: Option[String], dir: String): Unit =
+  def resumeAt(options: RocketMQOptions, queryId: String, runId: Option[String], dir: String)
+      : Unit =
     if (isExactlyOnce(options)) {
       RocketMQRunEvents.listenForEnds(SparkSession.active.sparkContext)
       runId match {
         case Some(run) =>
-          val settings = writeSettings(options, queryId)(RocketMQTransactionRuns.scope(queryId, run, _, _))
+          val settings =
+            writeSettings(options, queryId)(RocketMQTransactionRuns.scope(queryId, run, _, _))
           RocketMQTransactionRuns.coordinator(run)(newCoordinator(settings, dir))
         case None =>
-          val settings = writeSettings(options, queryId)(RocketMQTransactionRuns.resumedScope(queryId, _, _))
+          val settings =
+            writeSettings(options, queryId)(RocketMQTransactionRuns.resumedScope(queryId, _, _))
           RocketMQTransactionRuns.resume(queryId)(newCoordinator(settings, dir))
       }
     }
 
-  /** The id of the streaming query checkpointed at `dir` (Spark's `metadata` file there), if it has run before. */
+  /**
+   * The id of the streaming query checkpointed at `dir` (Spark's `metadata` file there), if it has
+   * run before.
+   */
   private def queryIdOf(dir: String, hadoopConf: Configuration): Option[String] = {
     val file = new Path(dir, "metadata")
     val fs = file.getFileSystem(hadoopConf)
@@ -209,9 +234,12 @@ private[rocketmq] object RocketMQWrite {
   private val QueryIdInMetadata = "\"id\"\\s*:\\s*\"([^\"]+)\"".r
   private val log = LoggerFactory.getLogger(classOf[RocketMQWrite])
 
-  /** A batch job's coordinator, if the write is exactly-once: its decisions live as long as the job. */
+  /**
+   * A batch job's coordinator, if the write is exactly-once: its decisions live as long as the job.
+   */
   def batchCoordinator(settings: RocketMQWriteSettings): Option[RocketMQTransactionCoordinator] =
     settings.transaction.map(scope =>
-      new RocketMQTransactionCoordinator(settings.coordinatorSettings, scope, new RocketMQDecisionLog.InMemory,
+      new RocketMQTransactionCoordinator(settings.coordinatorSettings, scope,
+        new RocketMQDecisionLog.InMemory,
         waitForCheckBacks = true))
 }

@@ -21,9 +21,10 @@ import org.apache.spark.sql.rocketmq.producer.RocketMQMessageSender
 import org.apache.spark.util.LongAccumulator
 
 /**
- * What a write's tasks tell the driver once all their sends are done. Spark reads a writer's task metrics
- * before `DataWriter.commit()`, where the last sends go out and timed-out ones are sent again: the counts
- * of resends, failures and possible duplicates are complete only here, as the acknowledgement times are.
+ * What a write's tasks tell the driver once all their sends are done. Spark reads a writer's task
+ * metrics before `DataWriter.commit()`, where the last sends go out and timed-out ones are sent
+ * again: the counts of resends, failures and possible duplicates are complete only here, as the
+ * acknowledgement times are.
  */
 private[rocketmq] final class RocketMQWriteAccumulators private (
     val sendAck: RocketMQLatencyAccumulator, retries: LongAccumulator, failed: LongAccumulator,
@@ -39,12 +40,15 @@ private[rocketmq] final class RocketMQWriteAccumulators private (
   }
 
   private def counters = Seq(RocketMQCustomMetrics.SendRetries -> retries,
-    RocketMQCustomMetrics.FailedSends -> failed, RocketMQCustomMetrics.PossibleDuplicates -> duplicates)
+    RocketMQCustomMetrics.FailedSends -> failed,
+    RocketMQCustomMetrics.PossibleDuplicates -> duplicates)
 
   /** On the driver: the counts of the tasks done so far, by metric name. */
   def counts: Map[String, Long] = counters.map { case (name, acc) => name -> acc.sum }.toMap
 
-  /** On the driver: the counts since the last call, by metric name, then forgotten (one batch's). */
+  /**
+   * On the driver: the counts since the last call, by metric name, then forgotten (one batch's).
+   */
   def drainCounts(): Map[String, Long] = synchronized {
     val taken = counts
     counters.foreach(_._2.reset())
@@ -54,7 +58,10 @@ private[rocketmq] final class RocketMQWriteAccumulators private (
 
 private[rocketmq] object RocketMQWriteAccumulators {
 
-  /** New accumulators, registered (unnamed: not listed among a stage's accumulators) with the driver. */
+  /**
+   * New accumulators, registered (unnamed: not listed among a stage's accumulators) with the
+   * driver.
+   */
   def register(): RocketMQWriteAccumulators = {
     val sc = SparkContext.getOrCreate()
     def counter(): LongAccumulator = {
@@ -62,6 +69,7 @@ private[rocketmq] object RocketMQWriteAccumulators {
       sc.register(acc)
       acc
     }
-    new RocketMQWriteAccumulators(RocketMQLatencyAccumulator.register(), counter(), counter(), counter())
+    new RocketMQWriteAccumulators(RocketMQLatencyAccumulator.register(), counter(), counter(),
+      counter())
   }
 }

@@ -17,7 +17,9 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.connector.write.{LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
+import org.apache.spark.sql.connector.write.{
+  LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder
+}
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
 import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 
@@ -33,7 +35,8 @@ private[rocketmq] class RocketMQWriteBuilder(options: RocketMQOptions, info: Log
   override def truncate(): WriteBuilder = this
 
   override def build(): Write =
-    RocketMQWrite.plan(options, info.schema(), info.queryId(), RocketMQWriteBuilder.checkpointLocation(info),
+    RocketMQWrite.plan(options, info.schema(), info.queryId(),
+      RocketMQWriteBuilder.checkpointLocation(info),
       accumulators,
       requireTopic)
 }
@@ -41,12 +44,13 @@ private[rocketmq] class RocketMQWriteBuilder(options: RocketMQOptions, info: Log
 private[rocketmq] object RocketMQWriteBuilder {
 
   /**
-   * A streaming query's checkpoint as its writer option names it, or else under the session's default
-   * root (where the sink keeps its own directory per query id). None for a batch write.
+   * A streaming query's checkpoint as its writer option names it, or else under the session's
+   * default root (where the sink keeps its own directory per query id). None for a batch write.
    */
   def checkpointLocation(info: LogicalWriteInfo): Option[String] =
     Option(info.options().get("checkpointLocation")).orElse {
-      SparkSession.getActiveSession.flatMap(_.conf.getOption("spark.sql.streaming.checkpointLocation"))
+      SparkSession.getActiveSession.flatMap(
+        _.conf.getOption("spark.sql.streaming.checkpointLocation"))
         .map(root => s"$root/rocketmq-sink-${info.queryId()}")
     }
 }

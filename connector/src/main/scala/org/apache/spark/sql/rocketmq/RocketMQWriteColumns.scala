@@ -67,11 +67,13 @@ private[rocketmq] object RocketMQWriteColumns {
       case ArrayType(StringType, _) => true
       case _ => false
     }
-    // A read gives properties as the text of a JSON object: taking that text too lets any read be written back.
-    val properties = check(Properties, "MAP<STRING, STRING>, or STRING holding a JSON object of strings") {
-      case MapType(StringType, StringType, _) | StringType => true
-      case _ => false
-    }
+    // A read gives properties as the text of a JSON object: taking that text too lets any read be
+    // written back.
+    val properties =
+      check(Properties, "MAP<STRING, STRING>, or STRING holding a JSON object of strings") {
+        case MapType(StringType, StringType, _) | StringType => true
+        case _ => false
+      }
     val deliverTime = check(DeliverTime, "TIMESTAMP or BIGINT (epoch milliseconds)")(t =>
       t == TimestampType || t == LongType)
     RocketMQWriteColumns(

@@ -20,8 +20,8 @@ import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.write.Write
 
 /**
- * A write whose node's SQL metrics Spark sets from the driver once its job is done: the Spark 3.5 build
- * compiles against 3.5.0's `Write`, which lacks the call, so they are only kept here.
+ * A write whose node's SQL metrics Spark sets from the driver once its job is done: the Spark 3.5
+ * build compiles against 3.5.0's `Write`, which lacks the call, so they are only kept here.
  */
 private[rocketmq] trait RocketMQDriverMetrics extends Write {
   def driverMetrics: Array[CustomTaskMetric]

@@ -19,7 +19,10 @@ package org.apache.spark.sql.rocketmq
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.write.Write
 
-/** A write whose node's SQL metrics Spark sets from the driver once its job is done (Spark 3.4 and later). */
+/**
+ * A write whose node's SQL metrics Spark sets from the driver once its job is done (Spark 3.4 and
+ * later).
+ */
 private[rocketmq] trait RocketMQDriverMetrics extends Write {
   def driverMetrics: Array[CustomTaskMetric]
 

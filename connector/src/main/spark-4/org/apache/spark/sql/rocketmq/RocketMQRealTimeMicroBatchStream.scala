@@ -26,17 +26,20 @@ import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller
 
 /**
- * The stream on a Spark with real-time mode (4.1 and later; [[RocketMQMicroBatchStream.apply]] picks it). Under
- * `Trigger.RealTime` each batch runs for the trigger's duration: one task per queue reads from the batch's start
- * with no end ([[RocketMQRealTimePartitionReader]]), each message going on through the query as it arrives, and
- * the batch's end is where the tasks stopped ([[mergeOffsets]], each task's offset naming its queue), written to
- * the checkpoint when the batch ends. Queues that appear while the query runs are read from their earliest offset,
- * and the data loss rules are those of micro-batches (the [[RocketMQStreamPlanner]]'s, shared). Options that bound
- * or split a batch (`maxOffsetsPerTrigger`, `minOffsetsPerTrigger`, `maxTriggerDelay`, `minPartitions`) are
- * refused. Under any other trigger it is the micro-batch stream it holds, to which it hands every micro-batch
- * call, and it describes itself as that one in plans and progress on every Spark version.
+ * The stream on a Spark with real-time mode (4.1 and later; [[RocketMQMicroBatchStream.apply]]
+ * picks it). Under `Trigger.RealTime` each batch runs for the trigger's duration: one task per
+ * queue reads from the batch's start with no end ([[RocketMQRealTimePartitionReader]]), each
+ * message going on through the query as it arrives, and the batch's end is where the tasks stopped
+ * ([[mergeOffsets]], each task's offset naming its queue), written to the checkpoint when the batch
+ * ends. Queues that appear while the query runs are read from their earliest offset, and the data
+ * loss rules are those of micro-batches (the [[RocketMQStreamPlanner]]'s, shared). Options that
+ * bound or split a batch (`maxOffsetsPerTrigger`, `minOffsetsPerTrigger`, `maxTriggerDelay`,
+ * `minPartitions`) are refused. Under any other trigger it is the micro-batch stream it holds, to
+ * which it hands every micro-batch call, and it describes itself as that one in plans and progress
+ * on every Spark version.
  */
-private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQOptions, checkpointLocation: String)
+private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQOptions,
+    checkpointLocation: String)
   extends MicroBatchStream
   with SupportsTriggerAvailableNow
   with ReportsSourceMetrics
@@ -56,7 +59,10 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
     realTime = true
   }
 
-  /** The last batch's partitions and the start they were planned from: Spark plans a batch more than once. */
+  /**
+   * The last batch's partitions and the start they were planned from: Spark plans a batch more than
+   * once.
+   */
   @volatile private var planned: Option[(Offset, Array[InputPartition])] = None
 
   override def planInputPartitions(start: Offset): Array[InputPartition] = planned match {
@@ -73,11 +79,12 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
 
   override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = plan.end(offsets)
 
-  override def createReaderFactory(): PartitionReaderFactory = new RocketMQRealTimeReaderFactory(batches.queueWait)
+  override def createReaderFactory(): PartitionReaderFactory =
+    new RocketMQRealTimeReaderFactory(batches.queueWait)
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
-    // A real-time batch ran for its whole duration: measure against the queues' ends now, not at its start (the
-    // next batch's start takes these ends too).
+    // A real-time batch ran for its whole duration: measure against the queues' ends now, not at
+    // its start (the next batch's start takes these ends too).
     if (realTime) planner.fetchAfterBatch()
     batches.metrics(latestConsumedOffset)
   }
@@ -88,7 +95,8 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
   override def getDefaultReadLimit: ReadLimit = batches.getDefaultReadLimit
   override def prepareForTriggerAvailableNow(): Unit = batches.prepareForTriggerAvailableNow()
   override def latestOffset(): Offset = batches.latestOffset()
-  override def latestOffset(start: Offset, limit: ReadLimit): Offset = batches.latestOffset(start, limit)
+  override def latestOffset(start: Offset, limit: ReadLimit): Offset =
+    batches.latestOffset(start, limit)
   override def reportLatestOffset(): Offset = batches.reportLatestOffset()
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] =
     batches.planInputPartitions(start, end)
@@ -96,12 +104,17 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
   override def stop(): Unit = batches.stop()
 }
 
-/** The micro-batch reader for bounded partitions, the real-time one for open ones; both measure into `queueWait`. */
+/**
+ * The micro-batch reader for bounded partitions, the real-time one for open ones; both measure into
+ * `queueWait`.
+ */
 private[rocketmq] final class RocketMQRealTimeReaderFactory(queueWait: RocketMQLatencyAccumulator)
   extends PartitionReaderFactory {
-  override def createReader(partition: InputPartition): PartitionReader[InternalRow] = partition match {
-    case p: RocketMQInputPartition if p.untilOffset == RocketMQQueuePuller.Open =>
-      new RocketMQRealTimePartitionReader(p, queueWait)
-    case other => new RocketMQPartitionReader(other.asInstanceOf[RocketMQInputPartition], queueWait)
-  }
+  override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
+    partition match {
+      case p: RocketMQInputPartition if p.untilOffset == RocketMQQueuePuller.Open =>
+        new RocketMQRealTimePartitionReader(p, queueWait)
+      case other =>
+        new RocketMQPartitionReader(other.asInstanceOf[RocketMQInputPartition], queueWait)
+    }
 }

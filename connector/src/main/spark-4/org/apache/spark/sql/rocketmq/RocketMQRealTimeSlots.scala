@@ -24,16 +24,19 @@ import org.slf4j.LoggerFactory
 
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Repartition, RepartitionByExpression}
+import org.apache.spark.sql.catalyst.plans.logical.{
+  LogicalPlan, Repartition, RepartitionByExpression
+}
 import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQQueue}
 
 /**
- * A real-time batch runs every task of its query at once for the batch's whole duration: one per source queue
- * and, past a shuffle (a stateful operator's, or a repartition), one per partition of the stage after it. A query
- * with fewer task slots than that either never reads some queues until the batch ends (stateless: their tasks
- * wait for a free slot) or fails once its job is submitted (stateful: Spark's CONCURRENT_SCHEDULER_INSUFFICIENT_SLOT,
- * which names neither the queues nor the shuffle). So the stream checks before its tasks are launched, on the
- * driver, and fails naming the queues, the tasks needed and the slots there are.
+ * A real-time batch runs every task of its query at once for the batch's whole duration: one per
+ * source queue and, past a shuffle (a stateful operator's, or a repartition), one per partition of
+ * the stage after it. A query with fewer task slots than that either never reads some queues until
+ * the batch ends (stateless: their tasks wait for a free slot) or fails once its job is submitted
+ * (stateful: Spark's CONCURRENT_SCHEDULER_INSUFFICIENT_SLOT, which names neither the queues nor the
+ * shuffle). So the stream checks before its tasks are launched, on the driver, and fails naming the
+ * queues, the tasks needed and the slots there are.
  *
  * Slots are the cores Spark's own check counts, the scheduler's default parallelism (the
  * executors' cores, or `spark.default.parallelism` where set), divided by `spark.task.cpus`: each
@@ -48,17 +51,25 @@ private[rocketmq] object RocketMQRealTimeSlots {
   private val QueryIdProperty = "sql.streaming.queryId"
 
   /**
-   * Stateful operators of a stream: each puts a shuffle, and a stage of `spark.sql.shuffle.partitions` tasks (the
-   * state's partitions), after it. (A join of a stream with a static side is left out: broadcast, it shuffles
-   * nothing; real-time mode runs no stream-stream join.)
+   * Stateful operators of a stream: each puts a shuffle, and a stage of
+   * `spark.sql.shuffle.partitions` tasks (the state's partitions), after it. (A join of a stream
+   * with a static side is left out: broadcast, it shuffles nothing; real-time mode runs no
+   * stream-stream join.)
    */
-  private val StatefulOperators = Set("Aggregate", "Deduplicate", "DeduplicateWithinWatermark", "TransformWithState",
-    "TransformWithStateInPySpark", "FlatMapGroupsWithState", "FlatMapGroupsInPandasWithState")
+  private val StatefulOperators =
+    Set("Aggregate", "Deduplicate", "DeduplicateWithinWatermark", "TransformWithState",
+      "TransformWithStateInPySpark", "FlatMapGroupsWithState", "FlatMapGroupsInPandasWithState")
 
-  /** The tasks a real-time batch runs at once beyond its source's: those of the stage after its shuffle. */
+  /**
+   * The tasks a real-time batch runs at once beyond its source's: those of the stage after its
+   * shuffle.
+   */
   final case class LaterStage(tasks: Int, cause: String)
 
-  /** Fails unless the session can run a task per queue of `queues` plus the query's later stage at once. */
+  /**
+   * Fails unless the session can run a task per queue of `queues` plus the query's later stage at
+   * once.
+   */
   def check(session: SparkSession, queues: Seq[RocketMQQueue]): Unit = {
     val later = laterStage(session)
     val needed = queues.size + later.map(_.tasks).getOrElse(0)
@@ -66,15 +77,17 @@ private[rocketmq] object RocketMQRealTimeSlots {
     if (sc.getConf.getBoolean("spark.dynamicAllocation.enabled", defaultValue = false)) {
       val there = slots(sc)
       if (there < needed) {
-        log.warn(s"This real-time query needs $needed task slots at once (${queues.size} source queues" +
-          later.fold("")(s => s", ${s.tasks} ${s.cause}") + s"); $there are there now: dynamic " +
-          "allocation must bring the rest, or some queues are read only when a batch ends")
+        log.warn(
+          s"This real-time query needs $needed task slots at once (${queues.size} source queues" +
+            later.fold("")(s => s", ${s.tasks} ${s.cause}") + s"); $there are there now: dynamic " +
+            "allocation must bring the rest, or some queues are read only when a batch ends")
       }
     } else {
       awaitSlots(sc, needed)
       val there = slots(sc)
       if (there < needed) {
-        throw RocketMQErrors.realTimeSlotsShort(queues.map(_.toString), later.map(s => s"${s.tasks} ${s.cause}"),
+        throw RocketMQErrors.realTimeSlotsShort(queues.map(_.toString),
+          later.map(s => s"${s.tasks} ${s.cause}"),
           needed, there, sc.master)
       }
     }
@@ -84,19 +97,24 @@ private[rocketmq] object RocketMQRealTimeSlots {
   private def slots(sc: SparkContext): Int =
     sc.defaultParallelism / sc.getConf.getInt("spark.task.cpus", 1)
 
-  /** Executors still registering: waits for enough slots, at most as long as Spark's scheduler waits for them. */
+  /**
+   * Executors still registering: waits for enough slots, at most as long as Spark's scheduler waits
+   * for them.
+   */
   private def awaitSlots(sc: SparkContext, needed: Int): Unit =
     if (!sc.master.startsWith("local[") && sc.master != "local") {
-      val waitMs = sc.getConf.getTimeAsMs("spark.scheduler.maxRegisteredResourcesWaitingTime", "30s")
+      val waitMs =
+        sc.getConf.getTimeAsMs("spark.scheduler.maxRegisteredResourcesWaitingTime", "30s")
       val deadline = System.currentTimeMillis() + waitMs
       while (slots(sc) < needed && System.currentTimeMillis() < deadline) Thread.sleep(200)
     }
 
   /**
-   * The stage after the query's shuffle, from the running query's logical plan (found by the query id Spark sets on
-   * the planning thread; the shuffle partitions from `session`, the stream's own, where Spark has put the number the
-   * checkpoint keeps). None when the query has no shuffle, or when this Spark's internals cannot tell (then only
-   * the source's tasks are counted, and a warning says so).
+   * The stage after the query's shuffle, from the running query's logical plan (found by the query
+   * id Spark sets on the planning thread; the shuffle partitions from `session`, the stream's own,
+   * where Spark has put the number the checkpoint keeps). None when the query has no shuffle, or
+   * when this Spark's internals cannot tell (then only the source's tasks are counted, and a
+   * warning says so).
    */
   private def laterStage(session: SparkSession): Option[LaterStage] =
     try {
@@ -110,13 +128,14 @@ private[rocketmq] object RocketMQRealTimeSlots {
       shuffleOf(plan, session.conf.get("spark.sql.shuffle.partitions").toInt)
     } catch {
       case e @ (NonFatal(_) | _: LinkageError) =>
-        log.warn(s"Could not tell whether this real-time query shuffles; counting its source's tasks only: $e")
+        log.warn(
+          s"Could not tell whether this real-time query shuffles; counting its source's tasks only: $e")
         None
     }
 
   /**
-   * The widest stage after a shuffle on the streaming side of `plan` (real-time mode allows one shuffle a query;
-   * a static side's shuffles run in jobs of their own).
+   * The widest stage after a shuffle on the streaming side of `plan` (real-time mode allows one
+   * shuffle a query; a static side's shuffles run in jobs of their own).
    */
   private[rocketmq] def shuffleOf(plan: LogicalPlan, shufflePartitions: Int): Option[LaterStage] =
     plan.collect {

@@ -39,7 +39,8 @@ class RocketMQMessageToRowSuite extends AnyFunSuite {
   }
 
   test("every column of the schema, timestamps in microseconds") {
-    val row = new RocketMQMessageToRow(RocketMQQueue("t", "broker-a", 3)).toRow(message("héllo", 42L, "k" -> "v"))
+    val row = new RocketMQMessageToRow(RocketMQQueue("t", "broker-a", 3)).toRow(message("héllo",
+      42L, "k" -> "v"))
     assert(row.numFields === RocketMQSourceSchema.schema.length)
     assert(row.getUTF8String(0).toString === "t")
     assert(row.getInt(1) === 7)
@@ -57,9 +58,11 @@ class RocketMQMessageToRowSuite extends AnyFunSuite {
     val row = converter.toRow(message("x", 0L,
       MessageConst.PROPERTY_MIN_OFFSET -> "0", MessageConst.PROPERTY_MAX_OFFSET -> "9",
       "q\"uote" -> "line\nbreak\\tab\t\u0001"))
-    // (Scala 2.12 reads unicode escapes even in triple quotes, so the JSON escape is spelled out here.)
+    // (Scala 2.12 reads unicode escapes even in triple quotes, so the JSON escape is spelled out
+    // here.)
     assert(row.getUTF8String(3).toString === """{"q\"uote":"line\nbreak\\tab\t""" + "\\u0001\"}")
-    val json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(row.getUTF8String(3).toString)
+    val json =
+      new com.fasterxml.jackson.databind.ObjectMapper().readTree(row.getUTF8String(3).toString)
     assert(json.get("q\"uote").asText() === "line\nbreak\\tab\t\u0001")
   }
 
@@ -67,7 +70,8 @@ class RocketMQMessageToRowSuite extends AnyFunSuite {
     val converter = new RocketMQMessageToRow(RocketMQQueue("t", "b", 0))
     val long = "v" * 1000
     val row = converter.toRow(message("x", 0L, "ключ" -> "héllo 世界 \uD83D\uDE80", "long" -> long))
-    val json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(row.getUTF8String(3).toString)
+    val json =
+      new com.fasterxml.jackson.databind.ObjectMapper().readTree(row.getUTF8String(3).toString)
     assert(json.get("ключ").asText() === "héllo 世界 \uD83D\uDE80")
     assert(json.get("long").asText() === long)
     val small = converter.toRow(message("y", 1L, "a" -> "b"))

@@ -40,10 +40,12 @@ class RocketMQOffsetRangeCalculatorSuite extends AnyFunSuite {
   }
 
   test("minPartitions splits large ranges; unsplit queues keep a stable preferred executor") {
-    val settings = RocketMQReadSettings(new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t")))
+    val settings =
+      RocketMQReadSettings(new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t")))
     val ranges = Seq(RocketMQOffsetRange(q0, 0, 900), RocketMQOffsetRange(q1, 0, 100))
     val parts =
-      RocketMQOffsetRangeCalculator.partitions(ranges, Some(10), settings, Seq("executor_h_1", "executor_h_2"))
+      RocketMQOffsetRangeCalculator.partitions(ranges, Some(10), settings,
+        Seq("executor_h_1", "executor_h_2"))
     assert(parts.map(p => p.untilOffset - p.fromOffset).sum === 1000)
     assert(parts.count(_.queue == q0) === 9 && parts.count(_.queue == q1) === 1)
     assert(parts.filter(_.queue == q0).forall(_.preferredLocation.isEmpty))
@@ -51,7 +53,8 @@ class RocketMQOffsetRangeCalculatorSuite extends AnyFunSuite {
     val q0Pieces = parts.filter(_.queue == q0).sortBy(_.fromOffset)
     assert(q0Pieces.zip(q0Pieces.tail).forall { case (a, b) => a.untilOffset == b.fromOffset })
     val executors = Seq("executor_a_1", "executor_b_2", "executor_c_3")
-    val chosen = (0 until 3).map(_ => RocketMQOffsetRangeCalculator.preferredExecutor(q1, executors))
+    val chosen = (0 until 3).map(_ =>
+      RocketMQOffsetRangeCalculator.preferredExecutor(q1, executors))
     assert(chosen.distinct.size === 1 && chosen.head.isDefined)
     assert(RocketMQOffsetRangeCalculator.partitions(ranges, None, settings, Nil).size === 2)
     assert(RocketMQOffsetRangeCalculator.partitions(

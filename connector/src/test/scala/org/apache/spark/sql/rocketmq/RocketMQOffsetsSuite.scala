@@ -27,7 +27,8 @@ import org.apache.spark.sql.rocketmq.client.RocketMQOffsetRangeLimit._
 /** Per-queue JSON, checkpoint offsets and resolving start/end limits against queue ranges. */
 class RocketMQOffsetsSuite extends AnyFunSuite {
 
-  private def errorOf(body: => Any): RocketMQInvalidInputException = intercept[RocketMQInvalidInputException](body)
+  private def errorOf(body: => Any): RocketMQInvalidInputException =
+    intercept[RocketMQInvalidInputException](body)
 
   private val q0 = RocketMQQueue("t", "b", 0)
   private val q1 = RocketMQQueue("t", "b", 1)
@@ -41,9 +42,12 @@ class RocketMQOffsetsSuite extends AnyFunSuite {
         ("{", "NOT_JSON", "not valid JSON"),
         ("[]", "NOT_AN_OBJECT", "not a JSON object"),
         ("""{"t":1}""", "TOPIC_NOT_AN_OBJECT", "topic 't' does not map to an object"),
-        ("""{"t":{"b":[1]}}""", "BROKER_NOT_AN_OBJECT", "broker 'b' of topic 't' does not map to an object"),
-        ("""{"t":{"b":{"x":1}}}""", "QUEUE_ID_NOT_AN_INTEGER", "queue id 'x' of broker 'b' is not an integer"),
-        ("""{"t":{"b":{"0":1.5}}}""", "VALUE_NOT_AN_INTEGER", "the value of queue t/b/0 is 1.5, not an integer"))) {
+        ("""{"t":{"b":[1]}}""", "BROKER_NOT_AN_OBJECT",
+          "broker 'b' of topic 't' does not map to an object"),
+        ("""{"t":{"b":{"x":1}}}""", "QUEUE_ID_NOT_AN_INTEGER",
+          "queue id 'x' of broker 'b' is not an integer"),
+        ("""{"t":{"b":{"0":1.5}}}""", "VALUE_NOT_AN_INTEGER",
+          "the value of queue t/b/0 is 1.5, not an integer"))) {
       val e = errorOf(RocketMQOffsetsJson.parseOption("startingOffsets", bad))
       assert(e.getCondition === s"ROCKETMQ_INVALID_OFFSETS_JSON.$sub")
       assert(e.getMessage.contains(detail) && e.getMessage.contains("'startingOffsets'") &&
@@ -57,12 +61,16 @@ class RocketMQOffsetsSuite extends AnyFunSuite {
     assert(RocketMQSourceOffset.parse(offset.json()) === offset)
     val newer = errorOf(RocketMQSourceOffset.parse("""{"version":2,"offsets":{}}"""))
     assert(newer.getCondition === "ROCKETMQ_INVALID_CHECKPOINT_OFFSET.UNSUPPORTED_VERSION")
-    assert(newer.getMessage.contains("version 2") && newer.getMessage.contains("versions 1 to 1"), newer.getMessage)
-    assert(errorOf(RocketMQSourceOffset.parse("""{"t":{"b":{"0":3}}}""")).getMessage.contains("no integer 'version'"))
-    val shape = errorOf(RocketMQSourceOffset.parse("""{"version":1,"offsets":{"t":{"b":{"0":"x"}}}}"""))
+    assert(newer.getMessage.contains("version 2") && newer.getMessage.contains("versions 1 to 1"),
+      newer.getMessage)
+    assert(errorOf(RocketMQSourceOffset.parse("""{"t":{"b":{"0":3}}}""")).getMessage.contains(
+      "no integer 'version'"))
+    val shape =
+      errorOf(RocketMQSourceOffset.parse("""{"version":1,"offsets":{"t":{"b":{"0":"x"}}}}"""))
     assert(shape.getCondition === "ROCKETMQ_INVALID_CHECKPOINT_OFFSET.VALUE_NOT_AN_INTEGER")
     assert(shape.getMessageParameters.get("queue") === "t/b/0")
-    assert(errorOf(RocketMQSourceOffset.parse("nope")).getCondition === "ROCKETMQ_INVALID_CHECKPOINT_OFFSET.NOT_JSON")
+    assert(errorOf(RocketMQSourceOffset.parse("nope")).getCondition ===
+      "ROCKETMQ_INVALID_CHECKPOINT_OFFSET.NOT_JSON")
     assert(errorOf(RocketMQSourceOffset.parse("""{"version":1}""")).isInstanceOf[SparkThrowable])
   }
 
@@ -79,6 +87,7 @@ class RocketMQOffsetsSuite extends AnyFunSuite {
     val e = errorOf(resolve(Specific(Map(RocketMQQueue("t", "b", 9) -> 0L)), isStart = true))
     assert(e.getCondition === "ROCKETMQ_UNKNOWN_QUEUE")
     assert(
-      e.getMessage.contains("t/b/9") && e.getMessage.contains("b/0, b/1") && e.getMessage.contains("'startingOffsets'"))
+      e.getMessage.contains("t/b/9") && e.getMessage.contains("b/0, b/1") &&
+        e.getMessage.contains("'startingOffsets'"))
   }
 }

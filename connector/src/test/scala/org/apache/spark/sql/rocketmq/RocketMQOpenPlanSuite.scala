@@ -29,18 +29,21 @@ class RocketMQOpenPlanSuite extends AnyFunSuite {
   /** A broker group whose name sorts first: planned later, it comes before every queue above. */
   private val first0 = RocketMQQueue("t", "0-broker", 0)
 
-  test("each task's offset moves its own queue on, whatever the plan's order and whichever plan runs") {
+  test(
+    "each task's offset moves its own queue on, whatever the plan's order and whichever plan runs") {
     val before = RocketMQOpenPlan(Map(a0 -> 10L, a1 -> 20L, b0 -> 30L))
     val reported = Array(RocketMQQueueOffset(b0, 33L), RocketMQQueueOffset(a0, 11L))
     assert(before.end(reported).queueOffsets === Map(a0 -> 11L, a1 -> 20L, b0 -> 33L))
-    // Planned again with a group that sorts first: every queue's place in the plan moved by one. Offsets the old
-    // plan's tasks report still move their own queues (by place, a0's would have moved first0).
+    // Planned again with a group that sorts first: every queue's place in the plan moved by one.
+    // Offsets the old plan's tasks report still move their own queues (by place, a0's would have
+    // moved first0).
     val after = RocketMQOpenPlan(Map(first0 -> 0L, a0 -> 10L, a1 -> 20L, b0 -> 30L))
     assert(after.queues === IndexedSeq(first0, a0, a1, b0))
     assert(after.end(reported).queueOffsets === Map(first0 -> 0L, a0 -> 11L, a1 -> 20L, b0 -> 33L))
   }
 
-  test("an offset of a queue the plan does not read fails, naming the queue id and the queues planned") {
+  test(
+    "an offset of a queue the plan does not read fails, naming the queue id and the queues planned") {
     val plan = RocketMQOpenPlan(Map(a0 -> 10L, b0 -> 30L))
     val e = intercept[IllegalStateException](plan.end(Array(RocketMQQueueOffset(a1, 21L))))
     assert(e.getMessage.contains("offset 21 of queue id 1"))
@@ -50,13 +53,17 @@ class RocketMQOpenPlanSuite extends AnyFunSuite {
     assert(other.getMessage.startsWith("Not the offset of a RocketMQ queue"))
   }
 
-  test("the offset travels in Spark's own class, and a queue's fingerprint is the same on every JVM and release") {
+  test(
+    "the offset travels in Spark's own class, and a queue's fingerprint is the same on every JVM and release") {
     val offset = RocketMQQueueOffset(RocketMQQueue("orders", "broker-a", 3), 7L)
-    assert(offset.getClass.getName === "org.apache.spark.sql.execution.streaming.continuous.RateStreamPartitionOffset")
+    assert(offset.getClass.getName ===
+      "org.apache.spark.sql.execution.streaming.continuous.RateStreamPartitionOffset")
     val RocketMQQueueOffset(name, next) = offset
     assert(next === 7L && name.queueId === 3)
-    // The first half of the name-based (MD5) UUID of "orders\u0000broker-a\u00003": fixed, not a hash of this JVM.
+    // The first half of the name-based (MD5) UUID of "orders\u0000broker-a\u00003": fixed, not a
+    // hash of this JVM.
     assert(name.fingerprint === -1887233909370898250L)
-    assert(RocketMQQueueOffset.fingerprint(RocketMQQueue("orders", "broker-b", 3)) !== name.fingerprint)
+    assert(RocketMQQueueOffset.fingerprint(RocketMQQueue("orders", "broker-b", 3)) !==
+      name.fingerprint)
   }
 }

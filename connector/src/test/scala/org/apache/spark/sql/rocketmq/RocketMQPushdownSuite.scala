@@ -50,13 +50,16 @@ class RocketMQPushdownSuite extends AnyFunSuite {
     assert(range(GreaterThan("queueOffset", 10L)).from === 11)
     assert(range(LessThan("queueOffset", 10L)).until === 10)
     assert(range(LessThanOrEqual("queueOffset", 10L)).until === 11)
-    assert((range(EqualTo("queueOffset", 7L)).from, range(EqualTo("queueOffset", 7L)).until) === ((7, 8)))
+    assert((range(EqualTo("queueOffset", 7L)).from, range(EqualTo("queueOffset", 7L)).until) ===
+      ((7, 8)))
     assert(range(GreaterThan("queueOffset", 500L)).size === 0)
     val in = translate(In("queueOffset", Array(5L, 9L))).get
-    assert(!in.exact && in.narrowing.offsetFrom === Some(5L) && in.narrowing.offsetUntil === Some(10L))
+    assert(
+      !in.exact && in.narrowing.offsetFrom === Some(5L) && in.narrowing.offsetUntil === Some(10L))
   }
 
-  test("queueOffset bounds at Long.MaxValue do not wrap round: '<= max' keeps every row, '> max' none") {
+  test(
+    "queueOffset bounds at Long.MaxValue do not wrap round: '<= max' keeps every row, '> max' none") {
     val whole = RocketMQOffsetRange(RocketMQQueue("t", "b", 0), 0, 100)
     def outcome(f: Filter) = {
       val t = translate(f).get
@@ -71,40 +74,51 @@ class RocketMQPushdownSuite extends AnyFunSuite {
     // An IN list holding Long.MaxValue still reads its other offsets.
     assert(outcome(In("queueOffset", Array(5L, max))) === ((95, false)))
     // Store-time edges at the ends of the microsecond range do not wrap round either.
-    assert(RocketMQPushdown.millisEdge(Long.MaxValue, lower = true, inclusive = true) === Long.MaxValue / 1000 + 1)
-    assert(RocketMQPushdown.millisEdge(Long.MinValue, lower = true, inclusive = true) === Long.MinValue / 1000)
+    assert(RocketMQPushdown.millisEdge(Long.MaxValue, lower = true, inclusive = true) ===
+      Long.MaxValue / 1000 + 1)
+    assert(RocketMQPushdown.millisEdge(Long.MinValue, lower = true, inclusive = true) ===
+      Long.MinValue / 1000)
   }
 
-  test("store time bounds in microseconds become millisecond edges, from Timestamp and Instant values") {
+  test(
+    "store time bounds in microseconds become millisecond edges, from Timestamp and Instant values") {
     import RocketMQPushdown.millisEdge
     assert(millisEdge(5000500L, lower = true, inclusive = true) === 5001) // >= 5000.5 ms: from 5001
     assert(millisEdge(5000000L, lower = true, inclusive = true) === 5000)
     assert(millisEdge(5000000L, lower = true, inclusive = false) === 5001) // > 5000 ms
-    assert(millisEdge(5000500L, lower = false, inclusive = false) === 5001) // < 5000.5 ms: until 5001
+    assert(millisEdge(5000500L, lower = false, inclusive = false) ===
+      5001) // < 5000.5 ms: until 5001
     assert(millisEdge(5000000L, lower = false, inclusive = false) === 5000)
     assert(millisEdge(5000000L, lower = false, inclusive = true) === 5001) // <= 5000 ms
     assert(millisEdge(-1500L, lower = true, inclusive = true) === -1)
     val ts = new Timestamp(1700000000123L)
     assert(translate(GreaterThanOrEqual("storeTimestamp", ts)).get ===
-      RocketMQPushdown.Translated(RocketMQPushdown(storeFromMs = Some(1700000000123L)), exact = true))
+      RocketMQPushdown.Translated(RocketMQPushdown(storeFromMs = Some(1700000000123L)),
+        exact = true))
     val instant = Instant.ofEpochMilli(1700000000123L).plusNanos(1000)
-    assert(translate(LessThan("storeTimestamp", instant)).get.narrowing.storeUntilMs === Some(1700000000124L))
+    assert(translate(LessThan("storeTimestamp", instant)).get.narrowing.storeUntilMs ===
+      Some(1700000000124L))
     val at = translate(EqualTo("storeTimestamp", ts)).get
     assert(at.exact && at.narrowing.storeFromMs === Some(1700000000123L) &&
       at.narrowing.storeUntilMs === Some(1700000000124L))
   }
 
-  test("a born time bound narrows the store time from below, less producerClockSkewMs, and only given it") {
+  test(
+    "a born time bound narrows the store time from below, less producerClockSkewMs, and only given it") {
     val ts = new Timestamp(1700000000000L)
-    // Unset: a producer's clock may run ahead of its broker's, so a born time says nothing of the store time.
+    // Unset: a producer's clock may run ahead of its broker's, so a born time says nothing of the
+    // store time.
     assert(translate(GreaterThan("bornTimestamp", ts)).isEmpty)
     assert(translate(EqualTo("bornTimestamp", ts)).isEmpty)
-    val born = RocketMQPushdown.translate(GreaterThan("bornTimestamp", ts), tagsPushable = true, Some(5000L)).get
+    val born = RocketMQPushdown.translate(GreaterThan("bornTimestamp", ts), tagsPushable = true,
+      Some(5000L)).get
     assert(!born.exact && born.narrowing.storeTimeFromMs === Some(1700000000001L - 5000L))
-    assert(RocketMQPushdown.translate(LessThan("bornTimestamp", ts), tagsPushable = true, Some(5000L)).isEmpty)
+    assert(RocketMQPushdown.translate(LessThan("bornTimestamp", ts), tagsPushable = true,
+      Some(5000L)).isEmpty)
   }
 
-  test("tags: equality and IN become the tag expression, intersected with the option's; not beside a SQL filter") {
+  test(
+    "tags: equality and IN become the tag expression, intersected with the option's; not beside a SQL filter") {
     val tags = translate(In("tags", Array("paid", "shipped"))).get
     assert(tags.exact)
     assert(tags.narrowing.tagExpression("*") === Some("paid || shipped"))
@@ -116,7 +130,8 @@ class RocketMQPushdownSuite extends AnyFunSuite {
     assert(translate(EqualTo("tags", "*")).isEmpty)
   }
 
-  test("what is not understood is left to Spark; a conjunction with one side understood only narrows") {
+  test(
+    "what is not understood is left to Spark; a conjunction with one side understood only narrows") {
     assert(translate(Or(EqualTo("queueId", 1), EqualTo("queueId", 2))).isEmpty)
     assert(translate(EqualTo("body", Array[Byte](1))).isEmpty)
     assert(translate(IsNotNull("tags")).isEmpty)

@@ -29,12 +29,14 @@ import org.scalatest.time.{Millis, Seconds, Span}
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.sql.rocketmq.client.{RocketMQOptions, RocketMQQueue}
-import org.apache.spark.sql.rocketmq.consumer.{RocketMQQueuePuller, RocketMQReadAhead, RocketMQReadSettings}
+import org.apache.spark.sql.rocketmq.consumer.{
+  RocketMQQueuePuller, RocketMQReadAhead, RocketMQReadSettings
+}
 
 /**
- * Pulls issued ahead, against a model queue whose answers arrive on other threads after a delay: the
- * reader gets exactly what one pull at a time would give it, more than one pull is under way, and the
- * bounds (pulls in flight, bytes held) hold.
+ * Pulls issued ahead, against a model queue whose answers arrive on other threads after a delay:
+ * the reader gets exactly what one pull at a time would give it, more than one pull is under way,
+ * and the bounds (pulls in flight, bytes held) hold.
  */
 class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
 
@@ -56,7 +58,8 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     var pulls = 0
     private var handedOver = 0
 
-    def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit): Unit = {
+    def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit)
+        : Unit = {
       synchronized { underWay += 1; mostUnderWay = math.max(mostUnderWay, underWay); pulls += 1 }
       answerThreads.schedule((() => {
               synchronized(underWay -= 1)
@@ -83,18 +86,22 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   private def settings(extra: (String, String)*): RocketMQReadSettings = RocketMQReadSettings(
-    new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t", "pullTimeoutMs" -> "2000") ++ extra))
+    new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t", "pullTimeoutMs" -> "2000") ++
+      extra))
 
   private def readAll(model: ModelQueue, from: Long, until: Long, pullsInFlight: Int,
       readAheadBytes: Long = 1L << 24): (Seq[Long], RocketMQQueuePuller) = {
     val s = settings()
-    val reads = new RocketMQReadAhead(model.pullAsync, until, s.pullBatchSize, pullsInFlight, readAheadBytes, 5000)
+    val reads = new RocketMQReadAhead(model.pullAsync, until, s.pullBatchSize, pullsInFlight,
+      readAheadBytes, 5000)
     val puller =
-      new RocketMQQueuePuller(queue, from, until, s, reads, () => Some("master:1"), () => (), () => (), () => ())
+      new RocketMQQueuePuller(queue, from, until, s, reads, () => Some("master:1"), () => (),
+        () => (), () => ())
     (Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList, puller)
   }
 
-  test("four pulls in flight read the exact range, each offset once, with more than one pull under way") {
+  test(
+    "four pulls in flight read the exact range, each offset once, with more than one pull under way") {
     val model = new ModelQueue(5000, delayMs = 2)
     val (got, puller) = readAll(model, 100, 4100, pullsInFlight = 4)
     assert(got === (100L until 4100L))
@@ -112,8 +119,10 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(puller.pulls === 32)
   }
 
-  test("answers shorter than guessed (a broker's byte cap) leave the range exact; wrong guesses are dropped") {
-    // 8 per pull below offset 300 (as from disk), 32 above, 5 around 700: guesses miss at every change.
+  test(
+    "answers shorter than guessed (a broker's byte cap) leave the range exact; wrong guesses are dropped") {
+    // 8 per pull below offset 300 (as from disk), 32 above, 5 around 700: guesses miss at every
+    // change.
     val cap: Long => Int = o => if (o < 300) 8 else if (o >= 700 && o < 760) 5 else 32
     val model = new ModelQueue(2000, cap)
     val (got, puller) = readAll(model, 0, 2000, pullsInFlight = 4)
@@ -127,7 +136,8 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     val s = settings()
     val limit = 40L * bodyBytes // a little over one answer
     val reads = new RocketMQReadAhead(model.pullAsync, 3000, s.pullBatchSize, 8, limit, 5000)
-    val puller = new RocketMQQueuePuller(queue, 0, 3000, s, reads, () => Some("master:1"), () => (), () => (), () => ())
+    val puller = new RocketMQQueuePuller(queue, 0, 3000, s, reads, () => Some("master:1"), () => (),
+      () => (), () => ())
     var read = 0L
     var message = puller.next()
     while (message != null) {
@@ -147,15 +157,17 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     var failures = 0
     val model = new ModelQueue(1000,
       fail = o =>
-        if (o == 320 && failures == 0) { failures += 1; Some(new RemotingConnectException("127.0.0.1:1")) }
-        else None)
+        if (o == 320 && failures == 0) {
+          failures += 1; Some(new RemotingConnectException("127.0.0.1:1"))
+        } else None)
     val (got, puller) = readAll(model, 0, 1000, pullsInFlight = 4)
     assert(got === (0L until 1000L))
     assert(failures === 1)
     assert(puller.pullRetries === 1)
   }
 
-  test("following the end, an answer that reaches it has the pull at the end under way before the reader asks") {
+  test(
+    "following the end, an answer that reaches it has the pull at the end under way before the reader asks") {
     def afterFirstAnswer(until: Long, pullsInFlight: Int): (ModelQueue, RocketMQReadAhead) = {
       val model = new ModelQueue(32)
       val reads = new RocketMQReadAhead(model.pullAsync, until, 32, pullsInFlight, 1L << 20, 5000)

@@ -22,11 +22,12 @@ import java.nio.file.{Files, Paths}
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
- * The reference pages' tables are generated from the code ([[RocketMQReferenceDocs]]); this fails when they drift,
- * and with UPDATE_DOCS=1 rewrites them.
+ * The reference pages' tables are generated from the code ([[RocketMQReferenceDocs]]); this fails
+ * when they drift, and with UPDATE_DOCS=1 rewrites them.
  */
 class RocketMQReferenceDocsSuite extends AnyFunSuite {
-  private val regenerate = """UPDATE_DOCS=1 build/sbt "connector/testOnly *RocketMQReferenceDocsSuite""""
+  private val regenerate =
+    """UPDATE_DOCS=1 build/sbt "connector/testOnly *RocketMQReferenceDocsSuite""""
 
   private def checkGenerated(page: String, name: String, source: String, table: String): Unit = {
     val path = Paths.get(sys.props("rocketmq.spark.repoRoot")).resolve(page)
@@ -38,9 +39,11 @@ class RocketMQReferenceDocsSuite extends AnyFunSuite {
     val expected = "\n" + table + "\n"
     if (current != expected && sys.env.get("UPDATE_DOCS").contains("1")) {
       Files.write(path,
-        (text.substring(0, from + begin.length) + expected + text.substring(to)).getBytes(StandardCharsets.UTF_8))
+        (text.substring(0, from + begin.length) + expected + text.substring(to)).getBytes(
+          StandardCharsets.UTF_8))
     } else {
-      assert(current === expected, s"the $name table of $page is stale; regenerate it with: $regenerate")
+      assert(current === expected,
+        s"the $name table of $page is stale; regenerate it with: $regenerate")
     }
   }
 
@@ -57,6 +60,7 @@ class RocketMQReferenceDocsSuite extends AnyFunSuite {
   test("Python keywords are the option keys in snake_case, an acronym being one word") {
     assert(RocketMQReferenceDocs.pythonKeyword("nameServer") === "name_server")
     assert(RocketMQReferenceDocs.pythonKeyword("useTLS") === "use_tls")
-    assert(RocketMQReferenceDocs.pythonKeyword("maxOffsetsPerTrigger") === "max_offsets_per_trigger")
+    assert(
+      RocketMQReferenceDocs.pythonKeyword("maxOffsetsPerTrigger") === "max_offsets_per_trigger")
   }
 }

@@ -38,12 +38,15 @@ class RocketMQRowToMessageSuite extends AnyFunSuite {
     .add("shardingKey", StringType).add("deliverTime", TimestampType)
 
   private val settings = RocketMQWriteSettings(new RocketMQOptions(Map("nameServer" -> "h:1")))
-  private val converter = new RocketMQRowToMessage(settings, RocketMQWriteColumns.resolve(schema, None))
+  private val converter =
+    new RocketMQRowToMessage(settings, RocketMQWriteColumns.resolve(schema, None))
 
   private def s(v: String) = if (v == null) null else UTF8String.fromString(v)
 
-  private def row(properties: Map[String, String] = Map("a" -> "1"), keys: Seq[String] = Seq("k1", null, "k2"),
-      deliverMicros: java.lang.Long = 1700000000123456L, body: Array[Byte] = "b".getBytes(StandardCharsets.UTF_8))
+  private def row(properties: Map[String, String] = Map("a" -> "1"),
+      keys: Seq[String] = Seq("k1", null, "k2"),
+      deliverMicros: java.lang.Long = 1700000000123456L,
+      body: Array[Byte] = "b".getBytes(StandardCharsets.UTF_8))
       : InternalRow = InternalRow(body, s("t"), s("tag"),
     new GenericArrayData(keys.map(s).toArray[Any]),
     ArrayBasedMapData(properties.keys.map(s).toArray[Any], properties.values.map(s).toArray[Any]),
@@ -59,9 +62,12 @@ class RocketMQRowToMessageSuite extends AnyFunSuite {
     assert(converter.shardingKey(row()) === "shard-1")
   }
 
-  test("reserved, blank or control-character property names are refused, naming the column and row") {
-    for ((name, problem) <- Seq("TAGS" -> "RESERVED", " " -> "BLANK", "a\u0001b" -> "CONTROL_CHARACTER")) {
-      val e = intercept[RocketMQInvalidInputException](converter.toMessage(row(properties = Map(name -> "v")), 7))
+  test(
+    "reserved, blank or control-character property names are refused, naming the column and row") {
+    for ((name, problem) <-
+        Seq("TAGS" -> "RESERVED", " " -> "BLANK", "a\u0001b" -> "CONTROL_CHARACTER")) {
+      val e = intercept[RocketMQInvalidInputException](
+        converter.toMessage(row(properties = Map(name -> "v")), 7))
       assert(e.getCondition === s"ROCKETMQ_INVALID_PROPERTY_NAME.$problem")
       assert(e.getMessage.contains("Row 7") && e.getMessage.contains("'properties'") &&
           e.getMessage.contains(s"'$name'"), e.getMessage)
@@ -89,65 +95,85 @@ class RocketMQRowToMessageSuite extends AnyFunSuite {
     val e = intercept[RocketMQInvalidInputException](converter.toMessage(row(body = null), 3))
     assert(e.getCondition === "ROCKETMQ_NULL_COLUMN_VALUE.BODY" && e.getMessage.contains("'body'"))
     val m =
-      converter.toMessage(InternalRow("x".getBytes(StandardCharsets.UTF_8), s("t"), null, null, null, null, null), 0)
+      converter.toMessage(InternalRow("x".getBytes(StandardCharsets.UTF_8), s("t"), null, null,
+        null, null, null), 0)
     assert(m.getTags === null && m.getKeys === null && m.getDeliverTimeMs === 0L)
   }
 
   test("a delivery delay option sets the deliver time when no column does") {
-    val delayed = new RocketMQRowToMessage(settings.copy(topic = Some("t"), deliveryDelayMs = Some(60000L)),
-      RocketMQWriteColumns.resolve(new StructType().add("body", StringType), Some("t")))
+    val delayed =
+      new RocketMQRowToMessage(settings.copy(topic = Some("t"), deliveryDelayMs = Some(60000L)),
+        RocketMQWriteColumns.resolve(new StructType().add("body", StringType), Some("t")))
     val before = System.currentTimeMillis()
     val m = delayed.toMessage(InternalRow(s("x")), 0)
-    assert(m.getDeliverTimeMs >= before + 60000L && m.getDeliverTimeMs <= System.currentTimeMillis() + 60000L)
+    assert(m.getDeliverTimeMs >= before + 60000L &&
+      m.getDeliverTimeMs <= System.currentTimeMillis() + 60000L)
   }
 
   /** A converter of rows (body, tags, properties) whose properties are the JSON text of a read. */
   private val fromJson = new RocketMQRowToMessage(settings.copy(topic = Some("t")),
     RocketMQWriteColumns.resolve(
-      new StructType().add("body", StringType).add("tags", StringType).add("properties", StringType), Some("t")))
+      new StructType().add("body", StringType).add("tags", StringType).add("properties",
+        StringType), Some("t")))
 
   private def userProperties(m: Message): Map[String, String] =
-    m.getProperties.asScala.toMap.filter { case (k, _) => !MessageConst.STRING_HASH_SET.contains(k) }
+    m.getProperties.asScala.toMap.filter { case (k, _) =>
+      !MessageConst.STRING_HASH_SET.contains(k)
+    }
 
-  test("a STRING properties column takes the JSON a read gives: user properties, and tags and keys") {
+  test(
+    "a STRING properties column takes the JSON a read gives: user properties, and tags and keys") {
     val stored = new MessageExt()
     stored.setTopic("a")
     stored.setBody(Array[Byte](1))
-    val properties = Map("region" -> "eu", "q\"uote" -> "line\nbreak\\ \u0001", "ключ" -> "世界 \uD83D\uDE80")
+    val properties =
+      Map("region" -> "eu", "q\"uote" -> "line\nbreak\\ \u0001", "ключ" -> "世界 \uD83D\uDE80")
     properties.foreach { case (k, v) => MessageAccessor.putProperty(stored, k, v) }
     Seq(MessageConst.PROPERTY_TAGS -> "tag-a", MessageConst.PROPERTY_KEYS -> "k1 k2",
-      MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX -> "ABC", MessageConst.PROPERTY_TIMER_DELIVER_MS -> "1")
+      MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX -> "ABC",
+      MessageConst.PROPERTY_TIMER_DELIVER_MS -> "1")
       .foreach { case (k, v) => MessageAccessor.putProperty(stored, k, v) }
-    // The text as it sits in a read's row: inside the row's buffer, not at the start of an array of its own.
+    // The text as it sits in a read's row: inside the row's buffer, not at the start of an array of
+    // its own.
     val json = new RocketMQMessageToRow(RocketMQQueue("a", "b", 0)).toRow(stored).getUTF8String(3)
 
     val m = fromJson.toMessage(InternalRow(s("x"), null, json), 0)
     assert(userProperties(m) === properties)
     assert(m.getTags === "tag-a" && m.getKeys === "k1 k2")
     // The stored message's id and delivery time are not the new message's.
-    assert(m.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) === null && m.getDeliverTimeMs === 0L)
-    // A tags column gives the tags; null JSON values, a null column and an empty object give no property.
-    val tagged = fromJson.toMessage(InternalRow(s("x"), s("column-tag"), s("""{"TAGS":"t","a":null}""")), 0)
+    assert(m.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) === null &&
+      m.getDeliverTimeMs === 0L)
+    // A tags column gives the tags; null JSON values, a null column and an empty object give no
+    // property.
+    val tagged =
+      fromJson.toMessage(InternalRow(s("x"), s("column-tag"), s("""{"TAGS":"t","a":null}""")), 0)
     assert(tagged.getTags === "column-tag" && userProperties(tagged).isEmpty)
     assert(userProperties(fromJson.toMessage(InternalRow(s("x"), null, null), 0)).isEmpty)
     assert(userProperties(fromJson.toMessage(InternalRow(s("x"), null, s(" { } ")), 0)).isEmpty)
   }
 
-  test("a STRING properties value that is not a JSON object of strings fails, naming the column, row and value") {
-    val cases = Seq("[1]" -> "not an object", """{"a":1}""" -> "'a' is a number", """{"a":{"b":"c"}}""" -> "an object",
-      """{"a":["b"]}""" -> "an array", """{"a":true}""" -> "a boolean", "region=eu" -> "not valid JSON",
-      """{"a":"b"""" -> "not valid JSON", """{"a":"b"} {}""" -> "more follows", "" -> "not an object",
+  test(
+    "a STRING properties value that is not a JSON object of strings fails, naming the column, row and value") {
+    val cases = Seq("[1]" -> "not an object", """{"a":1}""" -> "'a' is a number",
+      """{"a":{"b":"c"}}""" -> "an object",
+      """{"a":["b"]}""" -> "an array", """{"a":true}""" -> "a boolean",
+      "region=eu" -> "not valid JSON",
+      """{"a":"b"""" -> "not valid JSON", """{"a":"b"} {}""" -> "more follows",
+      "" -> "not an object",
       "null" -> "not an object")
     for ((value, problem) <- cases) {
-      val e = intercept[RocketMQInvalidInputException](fromJson.toMessage(InternalRow(s("x"), null, s(value)), 5))
+      val e = intercept[RocketMQInvalidInputException](fromJson.toMessage(InternalRow(s("x"), null,
+        s(value)), 5))
       assert(e.getCondition === "ROCKETMQ_INVALID_PROPERTIES_JSON", value)
       assert(e.getMessage.contains("Row 5") && e.getMessage.contains("'properties'") &&
           e.getMessage.contains(s"'$value'") && e.getMessage.contains(problem) &&
           e.getMessage.contains("MAP<STRING, STRING>"), e.getMessage)
     }
     val long = "x" * 5000
-    val e = intercept[RocketMQInvalidInputException](fromJson.toMessage(InternalRow(s("x"), null, s(long)), 0))
-    assert(e.getMessage.contains("(5000 characters in all)") && !e.getMessage.contains(long), e.getMessage)
+    val e = intercept[RocketMQInvalidInputException](fromJson.toMessage(InternalRow(s("x"), null,
+      s(long)), 0))
+    assert(e.getMessage.contains("(5000 characters in all)") && !e.getMessage.contains(long),
+      e.getMessage)
     val blank = intercept[RocketMQInvalidInputException](
       fromJson.toMessage(InternalRow(s("x"), null, s("""{" ":"v"}""")), 0))
     assert(blank.getCondition === "ROCKETMQ_INVALID_PROPERTY_NAME.BLANK")
@@ -156,6 +182,7 @@ class RocketMQRowToMessageSuite extends AnyFunSuite {
   test("the properties column is a MAP<STRING, STRING> or a STRING, nothing else") {
     val e = intercept[RocketMQInvalidInputException](RocketMQWriteColumns.resolve(
       new StructType().add("body", StringType).add("properties", ArrayType(StringType)), Some("t")))
-    assert(e.getMessage.contains("MAP<STRING, STRING>, or STRING holding a JSON object"), e.getMessage)
+    assert(e.getMessage.contains("MAP<STRING, STRING>, or STRING holding a JSON object"),
+      e.getMessage)
   }
 }

@@ -28,16 +28,18 @@ import org.scalatest.time.SpanSugar._
 import org.apache.spark.sql.SparkSession
 
 /**
- * The writer's options an exactly-once stream into a catalog table records for its next run, and how the
- * catalog listens to its sessions' query starts.
+ * The writer's options an exactly-once stream into a catalog table records for its next run, and
+ * how the catalog listens to its sessions' query starts.
  */
 class RocketMQSinkResumeSuite extends AnyFunSuite {
 
-  test("recorded without the checkpoint or credentials; recorded again when a run's options change") {
+  test(
+    "recorded without the checkpoint or credentials; recorded again when a run's options change") {
     val dir = Files.createTempDirectory("rocketmq-sink-resume-").toString
     val conf = new Configuration()
     val first =
-      Map("nameServer" -> "old-name-server", "deliveryGuarantee" -> "exactly_once", "checkpointLocation" -> dir)
+      Map("nameServer" -> "old-name-server", "deliveryGuarantee" -> "exactly_once",
+        "checkpointLocation" -> dir)
     RocketMQSinkResume.record(dir, first, conf)
     assert(RocketMQSinkResume.recorded(dir, conf) === Some(first - "checkpointLocation"))
     // A later run moved to another name server and producer group: its next run must use them.

@@ -18,12 +18,17 @@ package org.apache.spark.sql.rocketmq
 
 import org.scalatest.funsuite.AnyFunSuite
 
-/** Store-time cuts checked against store times: whatever the broker's time index answers, no row is lost. */
+/**
+ * Store-time cuts checked against store times: whatever the broker's time index answers, no row is
+ * lost.
+ */
 class RocketMQStoreTimeCutSuite extends AnyFunSuite {
 
-  // A queue's store times by offset (offsets 10 to 25): runs of messages stored in the same millisecond, gaps.
+  // A queue's store times by offset (offsets 10 to 25): runs of messages stored in the same
+  // millisecond, gaps.
   private val base = 10L
-  private val times = Seq(100L, 100, 100, 103, 104, 104, 110, 110, 110, 110, 111, 120, 121, 121, 130, 131)
+  private val times =
+    Seq(100L, 100, 100, 103, 104, 104, 110, 110, 110, 110, 111, 120, 121, 121, 130, 131)
   private val (from, until) = (base, base + times.size)
   private def storeTime(offset: Long): Option[Long] = Some(times((offset - base).toInt))
   /** The offset a cut at `t` must have: the first stored at or after `t`. */
@@ -32,7 +37,8 @@ class RocketMQStoreTimeCutSuite extends AnyFunSuite {
     case o => o
   }
 
-  test("every answer the broker may give (nearest, not the first of a millisecond, 0 after a failure) is checked") {
+  test(
+    "every answer the broker may give (nearest, not the first of a millisecond, 0 after a failure) is checked") {
     for (t <- 95L to 135L; answer <- Seq(0L) ++ (from - 2 to until + 2)) {
       val lower = RocketMQStoreTimeCut.cut(t, from, until, answer, lower = true)(storeTime)
       val upper = RocketMQStoreTimeCut.cut(t, from, until, answer, lower = false)(storeTime)

@@ -29,11 +29,12 @@ import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.util.Progressable;
 
 /**
- * The local file system under the scheme {@code decisionhalt://}, for a streaming query's checkpoint: once the
- * exactly-once sink has written the decision of epoch {@code fs.decisionhalt.epoch} (the file
- * {@code rocketmq-sink/decisions/<epoch>}, created without overwrite), the JVM halts with exit code 137, as a
- * SIGKILL would end it. test_exactly_once_kill.py puts the driver there: between the decision and its commits.
- * Written in Java so that it loads in a driver of any Scala version.
+ * The local file system under the scheme {@code decisionhalt://}, for a streaming query's
+ * checkpoint: once the exactly-once sink has written the decision of epoch {@code
+ * fs.decisionhalt.epoch} (the file {@code rocketmq-sink/decisions/<epoch>}, created without
+ * overwrite), the JVM halts with exit code 137, as a SIGKILL would end it.
+ * test_exactly_once_kill.py puts the driver there: between the decision and its commits. Written in
+ * Java so that it loads in a driver of any Scala version.
  */
 public class DecisionHaltFileSystem extends RawLocalFileSystem {
   public static final String SCHEME = "decisionhalt";

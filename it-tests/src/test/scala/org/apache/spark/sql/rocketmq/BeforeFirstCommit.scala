@@ -28,11 +28,12 @@ import org.apache.spark.sql.expressions.UserDefinedFunction
 import org.apache.spark.sql.functions.udf
 
 /**
- * Runs a test's action on the driver right after an exactly-once batch write (`DataFrameWriter.save`) has
- * decided its epoch, before its first commit: as the first END_TRANSACTION request of the write's transaction
- * client is about to go out. That client is started before the write's tasks run, so the first row through
- * [[passing]] (tasks run in the driver's JVM, `local` masters) hooks every transaction client started since
- * [[arm]], with the client's own request hook (RPCHook).
+ * Runs a test's action on the driver right after an exactly-once batch write
+ * (`DataFrameWriter.save`) has decided its epoch, before its first commit: as the first
+ * END_TRANSACTION request of the write's transaction client is about to go out. That client is
+ * started before the write's tasks run, so the first row through [[passing]] (tasks run in the
+ * driver's JVM, `local` masters) hooks every transaction client started since [[arm]], with the
+ * client's own request hook (RPCHook).
  */
 object BeforeFirstCommit {
   /** The instance names of the connector's transaction clients start with this. */
@@ -42,7 +43,9 @@ object BeforeFirstCommit {
   @volatile private var known = Set.empty[String]
   private val ran = new AtomicBoolean()
 
-  /** The next exactly-once batch write run through [[passing]] runs `run` before its first commit. */
+  /**
+   * The next exactly-once batch write run through [[passing]] runs `run` before its first commit.
+   */
   def arm(run: () => Unit): Unit = synchronized {
     known = clientIds
     ran.set(false)
@@ -57,7 +60,8 @@ object BeforeFirstCommit {
   /** The string unchanged; hooks the transaction clients started since [[arm]]. */
   val passing: UserDefinedFunction = udf { (s: String) => hookNewClients(); s }.asNondeterministic()
 
-  private def clientIds: Set[String] = MQClientManager.getInstance().getFactoryTable.keySet.asScala.toSet
+  private def clientIds: Set[String] =
+    MQClientManager.getInstance().getFactoryTable.keySet.asScala.toSet
 
   private def hookNewClients(): Unit = synchronized {
     action.foreach { run =>
@@ -73,7 +77,8 @@ object BeforeFirstCommit {
   private def beforeFirstEnd(run: () => Unit): RPCHook = new RPCHook {
     override def doBeforeRequest(remoteAddr: String, request: RemotingCommand): Unit =
       if (request.getCode == RequestCode.END_TRANSACTION && ran.compareAndSet(false, true)) run()
-    override def doAfterResponse(remoteAddr: String, request: RemotingCommand, response: RemotingCommand): Unit =
+    override def doAfterResponse(remoteAddr: String, request: RemotingCommand,
+        response: RemotingCommand): Unit =
       ()
   }
 }

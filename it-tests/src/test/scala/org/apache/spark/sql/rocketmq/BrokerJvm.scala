@@ -29,9 +29,11 @@ import scala.jdk.CollectionConverters._
  * [[awaitReply]], its other output and its stderr go to files under `logDir` (named after `label`).
  * `jvmOptions` are its heap and collector flags; the test JVM's module flags are passed on.
  */
-final class BrokerJvm(logDir: Path, jvmOptions: Seq[String], arguments: Seq[String], label: String = "broker") {
+final class BrokerJvm(logDir: Path, jvmOptions: Seq[String], arguments: Seq[String],
+    label: String = "broker") {
   private val jvmFlags = ManagementFactory.getRuntimeMXBean.getInputArguments.asScala.filter { a =>
-    a.startsWith("--add-") || a == "-XX:+IgnoreUnrecognizedVMOptions" || a.startsWith("-Djdk.reflect.") ||
+    a.startsWith("--add-") || a == "-XX:+IgnoreUnrecognizedVMOptions" ||
+    a.startsWith("-Djdk.reflect.") ||
     a.startsWith("-Dio.netty.")
   }
   private val stderrFile = logDir.resolve(s"$label-stderr.log")
@@ -68,18 +70,22 @@ final class BrokerJvm(logDir: Path, jvmOptions: Seq[String], arguments: Seq[Stri
 
   def send(line: String): Unit = stdin.println(line)
 
-  /** The next protocol line, which must start with `expected`; fails if the JVM exits or 2 min pass. */
+  /**
+   * The next protocol line, which must start with `expected`; fails if the JVM exits or 2 min pass.
+   */
   def awaitReply(expected: String): String = {
     val deadline = System.nanoTime() + 120L * 1000 * 1000 * 1000
     var answer: String = null
     while (answer == null) {
       answer = replies.poll(100, TimeUnit.MILLISECONDS)
       if (answer == null && (!process.isAlive || System.nanoTime() > deadline)) {
-        val state = if (process.isAlive) "no answer within 2 min" else s"it exited (${process.exitValue()})"
+        val state =
+          if (process.isAlive) "no answer within 2 min" else s"it exited (${process.exitValue()})"
         throw new IllegalStateException(s"$label JVM: $state; stderr ends with:\n$stderrTail")
       }
     }
-    if (!answer.startsWith(expected)) throw new IllegalStateException(s"$label JVM: '$answer', not $expected")
+    if (!answer.startsWith(expected))
+      throw new IllegalStateException(s"$label JVM: '$answer', not $expected")
     answer
   }
 
@@ -95,10 +101,12 @@ final class BrokerJvm(logDir: Path, jvmOptions: Seq[String], arguments: Seq[Stri
     require(process.waitFor(30, TimeUnit.SECONDS), s"the killed $label JVM did not exit")
   }
 
-  private def stderrTail: String = Files.readAllLines(stderrFile).asScala.takeRight(20).mkString("\n")
+  private def stderrTail: String =
+    Files.readAllLines(stderrFile).asScala.takeRight(20).mkString("\n")
 }
 
 object BrokerJvm {
   private[rocketmq] def appendLine(file: File, line: String): Unit =
-    Files.write(file.toPath, (line + "\n").getBytes(UTF_8), StandardOpenOption.CREATE, StandardOpenOption.APPEND)
+    Files.write(file.toPath, (line + "\n").getBytes(UTF_8), StandardOpenOption.CREATE,
+      StandardOpenOption.APPEND)
 }

@@ -41,7 +41,8 @@ object CheckpointFixtureWriter {
 
   def main(args: Array[String]): Unit = {
     val mq = EmbeddedRocketMQ.shared
-    val spark = SparkSession.builder().master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+    val spark =
+      SparkSession.builder().master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
     mq.createTopic(Topic, queues = 1)
     mq.sendBodies(Topic, (0 until 5).map(i => s"m$i"))
     val checkpoint = Files.createTempDirectory("fixture-")
@@ -58,10 +59,11 @@ object CheckpointFixtureWriter {
 
   /** Copies a checkpoint, leaving out Hadoop's .crc side files. */
   def copyTree(from: Path, to: Path): Unit = {
-    Files.walk(from).iterator().asScala.filterNot(_.getFileName.toString.endsWith(".crc")).foreach { p =>
-      val dest = to.resolve(from.relativize(p).toString)
-      if (Files.isDirectory(p)) Files.createDirectories(dest)
-      else Files.copy(p, dest, StandardCopyOption.REPLACE_EXISTING)
+    Files.walk(from).iterator().asScala.filterNot(_.getFileName.toString.endsWith(".crc")).foreach {
+      p =>
+        val dest = to.resolve(from.relativize(p).toString)
+        if (Files.isDirectory(p)) Files.createDirectories(dest)
+        else Files.copy(p, dest, StandardCopyOption.REPLACE_EXISTING)
     }
   }
 }

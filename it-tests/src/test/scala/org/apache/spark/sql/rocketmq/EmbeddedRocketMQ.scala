@@ -47,8 +47,8 @@ final case class TestMessage(
  * A real RocketMQ name server and broker running in this JVM, for tests, the demo and benchmarks:
  * every port ephemeral, the store in a fresh temporary directory (removed by `stop()`), small
  * commitlog files, SQL92 property filtering on, RocketMQ's default pull limits, topics created only
- * explicitly. Its own logs go to a file under the temporary directory, never to the console or
- * the home directory (see rmq.logback-test.xml). A broker whose `advertisedHost` is another loopback
+ * explicitly. Its own logs go to a file under the temporary directory, never to the console or the
+ * home directory (see rmq.logback-test.xml). A broker whose `advertisedHost` is another loopback
  * address listens on 127.0.0.1 and tells clients that address and its port: a fault proxy there
  * ([[Toxiproxy]]) then stands between them and the broker.
  */
@@ -86,17 +86,21 @@ final class EmbeddedRocketMQ(
     this
   }
 
-  /** Starts the broker on the store directory (again, after [[stopBroker]]: its messages are kept). */
+  /**
+   * Starts the broker on the store directory (again, after [[stopBroker]]: its messages are kept).
+   */
   def startBroker(): Unit = {
     val brokerConfig = TestBrokerConfig.broker(nameServer, brokerName, clusterName)
     brokerConfig.setBrokerIP1(advertisedHost)
     val brokerNetty = new NettyServerConfig()
     brokerNetty.setListenPort(0)
     brokerNetty.setBindAddress("127.0.0.1")
-    val store = TestBrokerConfig.store(storeDir, commitLogFileSize, consumeQueueFileEntries, haListenPort = 0)
-    // Files are kept for RocketMQ's default reserved time (72 h): the broker also skips transactional half
-    // messages older than that. expireOldFiles deletes files regardless of it. And files expire by the clock
-    // only during the hours deleteWhen lists (default "04"): none here.
+    val store =
+      TestBrokerConfig.store(storeDir, commitLogFileSize, consumeQueueFileEntries, haListenPort = 0)
+    // Files are kept for RocketMQ's default reserved time (72 h): the broker also skips
+    // transactional half messages older than that. expireOldFiles deletes files regardless of it.
+    // And files expire by the clock only during the hours deleteWhen lists (default "04"): none
+    // here.
     store.setDeleteWhen("-1") // an hour that never comes
     store.setCleanResourceInterval(500)
     broker =
@@ -117,18 +121,18 @@ final class EmbeddedRocketMQ(
       }
       !namesrv.getRouteInfoManager.getAllClusterInfo.getBrokerAddrTable.isEmpty
     }
-    // A broker fails a status request (getBrokerRuntimeInfo, which planning sends to learn how far the broker has
-    // indexed) until its store has taken its first statistics sample, about a second after start, and logs the
-    // request whole, a security token included. A broker in service took it long ago; so has this one before a
-    // test uses it.
+    // A broker fails a status request (getBrokerRuntimeInfo, which planning sends to learn how far
+    // the broker has indexed) until its store has taken its first statistics sample, about a second
+    // after start, and logs the request whole, a security token included. A broker in service took
+    // it long ago; so has this one before a test uses it.
     awaitCondition("the broker's first statistics sample", 30000) {
       scala.util.Try(broker.getMessageStore.getRuntimeInfo).isSuccess
     }
   }
 
   /**
-   * Stops the broker alone (RocketMQ's shutdown takes some 20 s); the name server and the store stay,
-   * and [[startBroker]] brings it back on a new port with its messages.
+   * Stops the broker alone (RocketMQ's shutdown takes some 20 s); the name server and the store
+   * stay, and [[startBroker]] brings it back on a new port with its messages.
    */
   def stopBroker(): Unit = synchronized {
     // The harness's own clients would keep the old broker address: they are rebuilt on next use.
@@ -141,13 +145,14 @@ final class EmbeddedRocketMQ(
   }
 
   /**
-   * Creates `topic` (or changes its queue count) with `queues` read and write queues; waits for the route.
-   * `messageType`: the topic's `message.type` attribute (NORMAL, FIFO, DELAY, TRANSACTION), which a proxy checks
-   * sends against, as managed services require.
+   * Creates `topic` (or changes its queue count) with `queues` read and write queues; waits for the
+   * route. `messageType`: the topic's `message.type` attribute (NORMAL, FIFO, DELAY, TRANSACTION),
+   * which a proxy checks sends against, as managed services require.
    */
   def createTopic(topic: String, queues: Int = 4, messageType: Option[String] = None): Unit = {
     val config = new TopicConfig(topic, queues, queues, PermName.PERM_READ | PermName.PERM_WRITE)
-    messageType.foreach(t => config.setAttributes(java.util.Collections.singletonMap("+message.type", t)))
+    messageType.foreach(t =>
+      config.setAttributes(java.util.Collections.singletonMap("+message.type", t)))
     broker.getTopicConfigManager.updateTopicConfig(config)
     broker.registerIncrementBrokerData(config, broker.getTopicConfigManager.getDataVersion)
     awaitCondition(s"the route of topic $topic", 30000) {
@@ -156,7 +161,10 @@ final class EmbeddedRocketMQ(
     }
   }
 
-  /** Deletes `topic`: its config, its stored messages and its route (create it again to reuse the name). */
+  /**
+   * Deletes `topic`: its config, its stored messages and its route (create it again to reuse the
+   * name).
+   */
   def deleteTopic(topic: String): Unit = {
     broker.getTopicConfigManager.deleteTopicConfig(topic)
     broker.getMessageStore.deleteTopics(java.util.Collections.singleton(topic))
@@ -168,9 +176,9 @@ final class EmbeddedRocketMQ(
   }
 
   /**
-   * Makes the name server forget `topic`'s route while the broker keeps the topic and its messages, as a
-   * name server does for a moment after it restarts or drops a broker's registration. `createTopic`
-   * registers the route again.
+   * Makes the name server forget `topic`'s route while the broker keeps the topic and its messages,
+   * as a name server does for a moment after it restarts or drops a broker's registration.
+   * `createTopic` registers the route again.
    */
   def dropRoute(topic: String): Unit = {
     namesrv.getRouteInfoManager.deleteTopic(topic)
@@ -189,12 +197,14 @@ final class EmbeddedRocketMQ(
   def newTopic(prefix: String = "t"): String = s"$prefix-${UUID.randomUUID().toString.take(8)}"
 
   /** Sends synchronously and waits until every message is readable (dispatched to its queue). */
-  def sendMessages(topic: String, messages: Seq[TestMessage], queueId: Option[Int] = None): Seq[SendResult] = {
+  def sendMessages(topic: String, messages: Seq[TestMessage], queueId: Option[Int] = None)
+      : Seq[SendResult] = {
     val results = messages.map { m =>
       val message = new Message(topic, m.tags, m.keys, m.body.getBytes(StandardCharsets.UTF_8))
       m.properties.foreach { case (k, v) => message.putUserProperty(k, v) }
       val result = queueId match {
-        case Some(id) => plainClients.producer.send(message, new MessageQueue(topic, brokerName, id))
+        case Some(id) =>
+          plainClients.producer.send(message, new MessageQueue(topic, brokerName, id))
         case None => plainClients.producer.send(message)
       }
       require(result.getSendStatus == SendStatus.SEND_OK, s"send failed: $result")
@@ -209,18 +219,20 @@ final class EmbeddedRocketMQ(
     results
   }
 
-  def sendBodies(topic: String, bodies: Seq[String]): Seq[SendResult] = sendMessages(topic, bodies.map(TestMessage(_)))
+  def sendBodies(topic: String, bodies: Seq[String]): Seq[SendResult] =
+    sendMessages(topic, bodies.map(TestMessage(_)))
 
   /**
-   * Sends `body` to queue 0 of `topic` as a producer whose clock reads `bornMs` would (ahead of the broker's, or
-   * behind); waits until it is readable.
+   * Sends `body` to queue 0 of `topic` as a producer whose clock reads `bornMs` would (ahead of the
+   * broker's, or behind); waits until it is readable.
    */
   def sendBornAt(topic: String, body: String, bornMs: Long): SendResult = {
     val producer = plainClients.producer.getDefaultMQProducerImpl
     val header = new org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeader()
     header.setProducerGroup(plainClients.producer.getProducerGroup)
     header.setTopic(topic)
-    header.setDefaultTopic(org.apache.rocketmq.common.topic.TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC)
+    header.setDefaultTopic(
+      org.apache.rocketmq.common.topic.TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC)
     header.setDefaultTopicQueueNums(4)
     header.setQueueId(0)
     header.setSysFlag(0)
@@ -230,7 +242,8 @@ final class EmbeddedRocketMQ(
     header.setBatch(false)
     header.setBrokerName(brokerName)
     val message = new Message(topic, body.getBytes(StandardCharsets.UTF_8))
-    val result = producer.getMqClientFactory.getMQClientAPIImpl.sendMessage(broker.getBrokerAddr, brokerName, message,
+    val result = producer.getMqClientFactory.getMQClientAPIImpl.sendMessage(broker.getBrokerAddr,
+      brokerName, message,
       header, 10000L, org.apache.rocketmq.client.impl.CommunicationMode.SYNC, null, producer)
     require(result.getSendStatus == SendStatus.SEND_OK, s"send failed: $result")
     awaitCondition(s"dispatch of the message born at $bornMs", 30000) {
@@ -240,18 +253,20 @@ final class EmbeddedRocketMQ(
   }
 
   /**
-   * Makes data loss real: deletes the expired commitlog files (all but the newest) and waits until the
-   * deletion is over. The broker's own clean-up does this on a schedule (first a minute after it starts,
-   * then every 10 s, deleting a batch of files a round and moving queues' min offsets a round later), which
-   * left a test waiting for over a minute: here its two steps are run on each look until done. Returns queue
-   * `queueId`'s new min offset, which stays put from then on (as long as nothing more is written).
+   * Makes data loss real: deletes the expired commitlog files (all but the newest) and waits until
+   * the deletion is over. The broker's own clean-up does this on a schedule (first a minute after
+   * it starts, then every 10 s, deleting a batch of files a round and moving queues' min offsets a
+   * round later), which left a test waiting for over a minute: here its two steps are run on each
+   * look until done. Returns queue `queueId`'s new min offset, which stays put from then on (as
+   * long as nothing more is written).
    */
   def expireOldFiles(topic: String, queueId: Int = 0): Long = {
     val store = broker.getMessageStore
     val config = broker.getMessageStoreConfig
     awaitCondition(s"expired files of $topic/$queueId to be deleted", 60000) {
       // Every commitlog file but the newest is expired (a reserved time of 0 hours): deleted now.
-      store.getCommitLog.deleteExpiredFile(0L, 0, config.getDestroyMapedFileIntervalForcibly.toLong, true, 100)
+      store.getCommitLog.deleteExpiredFile(0L, 0, config.getDestroyMapedFileIntervalForcibly.toLong,
+        true, 100)
       store.getConsumeQueue(topic, queueId) match { // and the queue's index files pointing into them
         case queue: ConsumeQueue => queue.deleteExpiredFile(store.getMinPhyOffset)
         case other => other.correctMinOffset(store.getMinPhyOffset)
@@ -263,7 +278,9 @@ final class EmbeddedRocketMQ(
     store.getMinOffsetInQueue(topic, queueId)
   }
 
-  /** Commits `offset` as consumer group `group`'s progress in `queue`, as a RocketMQ consumer does. */
+  /**
+   * Commits `offset` as consumer group `group`'s progress in `queue`, as a RocketMQ consumer does.
+   */
   def commitOffset(group: String, queue: RocketMQQueue, offset: Long): Unit =
     broker.getConsumerOffsetManager.commitOffset("test", group, queue.topic, queue.queueId, offset)
 
@@ -278,8 +295,9 @@ final class EmbeddedRocketMQ(
    * what a write left in the queues waits for this first.
    */
   /**
-   * Changes a broker setting at run time, as `mqadmin updateBrokerConfig` does. The transaction check service is
-   * woken, so that a new `transactionCheckInterval` applies from now, not after the round it is waiting for.
+   * Changes a broker setting at run time, as `mqadmin updateBrokerConfig` does. The transaction
+   * check service is woken, so that a new `transactionCheckInterval` applies from now, not after
+   * the round it is waiting for.
    */
   def setBrokerSetting(key: String, value: String): Unit = {
     val update = new java.util.Properties()
@@ -289,7 +307,8 @@ final class EmbeddedRocketMQ(
   }
 
   def awaitIndexed(): Unit =
-    awaitCondition("the broker to index every stored message", 30000)(broker.getMessageStore.dispatchBehindBytes() == 0)
+    awaitCondition("the broker to index every stored message", 30000)(
+      broker.getMessageStore.dispatchBehindBytes() == 0)
 
   /** The next offset to be written, per queue of `topic`, once every stored message is indexed. */
   def latestOffsets(topic: String): Map[RocketMQQueue, Long] = {
@@ -300,7 +319,9 @@ final class EmbeddedRocketMQ(
     }.toMap
   }
 
-  /** Every stored message of `topic`, read with the plain RocketMQ client from min to max offset. */
+  /**
+   * Every stored message of `topic`, read with the plain RocketMQ client from min to max offset.
+   */
   def readAll(topic: String): Seq[MessageExt] = {
     latestOffsets(topic).toSeq.sortBy(_._1).flatMap { case (queue, max) =>
       plainClients.readRange(new MessageQueue(topic, brokerName, queue.queueId),
@@ -309,10 +330,13 @@ final class EmbeddedRocketMQ(
     }
   }
 
-  /** The harness's own producer and consumer, started on first use (again after a broker restart). */
+  /**
+   * The harness's own producer and consumer, started on first use (again after a broker restart).
+   */
   private def plainClients: RocketMQPlainClients = synchronized {
     if (clients == null) {
-      clients = new RocketMQPlainClients(nameServer, if (secured) TestSecurity.Admin.rpcHook else null)
+      clients =
+        new RocketMQPlainClients(nameServer, if (secured) TestSecurity.Admin.rpcHook else null)
     }
     clients
   }
@@ -327,7 +351,8 @@ final class EmbeddedRocketMQ(
    * A JVM that is about to exit can [[discard]] instead.
    */
   def stop(): Unit = {
-    // Taken under the lock, shut down outside it: a JVM exiting meanwhile discards the store without waiting.
+    // Taken under the lock, shut down outside it: a JVM exiting meanwhile discards the store
+    // without waiting.
     val (c, b, n) = synchronized {
       val taken = (clients, broker, namesrv)
       clients = null; broker = null; namesrv = null
@@ -359,8 +384,9 @@ object EmbeddedRocketMQ {
   def isShared(mq: EmbeddedRocketMQ): Boolean = mq eq sharedOne
 
   /**
-   * Stops `mq` on a thread of its own (RocketMQ's graceful shutdown takes some 20 s, spent waiting): a suite's own
-   * broker, whose idle services would otherwise take CPU from every later suite until the JVM exits.
+   * Stops `mq` on a thread of its own (RocketMQ's graceful shutdown takes some 20 s, spent
+   * waiting): a suite's own broker, whose idle services would otherwise take CPU from every later
+   * suite until the JVM exits.
    */
   def stopInBackground(mq: EmbeddedRocketMQ): Unit = {
     val stopping = new Thread(() => mq.stop(), "stop-embedded-rocketmq")
@@ -372,7 +398,8 @@ object EmbeddedRocketMQ {
   def awaitCondition(what: String, timeoutMs: Long)(condition: => Boolean): Unit = {
     val deadline = System.nanoTime() + timeoutMs * 1000000L
     while (!condition) {
-      if (System.nanoTime() > deadline) throw new AssertionError(s"timed out after $timeoutMs ms waiting for $what")
+      if (System.nanoTime() > deadline)
+        throw new AssertionError(s"timed out after $timeoutMs ms waiting for $what")
       java.util.concurrent.locks.LockSupport.parkNanos(20L * 1000 * 1000) // poll interval
     }
   }
@@ -386,24 +413,28 @@ object EmbeddedRocketMQ {
    * Runs the harness as a process: prints `NAMESRV host:port` once ready, then answers one command
    * per stdin line with one line (`OK …` or `ERROR …`); stops when stdin closes or on SIGTERM.
    *
-   * Commands: `createTopic <topic> <queues> [messageType]`, `send <topic> <count> <bodyPrefix> [tag]`,
-   * `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies), `storeDir`, `awaitIndexed`, `stop`,
-   * `set <key> <value>` (a broker setting changed at run time, such as `transactionCheckInterval`),
-   * `startProxy` (a RocketMQ 5 proxy in front of the broker, [[RocketMQProxyProcess]]: its endpoint), `stopProxy`;
-   * with `--acl`, `createUser <accessKey> <secretKey> <none|read|readwrite>` and
-   * `createUserWithRights <accessKey> <secretKey> <Topic:t=Sub+Get,Group:g=Sub>` (exactly those rights).
+   * Commands: `createTopic <topic> <queues> [messageType]`, `send <topic> <count> <bodyPrefix>
+   * [tag]`, `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies),
+   * `storeDir`, `awaitIndexed`, `stop`, `set <key> <value>` (a broker setting changed at run time,
+   * such as `transactionCheckInterval`), `startProxy` (a RocketMQ 5 proxy in front of the broker,
+   * [[RocketMQProxyProcess]]: its endpoint), `stopProxy`; with `--acl`, `createUser <accessKey>
+   * <secretKey> <none|read|readwrite>` and `createUserWithRights <accessKey> <secretKey>
+   * <Topic:t=Sub+Get,Group:g=Sub>` (exactly those rights).
    *
-   * Arguments: `--acl` turns authentication and authorization on (see [[TestSecurity]]); `--tls` makes
-   * the name server and the broker accept TLS connections only, with a certificate made at start; `--cluster`
-   * runs a cluster of broker JVMs instead ([[RocketMQClusterHarness]], with commands of its own).
+   * Arguments: `--acl` turns authentication and authorization on (see [[TestSecurity]]); `--tls`
+   * makes the name server and the broker accept TLS connections only, with a certificate made at
+   * start; `--cluster` runs a cluster of broker JVMs instead ([[RocketMQClusterHarness]], with
+   * commands of its own).
    */
   def main(args: Array[String]): Unit = {
     val started = System.nanoTime()
     if (args.sameElements(Seq("--cluster"))) RocketMQClusterHarness.run()
     val unknown = args.filterNot(Set("--acl", "--tls"))
-    require(unknown.isEmpty, s"unknown arguments: ${unknown.mkString(" ")} (known: --acl, --tls, --cluster)")
+    require(unknown.isEmpty,
+      s"unknown arguments: ${unknown.mkString(" ")} (known: --acl, --tls, --cluster)")
     if (args.contains("--tls")) {
-      // Before any RocketMQ class loads: RocketMQ reads its TLS settings once, from system properties.
+      // Before any RocketMQ class loads: RocketMQ reads its TLS settings once, from system
+      // properties.
       val dir = Files.createTempDirectory("rocketmq-spark-tls-")
       TestSecurity.generateCertificate(dir)
       TestSecurity.tlsServerProperties(dir).foreach { case (k, v) => System.setProperty(k, v) }
@@ -421,7 +452,8 @@ object EmbeddedRocketMQ {
     System.out.flush()
 
     val json = new ObjectMapper()
-    // A RocketMQ 5 proxy in front of this broker, started by the first `startProxy`; stopped with the harness.
+    // A RocketMQ 5 proxy in front of this broker, started by the first `startProxy`; stopped with
+    // the harness.
     var proxy: Option[RocketMQProxyProcess] = None
     Runtime.getRuntime.addShutdownHook(new Thread(() => proxy.foreach(_.stop())))
     serveCommands {
@@ -439,12 +471,14 @@ object EmbeddedRocketMQ {
       case "createTopic" :: topic :: queues :: messageType :: Nil =>
         mq.createTopic(topic, queues.toInt, Some(messageType)); "OK"
       case "createUserWithRights" :: accessKey :: secretKey :: rights :: Nil =>
-        TestSecurity.createUserWithRights(mq.brokerController, TestSecurity.User(accessKey, secretKey),
+        TestSecurity.createUserWithRights(mq.brokerController,
+          TestSecurity.User(accessKey, secretKey),
           TestSecurity.parseRights(rights))
         "OK"
       case "send" :: topic :: count :: prefix :: rest =>
         val tag = rest.headOption.orNull
-        mq.sendMessages(topic, (0 until count.toInt).map(i => TestMessage(s"$prefix$i", tags = tag)))
+        mq.sendMessages(topic,
+          (0 until count.toInt).map(i => TestMessage(s"$prefix$i", tags = tag)))
         "OK"
       case "latestOffsets" :: topic :: Nil =>
         "OK " + RocketMQOffsetsJson.format(mq.latestOffsets(topic))
@@ -456,7 +490,8 @@ object EmbeddedRocketMQ {
           case "none" => Nil
           case "read" => TestSecurity.ReadOnly
           case "readwrite" => TestSecurity.ReadWrite
-          case other => throw new IllegalArgumentException(s"rights must be none, read or readwrite: $other")
+          case other =>
+            throw new IllegalArgumentException(s"rights must be none, read or readwrite: $other")
         }
         mq.createUser(TestSecurity.User(accessKey, secretKey), actions)
         "OK"
@@ -467,8 +502,9 @@ object EmbeddedRocketMQ {
   }
 
   /**
-   * Answers one command per stdin line with one line: `handle`'s reply to the line's words, `ERROR unknown
-   * command: …` where it has none, or `ERROR <exception>`. Exits the JVM when stdin closes or says `stop`.
+   * Answers one command per stdin line with one line: `handle`'s reply to the line's words, `ERROR
+   * unknown command: …` where it has none, or `ERROR <exception>`. Exits the JVM when stdin closes
+   * or says `stop`.
    */
   private[rocketmq] def serveCommands(handle: PartialFunction[List[String], String]): Nothing = {
     val in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))

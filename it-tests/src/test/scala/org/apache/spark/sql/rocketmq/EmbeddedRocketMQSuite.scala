@@ -35,20 +35,24 @@ class EmbeddedRocketMQSuite extends AnyFunSuite {
     finally socket.close()
   }
 
-  test("ephemeral ports, a temporary store, topics, sends, offsets; stop frees the ports and removes the store") {
+  test(
+    "ephemeral ports, a temporary store, topics, sends, offsets; stop frees the ports and removes the store") {
     val mq = new EmbeddedRocketMQ().start()
     val nameServer = mq.nameServer
     val store = mq.storeDirectory
     val brokerAddress = mq.brokerController.getBrokerAddr
     try {
-      // Ports bound to 0: the kernel hands them out from its ephemeral range (fixed defaults lie below it).
+      // Ports bound to 0: the kernel hands them out from its ephemeral range (fixed defaults lie
+      // below it).
       val range =
-        scala.util.Using.resource(scala.io.Source.fromFile("/proc/sys/net/ipv4/ip_local_port_range"))(_.mkString)
+        scala.util.Using.resource(
+          scala.io.Source.fromFile("/proc/sys/net/ipv4/ip_local_port_range"))(_.mkString)
           .split("[^0-9]+").filter(_.nonEmpty).map(_.toInt)
       assert(range.length == 2, range.mkString(" "))
       val (low, high) = (range(0), range(1))
       for (address <- Seq(nameServer, brokerAddress); port = address.split(":").last.toInt) {
-        assert(port >= low && port <= high, s"$address is outside the ephemeral range [$low, $high]")
+        assert(port >= low && port <= high,
+          s"$address is outside the ephemeral range [$low, $high]")
       }
       assert(brokerAddress.startsWith("127.0.0.1:"))
       assert(Files.isDirectory(store) && store.startsWith(System.getProperty("java.io.tmpdir")))
@@ -56,7 +60,8 @@ class EmbeddedRocketMQSuite extends AnyFunSuite {
 
       mq.createTopic("harness-topic", queues = 3)
       val results = mq.sendMessages("harness-topic",
-        Seq(TestMessage("a", tags = "x", keys = "k", properties = Map("p" -> "1")), TestMessage("b")),
+        Seq(TestMessage("a", tags = "x", keys = "k", properties = Map("p" -> "1")),
+          TestMessage("b")),
         queueId = Some(2))
       assert(results.map(_.getQueueOffset) === Seq(0L, 1L))
       assert(mq.latestOffsets("harness-topic") === Map(
@@ -65,7 +70,8 @@ class EmbeddedRocketMQSuite extends AnyFunSuite {
         RocketMQQueue("harness-topic", mq.brokerName, 2) -> 2L))
       val stored = mq.readAll("harness-topic")
       assert(stored.map(m => new String(m.getBody, StandardCharsets.UTF_8)) === Seq("a", "b"))
-      assert(stored.head.getTags === "x" && stored.head.getKeys === "k" && stored.head.getUserProperty("p") === "1")
+      assert(stored.head.getTags === "x" && stored.head.getKeys === "k" &&
+        stored.head.getUserProperty("p") === "1")
     } finally mq.stop()
     assert(!Files.exists(store), s"$store was left behind")
     assert(!accepts(nameServer) && !accepts(brokerAddress))

@@ -22,9 +22,9 @@ import org.apache.spark.SparkContext
 import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent}
 
 /**
- * Holds the delivery of `sc`'s listener events (those of its shared queue: every listener added with
- * `addSparkListener`) from now until `release()`, as a driver whose listeners are busy delivers them
- * late; `release()` then waits until every event held has been delivered.
+ * Holds the delivery of `sc`'s listener events (those of its shared queue: every listener added
+ * with `addSparkListener`) from now until `release()`, as a driver whose listeners are busy
+ * delivers them late; `release()` then waits until every event held has been delivered.
  */
 final class HeldListenerBus(sc: SparkContext) {
   private val held = new CountDownLatch(1)

@@ -16,7 +16,10 @@
 
 package org.apache.spark.sql.rocketmq
 
-/** Each kind of bad input fails fast with an error naming the option or column, the value and what is allowed. */
+/**
+ * Each kind of bad input fails fast with an error naming the option or column, the value and what
+ * is allowed.
+ */
 class RocketMQBadInputSuite extends RocketMQSparkSuiteBase {
 
   import testImplicits._
@@ -34,31 +37,40 @@ class RocketMQBadInputSuite extends RocketMQSparkSuiteBase {
     parts.foreach(p => assert(message.contains(p), s"expected '$p' in:\n$message"))
 
   test("missing nameServer or topic") {
-    assertContainsAll(readError("topic" -> topic), "ROCKETMQ_MISSING_OPTION", "'nameServer'", "host:port")
-    assertContainsAll(readError("nameServer" -> rocketmq.nameServer), "ROCKETMQ_MISSING_OPTION", "'topic'")
+    assertContainsAll(readError("topic" -> topic), "ROCKETMQ_MISSING_OPTION", "'nameServer'",
+      "host:port")
+    assertContainsAll(readError("nameServer" -> rocketmq.nameServer), "ROCKETMQ_MISSING_OPTION",
+      "'topic'")
   }
 
   test("malformed startingOffsets JSON") {
-    val m = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic, "startingOffsets" -> """{"x":""")
-    assertContainsAll(m, "'startingOffsets'", """'{"x":'""", "not valid JSON", "topic -> broker -> queue id")
+    val m = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic,
+      "startingOffsets" -> """{"x":""")
+    assertContainsAll(m, "'startingOffsets'", """'{"x":'""", "not valid JSON",
+      "topic -> broker -> queue id")
     val m2 = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic,
       "startingOffsets" -> s"""{"$topic":{"broker-a":{"0":"abc"}}}""")
     assertContainsAll(m2, "ROCKETMQ_INVALID_OFFSETS_JSON.VALUE_NOT_AN_INTEGER", "'startingOffsets'",
       "\"abc\", not an integer")
-    val m3 = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic, "startingOffsets" -> "beginning")
-    assertContainsAll(m3, "'beginning'", "'startingOffsets'", "'earliest', 'latest', 'group' or a JSON object")
+    val m3 = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic,
+      "startingOffsets" -> "beginning")
+    assertContainsAll(m3, "'beginning'", "'startingOffsets'",
+      "'earliest', 'latest', 'group' or a JSON object")
   }
 
   test("latest as a batch startingOffsets, and -1 in its JSON") {
-    val m = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic, "startingOffsets" -> "latest")
-    assertContainsAll(m, "ROCKETMQ_INVALID_OPTION_VALUE", "'latest'", "'startingOffsets'", "'earliest'")
+    val m = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic,
+      "startingOffsets" -> "latest")
+    assertContainsAll(m, "ROCKETMQ_INVALID_OPTION_VALUE", "'latest'", "'startingOffsets'",
+      "'earliest'")
     val m2 = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic,
       "startingOffsets" -> s"""{"$topic":{"broker-a":{"0":-1}}}""")
     assertContainsAll(m2, "'startingOffsets'", "-1 (latest) is not allowed")
   }
 
   test("earliest as endingOffsets, and -2 in its JSON") {
-    val m = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic, "endingOffsets" -> "earliest")
+    val m = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic,
+      "endingOffsets" -> "earliest")
     assertContainsAll(m, "'earliest'", "'endingOffsets'", "'latest' or JSON")
     val m2 = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic,
       "endingOffsets" -> s"""{"$topic":{"broker-a":{"0":-2}}}""")
@@ -77,12 +89,14 @@ class RocketMQBadInputSuite extends RocketMQSparkSuiteBase {
   test("non-positive or non-numeric pullBatchSize and pullTimeoutMs") {
     for (key <- Seq("pullBatchSize", "pullTimeoutMs"); value <- Seq("0", "-5", "abc", "1.5")) {
       val m = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic, key -> value)
-      assertContainsAll(m, "ROCKETMQ_INVALID_OPTION_VALUE", s"'$value'", s"'$key'", "must be a positive integer")
+      assertContainsAll(m, "ROCKETMQ_INVALID_OPTION_VALUE", s"'$value'", s"'$key'",
+        "must be a positive integer")
     }
   }
 
   test("a malformed name server address or topic name") {
-    assertContainsAll(readError("nameServer" -> "localhost", "topic" -> topic), "'localhost'", "'nameServer'",
+    assertContainsAll(readError("nameServer" -> "localhost", "topic" -> topic), "'localhost'",
+      "'nameServer'",
       "host:port")
     assertContainsAll(readError("nameServer" -> rocketmq.nameServer, "topic" -> "bad topic!"),
       "'topic'", "'bad topic!'", "not a valid RocketMQ topic name")
@@ -97,7 +111,8 @@ class RocketMQBadInputSuite extends RocketMQSparkSuiteBase {
     val m = readError("nameServer" -> address, "topic" -> topic, "requestTimeoutMs" -> "2000",
       "metadataRetries" -> "2", "metadataRetryIntervalMs" -> "100")
     val seconds = (System.nanoTime() - started) / 1e9
-    assertContainsAll(m, "ROCKETMQ_NAME_SERVER_UNREACHABLE", address, "'nameServer'", "2 attempt(s)")
+    assertContainsAll(m, "ROCKETMQ_NAME_SERVER_UNREACHABLE", address, "'nameServer'",
+      "2 attempt(s)")
     assert(seconds < 30, s"took $seconds s")
   }
 
@@ -111,14 +126,16 @@ class RocketMQBadInputSuite extends RocketMQSparkSuiteBase {
 
   test("sink: no body column, body of another type, no topic in option or column") {
     def write(df: org.apache.spark.sql.DataFrame, options: (String, String)*): String =
-      errorMessage(df.write.format("rocketmq").option("nameServer", rocketmq.nameServer).options(options.toMap).save())
+      errorMessage(df.write.format("rocketmq").option("nameServer", rocketmq.nameServer).options(
+        options.toMap).save())
     assertContainsAll(write(Seq("x").toDF("value"), "topic" -> topic),
       "ROCKETMQ_MISSING_COLUMN", "'body'", "STRING or BINARY", "value")
     assertContainsAll(write(Seq(1).toDF("body"), "topic" -> topic),
       "ROCKETMQ_INVALID_COLUMN_TYPE", "'body'", "INT", "STRING or BINARY")
     assertContainsAll(write(Seq(("x", 5)).toDF("body", "topic")),
       "ROCKETMQ_INVALID_COLUMN_TYPE", "'topic'", "INT", "STRING")
-    assertContainsAll(write(Seq("x").toDF("body")), "ROCKETMQ_MISSING_COLUMN", "'topic'", "option 'topic'")
+    assertContainsAll(write(Seq("x").toDF("body")), "ROCKETMQ_MISSING_COLUMN", "'topic'",
+      "option 'topic'")
   }
 
   test("sink: overwrite and ignore save modes are refused") {
@@ -136,24 +153,30 @@ class RocketMQBadInputSuite extends RocketMQSparkSuiteBase {
   }
 
   private def streamError(options: (String, String)*): String = errorMessage {
-    val q = spark.readStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
-      .options(options.toMap).load().writeStream.format("memory").queryName(s"bad_${System.nanoTime()}").start()
+    val q = spark.readStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option(
+      "topic", topic)
+      .options(options.toMap).load().writeStream.format("memory").queryName(
+        s"bad_${System.nanoTime()}").start()
     try q.processAllAvailable()
     finally q.stop()
   }
 
   test("streaming: end options are refused, and conflicting start options are named together") {
-    assertContainsAll(streamError("endingOffsets" -> "latest"), "ROCKETMQ_OPTION_NOT_ALLOWED", "'endingOffsets'",
+    assertContainsAll(streamError("endingOffsets" -> "latest"), "ROCKETMQ_OPTION_NOT_ALLOWED",
+      "'endingOffsets'",
       "streaming", "Trigger.AvailableNow")
     assertContainsAll(streamError("startingOffsets" -> "earliest", "startingTimestamp" -> "0"),
       "ROCKETMQ_CONFLICTING_OPTIONS", "'startingOffsets', 'startingTimestamp'")
-    assertContainsAll(streamError("maxOffsetsPerTrigger" -> "0"), "'maxOffsetsPerTrigger'", "'0'", "positive integer")
-    assertContainsAll(streamError("maxTriggerDelay" -> "soon"), "'maxTriggerDelay'", "'soon'", "duration")
+    assertContainsAll(streamError("maxOffsetsPerTrigger" -> "0"), "'maxOffsetsPerTrigger'", "'0'",
+      "positive integer")
+    assertContainsAll(streamError("maxTriggerDelay" -> "soon"), "'maxTriggerDelay'", "'soon'",
+      "duration")
   }
 
   test("batch: maxOffsetsPerTrigger and friends are refused with a clear message") {
     for (key <- Seq("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay")) {
-      assertContainsAll(readError("nameServer" -> rocketmq.nameServer, "topic" -> topic, key -> "10"),
+      assertContainsAll(readError("nameServer" -> rocketmq.nameServer, "topic" -> topic,
+        key -> "10"),
         "ROCKETMQ_OPTION_NOT_ALLOWED", s"'$key'", "batch")
     }
   }

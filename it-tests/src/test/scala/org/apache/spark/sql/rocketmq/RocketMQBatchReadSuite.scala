@@ -45,10 +45,12 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(topic, queues = 1)
     val before = System.currentTimeMillis()
     val result = rocketmq.sendMessages(topic,
-      Seq(TestMessage("hello", tags = "tagA", keys = "k1", properties = Map("color" -> "red", "q\"uote" -> "a\nb"))))
+      Seq(TestMessage("hello", tags = "tagA", keys = "k1",
+        properties = Map("color" -> "red", "q\"uote" -> "a\nb"))))
     val df = readTopic(topic)
     assert(df.schema === RocketMQSourceSchema.schema)
-    assert(df.columns.toSeq === Seq("topic", "flag", "body", "properties", "brokerName", "queueId", "queueOffset",
+    assert(df.columns.toSeq === Seq("topic", "flag", "body", "properties", "brokerName", "queueId",
+      "queueOffset",
       "bornTimestamp", "storeTimestamp"))
 
     val rows = df.collect()
@@ -73,7 +75,8 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
     assert(!properties.has("MIN_OFFSET") && !properties.has("MAX_OFFSET"), properties.toString)
   }
 
-  test("JSON starting and ending offsets read exactly [start, end) of each queue; -2 and -1 resolve") {
+  test(
+    "JSON starting and ending offsets read exactly [start, end) of each queue; -2 and -1 resolve") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendMessages(topic, (0 until 10).map(i => TestMessage(s"a$i")), queueId = Some(0))
@@ -82,9 +85,11 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
     val df = readTopic(topic,
       "startingOffsets" -> s"""{"$topic":{"$b":{"0":3,"1":-2}}}""",
       "endingOffsets" -> s"""{"$topic":{"$b":{"0":7,"1":-1}}}""")
-    val rows = df.select("queueId", "queueOffset").collect().map(r => (r.getInt(0), r.getLong(1))).toSet
+    val rows =
+      df.select("queueId", "queueOffset").collect().map(r => (r.getInt(0), r.getLong(1))).toSet
     assert(rows === ((3L until 7L).map(o => (0, o)) ++ (0L until 10L).map(o => (1, o))).toSet)
-    assert(bodies(df).toSet === ((3 until 7).map(i => s"a$i") ++ (0 until 10).map(i => s"b$i")).toSet)
+    assert(
+      bodies(df).toSet === ((3 until 7).map(i => s"a$i") ++ (0 until 10).map(i => s"b$i")).toSet)
   }
 
   test("queues missing from JSON offsets default to earliest / latest") {
@@ -92,7 +97,8 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendMessages(topic, (0 until 5).map(i => TestMessage(s"a$i")), queueId = Some(0))
     rocketmq.sendMessages(topic, (0 until 5).map(i => TestMessage(s"b$i")), queueId = Some(1))
-    val df = readTopic(topic, "startingOffsets" -> s"""{"$topic":{"${rocketmq.brokerName}":{"0":4}}}""")
+    val df =
+      readTopic(topic, "startingOffsets" -> s"""{"$topic":{"${rocketmq.brokerName}":{"0":4}}}""")
     assert(bodies(df).toSet === Set("a4", "b0", "b1", "b2", "b3", "b4"))
   }
 
@@ -109,11 +115,13 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
   test("a tag filter yields only matching messages and is not mistaken for data loss") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
-    val messages = (0 until 300).map(i => TestMessage(s"m$i", tags = if (i % 3 == 0) "keep" else "drop"))
+    val messages = (0 until 300).map(i =>
+      TestMessage(s"m$i", tags = if (i % 3 == 0) "keep" else "drop"))
     rocketmq.sendMessages(topic, messages)
     rocketmq.sendMessages(topic, (0 until 50).map(i => TestMessage(s"tail$i", tags = "drop")))
     val expected = (0 until 300).filter(_ % 3 == 0).map(i => s"m$i")
-    assert(bodies(readTopic(topic, "subExpression" -> "keep", "pullBatchSize" -> "7")).sorted === expected.sorted)
+    assert(bodies(readTopic(topic, "subExpression" -> "keep", "pullBatchSize" -> "7")).sorted ===
+      expected.sorted)
     assert(bodies(readTopic(topic, "subExpression" -> "keep || other")).sorted === expected.sorted)
     assert(readTopic(topic, "subExpression" -> "none").count() === 0)
   }
@@ -125,7 +133,8 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
     rocketmq.sendBodies(t1, (0 until 100).map(i => s"one$i"))
     rocketmq.sendBodies(t2, (0 until 10).map(i => s"two$i"))
     val df = readTopic(s"$t1,$t2", "pullBatchSize" -> "3")
-    assert(bodies(df).sorted === ((0 until 100).map(i => s"one$i") ++ (0 until 10).map(i => s"two$i")).sorted)
+    assert(bodies(df).sorted ===
+      ((0 until 100).map(i => s"one$i") ++ (0 until 10).map(i => s"two$i")).sorted)
     assert(df.select("topic").distinct().collect().map(_.getString(0)).toSet === Set(t1, t2))
   }
 
@@ -138,17 +147,21 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
   test("an SQL92 filter selects by property; one RocketMQ cannot compile is refused, not ignored") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
-    rocketmq.sendMessages(topic, (0 until 100).map(i => TestMessage(s"m$i", properties = Map("seq" -> i.toString))))
-    assert(bodies(readTopic(topic, "sqlFilter" -> "seq >= 60")).sorted === (60 until 100).map(i => s"m$i").sorted)
-    // The broker itself answers such a filter with every message (it cannot compile it, and a filter it
-    // has not compiled matches all): the connector refuses it before any pull.
+    rocketmq.sendMessages(topic,
+      (0 until 100).map(i => TestMessage(s"m$i", properties = Map("seq" -> i.toString))))
+    assert(bodies(readTopic(topic, "sqlFilter" -> "seq >= 60")).sorted === (60 until 100).map(i =>
+      s"m$i").sorted)
+    // The broker itself answers such a filter with every message (it cannot compile it, and a
+    // filter it has not compiled matches all): the connector refuses it before any pull.
     for (bad <- Seq("seq >>> 5", "seq >= 'x'")) {
       val m = errorMessage(readTopic(topic, "sqlFilter" -> bad).collect())
-      assert(m.contains("ROCKETMQ_INVALID_OPTION_VALUE.SQL92") && m.contains("'sqlFilter'") && m.contains(s"'$bad'"), m)
+      assert(m.contains("ROCKETMQ_INVALID_OPTION_VALUE.SQL92") && m.contains("'sqlFilter'") &&
+          m.contains(s"'$bad'"), m)
     }
   }
 
-  test("reads pull as a consumer group of this Spark application, not one every application shares") {
+  test(
+    "reads pull as a consumer group of this Spark application, not one every application shares") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
     rocketmq.sendMessages(topic, Seq(TestMessage("a", properties = Map("n" -> "1"))))
@@ -161,20 +174,27 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
     assert(consumers.getConsumerGroupInfo("spark-rocketmq-reader") == null)
   }
 
-  /** The scan Spark planned for `df`: its description, the partitions it reads, and whether a filter is left above. */
+  /**
+   * The scan Spark planned for `df`: its description, the partitions it reads, and whether a filter
+   * is left above.
+   */
   private def plannedScan(df: DataFrame): (String, Seq[RocketMQInputPartition], Boolean) = {
     val plan = df.queryExecution.sparkPlan
     val scan = plan.collect { case b: BatchScanExec => b.scan }.head
-    val partitions = scan.toBatch.planInputPartitions().toSeq.map(_.asInstanceOf[RocketMQInputPartition])
+    val partitions =
+      scan.toBatch.planInputPartitions().toSeq.map(_.asInstanceOf[RocketMQInputPartition])
     (scan.description(), partitions, plan.collect { case f: FilterExec => f }.nonEmpty)
   }
 
-  test("a store-time window is read by offsets: only its messages, filters reported pushed, the size estimated") {
+  test(
+    "a store-time window is read by offsets: only its messages, filters reported pushed, the size estimated") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
-    def storeTimes() = readTopic(topic).select("storeTimestamp").collect().map(_.getTimestamp(0).getTime)
+    def storeTimes() =
+      readTopic(topic).select("storeTimestamp").collect().map(_.getTimestamp(0).getTime)
     def sendAfter(prefix: String, afterMs: Long): Long = {
-      EmbeddedRocketMQ.awaitCondition(s"the clock past $afterMs", 5000)(System.currentTimeMillis() > afterMs)
+      EmbeddedRocketMQ.awaitCondition(s"the clock past $afterMs", 5000)(
+        System.currentTimeMillis() > afterMs)
       rocketmq.sendBodies(topic, (0 until 20).map(i => s"$prefix$i"))
       storeTimes().max
     }
@@ -183,39 +203,46 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
     sendAfter("late-", middle)
     val (from, until) = (new Timestamp(early + 1), new Timestamp(middle + 1))
 
-    val window = readTopic(topic).where(col("storeTimestamp") >= from && col("storeTimestamp") < until)
+    val window =
+      readTopic(topic).where(col("storeTimestamp") >= from && col("storeTimestamp") < until)
     assert(bodies(window).sorted === (0 until 20).map(i => s"middle-$i").sorted)
     val (description, partitions, filterLeft) = plannedScan(window)
     assert(!filterLeft, window.queryExecution.sparkPlan)
-    assert(description.contains("pushedFilters=[") && description.contains("storeTimestamp >= "), description)
+    assert(description.contains("pushedFilters=[") && description.contains("storeTimestamp >= "),
+      description)
     assert(partitions.map(p => p.untilOffset - p.fromOffset).sum === 20, partitions)
     assert(window.queryExecution.optimizedPlan.stats.rowCount === Some(BigInt(20)))
     assert(readTopic(topic).queryExecution.optimizedPlan.stats.rowCount === Some(BigInt(60)))
 
     val upTo = readTopic(topic).where(col("storeTimestamp") <= new Timestamp(early))
     assert(bodies(upTo).sorted === (0 until 20).map(i => s"early-$i").sorted)
-    assert(readTopic(topic).where(col("storeTimestamp") > new Timestamp(System.currentTimeMillis() + 60000)).count()
+    assert(readTopic(topic).where(
+      col("storeTimestamp") > new Timestamp(System.currentTimeMillis() + 60000)).count()
       === 0)
-    // A producer whose clock runs a minute ahead: its message is stored before it was "born". Unless the user
-    // allows for that skew (producerClockSkewMs), a born time does not narrow the read: the message is there.
+    // A producer whose clock runs a minute ahead: its message is stored before it was "born".
+    // Unless the user allows for that skew (producerClockSkewMs), a born time does not narrow the
+    // read: the message is there.
     val ahead = rocketmq.sendBornAt(topic, "ahead", System.currentTimeMillis() + 60000)
     val bornAfter = new Timestamp(System.currentTimeMillis() + 30000)
     val aheadRead = readTopic(topic).where(col("bornTimestamp") >= bornAfter)
     assert(bodies(aheadRead) === Seq("ahead"), ahead)
     val (plainDescription, _, plainFilterLeft) = plannedScan(aheadRead)
     assert(plainFilterLeft && !plainDescription.contains("from bornTimestamp"), plainDescription)
-    val skewed = spark.read.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
-      .option("producerClockSkewMs", "120000").load()
+    val skewed =
+      spark.read.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+        .option("producerClockSkewMs", "120000").load()
     assert(bodies(skewed.where(col("bornTimestamp") >= bornAfter)) === Seq("ahead"))
     // With a skew allowed, a born time narrows (Spark checks it again, and the answer is the same).
     val born = skewed.where(col("bornTimestamp") >= from)
     assert(bodies(born).count(_.startsWith("early-")) === 0 && bodies(born).size === 41)
     val (bornDescription, _, bornFilterLeft) = plannedScan(born)
-    assert(bornFilterLeft && bornDescription.contains("(from bornTimestamp, less producerClockSkewMs)"),
+    assert(
+      bornFilterLeft && bornDescription.contains("(from bornTimestamp, less producerClockSkewMs)"),
       bornDescription)
   }
 
-  test("filters on topic, brokerName, queueId, queueOffset and tags prune queues and ranges; LIMIT caps each task") {
+  test(
+    "filters on topic, brokerName, queueId, queueOffset and tags prune queues and ranges; LIMIT caps each task") {
     val (a, b) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(a, queues = 4)
     rocketmq.createTopic(b, queues = 2)
@@ -227,8 +254,9 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
     rocketmq.sendMessages(b, (0 until 10).map(i => TestMessage(s"b$i")), queueId = Some(0))
     val both = readTopic(s"$a,$b", "includeExtraColumns" -> "true")
 
-    val pruned = both.where(col("topic") === a && col("queueId").isin(1, 3) && col("queueOffset") >= 2 &&
-      col("queueOffset") < 5 && col("brokerName") === rocketmq.brokerName)
+    val pruned =
+      both.where(col("topic") === a && col("queueId").isin(1, 3) && col("queueOffset") >= 2 &&
+        col("queueOffset") < 5 && col("brokerName") === rocketmq.brokerName)
     assert(bodies(pruned).sorted === (for (q <- Seq(1, 3); i <- 2 until 5) yield s"a$q-$i").sorted)
     val (_, prunedPartitions, prunedFilterLeft) = plannedScan(pruned)
     assert(!prunedFilterLeft)
@@ -238,17 +266,20 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
     assert(plannedScan(both.where(col("topic") === "no-such-topic"))._2.isEmpty)
 
     val tagged = both.where(col("tags").isin("paid", "lost"))
-    assert(bodies(tagged).sorted === (for (q <- 0 until 4; i <- 0 until 10 if i % 3 != 1) yield s"a$q-$i").sorted)
+    assert(bodies(tagged).sorted ===
+      (for (q <- 0 until 4; i <- 0 until 10 if i % 3 != 1) yield s"a$q-$i").sorted)
     val (tagDescription, tagPartitions, tagFilterLeft) = plannedScan(tagged)
     assert(!tagFilterLeft && tagDescription.contains("tags IN (lost, paid)"), tagDescription)
     assert(tagPartitions.map(_.settings.subExpression).distinct === Seq("lost || paid"))
-    assert(readTopic(a, "includeExtraColumns" -> "true", "subExpression" -> "shipped").where(col("tags") === "paid")
+    assert(readTopic(a, "includeExtraColumns" -> "true", "subExpression" -> "shipped").where(
+      col("tags") === "paid")
       .count() === 0)
 
     val limited = both.limit(3)
     assert(limited.collect().length === 3)
     val (limitDescription, limitPartitions, _) = plannedScan(limited)
     assert(limitDescription.contains("limit 3"), limitDescription)
-    assert(limitPartitions.forall(p => p.untilOffset - p.fromOffset <= 3 && p.maxRows == 3), limitPartitions)
+    assert(limitPartitions.forall(p => p.untilOffset - p.fromOffset <= 3 && p.maxRows == 3),
+      limitPartitions)
   }
 }

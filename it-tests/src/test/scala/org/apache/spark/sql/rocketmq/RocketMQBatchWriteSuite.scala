@@ -29,7 +29,8 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
   private def storedBodies(topic: String): Seq[String] =
     rocketmq.readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8))
 
-  test("string bodies with the topic option, default save mode (errorifexists), every message acknowledged") {
+  test(
+    "string bodies with the topic option, default save mode (errorifexists), every message acknowledged") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 4)
     val rows = (0 until 500).map(i => s"body-$i")
@@ -44,21 +45,25 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(topic, queues = 2)
     val data = (0 until 20).map(i =>
       (s"b$i".getBytes(StandardCharsets.UTF_8), "no-such-topic", if (i % 2 == 0) "even" else "odd"))
-    data.toDF("body", "topic", "tags").write.format("org.apache.spark.sql.rocketmq.RocketMQSourceProvider")
+    data.toDF("body", "topic", "tags").write.format(
+      "org.apache.spark.sql.rocketmq.RocketMQSourceProvider")
       .mode("append").option("nameServer", rocketmq.nameServer).option("topic", topic).save()
     val stored = rocketmq.readAll(topic)
     assert(
-      stored.map(m => new String(m.getBody, StandardCharsets.UTF_8)).sorted === (0 until 20).map(i => s"b$i").sorted)
+      stored.map(m => new String(m.getBody, StandardCharsets.UTF_8)).sorted === (0 until 20).map(
+        i => s"b$i").sorted)
     stored.foreach { m =>
       val i = new String(m.getBody, StandardCharsets.UTF_8).drop(1).toInt
       assert(m.getTags === (if (i % 2 == 0) "even" else "odd"))
     }
   }
 
-  test("rows without a sharding key go out in batches: each batch lands whole in one queue, properties intact") {
+  test(
+    "rows without a sharding key go out in batches: each batch lands whole in one queue, properties intact") {
     def write(topic: String, batchMessages: Int): Unit = (0 until 1200).map(i =>
       (f"r$i%04d", Map("n" -> i.toString), "tagged")).toDF("body", "properties", "tags")
-      .coalesce(1).write.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+      .coalesce(1).write.format("rocketmq").option("nameServer", rocketmq.nameServer).option(
+        "topic", topic)
       .option("sendBatchMessages", batchMessages.toString).save()
     val (batched, single) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(batched, queues = 8)
@@ -67,21 +72,26 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     write(single, 1)
 
     // One task, 12 full batches: each queue holds whole runs of 100 consecutive rows.
-    val byQueue = rocketmq.readAll(batched).groupBy(_.getQueueId).values.map(_.sortBy(_.getQueueOffset))
+    val byQueue =
+      rocketmq.readAll(batched).groupBy(_.getQueueId).values.map(_.sortBy(_.getQueueOffset))
     assert(byQueue.map(_.size).sum === 1200)
     byQueue.foreach { messages =>
-      assert(messages.size % 100 === 0, s"a queue holds ${messages.size} messages, not whole batches")
+      assert(messages.size % 100 === 0,
+        s"a queue holds ${messages.size} messages, not whole batches")
       messages.grouped(100).foreach { run =>
         val rows = run.map(m => new String(m.getBody, StandardCharsets.UTF_8).drop(1).toInt)
         assert(rows === (rows.head until rows.head + 100) && rows.head % 100 === 0)
       }
     }
     rocketmq.readAll(batched).foreach { m =>
-      assert(m.getUserProperty("n") === new String(m.getBody, StandardCharsets.UTF_8).drop(1).toInt.toString)
+      assert(m.getUserProperty("n") === new String(m.getBody, StandardCharsets.UTF_8).drop(
+        1).toInt.toString)
       assert(m.getTags === "tagged")
     }
-    // One message per request: the producer spreads the rows over the queues, no queue gets a whole run.
-    val singly = rocketmq.readAll(single).groupBy(_.getQueueId).values.map(_.sortBy(_.getQueueOffset))
+    // One message per request: the producer spreads the rows over the queues, no queue gets a whole
+    // run.
+    val singly =
+      rocketmq.readAll(single).groupBy(_.getQueueId).values.map(_.sortBy(_.getQueueOffset))
     assert(singly.size === 8)
     singly.foreach { messages =>
       val rows = messages.map(m => new String(m.getBody, StandardCharsets.UTF_8).drop(1).toInt)
@@ -93,18 +103,24 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     }
   }
 
-  test("a row whose properties are too long for a batch entry goes alone, and fails with the broker's reason") {
+  test(
+    "a row whose properties are too long for a batch entry goes alone, and fails with the broker's reason") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
-    // Row 0, a batch's first: 40,000 characters of properties, more than a batch entry's length field (a short)
-    // holds and than the broker takes (32 KiB). It goes alone, and its batch is not sent empty.
-    val rows = (0 until 10).map(i => (s"b$i", Map("v" -> (if (i == 0) "x" * 40000 else "s")))).toDF("body",
+    // Row 0, a batch's first: 40,000 characters of properties, more than a batch entry's length
+    // field (a short) holds and than the broker takes (32 KiB). It goes alone, and its batch is not
+    // sent empty.
+    val rows = (0 until 10).map(i => (s"b$i", Map("v" -> (if (i == 0) "x" * 40000 else "s")))).toDF(
+      "body",
       "properties")
     val e = intercept[Exception] {
-      rows.coalesce(1).write.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic).save()
+      rows.coalesce(1).write.format("rocketmq").option("nameServer", rocketmq.nameServer).option(
+        "topic", topic).save()
     }
-    val text = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
-    assert(text.contains("ROCKETMQ_SEND_FAILED") && text.contains("properties length limit 32KB"), text)
+    val text = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(
+      _.getMessage).mkString("\n")
+    assert(text.contains("ROCKETMQ_SEND_FAILED") && text.contains("properties length limit 32KB"),
+      text)
     assert(!text.contains("body length is zero"), text)
   }
 
@@ -123,14 +139,17 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(source, queues = 3)
     rocketmq.createTopic(sink, queues = 2)
     rocketmq.sendBodies(source, (0 until 60).map(i => s"s$i"))
-    readTopic(source).selectExpr("concat('copy-', CAST(body AS STRING)) AS body").write.format("rocketmq")
+    readTopic(source).selectExpr("concat('copy-', CAST(body AS STRING)) AS body").write.format(
+      "rocketmq")
       .option("nameServer", rocketmq.nameServer).option("topic", sink).save()
     rocketmq.awaitIndexed()
     assert(bodies(readTopic(sink)).sorted === (0 until 60).map(i => s"copy-s$i").sorted)
   }
 
-  test("a send to a topic that does not exist fails at once, naming it (not after retryTimeoutMs)") {
-    // The name server lists a live broker, so this is no outage to wait out (retryTimeoutMs is 60 s).
+  test(
+    "a send to a topic that does not exist fails at once, naming it (not after retryTimeoutMs)") {
+    // The name server lists a live broker, so this is no outage to wait out (retryTimeoutMs is 60
+    // s).
     val message = errorMessage {
       Seq(("a", "topic-that-does-not-exist")).toDF("body", "topic").write.format("rocketmq")
         .option("nameServer", rocketmq.nameServer).option("sendTimeoutMs", "2000").save()
@@ -161,7 +180,8 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     val body = Array.fill[Byte](1024)(7)
     def peakWith(options: (String, String)*): Long = {
       val sender = new RocketMQMessageSender(RocketMQWriteSettings(new RocketMQOptions(
-        Map("nameServer" -> rocketmq.nameServer, "topic" -> topic, "maxInFlightMessages" -> "1000") ++ options)))
+        Map("nameServer" -> rocketmq.nameServer, "topic" -> topic,
+          "maxInFlightMessages" -> "1000") ++ options)))
       try {
         (0 until 300).foreach(_ => sender.send(new Message(topic, body), null))
         sender.flush()
@@ -174,16 +194,19 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     assert(rocketmq.latestOffsets(topic).values.sum === 600)
   }
 
-  test("a task sending each row at once (real-time, continuous) keeps at most 4 requests unacknowledged, one row " +
-    "per request at most 32; rows that come meanwhile go together; each stored once") {
+  test(
+    "a task sending each row at once (real-time, continuous) keeps at most 4 requests unacknowledged, one row " +
+      "per request at most 32; rows that come meanwhile go together; each stored once") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 4)
     val settings =
-      RocketMQWriteSettings(new RocketMQOptions(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic)))
+      RocketMQWriteSettings(new RocketMQOptions(Map("nameServer" -> rocketmq.nameServer,
+        "topic" -> topic)))
     def sendAll(settings: RocketMQWriteSettings, bodies: Seq[String]): RocketMQMessageSender = {
       val sender = new RocketMQMessageSender(settings)
       try {
-        bodies.foreach(body => sender.send(new Message(topic, body.getBytes(StandardCharsets.UTF_8)), null))
+        bodies.foreach(body =>
+          sender.send(new Message(topic, body.getBytes(StandardCharsets.UTF_8)), null))
         sender.flush()
         sender
       } finally sender.close()
@@ -191,8 +214,8 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     val (burst, single) = ((0 until 20000).map(i => s"a$i"), (0 until 2000).map(i => s"b$i"))
     val atOnce = sendAll(settings.copy(sendEachAtOnce = true), burst)
     assert(atOnce.peakRequestsInFlight <= RocketMQMessageSender.EachAtOnceRequests)
-    // The task hands a row over in microseconds, an acknowledgement takes a round trip through the broker's store:
-    // rows waited for a free slot, and went out together.
+    // The task hands a row over in microseconds, an acknowledgement takes a round trip through the
+    // broker's store: rows waited for a free slot, and went out together.
     assert(atOnce.requests < burst.size)
     assert(atOnce.possibleDuplicates === 0)
     val oneEach = sendAll(settings.copy(sendBatchMessages = 1), single)
@@ -203,7 +226,8 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     assert(stored.sorted === (burst ++ single).sorted)
   }
 
-  test("rows with a sharding key go out in batches per queue, in order, also around one too large to batch") {
+  test(
+    "rows with a sharding key go out in batches per queue, in order, also around one too large to batch") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 8)
     val sender = new RocketMQMessageSender(RocketMQWriteSettings(new RocketMQOptions(
@@ -211,22 +235,26 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     val rows = (0 until 1000).map(i => (i, s"key-${i % 5}"))
     try {
       rows.foreach { case (i, key) =>
-        // Row 500 is over compressionThreshold (4096): it goes alone, after what its key's batch holds.
+        // Row 500 is over compressionThreshold (4096): it goes alone, after what its key's batch
+        // holds.
         val body = if (i == 500) f"$i%04d" + "x" * 5000 else f"$i%04d"
         sender.send(new Message(topic, body.getBytes(StandardCharsets.UTF_8)), key)
       }
       sender.flush()
-      // 200 rows per key, one queue per key: 4 full batches per key, and the lone and first messages.
+      // 200 rows per key, one queue per key: 4 full batches per key, and the lone and first
+      // messages.
       assert(sender.requests <= 5 * 5 + 2, s"${sender.requests} requests for 1000 keyed rows")
     } finally sender.close()
     val stored = rocketmq.readAll(topic)
     assert(stored.size === 1000)
     rows.groupBy(_._2).foreach { case (key, keyed) =>
       val ids = keyed.map(_._1).toSet
-      val messages = stored.filter(m => ids.contains(new String(m.getBody, StandardCharsets.UTF_8).take(4).toInt))
+      val messages = stored.filter(m =>
+        ids.contains(new String(m.getBody, StandardCharsets.UTF_8).take(4).toInt))
       assert(messages.map(_.getQueueId).distinct.size === 1, s"$key spread over queues")
       val inQueueOrder =
-        messages.sortBy(_.getQueueOffset).map(m => new String(m.getBody, StandardCharsets.UTF_8).take(4))
+        messages.sortBy(_.getQueueOffset).map(m =>
+          new String(m.getBody, StandardCharsets.UTF_8).take(4))
       assert(inQueueOrder === keyed.map(r => f"${r._1}%04d"), s"$key out of order")
     }
   }

@@ -31,14 +31,15 @@ import org.apache.rocketmq.namesrv.NamesrvController
 import org.apache.spark.sql.rocketmq.EmbeddedRocketMQ.awaitCondition
 
 /**
- * A RocketMQ name server in this JVM and one broker in a JVM of its own ([[RocketMQBrokerProcessMain]]),
- * so that tests can kill the broker with SIGKILL and bring it back on the same store directory and the
- * same ports. The broker's ports are chosen once, below the kernel's ephemeral range (a client socket
- * could otherwise take one while the broker is down), with `port - 2` (RocketMQ's second server) and the
- * HA port `port + 1` free too. A stand-by JVM boots while the broker runs, so a restart only loads the
- * store. Logs go to `logs/` under [[storeDirectory]]; [[close]] (or JVM exit) kills both JVMs and
- * deletes the store (kept when the environment has ROCKETMQ_IT_KEEP_BROKER_STORE=true).
- * `brokerJvmOptions` are the broker JVM's heap and collector flags (the bench gives it what Kafka gets).
+ * A RocketMQ name server in this JVM and one broker in a JVM of its own
+ * ([[RocketMQBrokerProcessMain]]), so that tests can kill the broker with SIGKILL and bring it back
+ * on the same store directory and the same ports. The broker's ports are chosen once, below the
+ * kernel's ephemeral range (a client socket could otherwise take one while the broker is down),
+ * with `port - 2` (RocketMQ's second server) and the HA port `port + 1` free too. A stand-by JVM
+ * boots while the broker runs, so a restart only loads the store. Logs go to `logs/` under
+ * [[storeDirectory]]; [[close]] (or JVM exit) kills both JVMs and deletes the store (kept when the
+ * environment has ROCKETMQ_IT_KEEP_BROKER_STORE=true). `brokerJvmOptions` are the broker JVM's heap
+ * and collector flags (the bench gives it what Kafka gets).
  */
 final class RocketMQBrokerProcess(
     val commitLogFileSize: Int = 16 * 1024 * 1024,
@@ -61,8 +62,9 @@ final class RocketMQBrokerProcess(
   private val exitHook = new Thread(() => discard())
 
   /**
-   * For reports, in ms: how long after the last [[kill]] the name server had dropped the broker; how long
-   * after the last (re)start the ports were free, the broker listened, and it was registered with its routes.
+   * For reports, in ms: how long after the last [[kill]] the name server had dropped the broker;
+   * how long after the last (re)start the ports were free, the broker listened, and it was
+   * registered with its routes.
    */
   @volatile var lastDropMillis: Long = -1
   @volatile var lastPortWaitMillis: Long = -1
@@ -82,12 +84,16 @@ final class RocketMQBrokerProcess(
     namesrvPort = namesrv.getNettyServerConfig.getListenPort
     Runtime.getRuntime.addShutdownHook(exitHook)
     port = choosePort()
-    Files.write(logDir.resolve("rmq.logback.xml"), logbackConfig(logDir.resolve("broker.log")).getBytes(UTF_8))
+    Files.write(logDir.resolve("rmq.logback.xml"),
+      logbackConfig(logDir.resolve("broker.log")).getBytes(UTF_8))
     launch()
     this
   }
 
-  /** SIGKILLs the broker JVM and waits until the name server has dropped it (it sees the channel close). */
+  /**
+   * SIGKILLs the broker JVM and waits until the name server has dropped it (it sees the channel
+   * close).
+   */
   def kill(): Unit = synchronized {
     require(isRunning, "the broker is not running")
     val begin = System.nanoTime()
@@ -97,7 +103,10 @@ final class RocketMQBrokerProcess(
     lastDropMillis = (System.nanoTime() - begin) / 1000000
   }
 
-  /** Starts the broker again on the same store and ports; returns once it and every topic route are back. */
+  /**
+   * Starts the broker again on the same store and ports; returns once it and every topic route are
+   * back.
+   */
   def restart(): Unit = synchronized {
     require(broker == null, "the broker is still running")
     launch()
@@ -110,17 +119,28 @@ final class RocketMQBrokerProcess(
     awaitRoute(topic, queues)
   }
 
-  /** Waits until the broker has indexed every message it stored (it acknowledges a send before that). */
+  /**
+   * Waits until the broker has indexed every message it stored (it acknowledges a send before
+   * that).
+   */
   def awaitIndexed(): Unit = synchronized(command("indexed"))
 
-  /** Sends `count` messages, bodies `body(0 until count)`, in synchronous batches of `batchSize`. */
-  def produce(topic: String, count: Int, body: Int => String = _.toString, batchSize: Int = 100): Unit =
+  /**
+   * Sends `count` messages, bodies `body(0 until count)`, in synchronous batches of `batchSize`.
+   */
+  def produce(topic: String, count: Int, body: Int => String = _.toString, batchSize: Int = 100)
+      : Unit =
     clients.produce(topic, count, body, batchSize)
 
-  /** The next offset to be written per queue of `topic`, as the broker answers (indexed messages only). */
+  /**
+   * The next offset to be written per queue of `topic`, as the broker answers (indexed messages
+   * only).
+   */
   def maxOffsets(topic: String): Map[Int, Long] = clients.maxOffsets(topic)
 
-  /** Every stored message of `topic`, read with a plain pull consumer once the broker indexed all. */
+  /**
+   * Every stored message of `topic`, read with a plain pull consumer once the broker indexed all.
+   */
   def readAll(topic: String): Seq[MessageExt] = {
     awaitIndexed()
     clients.readAll(topic)
@@ -142,7 +162,9 @@ final class RocketMQBrokerProcess(
     val jvms = Seq(broker, standby)
     broker = null
     standby = null
-    jvms.filter(_ != null).map(_.process).foreach { p => p.destroyForcibly(); p.waitFor(30, TimeUnit.SECONDS) }
+    jvms.filter(_ != null).map(_.process).foreach { p =>
+      p.destroyForcibly(); p.waitFor(30, TimeUnit.SECONDS)
+    }
     if (!sys.env.get("ROCKETMQ_IT_KEEP_BROKER_STORE").contains("true")) {
       EmbeddedRocketMQ.deleteRecursively(storeDirectory.toFile)
     }
@@ -158,7 +180,10 @@ final class RocketMQBrokerProcess(
       route != null && route.getQueueDatas.asScala.exists(_.getReadQueueNums == queues)
     }
 
-  /** Starts the broker in the stand-by JVM; returns once it is registered and every topic is routed again. */
+  /**
+   * Starts the broker in the stand-by JVM; returns once it is registered and every topic is routed
+   * again.
+   */
   private def launch(): Unit = {
     val begin = System.nanoTime()
     val jvm = if (standby != null && standby.process.isAlive) standby else newJvm()
@@ -174,7 +199,8 @@ final class RocketMQBrokerProcess(
     jvm.send("start")
     jvm.awaitReply(RocketMQBrokerProcessMain.Ready)
     lastReadyMillis = (System.nanoTime() - begin) / 1000000
-    // Its first periodic registration comes 10 s after start: ask for one until the name server has it.
+    // Its first periodic registration comes 10 s after start: ask for one until the name server has
+    // it.
     var lastAttempt = 0L
     awaitCondition("the broker to register with the name server", 60000) {
       if (System.nanoTime() - lastAttempt > 1000L * 1000 * 1000) {
@@ -202,13 +228,17 @@ final class RocketMQBrokerProcess(
   }
 
   private def newJvm(): BrokerJvm = new BrokerJvm(logDir, brokerJvmOptions,
-    Seq(nameServer, storeDirectory.toString, port.toString, haPort.toString, brokerName, clusterName,
+    Seq(nameServer, storeDirectory.toString, port.toString, haPort.toString, brokerName,
+      clusterName,
       commitLogFileSize.toString))
 }
 
 object RocketMQBrokerProcess {
 
-  /** Whether a server socket (SO_REUSEADDR, as RocketMQ's servers) could bind `port` on every address. */
+  /**
+   * Whether a server socket (SO_REUSEADDR, as RocketMQ's servers) could bind `port` on every
+   * address.
+   */
   def bindable(port: Int): Boolean = {
     val socket = new ServerSocket()
     try {
@@ -223,7 +253,8 @@ object RocketMQBrokerProcess {
   def choosePort(): Int = {
     val rangeFile = Paths.get("/proc/sys/net/ipv4/ip_local_port_range")
     val ephemeralLow =
-      if (Files.exists(rangeFile)) Files.readAllLines(rangeFile).get(0).trim.split("\\s+")(0).toInt else 32768
+      if (Files.exists(rangeFile)) Files.readAllLines(rangeFile).get(0).trim.split("\\s+")(0).toInt
+      else 32768
     val low = 12000
     require(ephemeralLow > low + 1000, s"the ephemeral port range starts at $ephemeralLow")
     Iterator.continually(low + 2 + Random.nextInt(ephemeralLow - low - 10)).take(200)

@@ -30,28 +30,33 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand
 
 /**
  * The broker JVM of [[RocketMQBrokerProcess]]: one RocketMQ broker configured as the in-JVM
- * [[EmbeddedRocketMQ]] configures its broker, but on fixed ports and a fixed store directory, so that
- * a broker killed with SIGKILL comes back at the same address with the same messages.
+ * [[EmbeddedRocketMQ]] configures its broker, but on fixed ports and a fixed store directory, so
+ * that a broker killed with SIGKILL comes back at the same address with the same messages.
  *
- * Arguments: `nameServer storeDir listenPort haListenPort brokerName clusterName commitLogFileSize`, then any
- * number of `key=value` broker or store settings (RocketMQ's own names, as in a broker.conf: `brokerId=1`,
- * `brokerRole=SLAVE`, `slaveReadEnable=true`, `enableControllerMode=true` ...) for the brokers of a cluster.
- * The JVM starts as a stand-by: it loads the broker's classes, prints `STANDBY` and touches neither the
- * store nor the ports until told to `start` (so a restart does not wait for a JVM to boot). Then it
- * answers one command per stdin line with one line (every protocol line starts with [[Prefix]]):
- *   - `start`: loads the store (recovering it after a crash) and starts the broker; answers `READY`;
- *   - `register`: registers with the name server now (the first periodic registration comes 10 s late);
+ * Arguments: `nameServer storeDir listenPort haListenPort brokerName clusterName
+ * commitLogFileSize`, then any number of `key=value` broker or store settings (RocketMQ's own
+ * names, as in a broker.conf: `brokerId=1`, `brokerRole=SLAVE`, `slaveReadEnable=true`,
+ * `enableControllerMode=true` ...) for the brokers of a cluster. The JVM starts as a stand-by: it
+ * loads the broker's classes, prints `STANDBY` and touches neither the store nor the ports until
+ * told to `start` (so a restart does not wait for a JVM to boot). Then it answers one command per
+ * stdin line with one line (every protocol line starts with [[Prefix]]):
+ * - `start`: loads the store (recovering it after a crash) and starts the broker; answers `READY`;
+ * - `register`: registers with the name server now (the first periodic registration comes 10 s
+ *   late);
  *   - `createTopic <topic> <queues>`: creates or resizes a read-write topic and registers it;
  *   - `indexed`: returns once every message stored in the commit log is indexed into its queue;
- *   - `pauseIndexing` / `resumeIndexing`: holds the indexing of newly stored messages back, and lets it go on
- *     (sends are still stored and acknowledged: the lag a busy broker shows, made to order);
+ * - `pauseIndexing` / `resumeIndexing`: holds the indexing of newly stored messages back, and lets
+ *   it go on (sends are still stored and acknowledged: the lag a busy broker shows, made to order);
  *   - `set <key> <value>`: changes a broker setting at run time (as `mqadmin updateBrokerConfig`);
- *   - `knowsTopic <topic>`: answers `OK true` or `OK false` (a replica learns its master's topics late);
- *   - `offsets <topic>`: answers `OK <max offset of queue 0>,<of queue 1>,...` as this broker's store has them;
- *   - `logEnd`: answers `OK <offset>`, where this broker's commit log ends (a replica's grows as it copies);
- *   - `role`: answers `OK <brokerRole> <brokerId>` (in controller mode the controller assigns both).
- * Other answers are `OK` or `ERROR <message>`. When stdin closes (the parent is gone) the process halts
- * at once: it never outlives its test JVM.
+ * - `knowsTopic <topic>`: answers `OK true` or `OK false` (a replica learns its master's topics
+ *   late);
+ * - `offsets <topic>`: answers `OK <max offset of queue 0>,<of queue 1>,...` as this broker's store
+ *   has them;
+ * - `logEnd`: answers `OK <offset>`, where this broker's commit log ends (a replica's grows as it
+ *   copies);
+ * - `role`: answers `OK <brokerRole> <brokerId>` (in controller mode the controller assigns both).
+ *   Other answers are `OK` or `ERROR <message>`. When stdin closes (the parent is gone) the process
+ *   halts at once: it never outlives its test JVM.
  */
 object RocketMQBrokerProcessMain {
 
@@ -61,8 +66,10 @@ object RocketMQBrokerProcessMain {
   val Ready = "READY"
 
   def main(args: Array[String]): Unit = {
-    // As BrokerStartup does: otherwise the name server reads registrations in the pre-3.0.11 format.
-    System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION))
+    // As BrokerStartup does: otherwise the name server reads registrations in the pre-3.0.11
+    // format.
+    System.setProperty(RemotingCommand.REMOTING_VERSION_KEY,
+      Integer.toString(MQVersion.CURRENT_VERSION))
     Seq(
       "org.apache.rocketmq.broker.BrokerController",
       "org.apache.rocketmq.store.DefaultMessageStore",
@@ -90,21 +97,25 @@ object RocketMQBrokerProcessMain {
               val q = queues.toInt
               val config = new TopicConfig(topic, q, q, PermName.PERM_READ | PermName.PERM_WRITE)
               broker.getTopicConfigManager.updateTopicConfig(config)
-              broker.registerIncrementBrokerData(config, broker.getTopicConfigManager.getDataVersion)
+              broker.registerIncrementBrokerData(config,
+                broker.getTopicConfigManager.getDataVersion)
               "OK"
             case "set" :: key :: value :: Nil =>
               val update = new java.util.Properties()
               update.setProperty(key, value)
               broker.getConfiguration.update(update)
-              // A new check interval applies from now, not after the round the check service waits for.
+              // A new check interval applies from now, not after the round the check service waits
+              // for.
               broker.getTransactionalMessageCheckService.wakeup()
               "OK"
             case "knowsTopic" :: topic :: Nil =>
               s"OK ${broker.getTopicConfigManager.selectTopicConfig(topic) != null}"
             case "offsets" :: topic :: Nil =>
               val queues =
-                Option(broker.getTopicConfigManager.selectTopicConfig(topic)).map(_.getReadQueueNums).getOrElse(0)
-              "OK " + (0 until queues).map(q => broker.getMessageStore.getMaxOffsetInQueue(topic, q)).mkString(",")
+                Option(broker.getTopicConfigManager.selectTopicConfig(topic)).map(
+                  _.getReadQueueNums).getOrElse(0)
+              "OK " + (0 until queues).map(q =>
+                broker.getMessageStore.getMaxOffsetInQueue(topic, q)).mkString(",")
             case "logEnd" :: Nil => s"OK ${broker.getMessageStore.getMaxPhyOffset}"
             case "role" :: Nil =>
               s"OK ${broker.getMessageStoreConfig.getBrokerRole} ${broker.getBrokerConfig.getBrokerId}"
@@ -132,13 +143,15 @@ object RocketMQBrokerProcessMain {
   }
 
   private def startBroker(args: Array[String]): BrokerController = {
-    val Array(nameServer, storeDir, listenPort, haListenPort, brokerName, clusterName, commitLogFileSize) =
+    val Array(nameServer, storeDir, listenPort, haListenPort, brokerName, clusterName,
+      commitLogFileSize) =
       args.take(7)
     val store = Paths.get(storeDir)
     val brokerConfig = TestBrokerConfig.broker(nameServer, brokerName, clusterName)
     val netty = new NettyServerConfig()
     netty.setListenPort(listenPort.toInt) // RocketMQ also binds listenPort - 2 (its "fast" server)
-    val storeConfig = TestBrokerConfig.store(store, commitLogFileSize.toInt, 300000, haListenPort.toInt)
+    val storeConfig =
+      TestBrokerConfig.store(store, commitLogFileSize.toInt, 300000, haListenPort.toInt)
     val settings = new java.util.Properties()
     args.drop(7).foreach { setting =>
       val Array(key, value) = setting.split("=", 2)
@@ -155,9 +168,10 @@ object RocketMQBrokerProcessMain {
     val startStart = System.nanoTime()
     broker.start()
     broker.getBrokerOuterAPI.updateNameServerAddressList(nameServer)
-    System.err.println(s"broker on port $listenPort: JVM up ${ManagementFactory.getRuntimeMXBean.getUptime} ms, " +
-      s"initialize (store load and recovery) ${(startStart - initStart) / 1000000} ms, " +
-      s"start ${(System.nanoTime() - startStart) / 1000000} ms")
+    System.err.println(
+      s"broker on port $listenPort: JVM up ${ManagementFactory.getRuntimeMXBean.getUptime} ms, " +
+        s"initialize (store load and recovery) ${(startStart - initStart) / 1000000} ms, " +
+        s"start ${(System.nanoTime() - startStart) / 1000000} ms")
     broker
   }
 
@@ -168,9 +182,9 @@ object RocketMQBrokerProcessMain {
 }
 
 /**
- * Holds a broker's indexing back on command: a dispatcher placed first in the store's list, which blocks
- * the store's indexing thread while the gate is closed. Messages are still stored and acknowledged; their
- * consume-queue entries (what offsets and pulls see) come once the gate opens.
+ * Holds a broker's indexing back on command: a dispatcher placed first in the store's list, which
+ * blocks the store's indexing thread while the gate is closed. Messages are still stored and
+ * acknowledged; their consume-queue entries (what offsets and pulls see) come once the gate opens.
  */
 private object IndexingGate {
   private val lock = new Object

@@ -22,7 +22,10 @@ import java.nio.file.Files
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-/** The harness itself: a broker JVM killed with SIGKILL comes back on the same port with every message. */
+/**
+ * The harness itself: a broker JVM killed with SIGKILL comes back on the same port with every
+ * message.
+ */
 class RocketMQBrokerProcessSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   private var broker: RocketMQBrokerProcess = _
@@ -45,10 +48,12 @@ class RocketMQBrokerProcessSuite extends AnyFunSuite with BeforeAndAfterAll {
     finally socket.close()
   }
 
-  test("kill -9 and restart on the same store and port: all 1000 acknowledged messages survive, sends work") {
+  test(
+    "kill -9 and restart on the same store and port: all 1000 acknowledged messages survive, sends work") {
     val topic = "process-self-test"
     val address = broker.brokerAddress
-    info(s"broker JVM listening after ${broker.lastReadyMillis} ms, registered after ${broker.lastStartMillis} ms")
+    info(
+      s"broker JVM listening after ${broker.lastReadyMillis} ms, registered after ${broker.lastStartMillis} ms")
     assert(accepts(address) && accepts(s"127.0.0.1:${broker.brokerPort - 2}"))
     broker.createTopic(topic, queues = 4)
     val sent = (0 until 1000).map(i => s"m-$i")
@@ -60,10 +65,12 @@ class RocketMQBrokerProcessSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(!broker.isRunning && !accepts(address))
     info(s"the name server dropped the broker ${broker.lastDropMillis} ms after SIGKILL")
     broker.restart()
-    info(s"restart: ports free after ${broker.lastPortWaitMillis} ms, listening after ${broker.lastReadyMillis} ms, " +
-      s"registered with its routes after ${broker.lastStartMillis} ms")
+    info(
+      s"restart: ports free after ${broker.lastPortWaitMillis} ms, listening after ${broker.lastReadyMillis} ms, " +
+        s"registered with its routes after ${broker.lastStartMillis} ms")
     assert(broker.isRunning && broker.brokerAddress === address && accepts(address))
-    assert(broker.readBodies(topic).sorted === sent.sorted, "messages lost or duplicated by the restart")
+    assert(broker.readBodies(topic).sorted === sent.sorted,
+      "messages lost or duplicated by the restart")
     assert(Files.exists(broker.storeDirectory.resolve("logs/broker.log")))
 
     broker.produce(topic, 100, i => s"n-$i")

@@ -37,14 +37,16 @@ import org.apache.spark.sql.expressions.UserDefinedFunction
 import org.apache.spark.sql.functions.{col, count, count_distinct, lit, udf}
 import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
 import org.apache.spark.sql.rocketmq.producer.RocketMQProducerPool
-import org.apache.spark.sql.rocketmq.transaction.{RocketMQTransactionCoordinator, RocketMQTransactionEnd}
+import org.apache.spark.sql.rocketmq.transaction.{
+  RocketMQTransactionCoordinator, RocketMQTransactionEnd
+}
 import org.apache.spark.sql.streaming.{StreamingQueryListener, Trigger}
 
 /**
- * Queries that ride out a broker crash: the broker JVM is killed with SIGKILL while the query runs and
- * restarted on the same store and ports [[OutageMs]] after the kill. Spark runs `local[2,4]`, so every
- * task has four attempts. The kill is synchronised on the query's real progress (a task has handled its
- * first rows), never on a sleep; the one fixed wait is the outage itself.
+ * Queries that ride out a broker crash: the broker JVM is killed with SIGKILL while the query runs
+ * and restarted on the same store and ports [[OutageMs]] after the kill. Spark runs `local[2,4]`,
+ * so every task has four attempts. The kill is synchronised on the query's real progress (a task
+ * has handled its first rows), never on a sleep; the one fixed wait is the outage itself.
  */
 class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
   import RocketMQBrokerRestartSuite._
@@ -72,7 +74,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
   private def newTopic(prefix: String): String = s"$prefix-${UUID.randomUUID().toString.take(8)}"
 
   private def read(topic: String): DataFrame = spark.read.format("rocketmq")
-    .option("nameServer", broker.nameServer).option("topic", topic).option("startingOffsets", "earliest").load()
+    .option("nameServer", broker.nameServer).option("topic", topic).option("startingOffsets",
+      "earliest").load()
 
   /** Rows read and distinct ids among them, in one job. */
   private def countAndDistinct(ids: DataFrame): (Long, Long) = {
@@ -84,7 +87,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
    * Runs `beforeKill`, kills the broker at once, runs `whileDown` (given the outage's end, a
    * `System.nanoTime`), leaves the broker down until [[OutageMs]] after the kill and restarts it.
    */
-  private def crashAndRestart(beforeKill: () => Unit = () => (), whileDown: Long => Unit = _ => ()): Unit = {
+  private def crashAndRestart(beforeKill: () => Unit = () => (), whileDown: Long => Unit = _ => ())
+      : Unit = {
     beforeKill()
     val killedAt = System.nanoTime()
     val outageEnd = killedAt + OutageMs * 1000000L
@@ -98,11 +102,16 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       s"${broker.lastPortWaitMillis} ms)")
   }
 
-  /** Checks, once the broker is down, that `job` did not finish before: the crash hit it mid-way. */
+  /**
+   * Checks, once the broker is down, that `job` did not finish before: the crash hit it mid-way.
+   */
   private def assertNotDone(job: Future[_]): Unit =
     assert(!job.value.exists(_.isSuccess), "the job finished before the broker was killed")
 
-  /** The result of `job`, or a failure naming `what` after `timeout` (its Spark jobs are then cancelled). */
+  /**
+   * The result of `job`, or a failure naming `what` after `timeout` (its Spark jobs are then
+   * cancelled).
+   */
   private def await[T](job: Future[T], what: String, timeout: FiniteDuration = 3.minutes): T =
     try Await.result(job, timeout)
     catch {
@@ -120,7 +129,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
     if (!broker.isRunning) broker.restart()
   }
 
-  test("batch read of 100,000 messages, broker killed -9 mid-read and back 5 s later: every message once") {
+  test(
+    "batch read of 100,000 messages, broker killed -9 mid-read and back 5 s later: every message once") {
     val topic = newTopic("restart-read")
     broker.createTopic(topic, queues = 4)
     broker.produce(topic, Total, i => s"id-$i")
@@ -128,20 +138,25 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
     Gate.reset(rowsBeforeGate = 100)
     try {
       val started = System.nanoTime()
-      val job = Future(countAndDistinct(read(topic).select(gated(col("body").cast("string")).as("id"))))
+      val job =
+        Future(countAndDistinct(read(topic).select(gated(col("body").cast("string")).as("id"))))
       awaitLatch(Gate.reached, "a read task to handle its first 100 rows")
-      // The tasks go on pulling and the broker dies under them: pulls in flight, then pulls refused.
+      // The tasks go on pulling and the broker dies under them: pulls in flight, then pulls
+      // refused.
       crashAndRestart(beforeKill = () => Gate.open(), whileDown = _ => assertNotDone(job))
       val (rows, distinct) = await(job, "the read")
-      info(s"read took ${(System.nanoTime() - started) / 1000000} ms; ${Gate.attempts.get} task attempts")
+      info(
+        s"read took ${(System.nanoTime() - started) / 1000000} ms; ${Gate.attempts.get} task attempts")
       assert(rows === Total, "rows read")
       assert(distinct === Total, "distinct ids read")
-      // One attempt per queue: the tasks rode out the outage themselves (retrying pulls), none was retried.
+      // One attempt per queue: the tasks rode out the outage themselves (retrying pulls), none was
+      // retried.
       assert(Gate.attempts.get === 4, "task attempts")
     } finally cleanUp()
   }
 
-  test("streaming query into a parquet sink rides out a kill -9 and 5 s outage: 600 rows exactly once") {
+  test(
+    "streaming query into a parquet sink rides out a kill -9 and 5 s outage: 600 rows exactly once") {
     val topic = newTopic("restart-stream")
     broker.createTopic(topic, queues = 4)
     broker.produce(topic, 300, i => s"s-$i")
@@ -163,7 +178,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       .selectExpr("CAST(body AS STRING) AS id")
       .writeStream.format("parquet").option("path", output).option("checkpointLocation", checkpoint)
       .trigger(Trigger.ProcessingTime(500)).start()
-    def processAll(): Unit = await(Future(query.processAllAvailable()), "processAllAvailable", 2.minutes)
+    def processAll(): Unit =
+      await(Future(query.processAllAvailable()), "processAllAvailable", 2.minutes)
     def sinkIds(): Seq[String] = spark.read.parquet(output).collect().map(_.getString(0)).toSeq
     try {
       processAll()
@@ -178,7 +194,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
         }
         progressWhileDown = progress.get() - before
       })
-      info(s"during the outage: progress events $progressWhileDown, a trigger seen running: $activeTriggerSeen")
+      info(
+        s"during the outage: progress events $progressWhileDown, a trigger seen running: $activeTriggerSeen")
       assert(query.isActive, s"the query stopped during the outage: ${query.exception}")
       assert(activeTriggerSeen || progressWhileDown > 0, "no trigger ran while the broker was down")
       broker.produce(topic, 300, i => s"s-${300 + i}")
@@ -194,7 +211,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("batch write of 100,000 rows, broker killed -9 mid-write and back 5 s later: succeeds, every id stored") {
+  test(
+    "batch write of 100,000 rows, broker killed -9 mid-write and back 5 s later: succeeds, every id stored") {
     val topic = newTopic("restart-write")
     broker.createTopic(topic, queues = 4)
     Gate.reset(rowsBeforeGate = 2000)
@@ -202,33 +220,40 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       val started = System.nanoTime()
       val rows = spark.range(Total).select(gated(col("id").cast("string")).as("body"))
       val job = Future {
-        rows.write.format("rocketmq").option("nameServer", broker.nameServer).option("topic", topic).save()
+        rows.write.format("rocketmq").option("nameServer", broker.nameServer).option("topic",
+          topic).save()
       }
       awaitLatch(Gate.reached, "a write task to hand over its first 2000 rows")
       EmbeddedRocketMQ.awaitCondition("the write's first messages to be stored", 60000) {
         broker.maxOffsets(topic).values.sum > 0
       }
-      // The tasks go on sending and the broker dies under them: sends in flight, then sends refused.
+      // The tasks go on sending and the broker dies under them: sends in flight, then sends
+      // refused.
       crashAndRestart(beforeKill = () => Gate.open(), whileDown = _ => assertNotDone(job))
       await(job, "the write")
-      info(s"write took ${(System.nanoTime() - started) / 1000000} ms; ${Gate.attempts.get} task attempts")
+      info(
+        s"write took ${(System.nanoTime() - started) / 1000000} ms; ${Gate.attempts.get} task attempts")
       val stored = broker.readBodies(topic)
       val distinct = stored.toSet
       val missing = (0 until Total).map(_.toString).filterNot(distinct)
       info(s"stored ${stored.size} messages, ${stored.size - distinct.size} of them duplicates")
-      assert(missing.isEmpty, s"${missing.size} ids never stored, such as ${missing.take(5).mkString(", ")}")
-      // One attempt per partition: the tasks rode out the outage themselves (resending), none was retried.
+      assert(missing.isEmpty,
+        s"${missing.size} ids never stored, such as ${missing.take(5).mkString(", ")}")
+      // One attempt per partition: the tasks rode out the outage themselves (resending), none was
+      // retried.
       assert(Gate.attempts.get === rows.rdd.getNumPartitions, "task attempts")
     } finally cleanUp()
   }
 
-  test("exactly-once batch write whose commits get no answer (broker frozen by SIGSTOP): none asked twice, every " +
-    "row once") {
+  test(
+    "exactly-once batch write whose commits get no answer (broker frozen by SIGSTOP): none asked twice, every " +
+      "row once") {
     val topic = newTopic("frozen-commit")
     broker.createTopic(topic, queues = 4)
-    // Few enough rows that every commit is in flight when the broker stops, and that the resumed broker carries
-    // them all out: a broker drops requests that waited over 3 s in its queue (as thousands at once can), and a
-    // dropped commit is left to the check-back (minutes later), which RocketMQUnansweredCommitsSuite covers.
+    // Few enough rows that every commit is in flight when the broker stops, and that the resumed
+    // broker carries them all out: a broker drops requests that waited over 3 s in its queue (as
+    // thousands at once can), and a dropped commit is left to the check-back (minutes later), which
+    // RocketMQUnansweredCommitsSuite covers.
     val rows = 400
     val pid = broker.brokerPid
     def signal(name: String): Unit = {
@@ -236,14 +261,16 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(code === 0, s"kill -$name $pid")
     }
     val unanswered = RocketMQTransactionEnd.unansweredCommits.get()
-    // The broker stops right after the decision: the first END_TRANSACTION requests (every row without a sharding
-    // key, and the first row of each queue's rows with one) wait in its socket, unanswered, until the driver gives
-    // them up (30 s); resumed, the broker carries them all out. Asked again, each would be delivered twice: the
-    // driver asks none again, finds them in the broker's index of keys, and goes on (the rows with a sharding key
-    // after them in their queue, too).
+    // The broker stops right after the decision: the first END_TRANSACTION requests (every row
+    // without a sharding key, and the first row of each queue's rows with one) wait in its socket,
+    // unanswered, until the driver gives them up (30 s); resumed, the broker carries them all out.
+    // Asked again, each would be delivered twice: the driver asks none again, finds them in the
+    // broker's index of keys, and goes on (the rows with a sharding key after them in their queue,
+    // too).
     BeforeFirstCommit.arm(() => signal("STOP"))
     val resumer = Future {
-      EmbeddedRocketMQ.awaitCondition("the driver to give up waiting for the commits' answers", 120000) {
+      EmbeddedRocketMQ.awaitCondition("the driver to give up waiting for the commits' answers",
+        120000) {
         RocketMQTransactionEnd.unansweredCommits.get() > unanswered
       }
       signal("CONT")
@@ -256,10 +283,12 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
         .option("deliveryGuarantee", "exactly_once").save()
       assert(BeforeFirstCommit.hasRun, "the broker was not stopped before the first commit")
       await(resumer, "the broker resumed")
-      // Unanswered: each row without a key once, and at most one row per task and queue of those with one.
+      // Unanswered: each row without a key once, and at most one row per task and queue of those
+      // with one.
       val timedOut = RocketMQTransactionEnd.unansweredCommits.get() - unanswered
       val queuesPerTask = 4
-      assert(timedOut >= rows / 2 && timedOut <= rows / 2 + queuesPerTask * data.rdd.getNumPartitions, timedOut)
+      assert(timedOut >= rows / 2 &&
+          timedOut <= rows / 2 + queuesPerTask * data.rdd.getNumPartitions, timedOut)
       val epoch = RocketMQTransactionCoordinator.lastInThisDriver
       assert(epoch.messages === rows && epoch.leftToBroker === 0, epoch)
       val stored = broker.readBodies(topic)
@@ -282,28 +311,33 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       crashAndRestart(whileDown = _ => {
         job = Future(countAndDistinct(read(topic).selectExpr("CAST(body AS STRING) AS id")))
       })
-      // Must not fail with ROCKETMQ_TOPIC_NOT_FOUND: the topic's route is gone only while its broker is.
+      // Must not fail with ROCKETMQ_TOPIC_NOT_FOUND: the topic's route is gone only while its
+      // broker is.
       val (rows, distinct) = await(job, "the read")
       assert(rows === messages && distinct === messages)
     } finally cleanUp()
   }
 
-  test("a stream's sends that time out in its tasks' commits (the broker frozen) are asked about, not sent " +
-    "again: the broker stores each row once, and the progress counts no possible duplicate") {
+  test(
+    "a stream's sends that time out in its tasks' commits (the broker frozen) are asked about, not sent " +
+      "again: the broker stores each row once, and the progress counts no possible duplicate") {
     val topic = newTopic("resent-in-commit")
     broker.createTopic(topic, queues = 2)
     val input = MemoryStream[String](Encoders.STRING, spark)
     val query = input.toDF().selectExpr("value AS body").writeStream.format("rocketmq")
-      .option("nameServer", broker.nameServer).option("topic", topic).option("sendTimeoutMs", "1000")
+      .option("nameServer", broker.nameServer).option("topic", topic).option("sendTimeoutMs",
+        "1000")
       .option("checkpointLocation", Files.createTempDirectory("resent-").toString).start()
     val pid = broker.brokerPid
     def signal(name: String): Unit =
-      assert(new ProcessBuilder("kill", s"-$name", pid.toString).inheritIO().start().waitFor() === 0)
+      assert(new ProcessBuilder("kill", s"-$name", pid.toString).inheritIO().start().waitFor() ===
+        0)
     val resends = new SendLog(topic)
     try {
       input.addData("first")
       query.processAllAvailable() // the sink's producer is connected and the topic checked
-      // Few rows: every send is in flight when the task's rows end, so the commit's wait sees the timeouts.
+      // Few rows: every send is in flight when the task's rows end, so the commit's wait sees the
+      // timeouts.
       signal("STOP")
       val rows = (0 until 200).map(i => s"r$i")
       try {
@@ -313,8 +347,9 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       query.processAllAvailable()
       val stored = broker.readBodies(topic)
       assert(stored.sorted === (rows :+ "first").sorted)
-      val counted = query.recentProgress.flatMap(p => Option(p.sink.metrics.get("possibleDuplicates")))
-        .map(_.toLong).sum
+      val counted =
+        query.recentProgress.flatMap(p => Option(p.sink.metrics.get("possibleDuplicates")))
+          .map(_.toLong).sum
       assert(counted === 0L)
     } finally {
       resends.close()
@@ -322,36 +357,43 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("a broker that comes back between the route request and the live-broker request is no missing topic, to a " +
-    "read or to a write's topic check; a topic that does not exist still is missing") {
+  test(
+    "a broker that comes back between the route request and the live-broker request is no missing topic, to a " +
+      "read or to a write's topic check; a topic that does not exist still is missing") {
     val topic = newTopic("restart-between")
     broker.createTopic(topic, queues = 2)
     broker.produce(topic, 100, i => s"b-$i")
     broker.awaitIndexed()
     broker.kill()
-    // The reader's first "no route" answer restarts the broker (until its routes are back) before the reader
-    // asks the name server for live brokers: the order of a crash-and-restart that CI once hit by chance.
+    // The reader's first "no route" answer restarts the broker (until its routes are back) before
+    // the reader asks the name server for live brokers: the order of a crash-and-restart that CI
+    // once hit by chance.
     val restarts = new AtomicInteger(0)
-    RocketMQOffsetReader.afterMissingRoute = () => if (restarts.getAndIncrement() == 0) broker.restart()
+    RocketMQOffsetReader.afterMissingRoute =
+      () => if (restarts.getAndIncrement() == 0) broker.restart()
     try {
       val (rows, distinct) = countAndDistinct(read(topic).selectExpr("CAST(body AS STRING) AS id"))
-      assert(restarts.get >= 1, "the reader never found the route missing: the broker was back too soon")
+      assert(restarts.get >= 1,
+        "the reader never found the route missing: the broker was back too soon")
       assert(rows === 100 && distinct === 100)
       // The same order for a write's check that its topic exists.
       broker.kill()
       restarts.set(0)
       spark.range(10).selectExpr("CAST(id AS STRING) AS body").write.format("rocketmq")
         .option("nameServer", broker.nameServer).option("topic", topic).save()
-      assert(restarts.get >= 1, "the write never found the route missing: the broker was back too soon")
+      assert(restarts.get >= 1,
+        "the write never found the route missing: the broker was back too soon")
       broker.awaitIndexed()
       assert(read(topic).count() === 110)
-      // The write's check (RocketMQProducerPool.topicMissing) still finds a topic that does not exist missing.
+      // The write's check (RocketMQProducerPool.topicMissing) still finds a topic that does not
+      // exist missing.
       RocketMQOffsetReader.afterMissingRoute = () => ()
       val producer = new DefaultMQProducer(s"restart-check-${UUID.randomUUID()}")
       producer.setNamesrvAddr(broker.nameServer)
       producer.setInstanceName(s"restart-check-${UUID.randomUUID()}")
       producer.start()
-      try assert(RocketMQProducerPool.topicMissing(producer, s"no-such-topic-${UUID.randomUUID()}", 3000))
+      try assert(RocketMQProducerPool.topicMissing(producer, s"no-such-topic-${UUID.randomUUID()}",
+          3000))
       finally producer.shutdown()
     } finally {
       RocketMQOffsetReader.afterMissingRoute = () => ()
@@ -359,7 +401,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("a broker down for longer than retryTimeoutMs fails a streaming query naming the outage, not data loss") {
+  test(
+    "a broker down for longer than retryTimeoutMs fails a streaming query naming the outage, not data loss") {
     val topic = newTopic("restart-gone")
     broker.createTopic(topic, queues = 2)
     broker.produce(topic, 50, i => s"g-$i")
@@ -367,7 +410,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
     val output = Files.createTempDirectory("rocketmq-outage-sink-").toString
     val checkpoint = Files.createTempDirectory("rocketmq-outage-checkpoint-").toString
     val query = spark.readStream.format("rocketmq").option("nameServer", broker.nameServer)
-      .option("topic", topic).option("startingOffsets", "earliest").option("retryTimeoutMs", "3000").load()
+      .option("topic", topic).option("startingOffsets", "earliest").option("retryTimeoutMs",
+        "3000").load()
       .selectExpr("CAST(body AS STRING) AS id")
       .writeStream.format("parquet").option("path", output).option("checkpointLocation", checkpoint)
       .trigger(Trigger.ProcessingTime(200)).start()
@@ -379,7 +423,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       val ended = scala.util.Try(query.awaitTermination(60000))
       assert(ended.isFailure, s"the query did not fail within 60 s: $ended")
       val failedAfterMs = (System.nanoTime() - killedAt) / 1000000
-      val message = query.exception.map(_.getMessage).getOrElse(fail("the query ended without an error"))
+      val message =
+        query.exception.map(_.getMessage).getOrElse(fail("the query ended without an error"))
       info(s"failed $failedAfterMs ms after the kill")
       assert(message.contains("[ROCKETMQ_BROKER_UNAVAILABLE.NO_LIVE_BROKER]"), message)
       assert(message.contains(s"Topic '$topic'") && message.contains("'retryTimeoutMs'"), message)
@@ -395,8 +440,9 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
 object RocketMQBrokerRestartSuite {
 
   /**
-   * Holds every task attempt at its `rowsBeforeGate`-th row until [[open]]: the test kills the broker
-   * once a task got there (it has pulled or handed over its first rows and needs the broker again).
+   * Holds every task attempt at its `rowsBeforeGate`-th row until [[open]]: the test kills the
+   * broker once a task got there (it has pulled or handed over its first rows and needs the broker
+   * again).
    */
   object Gate {
     @volatile private var threshold = Long.MaxValue
@@ -417,7 +463,8 @@ object RocketMQBrokerRestartSuite {
 
     private[RocketMQBrokerRestartSuite] def pass(): Unit = {
       val attempt = TaskContext.get().taskAttemptId()
-      val rows = rowsPerAttempt.computeIfAbsent(attempt, _ => { attempts.incrementAndGet(); new AtomicLong() })
+      val rows = rowsPerAttempt.computeIfAbsent(attempt,
+        _ => { attempts.incrementAndGet(); new AtomicLong() })
       if (rows.incrementAndGet() == threshold) {
         reached.countDown()
         release.await(5, TimeUnit.MINUTES)

@@ -35,14 +35,17 @@ import org.apache.spark.sql.rocketmq.client.RocketMQQueue
 import org.apache.spark.sql.streaming.Trigger
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-/** The RocketMQ catalog through Spark SQL: a cluster's topics listed, read, written, created and dropped as tables. */
+/**
+ * The RocketMQ catalog through Spark SQL: a cluster's topics listed, read, written, created and
+ * dropped as tables.
+ */
 class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
 
   private val registered = new AtomicInteger()
 
   /**
-   * A catalog of the embedded cluster with `options`, under a name not used before: a session keeps the catalog
-   * it made for a name, whatever the configuration says later.
+   * A catalog of the embedded cluster with `options`, under a name not used before: a session keeps
+   * the catalog it made for a name, whatever the configuration says later.
    */
   private def newCatalog(options: (String, String)*): String = {
     val name = s"rmq${registered.incrementAndGet()}"
@@ -69,10 +72,13 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(topic, queues = 2)
     val listed = tables(newCatalog())
     assert(listed.contains(topic), listed)
-    val own = Set(rocketmq.brokerName, rocketmq.clusterName, s"${rocketmq.clusterName}_REPLY_TOPIC", "TBW102",
-      "SELF_TEST_TOPIC", "OFFSET_MOVED_EVENT", "SCHEDULE_TOPIC_XXXX", "BenchmarkTest", "RMQ_SYS_TRANS_HALF_TOPIC")
+    val own = Set(rocketmq.brokerName, rocketmq.clusterName, s"${rocketmq.clusterName}_REPLY_TOPIC",
+      "TBW102",
+      "SELF_TEST_TOPIC", "OFFSET_MOVED_EVENT", "SCHEDULE_TOPIC_XXXX", "BenchmarkTest",
+      "RMQ_SYS_TRANS_HALF_TOPIC")
     assert(listed.intersect(own).isEmpty, listed)
-    assert(!listed.exists(t => t.startsWith("%RETRY%") || t.startsWith("%DLQ%") || t.startsWith("rmq_sys_")), listed)
+    assert(!listed.exists(t =>
+        t.startsWith("%RETRY%") || t.startsWith("%DLQ%") || t.startsWith("rmq_sys_")), listed)
   }
 
   test("with a namespace, the catalog holds that namespace's topics, by their plain names") {
@@ -83,7 +89,8 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     val listed = tables(catalog)
     assert(listed.contains(topic) && !listed.exists(_.contains("%")), listed)
     assert(selectBodies(s"$catalog.`$topic`").sorted === Seq("a", "b"))
-    assert(spark.sql(s"SELECT DISTINCT topic FROM $catalog.`$topic`").collect().map(_.getString(0)) === Array(topic))
+    assert(spark.sql(s"SELECT DISTINCT topic FROM $catalog.`$topic`").collect().map(
+      _.getString(0)) === Array(topic))
   }
 
   test("SELECT reads a topic: its messages counted, and whole") {
@@ -94,15 +101,18 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     val catalog = newCatalog()
     assert(spark.sql(s"SELECT count(*) FROM $catalog.`$topic`").head().getLong(0) === 30)
     assert(selectBodies(s"$catalog.`$topic`").sorted === sent.sorted)
-    val queues = spark.sql(s"SELECT DISTINCT topic, brokerName, queueId FROM $catalog.`$topic`").collect()
-      .map(r => (r.getString(0), r.getString(1), r.getInt(2))).toSet
+    val queues =
+      spark.sql(s"SELECT DISTINCT topic, brokerName, queueId FROM $catalog.`$topic`").collect()
+        .map(r => (r.getString(0), r.getString(1), r.getInt(2))).toSet
     assert(queues === (0 until 3).map(q => (topic, rocketmq.brokerName, q)).toSet)
     // A catalog option applies to every table: here, the columns.
     val extra = newCatalog("includeExtraColumns" -> "true")
-    assert(spark.table(s"$extra.`$topic`").columns.toSeq.takeRight(3) === Seq("tags", "keys", "msgId"))
+    assert(spark.table(s"$extra.`$topic`").columns.toSeq.takeRight(3) === Seq("tags", "keys",
+      "msgId"))
   }
 
-  test("INSERT INTO sends rows as messages, columns taken by name; they read back; OVERWRITE is refused") {
+  test(
+    "INSERT INTO sends rows as messages, columns taken by name; they read back; OVERWRITE is refused") {
     val topic = rocketmq.newTopic("insert")
     rocketmq.createTopic(topic, queues = 2)
     val catalog = newCatalog()
@@ -120,17 +130,24 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     assert(storedBodies(topic).size === 25)
   }
 
-  test("INSERT INTO ... SELECT * copies a table: bodies, tags, keys and user properties arrive unchanged") {
+  test(
+    "INSERT INTO ... SELECT * copies a table: bodies, tags, keys and user properties arrive unchanged") {
     val sent = Seq(
       TestMessage("plain"),
-      TestMessage("tagged", tags = "tag-a", keys = "k1 k2", properties = Map("region" -> "eu", "q\"uote" -> "a\nb")),
-      TestMessage("unicode", tags = "tag-b", keys = "k3", properties = Map("naïve" -> "日本 \uD83D\uDE80")))
-    def copied(topic: String): Seq[(String, String, String, Map[String, String])] = rocketmq.readAll(topic).map { m =>
-      val user = m.getProperties.asScala.toMap.filter { case (k, _) => !MessageConst.STRING_HASH_SET.contains(k) }
-      (new String(m.getBody, StandardCharsets.UTF_8), m.getTags, m.getKeys, user)
-    }.sortBy(_._1)
+      TestMessage("tagged", tags = "tag-a", keys = "k1 k2",
+        properties = Map("region" -> "eu", "q\"uote" -> "a\nb")),
+      TestMessage("unicode", tags = "tag-b", keys = "k3",
+        properties = Map("naïve" -> "日本 \uD83D\uDE80")))
+    def copied(topic: String): Seq[(String, String, String, Map[String, String])] =
+      rocketmq.readAll(topic).map { m =>
+        val user = m.getProperties.asScala.toMap.filter { case (k, _) =>
+          !MessageConst.STRING_HASH_SET.contains(k)
+        }
+        (new String(m.getBody, StandardCharsets.UTF_8), m.getTags, m.getKeys, user)
+      }.sortBy(_._1)
     val expected = sent.map(m => (m.body, m.tags, m.keys, m.properties)).sortBy(_._1)
-    // Tags and keys travel in the properties text of a plain table, and in their own columns with the extra ones.
+    // Tags and keys travel in the properties text of a plain table, and in their own columns with
+    // the extra ones.
     for (catalog <- Seq(newCatalog(), newCatalog("includeExtraColumns" -> "true"))) {
       val (from, to) = (rocketmq.newTopic("copy-from"), rocketmq.newTopic("copy-to"))
       rocketmq.createTopic(from, queues = 2)
@@ -143,20 +160,25 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
   }
 
   test("a query cannot point a catalog table's write at another topic, in batch or streaming") {
-    val (in, table, other) = (rocketmq.newTopic("fixed-in"), rocketmq.newTopic("fixed"), rocketmq.newTopic("other"))
+    val (in, table, other) =
+      (rocketmq.newTopic("fixed-in"), rocketmq.newTopic("fixed"), rocketmq.newTopic("other"))
     Seq(in, table, other).foreach(rocketmq.createTopic(_, queues = 1))
     rocketmq.sendBodies(in, Seq("a", "b"))
     val catalog = newCatalog()
     def refusedFor(message: String): Unit =
-      assert(message.contains("ROCKETMQ_OPTION_NOT_ALLOWED.CATALOG_TABLE") && message.contains(s"'$other'") &&
+      assert(message.contains("ROCKETMQ_OPTION_NOT_ALLOWED.CATALOG_TABLE") &&
+          message.contains(s"'$other'") &&
           message.contains(s"'$table'"), message)
 
-    refusedFor(errorMessage(spark.table(s"$catalog.`$in`").select("body").writeTo(s"$catalog.`$table`")
-      .option("topic", other).append()))
+    refusedFor(
+      errorMessage(spark.table(s"$catalog.`$in`").select("body").writeTo(s"$catalog.`$table`")
+        .option("topic", other).append()))
     val checkpoint = Files.createTempDirectory("rocketmq-catalog-fixed-").toString
     refusedFor(errorMessage {
-      val query = spark.readStream.option("startingOffsets", "earliest").table(s"$catalog.`$in`").select("body")
-        .writeStream.option("checkpointLocation", checkpoint).option("topic", other).trigger(Trigger.AvailableNow())
+      val query = spark.readStream.option("startingOffsets", "earliest").table(
+        s"$catalog.`$in`").select("body")
+        .writeStream.option("checkpointLocation", checkpoint).option("topic", other).trigger(
+          Trigger.AvailableNow())
         .toTable(s"$catalog.`$table`")
       try query.awaitTermination(120000)
       finally query.stop()
@@ -164,14 +186,16 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     assert(storedBodies(other).isEmpty && storedBodies(table).isEmpty)
   }
 
-  test("DESCRIBE TABLE EXTENDED shows the queues of each broker group and the message count, never a secret") {
+  test(
+    "DESCRIBE TABLE EXTENDED shows the queues of each broker group and the message count, never a secret") {
     val topic = rocketmq.newTopic("describe")
     rocketmq.createTopic(topic, queues = 4)
     rocketmq.sendBodies(topic, (0 until 10).map(i => s"d$i"))
     val secret = s"catalog-secret-${UUID.randomUUID()}"
     val catalog = newCatalog("accessKey" -> "catalog-reader", "secretKey" -> secret)
-    val text = spark.sql(s"DESCRIBE TABLE EXTENDED $catalog.`$topic`").collect().map(_.toSeq.mkString(" | "))
-      .mkString("\n")
+    val text =
+      spark.sql(s"DESCRIBE TABLE EXTENDED $catalog.`$topic`").collect().map(_.toSeq.mkString(" | "))
+        .mkString("\n")
     assert(text.contains("queues.broker-a=4") && text.contains("messageCount=10"), text)
     assert(text.contains("body | binary"), text)
     assert(!text.contains(secret), text)
@@ -179,11 +203,14 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     assert(missing.contains("TABLE_OR_VIEW_NOT_FOUND") && !missing.contains(secret), missing)
   }
 
-  test("CREATE TABLE creates the topic with the queues and on the cluster asked; an existing one is refused") {
+  test(
+    "CREATE TABLE creates the topic with the queues and on the cluster asked; an existing one is refused") {
     val catalog = newCatalog()
     val topic = rocketmq.newTopic("created")
-    spark.sql(s"CREATE TABLE $catalog.`$topic` TBLPROPERTIES ('queues'='3', 'cluster'='${rocketmq.clusterName}')")
-    assert(rocketmq.latestOffsets(topic).keySet === (0 until 3).map(RocketMQQueue(topic, rocketmq.brokerName, _)).toSet)
+    spark.sql(
+      s"CREATE TABLE $catalog.`$topic` TBLPROPERTIES ('queues'='3', 'cluster'='${rocketmq.clusterName}')")
+    assert(rocketmq.latestOffsets(topic).keySet === (0 until 3).map(RocketMQQueue(topic,
+      rocketmq.brokerName, _)).toSet)
     assert(tables(catalog).contains(topic))
     spark.sql(s"INSERT INTO $catalog.`$topic` SELECT 'first' AS body")
     assert(storedBodies(topic) === Seq("first"))
@@ -197,26 +224,33 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     assert(rocketmq.latestOffsets(defaulted).size === RocketMQCatalog.DefaultQueues)
   }
 
-  test("CREATE TABLE refuses bad properties, columns and partitioning, naming them, and creates nothing") {
+  test(
+    "CREATE TABLE refuses bad properties, columns and partitioning, naming them, and creates nothing") {
     val catalog = newCatalog()
     val topic = rocketmq.newTopic("refused")
-    def refusal(ddl: String): String = errorMessage(spark.sql(s"CREATE TABLE $catalog.`$topic` $ddl"))
+    def refusal(ddl: String): String =
+      errorMessage(spark.sql(s"CREATE TABLE $catalog.`$topic` $ddl"))
 
     val queues = refusal("TBLPROPERTIES ('queues'='abc')")
-    assert(queues.contains("ROCKETMQ_INVALID_TABLE_PROPERTY.QUEUES") && queues.contains("'queues'") &&
+    assert(
+      queues.contains("ROCKETMQ_INVALID_TABLE_PROPERTY.QUEUES") && queues.contains("'queues'") &&
         queues.contains("'abc'") && queues.contains("positive integer"), queues)
     val tooMany = refusal("TBLPROPERTIES ('queues'='100000')")
-    assert(tooMany.contains("ROCKETMQ_INVALID_TABLE_PROPERTY.QUEUES") && tooMany.contains("at most 1024"), tooMany)
+    assert(tooMany.contains("ROCKETMQ_INVALID_TABLE_PROPERTY.QUEUES") &&
+        tooMany.contains("at most 1024"), tooMany)
     val unknown = refusal("TBLPROPERTIES ('partitions'='3')")
-    assert(unknown.contains("ROCKETMQ_INVALID_TABLE_PROPERTY.UNKNOWN_PROPERTY") && unknown.contains("'partitions'"),
+    assert(unknown.contains("ROCKETMQ_INVALID_TABLE_PROPERTY.UNKNOWN_PROPERTY") &&
+        unknown.contains("'partitions'"),
       unknown)
     val cluster = refusal("TBLPROPERTIES ('cluster'='no-such-cluster')")
     assert(cluster.contains("ROCKETMQ_INVALID_TABLE_PROPERTY.UNKNOWN_CLUSTER") &&
         cluster.contains(rocketmq.clusterName), cluster)
     val columns = refusal("(a INT)")
-    assert(columns.contains("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.COLUMNS") && columns.contains("a INT"), columns)
+    assert(columns.contains("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.COLUMNS") &&
+        columns.contains("a INT"), columns)
     val partitioned = refusal("(topic STRING) PARTITIONED BY (topic)")
-    assert(partitioned.contains("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.PARTITIONING"), partitioned)
+    assert(partitioned.contains("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.PARTITIONING"),
+      partitioned)
     assert(!tables(catalog).contains(topic))
 
     // The source's columns, written out, are its columns.
@@ -224,7 +258,8 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     assert(tables(catalog).contains(topic))
   }
 
-  test("DROP TABLE deletes the topic only where the catalog allows it; ALTER and RENAME are refused") {
+  test(
+    "DROP TABLE deletes the topic only where the catalog allows it; ALTER and RENAME are refused") {
     val topic = rocketmq.newTopic("dropped")
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendBodies(topic, Seq("kept"))
@@ -233,9 +268,11 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     assert(refused.contains("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.DROP_TABLE") &&
         refused.contains(s"spark.sql.catalog.$guarded.allowDropTable=true"), refused)
     assert(storedBodies(topic) === Seq("kept"))
-    val altered = errorMessage(spark.sql(s"ALTER TABLE $guarded.`$topic` SET TBLPROPERTIES ('queues'='4')"))
+    val altered =
+      errorMessage(spark.sql(s"ALTER TABLE $guarded.`$topic` SET TBLPROPERTIES ('queues'='4')"))
     assert(altered.contains("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.ALTER_TABLE"), altered)
-    val renamed = errorMessage(spark.sql(s"ALTER TABLE $guarded.`$topic` RENAME TO $guarded.`$topic-new`"))
+    val renamed =
+      errorMessage(spark.sql(s"ALTER TABLE $guarded.`$topic` RENAME TO $guarded.`$topic-new`"))
     assert(renamed.contains("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.RENAME_TABLE"), renamed)
 
     val dropping = newCatalog("allowDropTable" -> "true")
@@ -252,13 +289,15 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     val (retry, deadLetter) = (s"%RETRY%$group", s"%DLQ%$group")
     rocketmq.createTopic(retry, queues = 1)
     rocketmq.createTopic(deadLetter, queues = 1)
-    val own = Seq(retry, deadLetter, rocketmq.brokerName, rocketmq.clusterName, TopicValidator.RMQ_SYS_SELF_TEST_TOPIC)
+    val own = Seq(retry, deadLetter, rocketmq.brokerName, rocketmq.clusterName,
+      TopicValidator.RMQ_SYS_SELF_TEST_TOPIC)
     val catalog = newCatalog("allowDropTable" -> "true")
     for (topic <- own) {
       val refused = errorMessage(spark.sql(s"DROP TABLE $catalog.`$topic`"))
       assert(refused.contains("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.DROP_ROCKETMQ_TOPIC") &&
           refused.contains(s"'$topic'"), refused)
-      assert(rocketmq.brokerController.getTopicConfigManager.selectTopicConfig(topic) != null, topic)
+      assert(rocketmq.brokerController.getTopicConfigManager.selectTopicConfig(topic) != null,
+        topic)
     }
   }
 
@@ -282,7 +321,8 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     assert(rocketmq.readAll(out).forall(_.getTags == "copied"))
   }
 
-  test("the catalog API: a missing topic is NoSuchTableException, only the empty namespace, no secret shown") {
+  test(
+    "the catalog API: a missing topic is NoSuchTableException, only the empty namespace, no secret shown") {
     val catalog = new RocketMQCatalog()
     catalog.initialize("direct",
       new CaseInsensitiveStringMap(Map("nameServer" -> rocketmq.nameServer,
@@ -302,10 +342,12 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
     assert(table.name() === s"direct.$topic")
     assert(table.schema() === RocketMQSourceSchema.schema)
     assert(!table.properties().asScala.exists(_._2.contains("direct-secret")))
-    intercept[TableAlreadyExistsException](catalog.createTable(identifier(topic), Array.empty[Column],
+    intercept[TableAlreadyExistsException](catalog.createTable(identifier(topic),
+      Array.empty[Column],
       Array.empty[Transform], new java.util.HashMap[String, String]()))
     intercept[UnsupportedOperationException](catalog.alterTable(identifier(topic)))
-    intercept[UnsupportedOperationException](catalog.renameTable(identifier(topic), identifier(s"$topic-new")))
+    intercept[UnsupportedOperationException](catalog.renameTable(identifier(topic),
+      identifier(s"$topic-new")))
     intercept[UnsupportedOperationException](catalog.dropTable(identifier(topic)))
     assert(catalog.listTables(Array.empty[String]).contains(identifier(topic)))
   }

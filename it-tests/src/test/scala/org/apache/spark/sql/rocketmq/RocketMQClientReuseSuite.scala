@@ -29,23 +29,31 @@ import org.apache.rocketmq.common.message.Message
 
 import org.apache.spark.sql.connector.read.streaming.ReadLimit
 import org.apache.spark.sql.rocketmq.client.{RocketMQOffsetReader, RocketMQOptions}
-import org.apache.spark.sql.rocketmq.consumer.{RocketMQConsumerPool, RocketMQQueuePuller, RocketMQReadSettings}
-import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQProducerPool, RocketMQWriteSettings}
+import org.apache.spark.sql.rocketmq.consumer.{
+  RocketMQConsumerPool, RocketMQQueuePuller, RocketMQReadSettings
+}
+import org.apache.spark.sql.rocketmq.producer.{
+  RocketMQMessageSender, RocketMQProducerPool, RocketMQWriteSettings
+}
 import org.apache.spark.sql.streaming.Trigger
 
 /**
- * Executors reuse one consumer and one producer per connection settings; planning costs requests per broker; a
- * real-time reader's pull answers and a sink's sends run on the threads the connector sets them on.
+ * Executors reuse one consumer and one producer per connection settings; planning costs requests
+ * per broker; a real-time reader's pull answers and a sink's sends run on the threads the connector
+ * sets them on.
  */
 class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
 
-  test("100 micro-batches RocketMQ to RocketMQ: consumers, producers, client instances and threads stay flat") {
-    // Clients pooled by earlier suites would be closed in the middle of the count (the last task of an earlier
-    // query giving a consumer back, the driver's metadata client of an earlier stream, or the pools' idle
-    // eviction): once every earlier task and stream has given its client back, close them all, so that the count
-    // is this query's own clients.
-    val pools = Seq(RocketMQConsumerPool.cache, RocketMQProducerPool.cache, RocketMQOffsetReader.clients)
-    EmbeddedRocketMQ.awaitCondition("earlier queries gave their pooled clients back", 60000)(pools.forall(_.lent == 0))
+  test(
+    "100 micro-batches RocketMQ to RocketMQ: consumers, producers, client instances and threads stay flat") {
+    // Clients pooled by earlier suites would be closed in the middle of the count (the last task of
+    // an earlier query giving a consumer back, the driver's metadata client of an earlier stream,
+    // or the pools' idle eviction): once every earlier task and stream has given its client back,
+    // close them all, so that the count is this query's own clients.
+    val pools =
+      Seq(RocketMQConsumerPool.cache, RocketMQProducerPool.cache, RocketMQOffsetReader.clients)
+    EmbeddedRocketMQ.awaitCondition("earlier queries gave their pooled clients back", 60000)(
+      pools.forall(_.lent == 0))
     val everyIdleOne = System.currentTimeMillis() + 24L * 3600 * 1000
     pools.foreach(_.evictIdle(everyIdleOne))
     val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
@@ -89,7 +97,8 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
     rocketmq.sendBodies(topic, (0 until 50).map(i => s"m$i"))
     val options = new RocketMQOptions(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic,
       "startingOffsets" -> "earliest"))
-    val stream = new RocketMQMicroBatchStream(options, Files.createTempDirectory("rocketmq-plan-").toString)
+    val stream =
+      new RocketMQMicroBatchStream(options, Files.createTempDirectory("rocketmq-plan-").toString)
     try {
       val start = stream.initialOffset()
       val before = stream.planner.reader.requestCount
@@ -117,7 +126,8 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
       // (A sharding key makes the sends synchronous, so they reach the queue in order.)
       val sender = new RocketMQMessageSender(writeSettings)
       try {
-        Seq("a", "b").foreach(b => sender.send(new Message(topic, b.getBytes(StandardCharsets.UTF_8)), "in-order"))
+        Seq("a", "b").foreach(b =>
+          sender.send(new Message(topic, b.getBytes(StandardCharsets.UTF_8)), "in-order"))
         sender.flush()
       } finally sender.close()
     } finally heldProducer.release()
@@ -136,7 +146,8 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
     } finally heldConsumer.release()
   }
 
-  test("a real-time reader takes pull answers on the connection's thread; a send leaves from the sending thread") {
+  test(
+    "a real-time reader takes pull answers on the connection's thread; a send leaves from the sending thread") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
     val group = s"threads-${System.nanoTime()}"
@@ -156,7 +167,8 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
       })
       val sender = new RocketMQMessageSender(writeSettings)
       try {
-        Seq("a", "b", "c").foreach(b => sender.send(new Message(topic, b.getBytes(StandardCharsets.UTF_8)), null))
+        Seq("a", "b", "c").foreach(b =>
+          sender.send(new Message(topic, b.getBytes(StandardCharsets.UTF_8)), null))
         sender.flush()
       } finally sender.close()
       assert(sendingThreads.asScala === Set(Thread.currentThread().getName))
@@ -165,7 +177,8 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
       producer.release()
     }
 
-    // The thread a pull's answer reaches its callback on, with a consumer borrowed for `followsEnd` or not.
+    // The thread a pull's answer reaches its callback on, with a consumer borrowed for `followsEnd`
+    // or not.
     val readSettings = RocketMQReadSettings(options)
     val queue = rocketmq.latestOffsets(topic).keys.head
     def answeredOn(followsEnd: Boolean): String = {
@@ -174,7 +187,8 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
         val thread = new CompletableFuture[String]()
         lease.client.pull(queue.toMessageQueue(readSettings.connection), "*", 0L, 32,
           new PullCallback {
-            override def onSuccess(result: PullResult): Unit = thread.complete(Thread.currentThread().getName)
+            override def onSuccess(result: PullResult): Unit =
+              thread.complete(Thread.currentThread().getName)
             override def onException(e: Throwable): Unit = thread.completeExceptionally(e)
           })
         thread.get(30, TimeUnit.SECONDS)
@@ -184,7 +198,8 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
     assert(answeredOn(followsEnd = false).startsWith("NettyClientPublicExecutor_"))
 
     // A reader following the queue's end borrows such a consumer; a bounded one does not.
-    def key(followsEnd: Boolean) = RocketMQConsumerPool.Key(readSettings.connection, group, followsEnd = followsEnd)
+    def key(followsEnd: Boolean) =
+      RocketMQConsumerPool.Key(readSettings.connection, group, followsEnd = followsEnd)
     val open = RocketMQQueuePuller(queue, 0, RocketMQQueuePuller.Open, readSettings)
     val bounded = RocketMQQueuePuller(queue, 0, 3, readSettings)
     try {

@@ -26,9 +26,10 @@ import org.apache.rocketmq.remoting.netty.{NettyClientConfig, NettyServerConfig}
 import org.apache.spark.sql.rocketmq.EmbeddedRocketMQ.awaitCondition
 
 /**
- * RocketMQ 5's controller (automatic master election for brokers in controller mode), in this JVM: one
- * controller node with its own DLedger log under `store`, as RocketMQ's own controller tests run it. Brokers
- * reach it at [[address]] (their `controllerAddr`). Started by [[start]], which returns once it leads.
+ * RocketMQ 5's controller (automatic master election for brokers in controller mode), in this JVM:
+ * one controller node with its own DLedger log under `store`, as RocketMQ's own controller tests
+ * run it. Brokers reach it at [[address]] (their `controllerAddr`). Started by [[start]], which
+ * returns once it leads.
  */
 final class RocketMQClusterController(store: Path) extends AutoCloseable {
   private var manager: ControllerManager = _
@@ -54,7 +55,8 @@ final class RocketMQClusterController(store: Path) extends AutoCloseable {
     manager = new ControllerManager(config, netty, new NettyClientConfig())
     require(manager.initialize(), "the controller did not initialize")
     manager.start()
-    awaitCondition("the controller to lead its DLedger group", 60000)(manager.getController.isLeaderState)
+    awaitCondition("the controller to lead its DLedger group", 60000)(
+      manager.getController.isLeaderState)
   }
 
   override def close(): Unit = synchronized {
@@ -74,8 +76,9 @@ final class RocketMQClusterController(store: Path) extends AutoCloseable {
 object RocketMQClusterController {
 
   /**
-   * Settings of a broker in controller mode beyond `enableControllerMode` and `controllerAddr`: none, so far
-   * (RocketMQ's defaults: the controller assigns the broker id, and elects a master among the replicas in sync).
+   * Settings of a broker in controller mode beyond `enableControllerMode` and `controllerAddr`:
+   * none, so far (RocketMQ's defaults: the controller assigns the broker id, and elects a master
+   * among the replicas in sync).
    */
   val BrokerSettings: Seq[String] = Nil
 }

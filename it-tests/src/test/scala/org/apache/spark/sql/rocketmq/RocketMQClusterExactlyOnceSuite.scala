@@ -26,47 +26,58 @@ import org.scalatest.DoNotDiscover
 
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, GroupC}
-import org.apache.spark.sql.rocketmq.transaction.{RocketMQTransactionCoordinator, RocketMQTransactionEnd}
+import org.apache.spark.sql.rocketmq.transaction.{
+  RocketMQTransactionCoordinator, RocketMQTransactionEnd
+}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 
 /**
- * deliveryGuarantee=exactly_once on the shared cluster: first a batch write whose commits the controller-mode
- * master never answers (frozen, then killed): the elected replica's check-backs must be answered from the group's
- * new master. Then a stream writes into a topic on a classic master/replica group and a controller-mode group while
- * the classic master is SIGKILLed and started again under it, then while the controller replaces the other group's
- * master. What a plain consumer (committed messages only) finds afterwards is every source message once.
+ * deliveryGuarantee=exactly_once on the shared cluster: first a batch write whose commits the
+ * controller-mode master never answers (frozen, then killed): the elected replica's check-backs
+ * must be answered from the group's new master. Then a stream writes into a topic on a classic
+ * master/replica group and a controller-mode group while the classic master is SIGKILLed and
+ * started again under it, then while the controller replaces the other group's master. What a plain
+ * consumer (committed messages only) finds afterwards is every source message once.
  */
 @DoNotDiscover // run by RocketMQClusterSuites, with the other suites of the shared cluster
 class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
 
-  /** A task whose half message went unanswered fails; Spark runs it again (attempts replace each other). */
+  /**
+   * A task whose half message went unanswered fails; Spark runs it again (attempts replace each
+   * other).
+   */
   override protected def sparkMaster: String = "local[2,4]"
 
-  // This test runs first: a controller-mode master elected while the group's half topic holds an earlier test's
-  // thousands of (resolved) half messages checks them in order before these rows, each round bounded in time (twice
-  // in clean-clone runs its first check-back for these rows came 5 minutes after the election, or not within the
-  // write's 8 minutes, after the stream test below). Isolated from that backlog, it tests the election alone;
-  // the delay behind a backlog is the broker's (see the stop-39 note).
-  test("exactly-once batch write, its controller-mode master frozen during the commits then killed: the elected " +
-    "replica's check-backs commit every row once") {
+  // This test runs first: a controller-mode master elected while the group's half topic holds an
+  // earlier test's thousands of (resolved) half messages checks them in order before these rows,
+  // each round bounded in time (twice in clean-clone runs its first check-back for these rows came
+  // 5 minutes after the election, or not within the write's 8 minutes, after the stream test
+  // below). Isolated from that backlog, it tests the election alone; the delay behind a backlog is
+  // the broker's (see the stop-39 note).
+  test(
+    "exactly-once batch write, its controller-mode master frozen during the commits then killed: the elected " +
+      "replica's check-backs commit every row once") {
     val topic = newTopic("eo-election", groups = Seq(GroupC))
     val master = cluster.awaitMaster(GroupC)
     val replica = cluster.brokers.find(b => b.group == GroupC && b != master).get
     val rows = 200
     def signal(name: String): Unit = {
-      val code = new ProcessBuilder("kill", s"-$name", master.pid.toString).inheritIO().start().waitFor()
+      val code =
+        new ProcessBuilder("kill", s"-$name", master.pid.toString).inheritIO().start().waitFor()
       assert(code === 0, s"kill -$name ${master.label}")
     }
     // The group checks back every 2 s and gives a half message up after 40 rounds (80 s, the immune
     // rounds included), so that a driver that cannot answer (it asked the dead master, the half
-    // messages' store host, before) loses the rows within the test's time. The write asks the master.
+    // messages' store host, before) loses the rows within the test's time. The write asks the
+    // master.
     val quickChecks = Seq("transactionCheckInterval" -> "2000", "transactionCheckMax" -> "40")
     val defaultChecks = Seq("transactionCheckInterval" -> "30000", "transactionCheckMax" -> "15")
     def setChecks(settings: Seq[(String, String)]): Unit =
       for (b <- Seq(master, replica); (k, v) <- settings) cluster.command(b.label, s"set $k $v")
     setChecks(quickChecks)
     val unanswered = RocketMQTransactionEnd.unansweredCommits.get()
-    // Right after the decision the replica holds every half message, and the master stops: no commit is answered.
+    // Right after the decision the replica holds every half message, and the master stops: no
+    // commit is answered.
     BeforeFirstCommit.arm { () =>
       cluster.awaitReplicatedLog(GroupC)
       signal("STOP")
@@ -122,19 +133,22 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
       sent ++= bodies
     }
     /** Waits until the sink holds as many messages as were sent (a failed query throws here). */
-    def awaitSink(): Unit = EmbeddedRocketMQ.awaitCondition(s"${sent.size} messages in $sink", 180000) {
-      if (q.exception.isDefined) throw q.exception.get
-      cluster.messageCount(sink) >= sent.size
-    }
+    def awaitSink(): Unit =
+      EmbeddedRocketMQ.awaitCondition(s"${sent.size} messages in $sink", 180000) {
+        if (q.exception.isDefined) throw q.exception.get
+        cluster.messageCount(sink) >= sent.size
+      }
     try {
       send("a")
       awaitSink()
-      // Killed while the stream writes: sends to it fail and go to group c, commits wait for it to return.
+      // Killed while the stream writes: sends to it fail and go to group c, commits wait for it to
+      // return.
       cluster.kill("a-master")
       send("b")
       cluster.restart("a-master")
       awaitSink()
-      // The controller elects c's replica once the stream is idle and the replica has copied everything.
+      // The controller elects c's replica once the stream is idle and the replica has copied
+      // everything.
       val master = cluster.awaitMaster(GroupC)
       cluster.awaitReplicatedLog(GroupC)
       withKilled(master.label) {

@@ -26,9 +26,10 @@ import org.scalatest.DoNotDiscover
 import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, GroupC}
 
 /**
- * Streams on the shared cluster through master kills: micro-batch and real-time queries read on from a replica
- * (even one that trails where the stream is), ride out a controller-mode election, and take up a broker group
- * that joins their topic. Every message exactly once, checked against what was sent.
+ * Streams on the shared cluster through master kills: micro-batch and real-time queries read on
+ * from a replica (even one that trails where the stream is), ride out a controller-mode election,
+ * and take up a broker group that joins their topic. Every message exactly once, checked against
+ * what was sent.
  */
 @DoNotDiscover // run by RocketMQClusterSuites, with the other suites of the shared cluster
 class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
@@ -36,7 +37,8 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
   private def newDir(): String = Files.createTempDirectory("rocketmq-cluster-stream-").toString
 
   /** `topic` from its earliest offsets into the foreach sink `sink`, with `trigger`. */
-  private def toSink(topic: String, sink: String, checkpoint: String, trigger: Trigger): StreamingQuery =
+  private def toSink(topic: String, sink: String, checkpoint: String, trigger: Trigger)
+      : StreamingQuery =
     stream(topic, "startingOffsets" -> "earliest").selectExpr("CAST(body AS STRING) AS body")
       .writeStream.outputMode("update").foreach(new EpochOutput(sink))
       .option("checkpointLocation", checkpoint).trigger(trigger).start()
@@ -55,32 +57,38 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
     sent
   }
 
-  test("a micro-batch stream restarted while a master is down reads on from its replica, which trails it") {
+  test(
+    "a micro-batch stream restarted while a master is down reads on from its replica, which trails it") {
     val topic = newTopic("stream-replica", groups = Seq(GroupA, GroupB))
     val (sink, checkpoint) = (s"cluster-mb-${UUID.randomUUID().toString.take(8)}", newDir())
-    def start(): StreamingQuery = toSink(topic, sink, checkpoint, Trigger.ProcessingTime("200 milliseconds"))
+    def start(): StreamingQuery =
+      toSink(topic, sink, checkpoint, Trigger.ProcessingTime("200 milliseconds"))
     var sent = send(topic, "a")
     val first = start()
     try {
       awaitRows(first, sink, sent)
-      // The replica stops indexing what it copies: its offsets fall behind what the stream reads from the master.
+      // The replica stops indexing what it copies: its offsets fall behind what the stream reads
+      // from the master.
       cluster.command("a-replica", "pauseIndexing")
       sent ++= send(topic, "b")
       awaitRows(first, sink, sent)
       first.processAllAvailable() // its last batch committed: the next run plans anew, from the replica
     } finally first.stop()
     try {
-      sent ++= send(topic, "c") // on group a's master and in its replica's log, not yet in its replica's index
+      sent ++= send(topic,
+        "c") // on group a's master and in its replica's log, not yet in its replica's index
       cluster.awaitReplicatedLog(GroupA)
       val waitingOnA = cluster.bodiesOn(topic, GroupA).filter(_.startsWith("c")).toSet
       assert(waitingOnA.nonEmpty, "the producer spread no message to group a")
       withKilled("a-master") {
         val second = start()
         try {
-          // Group a now answers from the replica, whose offsets are below the stream's: nothing new there yet.
+          // Group a now answers from the replica, whose offsets are below the stream's: nothing new
+          // there yet.
           sent ++= send(topic, "d") // to group b alone, while a has no master
           val notOnA = sent.toSet -- waitingOnA
-          EmbeddedRocketMQ.awaitCondition("every message not waiting on group a's replica", 120000) {
+          EmbeddedRocketMQ.awaitCondition("every message not waiting on group a's replica",
+            120000) {
             if (second.exception.isDefined) throw second.exception.get
             notOnA.subsetOf(EpochOutput.rows(sink).map(_._1).toSet)
           }
@@ -97,8 +105,9 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
     assert(EpochOutput.rows(sink).map(_._1).sorted === sent.sorted)
   }
 
-  test("a broker group wholly down (a master without replicas) is unavailable to an AvailableNow run, not gone: " +
-    "the run waits for it (failOnDataLoss=false), and every message comes once") {
+  test(
+    "a broker group wholly down (a master without replicas) is unavailable to an AvailableNow run, not gone: " +
+      "the run waits for it (failOnDataLoss=false), and every message comes once") {
     val topic = newTopic("stream-whole-group", groups = Seq(GroupA, GroupB))
     val (sink, checkpoint) = (s"cluster-an-${UUID.randomUUID().toString.take(8)}", newDir())
     def availableNow(): StreamingQuery =
@@ -110,15 +119,19 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
       if (q.exception.isDefined) throw q.exception.get
     }
     var sent = send(topic, "a")
-    assert(cluster.storedOffsets("b-master", topic).sum > 0, "the producer spread no message to group b")
+    assert(cluster.storedOffsets("b-master", topic).sum > 0,
+      "the producer spread no message to group b")
     run(availableNow())
-    cluster.kill("b-master") // the name server forgets group b: the topic's route lists group a alone
+    cluster.kill(
+      "b-master") // the name server forgets group b: the topic's route lists group a alone
     var down = true
     try {
       sent ++= send(topic, "b") // to group a alone
       val second = availableNow()
-      // The checkpoint names group b's queues: the run waits for the group (retryTimeoutMs), which comes back.
-      EmbeddedRocketMQ.awaitCondition("the run's first trigger under way", 60000)(second.status.isTriggerActive)
+      // The checkpoint names group b's queues: the run waits for the group (retryTimeoutMs), which
+      // comes back.
+      EmbeddedRocketMQ.awaitCondition("the run's first trigger under way", 60000)(
+        second.status.isTriggerActive)
       cluster.restart("b-master")
       down = false
       run(second)
@@ -129,9 +142,11 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
     assert(EpochOutput.rows(sink).map(_._1).sorted === sent.sorted)
   }
 
-  test("a broker group wholly down is unavailable to a continuous query too: its plan waits for the group, which " +
-    "is read on from where it was (failOnDataLoss=false)") {
-    val topic = newTopic("continuous-whole-group", groups = Seq(GroupA, GroupB), queues = 1) // a task slot each
+  test(
+    "a broker group wholly down is unavailable to a continuous query too: its plan waits for the group, which " +
+      "is read on from where it was (failOnDataLoss=false)") {
+    val topic = newTopic("continuous-whole-group", groups = Seq(GroupA, GroupB),
+      queues = 1) // a task slot each
     val sink = s"cluster-cont-${UUID.randomUUID().toString.take(8)}"
     var sent = send(topic, "a", 100)
     val q = stream(topic, "startingOffsets" -> "earliest", "failOnDataLoss" -> "false")
@@ -141,7 +156,8 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
       awaitRows(q, sink, sent)
       val pauses = RocketMQOffsetReader.unavailablePauses.get()
       withKilled("b-master") {
-        // The stream sees its queues change and plans again: it waits for group b, whose queue it reads.
+        // The stream sees its queues change and plans again: it waits for group b, whose queue it
+        // reads.
         EmbeddedRocketMQ.awaitCondition("the continuous plan to wait for group b", 60000) {
           if (q.exception.isDefined) throw q.exception.get
           RocketMQOffsetReader.unavailablePauses.get() > pauses
@@ -156,14 +172,16 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
 
   for ((kind, trigger) <- Seq("micro-batch" -> Trigger.ProcessingTime("200 milliseconds"),
       "real-time" -> Trigger.RealTime("5 seconds"))) {
-    test(s"a broker group wholly down is unavailable to a $kind stream, not gone: it reads on from where it was " +
-      "once the group is back (failOnDataLoss=false)") {
+    test(
+      s"a broker group wholly down is unavailable to a $kind stream, not gone: it reads on from where it was " +
+        "once the group is back (failOnDataLoss=false)") {
       // One queue a group: a real-time batch runs a task per queue at once, on 2 task slots.
       val topic = newTopic(s"whole-group-$kind", groups = Seq(GroupA, GroupB), queues = 1)
       val sink = s"cluster-whole-$kind-${UUID.randomUUID().toString.take(8)}"
       var sent = send(topic, "a", 100)
       val q = stream(topic, "startingOffsets" -> "earliest", "failOnDataLoss" -> "false")
-        .selectExpr("CAST(body AS STRING) AS body").writeStream.outputMode("update").foreach(new EpochOutput(sink))
+        .selectExpr("CAST(body AS STRING) AS body").writeStream.outputMode("update").foreach(
+          new EpochOutput(sink))
         .option("checkpointLocation", newDir()).trigger(trigger).start()
       try {
         awaitRows(q, sink, sent)
@@ -171,8 +189,8 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
         withKilled("b-master") {
           val duringOutage = send(topic, "b", 100) // to group a alone
           sent ++= duringOutage
-          // A micro-batch plan waits for group b (its queue is in the checkpoint); a real-time batch reads group
-          // a's rows on while its task of group b's queue waits for the broker.
+          // A micro-batch plan waits for group b (its queue is in the checkpoint); a real-time
+          // batch reads group a's rows on while its task of group b's queue waits for the broker.
           EmbeddedRocketMQ.awaitCondition(s"the $kind stream to meet group b's outage", 60000) {
             if (q.exception.isDefined) throw q.exception.get
             RocketMQOffsetReader.unavailablePauses.get() > pauses ||
@@ -187,8 +205,10 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
     }
   }
 
-  test("a real-time stream reads on from the replica while the master is down, and through an election") {
-    // A real-time batch runs a task per queue at once for its whole length: one queue a group, on 2 task slots.
+  test(
+    "a real-time stream reads on from the replica while the master is down, and through an election") {
+    // A real-time batch runs a task per queue at once for its whole length: one queue a group, on 2
+    // task slots.
     val topic = newTopic("stream-real-time", groups = Seq(GroupA, GroupC), queues = 1)
     val sink = s"cluster-rt-${UUID.randomUUID().toString.take(8)}"
     val q = toSink(topic, sink, newDir(), Trigger.RealTime("5 seconds"))
@@ -225,28 +245,34 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
       cluster.createTopic(topic, queues = 4, groups = Seq(GroupA, GroupB))
       sent ++= send(topic, "b")
       awaitRows(q, sink, sent)
-      assert(cluster.storedOffsets("a-master", topic).sum > 0, "nothing was sent to the group that joined")
+      assert(cluster.storedOffsets("a-master", topic).sum > 0,
+        "nothing was sent to the group that joined")
       assert(EpochOutput.rows(sink).map(_._1).sorted === sent.sorted)
     } finally q.stop()
   }
 
-  test("a master that has not indexed all it stored is not a queue gone back: the stream waits for its index") {
-    // As a restarted master is while it rebuilds its queues' tails from its commit log: its queue ends before
-    // where the stream already is. Made here by holding its indexing back and starting the stream past its end.
+  test(
+    "a master that has not indexed all it stored is not a queue gone back: the stream waits for its index") {
+    // As a restarted master is while it rebuilds its queues' tails from its commit log: its queue
+    // ends before where the stream already is. Made here by holding its indexing back and starting
+    // the stream past its end.
     val topic = newTopic("stream-indexing", groups = Seq(GroupB), queues = 1)
     val sink = s"cluster-indexing-${UUID.randomUUID().toString.take(8)}"
     cluster.produce(topic, 100, i => s"a$i")
     cluster.command("b-master", "pauseIndexing")
     @volatile var waits = 0
     try {
-      cluster.produce(topic, 100, i => s"b$i") // stored and acknowledged at offsets 100 to 199, not indexed yet
+      cluster.produce(topic, 100,
+        i => s"b$i") // stored and acknowledged at offsets 100 to 199, not indexed yet
       RocketMQOffsetReader.whileIndexing = () => {
         waits += 1
         if (waits == 3) cluster.command("b-master", "resumeIndexing")
       }
       val query = stream(topic, "startingOffsets" -> s"""{"$topic":{"$GroupB":{"0":150}}}""")
-        .selectExpr("CAST(body AS STRING) AS body").writeStream.outputMode("update").foreach(new EpochOutput(sink))
-        .option("checkpointLocation", newDir()).trigger(Trigger.ProcessingTime("200 milliseconds")).start()
+        .selectExpr("CAST(body AS STRING) AS body").writeStream.outputMode("update").foreach(
+          new EpochOutput(sink))
+        .option("checkpointLocation", newDir()).trigger(
+          Trigger.ProcessingTime("200 milliseconds")).start()
       val expected = (50 until 100).map(i => s"b$i")
       try awaitRows(query, sink, expected)
       finally query.stop()

@@ -26,8 +26,9 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.rocketmq.RocketMQClusterProcess.{GroupA, GroupB, GroupC}
 
 /**
- * The shared cluster ([[RocketMQClusterProcess.shared]]) and one local Spark session per suite, with what the
- * cluster suites need: topics on chosen groups, readers, and brokers killed for the length of a block.
+ * The shared cluster ([[RocketMQClusterProcess.shared]]) and one local Spark session per suite,
+ * with what the cluster suites need: topics on chosen groups, readers, and brokers killed for the
+ * length of a block.
  */
 trait RocketMQClusterSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
 
@@ -50,7 +51,8 @@ trait RocketMQClusterSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   /** A new topic with `queues` queues on each of `groups`. */
-  protected def newTopic(prefix: String, groups: Seq[String] = Seq(GroupA, GroupB, GroupC), queues: Int = 4)
+  protected def newTopic(prefix: String, groups: Seq[String] = Seq(GroupA, GroupB, GroupC),
+      queues: Int = 4)
       : String = {
     val topic = s"$prefix-${UUID.randomUUID().toString.take(8)}"
     cluster.createTopic(topic, queues = queues, groups = groups)
@@ -78,6 +80,7 @@ trait RocketMQClusterSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   protected def stream(topic: String, options: (String, String)*): DataFrame =
-    spark.readStream.format("rocketmq").option("nameServer", cluster.nameServer).option("topic", topic)
+    spark.readStream.format("rocketmq").option("nameServer", cluster.nameServer).option("topic",
+      topic)
       .options(options.toMap).load()
 }

@@ -19,15 +19,16 @@ package org.apache.spark.sql.rocketmq
 import org.scalatest.{BeforeAndAfterAll, Suites}
 
 /**
- * The suites of the shared broker cluster ([[RocketMQClusterProcess.shared]]: five broker JVMs, a name server and a
- * controller), one after the other, and the cluster stopped after the last. Left to discovery, they ran apart, and
- * the cluster's idle JVMs (a broker's background services take a few percent of a core even with nothing to do)
- * stayed up for every suite after the first of them, on a machine whose two cores the suites keep busy.
- * The three are `@DoNotDiscover`: `build/sbt "itTests/testOnly *RocketMQClusterSuites -- -z <test name>"` runs one
- * test of them.
+ * The suites of the shared broker cluster ([[RocketMQClusterProcess.shared]]: five broker JVMs, a
+ * name server and a controller), one after the other, and the cluster stopped after the last. Left
+ * to discovery, they ran apart, and the cluster's idle JVMs (a broker's background services take a
+ * few percent of a core even with nothing to do) stayed up for every suite after the first of them,
+ * on a machine whose two cores the suites keep busy. The three are `@DoNotDiscover`: `build/sbt
+ * "itTests/testOnly *RocketMQClusterSuites -- -z <test name>"` runs one test of them.
  */
 class RocketMQClusterSuites
-  extends Suites(new RocketMQClusterSuite, new RocketMQClusterStreamSuite, new RocketMQClusterExactlyOnceSuite)
+  extends Suites(new RocketMQClusterSuite, new RocketMQClusterStreamSuite,
+    new RocketMQClusterExactlyOnceSuite)
   with BeforeAndAfterAll {
 
   override protected def afterAll(): Unit =

@@ -22,7 +22,10 @@ import java.nio.file.Files
 
 import org.apache.spark.sql.streaming.{StreamingQuery, StreamingQueryException, Trigger}
 
-/** Continuous processing (Trigger.Continuous): a long-running task per queue, on Spark 3.5 and 4.x alike. */
+/**
+ * Continuous processing (Trigger.Continuous): a long-running task per queue, on Spark 3.5 and 4.x
+ * alike.
+ */
 class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
 
   // A task slot for each queue of the source, three after a scale-out.
@@ -30,7 +33,10 @@ class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
 
   private def newDir(): String = Files.createTempDirectory("rocketmq-continuous-").toString
 
-  /** `topic` from its earliest offsets into the foreach sink `sink`, recording progress every second. */
+  /**
+   * `topic` from its earliest offsets into the foreach sink `sink`, recording progress every
+   * second.
+   */
   private def toForeach(topic: String, sink: String, checkpoint: String): StreamingQuery =
     streamTopic(topic, "startingOffsets" -> "earliest")
       .selectExpr("CAST(body AS STRING) AS body", "queueId", "queueOffset")
@@ -46,7 +52,8 @@ class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
   private def committedEpochs(checkpoint: String): Int =
     Option(new File(checkpoint, "commits").list()).map(_.count(_.forall(_.isDigit))).getOrElse(0)
 
-  test("continuous processing reads each message as it arrives; a queue added while it runs from its first offset") {
+  test(
+    "continuous processing reads each message as it arrives; a queue added while it runs from its first offset") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
     val sink = rocketmq.newTopic("sink")
@@ -59,12 +66,14 @@ class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
       awaitRows(q, sink, 15)
     } finally q.stop()
     val rows = EpochOutput.rows(sink)
-    assert(rows.map(_._1).distinct.sorted === ((0 until 10).map(i => s"a$i") ++ (0 until 5).map(i => s"n$i")).sorted)
+    assert(rows.map(_._1).distinct.sorted ===
+      ((0 until 10).map(i => s"a$i") ++ (0 until 5).map(i => s"n$i")).sorted)
     assert(rows.filter(_._2 == 2).map(_._3).distinct.sorted === (0L until 5L))
   }
 
-  test("a topic deleted while continuous tasks read it: failOnDataLoss=true fails naming the queue gone; false " +
-    "reads on from the other topics") {
+  test(
+    "a topic deleted while continuous tasks read it: failOnDataLoss=true fails naming the queue gone; false " +
+      "reads on from the other topics") {
     for (failOnDataLoss <- Seq(false, true)) {
       val (kept, deleted) = (rocketmq.newTopic(), rocketmq.newTopic())
       rocketmq.createTopic(kept, queues = 1)
@@ -82,7 +91,8 @@ class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
         rocketmq.deleteTopic(deleted)
         if (failOnDataLoss) {
           val message = errorMessage(q.awaitTermination(120000))
-          assert(message.contains("[ROCKETMQ_DATA_LOSS_QUEUE_GONE]") && message.contains(s"topic '$deleted'"),
+          assert(message.contains("[ROCKETMQ_DATA_LOSS_QUEUE_GONE]") &&
+              message.contains(s"topic '$deleted'"),
             message)
         } else {
           rocketmq.sendBodies(kept, Seq("k1", "k2"))
@@ -105,51 +115,68 @@ class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
       awaitRows(first, sink, 10)
       // Epochs end every second; one ended after the rows were handed on holds their offsets.
       val seen = committedEpochs(checkpoint)
-      EmbeddedRocketMQ.awaitCondition("two more epochs recorded", 60000)(committedEpochs(checkpoint) >= seen + 2)
+      EmbeddedRocketMQ.awaitCondition("two more epochs recorded", 60000)(
+        committedEpochs(checkpoint) >= seen + 2)
     } finally first.stop()
     rocketmq.sendBodies(topic, (0 until 10).map(i => s"b$i"))
     val second = toForeach(topic, sink, checkpoint)
     try awaitRows(second, sink, 20)
     finally second.stop()
     val rows = EpochOutput.rows(sink)
-    assert(rows.map(_._1).sorted === Seq("a", "b").flatMap(p => (0 until 10).map(i => s"$p$i")).sorted)
+    assert(rows.map(_._1).sorted === Seq("a", "b").flatMap(p =>
+      (0 until 10).map(i => s"$p$i")).sorted)
     val positions = rows.map(r => (r._2, r._3))
     assert(positions.distinct.size === positions.size, "a (queue, offset) came out twice")
   }
 
-  test("into RocketMQ each row is sent as it arrives; exactly-once and options that bound a batch are refused") {
+  test(
+    "into RocketMQ each row is sent as it arrives; exactly-once and options that bound a batch are refused") {
     val (sourceTopic, target) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(sourceTopic, queues = 2)
     rocketmq.createTopic(target, queues = 2)
-    def copy(checkpoint: String, source: Map[String, String], sink: Map[String, String]): StreamingQuery =
-      streamTopic(sourceTopic, ("startingOffsets" -> "earliest") +: source.toSeq: _*).selectExpr("body")
-        .writeStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", target)
-        .options(sink).option("checkpointLocation", checkpoint).trigger(Trigger.Continuous("10 minutes"))
+    def copy(checkpoint: String, source: Map[String, String], sink: Map[String, String])
+        : StreamingQuery =
+      streamTopic(sourceTopic, ("startingOffsets" -> "earliest") +: source.toSeq: _*).selectExpr(
+        "body")
+        .writeStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic",
+          target)
+        .options(sink).option("checkpointLocation", checkpoint).trigger(
+          Trigger.Continuous("10 minutes"))
         .start()
-    /** The error of a query refused when it starts (options) or when it plans its write (the guarantee). */
+    /**
+     * The error of a query refused when it starts (options) or when it plans its write (the
+     * guarantee).
+     */
     def failure(q: => StreamingQuery): String = {
       val e = intercept[Exception](q.awaitTermination(120000))
-      assert(e.isInstanceOf[StreamingQueryException] || e.isInstanceOf[RocketMQInvalidInputException], e)
-      Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+      assert(
+        e.isInstanceOf[StreamingQueryException] || e.isInstanceOf[RocketMQInvalidInputException], e)
+      Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString(
+        "\n")
     }
     rocketmq.sendBodies(sourceTopic, (0 until 10).map(i => s"y$i"))
     val refused = failure(copy(newDir(), Map.empty, Map("deliveryGuarantee" -> "exactly_once")))
     assert(refused.contains("ROCKETMQ_OPTION_NOT_ALLOWED.CONTINUOUS_EXACTLY_ONCE") &&
         refused.contains("'deliveryGuarantee'"), refused)
-    assert(rocketmq.readAll(target).isEmpty, "an exactly-once continuous query sent rows before it was refused")
+    assert(rocketmq.readAll(target).isEmpty,
+      "an exactly-once continuous query sent rows before it was refused")
     val bounded = failure(copy(newDir(), Map("maxOffsetsPerTrigger" -> "10"), Map.empty))
-    assert(bounded.contains("ROCKETMQ_OPTION_NOT_ALLOWED.CONTINUOUS") && bounded.contains("'maxOffsetsPerTrigger'"),
+    assert(bounded.contains("ROCKETMQ_OPTION_NOT_ALLOWED.CONTINUOUS") &&
+        bounded.contains("'maxOffsetsPerTrigger'"),
       bounded)
-    // Epochs of 10 minutes: the rows can only be in the target before one ends if each is sent as it comes. Spark's
-    // first trigger fires as the query starts, so a task quicker than it starts in epoch 0, which ends at once
-    // (epoch 0 committed); the rows are read in the 10-minute epoch 1, whose end is checked.
+    // Epochs of 10 minutes: the rows can only be in the target before one ends if each is sent as
+    // it comes. Spark's first trigger fires as the query starts, so a task quicker than it starts
+    // in epoch 0, which ends at once (epoch 0 committed); the rows are read in the 10-minute epoch
+    // 1, whose end is checked.
     val checkpoint = newDir()
     val q = copy(checkpoint, Map.empty, Map.empty)
     try {
-      EmbeddedRocketMQ.awaitCondition("10 messages copied", 120000)(rocketmq.readAll(target).size >= 10)
+      EmbeddedRocketMQ.awaitCondition("10 messages copied", 120000)(
+        rocketmq.readAll(target).size >= 10)
       assert(!new File(checkpoint, "commits/1").exists(), "an epoch of 10 minutes ended")
     } finally q.stop()
-    assert(rocketmq.readAll(target).map(m => new String(m.getBody, StandardCharsets.UTF_8)).sorted ===
-      (0 until 10).map(i => s"y$i").sorted)
+    assert(
+      rocketmq.readAll(target).map(m => new String(m.getBody, StandardCharsets.UTF_8)).sorted ===
+        (0 until 10).map(i => s"y$i").sorted)
   }
 }

@@ -26,7 +26,8 @@ import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 class RocketMQDataLossSuite extends RocketMQSparkSuiteBase {
 
   override protected def newRocketMQ(): EmbeddedRocketMQ = {
-    val mq = new EmbeddedRocketMQ(commitLogFileSize = 256 * 1024, consumeQueueFileEntries = 50).start()
+    val mq =
+      new EmbeddedRocketMQ(commitLogFileSize = 256 * 1024, consumeQueueFileEntries = 50).start()
     Runtime.getRuntime.addShutdownHook(new Thread(() => mq.discard()))
     mq
   }
@@ -55,7 +56,8 @@ class RocketMQDataLossSuite extends RocketMQSparkSuiteBase {
       .option("checkpointLocation", Files.createTempDirectory("rocketmq-loss-").toString)
       .trigger(trigger).start()
 
-  test("failOnDataLoss=true: the query fails naming topic, broker, queue, the lost range and the opt-out") {
+  test(
+    "failOnDataLoss=true: the query fails naming topic, broker, queue, the lost range and the opt-out") {
     val (topic, min, _) = topicWithExpiredOffsets()
     val q = streamFromZero(topic, failOnDataLoss = true)
     intercept[Exception](q.awaitTermination(120000))
@@ -66,33 +68,41 @@ class RocketMQDataLossSuite extends RocketMQSparkSuiteBase {
     }
   }
 
-  test("failOnDataLoss=false: the query goes on from the first available offset and counts what it skipped") {
+  test(
+    "failOnDataLoss=false: the query goes on from the first available offset and counts what it skipped") {
     val (topic, min, max) = topicWithExpiredOffsets()
     val q = streamFromZero(topic, failOnDataLoss = false)
     assert(q.awaitTermination(120000))
     assert(q.exception.isEmpty, q.exception)
     // The broker may expire more files while the query reads: every offset below max is then either
-    // read exactly once or counted as lost, and at least the offsets expired before the start are lost.
+    // read exactly once or counted as lost, and at least the offsets expired before the start are
+    // lost.
     val offsets = spark.table("loss_false_availableNow").collect().map(
       _.getLong(0)).sorted.toSeq
     assert(offsets.distinct.size === offsets.size, "an offset was read twice")
     assert(offsets.head >= min && offsets.last === max - 1)
-    val lost = q.asInstanceOf[StreamingQueryWrapper].streamingQuery.lastExecution.executedPlan.collect {
-      case scan: MicroBatchScanExec => scan.metrics(RocketMQCustomMetrics.LostOffsets).value
-    }.sum
+    val lost =
+      q.asInstanceOf[StreamingQueryWrapper].streamingQuery.lastExecution.executedPlan.collect {
+        case scan: MicroBatchScanExec => scan.metrics(RocketMQCustomMetrics.LostOffsets).value
+      }.sum
     assert(lost + offsets.size === max, s"lost $lost + read ${offsets.size} should cover [0, $max)")
   }
 
-  test("continuous processing: failOnDataLoss=true fails naming the lost range; false reads on from what is left") {
+  test(
+    "continuous processing: failOnDataLoss=true fails naming the lost range; false reads on from what is left") {
     val (topic, min, _) = topicWithExpiredOffsets()
-    val failing = streamFromZero(topic, failOnDataLoss = true, Trigger.Continuous("1 second"), "continuous")
-    // Continuous processing reports a task's failure as "Data read failed", the connector's error as its cause.
+    val failing =
+      streamFromZero(topic, failOnDataLoss = true, Trigger.Continuous("1 second"), "continuous")
+    // Continuous processing reports a task's failure as "Data read failed", the connector's error
+    // as its cause.
     val message = errorMessage(failing.awaitTermination(120000))
     assert(message.contains("ROCKETMQ_DATA_LOSS.EXPIRED") && message.contains(s"topic '$topic'") &&
-        "offsets \\[0, (\\d+)\\)".r.findFirstMatchIn(message).exists(_.group(1).toLong >= min), message)
+        "offsets \\[0, (\\d+)\\)".r.findFirstMatchIn(message).exists(_.group(1).toLong >= min),
+      message)
 
     val (other, otherMin, otherMax) = topicWithExpiredOffsets()
-    val lenient = streamFromZero(other, failOnDataLoss = false, Trigger.Continuous("1 second"), "continuous")
+    val lenient =
+      streamFromZero(other, failOnDataLoss = false, Trigger.Continuous("1 second"), "continuous")
     val table = "loss_false_continuous"
     try {
       // The memory sink shows what recorded epochs hold.

@@ -75,8 +75,9 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
     finally toxiproxy.removeToxic(Proxy, kind)
   }
 
-  test("a batch write whose broker connections are reset, its answers lost, stores every row, at most 1% " +
-    "twice, and its possibleDuplicates are the extra copies") {
+  test(
+    "a batch write whose broker connections are reset, its answers lost, stores every row, at most 1% " +
+      "twice, and its possibleDuplicates are the extra copies") {
     val topic = rocketmq.newTopic("resets")
     rocketmq.createTopic(topic, queues = 8)
     val rows = 20000
@@ -86,7 +87,8 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
       val write = withFault("reset_peer", "downstream", "\"timeout\":500") {
         val write = Future {
           spark.range(rows).select(col("id").cast("string").as("body")).repartition(2)
-            .write.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+            .write.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic",
+              topic)
             .save()
         }
         EmbeddedRocketMQ.awaitCondition("a send whose answer the fault dropped", 60000)(log.seen)
@@ -98,16 +100,18 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
       val stored = rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8"))
       val extra = stored.size - rows
       val counted = log.saveCounts.getOrElse("possibleDuplicates", -1L)
-      info(s"reset fault of $faultMs ms: $rows rows stored as ${stored.size} ($extra extra copies), " +
-        s"possibleDuplicates $counted, the write took $tookMs ms")
+      info(
+        s"reset fault of $faultMs ms: $rows rows stored as ${stored.size} ($extra extra copies), " +
+          s"possibleDuplicates $counted, the write took $tookMs ms")
       assert(stored.toSet === (0 until rows).map(_.toString).toSet)
       assert(extra <= rows / 100, s"$extra extra copies of $rows rows")
       assert(counted === extra.toLong, s"possibleDuplicates $counted, extra copies $extra")
     } finally log.close()
   }
 
-  test("a stream into RocketMQ whose broker connections are reset during a batch's sends stores every row, at " +
-    "most 1% twice, and its progress's possibleDuplicates are the extra copies") {
+  test(
+    "a stream into RocketMQ whose broker connections are reset during a batch's sends stores every row, at " +
+      "most 1% twice, and its progress's possibleDuplicates are the extra copies") {
     val (topic, input, query) = streamInto("stream-resets")
     val rows = (0 until 5000).map(i => s"s$i")
     val log = new SendLog(topic)
@@ -122,8 +126,9 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
       query.processAllAvailable()
       val stored = rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8"))
       val extra = stored.size - rows.size - 1
-      val counted = query.recentProgress.flatMap(p => Option(p.sink.metrics.get("possibleDuplicates")))
-        .map(_.toLong).sum
+      val counted =
+        query.recentProgress.flatMap(p => Option(p.sink.metrics.get("possibleDuplicates")))
+          .map(_.toLong).sum
       info(s"$extra extra copies of ${rows.size} rows, possibleDuplicates $counted")
       assert(stored.toSet === (rows :+ "first").toSet)
       assert(extra <= rows.size / 100, s"$extra extra copies")
@@ -134,8 +139,9 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
     }
   }
 
-  test("a batch read of a broker that takes requests and never answers fails naming the broker after " +
-    "requestTimeoutMs, then retryTimeoutMs and at most one more requestTimeoutMs, as the options say") {
+  test(
+    "a batch read of a broker that takes requests and never answers fails naming the broker after " +
+      "requestTimeoutMs, then retryTimeoutMs and at most one more requestTimeoutMs, as the options say") {
     val topic = rocketmq.newTopic("silent")
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendBodies(topic, Seq("a", "b"))
@@ -154,7 +160,8 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
     }
   }
 
-  test("a batch read through 100 ms of latency each way and a 200 KB/s pipe returns every message once") {
+  test(
+    "a batch read through 100 ms of latency each way and a 200 KB/s pipe returns every message once") {
     val topic = rocketmq.newTopic("slow-read")
     rocketmq.createTopic(topic, queues = 4)
     val sent = (0 until 1000).map(i => f"m$i%05d-" + "x" * 200)
@@ -170,8 +177,9 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
     }
   }
 
-  test("a real-time query copying between topics through 100 ms of latency each way copies every message " +
-    "once") {
+  test(
+    "a real-time query copying between topics through 100 ms of latency each way copies every message " +
+      "once") {
     val (source, target) = (rocketmq.newTopic("rt-in"), rocketmq.newTopic("rt-out"))
     rocketmq.createTopic(source, queues = 2)
     rocketmq.createTopic(target, queues = 2)
@@ -182,7 +190,8 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
         toxiproxy.addToxic(Proxy, "latency-up", "latency", "upstream", "\"latency\":100")
         val query = streamTopic(source, "startingOffsets" -> "earliest").select("body").writeStream
           .outputMode("update").format("rocketmq").option("nameServer", rocketmq.nameServer)
-          .option("topic", target).option("checkpointLocation", Files.createTempDirectory("rt-").toString)
+          .option("topic", target).option("checkpointLocation",
+            Files.createTempDirectory("rt-").toString)
           .trigger(Trigger.RealTime("5 seconds")).start()
         try {
           def copied = rocketmq.readAll(target).map(m => new String(m.getBody, "UTF-8"))
@@ -212,7 +221,8 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
       spark.sparkContext.addSparkListener(listener)
       try withFault("reset_peer", "downstream", "\"timeout\":500") {
           input.addData(rows: _*)
-          // Over as a task fails: its retry then meets no fault (four failures would fail the query).
+          // Over as a task fails: its retry then meets no fault (four failures would fail the
+          // query).
           EmbeddedRocketMQ.awaitCondition("a task that lost a half message's answer", 60000)(
             failedTasks.get > 0)
         }

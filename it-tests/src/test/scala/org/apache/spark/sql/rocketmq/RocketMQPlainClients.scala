@@ -32,20 +32,22 @@ import org.apache.spark.sql.rocketmq.client.RocketMQRetry
 
 /**
  * The plain RocketMQ producer and pull consumer, independent of the connector, for tests that write
- * many messages fast or check what a topic holds. Each is created on first use; the clients follow the
- * name server's routes, so they work on across a broker restart. On a secured broker, `rpcHook`
+ * many messages fast or check what a topic holds. Each is created on first use; the clients follow
+ * the name server's routes, so they work on across a broker restart. On a secured broker, `rpcHook`
  * signs their requests.
  */
-final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null) extends AutoCloseable {
+final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null)
+  extends AutoCloseable {
   private var startedProducer: DefaultMQProducer = _
   private var startedConsumer: DefaultMQPullConsumer = _
 
   /**
-   * Sends `count` messages, bodies `body(0 until count)`, in synchronous batches of `batchSize`. A batch
-   * whose send fails (a broker just killed, before the producer's routes say so) is sent again with fresh
-   * routes, for up to a minute, as an application would.
+   * Sends `count` messages, bodies `body(0 until count)`, in synchronous batches of `batchSize`. A
+   * batch whose send fails (a broker just killed, before the producer's routes say so) is sent
+   * again with fresh routes, for up to a minute, as an application would.
    */
-  def produce(topic: String, count: Int, body: Int => String = _.toString, batchSize: Int = 100): Unit = {
+  def produce(topic: String, count: Int, body: Int => String = _.toString, batchSize: Int = 100)
+      : Unit = {
     val p = producer
     (0 until count).grouped(batchSize).foreach { ids =>
       val batch = ids.map(i => new Message(topic, body(i).getBytes(UTF_8))).asJava
@@ -54,7 +56,8 @@ final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null) ex
       while (result == null) {
         try result = p.send(batch)
         catch {
-          case e: MQClientException if System.nanoTime() < deadline && !RocketMQRetry.mayHaveBeenStored(e) =>
+          case e: MQClientException
+              if System.nanoTime() < deadline && !RocketMQRetry.mayHaveBeenStored(e) =>
             p.getDefaultMQProducerImpl.getMqClientFactory.updateTopicRouteInfoFromNameServer(topic)
             java.util.concurrent.locks.LockSupport.parkNanos(100L * 1000 * 1000)
         }
@@ -72,7 +75,10 @@ final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null) ex
   /** Every message of `topic` the broker has indexed, queue by queue from min to max offset. */
   def readAll(topic: String): Seq[MessageExt] = readAllAs(topic)(identity)
 
-  /** What `keep` takes of each message of `topic`, every queue from min to max offset (a pull batch held at a time). */
+  /**
+   * What `keep` takes of each message of `topic`, every queue from min to max offset (a pull batch
+   * held at a time).
+   */
   def readAllAs[T](topic: String)(keep: MessageExt => T): Seq[T] = {
     val c = consumer
     c.fetchSubscribeMessageQueues(topic).asScala.toSeq.sortBy(_.getQueueId).flatMap { mq =>
@@ -81,7 +87,8 @@ final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null) ex
   }
 
   /** The messages of `mq` from offset `from` until `until`, every one of which must be there. */
-  def readRange(mq: MessageQueue, from: Long, until: Long): Seq[MessageExt] = readRangeAs(mq, from, until)(identity)
+  def readRange(mq: MessageQueue, from: Long, until: Long): Seq[MessageExt] =
+    readRangeAs(mq, from, until)(identity)
 
   /** What `keep` takes of each message of `mq` from `from` until `until` (each must be there). */
   def readRangeAs[T](mq: MessageQueue, from: Long, until: Long)(keep: MessageExt => T): Seq[T] = {
@@ -89,7 +96,8 @@ final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null) ex
     var offset = from
     while (offset < until) {
       val result = consumer.pull(mq, "*", offset, 256, 10000)
-      require(result.getPullStatus == PullStatus.FOUND, s"pull of $mq at $offset: ${result.getPullStatus}")
+      require(result.getPullStatus == PullStatus.FOUND,
+        s"pull of $mq at $offset: ${result.getPullStatus}")
       result.getMsgFoundList.asScala.foreach(m => out += keep(m))
       offset = result.getNextBeginOffset
     }
@@ -115,12 +123,14 @@ final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null) ex
   }
 
   /**
-   * The pull consumer, once it has asked for `topic`'s route afresh: it otherwise looks routes up every 30 s, so
-   * a topic it has not read yet, or a group that joined it, may be missing from what it knows.
+   * The pull consumer, once it has asked for `topic`'s route afresh: it otherwise looks routes up
+   * every 30 s, so a topic it has not read yet, or a group that joined it, may be missing from what
+   * it knows.
    */
   def routedConsumer(topic: String): DefaultMQPullConsumer = {
     val c = consumer
-    MQClientManager.getInstance().getOrCreateMQClientInstance(c).updateTopicRouteInfoFromNameServer(topic)
+    MQClientManager.getInstance().getOrCreateMQClientInstance(c).updateTopicRouteInfoFromNameServer(
+      topic)
     c
   }
 

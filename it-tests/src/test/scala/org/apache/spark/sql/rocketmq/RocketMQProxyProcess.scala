@@ -26,16 +26,19 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 /**
- * Apache RocketMQ's own proxy (module `proxy`, Maven Central's jar of the harness's RocketMQ version) in a JVM of
- * its own, in cluster mode in front of the name server `nameServer` and the brokers of cluster `clusterName`: what
- * managed RocketMQ 5 services give their users as an endpoint. Its Remoting port is what a client takes as its
- * name server ([[endpoint]]); both its ports are free loopback ports (its defaults, 8080 and 8081, are Spark's
- * UI ports). Its classpath is `it-tests/target/proxy-java-args` (`build/sbt itTests/exportHarnessClasspath`).
+ * Apache RocketMQ's own proxy (module `proxy`, Maven Central's jar of the harness's RocketMQ
+ * version) in a JVM of its own, in cluster mode in front of the name server `nameServer` and the
+ * brokers of cluster `clusterName`: what managed RocketMQ 5 services give their users as an
+ * endpoint. Its Remoting port is what a client takes as its name server ([[endpoint]]); both its
+ * ports are free loopback ports (its defaults, 8080 and 8081, are Spark's UI ports). Its classpath
+ * is `it-tests/target/proxy-java-args` (`build/sbt itTests/exportHarnessClasspath`).
  *
- * `auth`: the proxy authenticates and authorizes clients itself with ACL 2.0, reading users and rules from the
- * brokers (whose own auth is on: [[EmbeddedRocketMQ]] with `secured`), as a managed service does.
+ * `auth`: the proxy authenticates and authorizes clients itself with ACL 2.0, reading users and
+ * rules from the brokers (whose own auth is on: [[EmbeddedRocketMQ]] with `secured`), as a managed
+ * service does.
  */
-final class RocketMQProxyProcess(nameServer: String, clusterName: String, auth: Option[TestSecurity.User] = None) {
+final class RocketMQProxyProcess(nameServer: String, clusterName: String,
+    auth: Option[TestSecurity.User] = None) {
   private val home: Path = Files.createTempDirectory("rocketmq-spark-proxy-")
   private var process: Process = _
   private var remotingPort: Int = -1
@@ -59,11 +62,14 @@ final class RocketMQProxyProcess(nameServer: String, clusterName: String, auth: 
       Seq(
         "authenticationEnabled" -> true,
         "authorizationEnabled" -> true,
-        "authenticationProvider" -> "org.apache.rocketmq.auth.authentication.provider.DefaultAuthenticationProvider",
-        "authorizationProvider" -> "org.apache.rocketmq.auth.authorization.provider.DefaultAuthorizationProvider",
+        "authenticationProvider" ->
+          "org.apache.rocketmq.auth.authentication.provider.DefaultAuthenticationProvider",
+        "authorizationProvider" ->
+          "org.apache.rocketmq.auth.authorization.provider.DefaultAuthorizationProvider",
         "authenticationMetadataProvider" ->
           "org.apache.rocketmq.proxy.auth.ProxyAuthenticationMetadataProvider",
-        "authorizationMetadataProvider" -> "org.apache.rocketmq.proxy.auth.ProxyAuthorizationMetadataProvider",
+        "authorizationMetadataProvider" ->
+          "org.apache.rocketmq.proxy.auth.ProxyAuthorizationMetadataProvider",
         "innerClientAuthenticationCredentials" ->
           s"""{"accessKey":"${admin.accessKey}","secretKey":"${admin.secretKey}"}""",
         "enableAclRpcHookForClusterMode" -> true
@@ -75,17 +81,19 @@ final class RocketMQProxyProcess(nameServer: String, clusterName: String, auth: 
     }.mkString("{\n", ",\n", "\n}\n")
     val configFile = home.resolve("proxy.json")
     Files.write(configFile, json.getBytes(UTF_8))
-    val cmd = Seq(Paths.get(System.getProperty("java.home"), "bin", "java").toString, "-Xmx512m", "-Xss1m",
-      s"-Duser.home=$home", s"-DRMQ_PROXY_HOME=$home", s"-Drocketmq.home.dir=$home",
-      "-Dtls.server.mode=disabled", s"@${RocketMQProxyProcess.javaArgs}",
-      "org.apache.rocketmq.proxy.ProxyStartup", "-pc", configFile.toString)
+    val cmd =
+      Seq(Paths.get(System.getProperty("java.home"), "bin", "java").toString, "-Xmx512m", "-Xss1m",
+        s"-Duser.home=$home", s"-DRMQ_PROXY_HOME=$home", s"-Drocketmq.home.dir=$home",
+        "-Dtls.server.mode=disabled", s"@${RocketMQProxyProcess.javaArgs}",
+        "org.apache.rocketmq.proxy.ProxyStartup", "-pc", configFile.toString)
     process = new ProcessBuilder(cmd: _*)
       .redirectErrorStream(true)
       .redirectOutput(ProcessBuilder.Redirect.appendTo(home.resolve("proxy-stdout.log").toFile))
       .start()
     try {
       EmbeddedRocketMQ.awaitCondition(s"the proxy to listen on $remotingPort", timeoutMs) {
-        if (!process.isAlive) throw new IllegalStateException(s"the proxy exited (${process.exitValue()}): $logTail")
+        if (!process.isAlive)
+          throw new IllegalStateException(s"the proxy exited (${process.exitValue()}): $logTail")
         RocketMQProxyProcess.accepts(remotingPort)
       }
     } catch {
@@ -98,7 +106,8 @@ final class RocketMQProxyProcess(nameServer: String, clusterName: String, auth: 
 
   private def logTail: String = {
     val out = home.resolve("proxy-stdout.log")
-    if (Files.exists(out)) Files.readAllLines(out, UTF_8).asScala.takeRight(30).mkString("\n") else "(no output)"
+    if (Files.exists(out)) Files.readAllLines(out, UTF_8).asScala.takeRight(30).mkString("\n")
+    else "(no output)"
   }
 
   /** SIGKILL (a proxy holds no state of its own), then removes its directory. */
@@ -114,14 +123,21 @@ final class RocketMQProxyProcess(nameServer: String, clusterName: String, auth: 
 
 object RocketMQProxyProcess {
 
-  /** The proxy's JVM arguments file: `-Drocketmq.proxy.javaArgs`, else it-tests/target/proxy-java-args above the cwd. */
-  private[rocketmq] def javaArgs: String = Option(System.getProperty("rocketmq.proxy.javaArgs")).getOrElse {
-    val found = Iterator.iterate(new File(".").getAbsoluteFile)(_.getParentFile).takeWhile(_ != null)
-      .flatMap(dir => Seq(new File(dir, "it-tests/target/proxy-java-args"), new File(dir, "target/proxy-java-args")))
-      .find(_.isFile)
-    found.map(_.getAbsolutePath).getOrElse(throw new IllegalStateException(
-      "it-tests/target/proxy-java-args is missing: run build/sbt itTests/exportHarnessClasspath"))
-  }
+  /**
+   * The proxy's JVM arguments file: `-Drocketmq.proxy.javaArgs`, else
+   * it-tests/target/proxy-java-args above the cwd.
+   */
+  private[rocketmq] def javaArgs: String =
+    Option(System.getProperty("rocketmq.proxy.javaArgs")).getOrElse {
+      val found = Iterator.iterate(new File(".").getAbsoluteFile)(_.getParentFile).takeWhile(
+        _ != null)
+        .flatMap(dir =>
+          Seq(new File(dir, "it-tests/target/proxy-java-args"),
+            new File(dir, "target/proxy-java-args")))
+        .find(_.isFile)
+      found.map(_.getAbsolutePath).getOrElse(throw new IllegalStateException(
+        "it-tests/target/proxy-java-args is missing: run build/sbt itTests/exportHarnessClasspath"))
+    }
 
   private def freePort(): Int = {
     val socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress)

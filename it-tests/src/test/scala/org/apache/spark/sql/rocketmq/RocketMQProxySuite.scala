@@ -24,9 +24,10 @@ import org.apache.spark.sql.rocketmq.client.RocketMQQueue
 import org.apache.spark.sql.streaming.Trigger
 
 /**
- * Every read and write path through Apache RocketMQ's own proxy (cluster mode, in front of the shared broker), with
- * the proxy's Remoting endpoint as `nameServer`: what users of managed RocketMQ 5 services have. The proxy refuses
- * every admin request, so each test here fails if a path still needs one.
+ * Every read and write path through Apache RocketMQ's own proxy (cluster mode, in front of the
+ * shared broker), with the proxy's Remoting endpoint as `nameServer`: what users of managed
+ * RocketMQ 5 services have. The proxy refuses every admin request, so each test here fails if a
+ * path still needs one.
  */
 class RocketMQProxySuite extends RocketMQSparkSuiteBase {
   import testImplicits._
@@ -46,7 +47,10 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
   private def viaProxy(topic: String, options: (String, String)*): Map[String, String] =
     Map("nameServer" -> proxy.endpoint, "topic" -> topic, "requestTimeoutMs" -> "5000") ++ options
 
-  /** A new topic of `queues` queues holding `bodies`, indexed (through a proxy planning cannot wait for that). */
+  /**
+   * A new topic of `queues` queues holding `bodies`, indexed (through a proxy planning cannot wait
+   * for that).
+   */
   private def topicHolding(prefix: String, queues: Int, bodies: Seq[String]): String = {
     val topic = rocketmq.newTopic(prefix)
     rocketmq.createTopic(topic, queues)
@@ -60,24 +64,28 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
     val topic = topicHolding("proxy-read", 4, sent)
     val df = spark.read.format("rocketmq").options(viaProxy(topic)).load()
     assert(bodies(df).sorted === sent.sorted)
-    val offsets = df.groupBy("queueId").agg(org.apache.spark.sql.functions.max("queueOffset")).collect()
-      .map(r => r.getInt(0) -> (r.getLong(1) + 1)).toMap
-    val direct = rocketmq.latestOffsets(topic).map { case (q, o) => q.queueId -> o }.filter(_._2 > 0)
+    val offsets =
+      df.groupBy("queueId").agg(org.apache.spark.sql.functions.max("queueOffset")).collect()
+        .map(r => r.getInt(0) -> (r.getLong(1) + 1)).toMap
+    val direct =
+      rocketmq.latestOffsets(topic).map { case (q, o) => q.queueId -> o }.filter(_._2 > 0)
     assert(offsets === direct)
   }
 
   test("through the proxy no pull answer is lost: a read of megabytes needs no retry") {
-    // Apache's proxy writes no answer to a connection holding more than 64 KiB the client has not read yet; pulls
-    // pipelined over one connection (answers of up to 256 KiB) lost most answers to time-outs. With retries off, a
-    // single lost answer fails the read.
+    // Apache's proxy writes no answer to a connection holding more than 64 KiB the client has not
+    // read yet; pulls pipelined over one connection (answers of up to 256 KiB) lost most answers to
+    // time-outs. With retries off, a single lost answer fails the read.
     val topic = rocketmq.newTopic("proxy-big")
     rocketmq.createTopic(topic, queues = 4)
     val n = 8000
     spark.range(0, n, 1, 4).selectExpr("repeat('x', 1024) AS body").write.format("rocketmq")
       .option("nameServer", rocketmq.nameServer).option("topic", topic).save()
-    // Through a proxy planning cannot wait for the broker to index what it acknowledged (docs/managed-rocketmq.md).
+    // Through a proxy planning cannot wait for the broker to index what it acknowledged
+    // (docs/managed-rocketmq.md).
     rocketmq.awaitIndexed()
-    val read = spark.read.format("rocketmq").options(viaProxy(topic, "retryTimeoutMs" -> "0")).load()
+    val read =
+      spark.read.format("rocketmq").options(viaProxy(topic, "retryTimeoutMs" -> "0")).load()
     assert(read.count() === n)
   }
 
@@ -86,7 +94,8 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendBodies(topic, (0 until 10).map(i => s"early$i"))
     val cut = rocketmq.readAll(topic).map(_.getStoreTimestamp).max + 1
-    EmbeddedRocketMQ.awaitCondition("the broker's clock to pass the cut", 5000)(System.currentTimeMillis() > cut + 5)
+    EmbeddedRocketMQ.awaitCondition("the broker's clock to pass the cut", 5000)(
+      System.currentTimeMillis() > cut + 5)
     rocketmq.sendBodies(topic, (0 until 10).map(i => s"late$i"))
     rocketmq.awaitIndexed()
     val df = spark.read.format("rocketmq").options(viaProxy(topic)).load()
@@ -95,15 +104,18 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
     assert(df.queryExecution.executedPlan.toString.contains("storeTimestamp"))
   }
 
-  test("a stream through the proxy (AvailableNow) reads every message once, and commits the group's offsets") {
+  test(
+    "a stream through the proxy (AvailableNow) reads every message once, and commits the group's offsets") {
     val sent = (0 until 30).map(i => s"s$i")
     val topic = topicHolding("proxy-stream", 2, sent)
     val checkpoint = Files.createTempDirectory("rocketmq-proxy-cp-").toString
     val group = s"proxy-group-${topic.takeRight(8)}"
-    val query = spark.readStream.format("rocketmq").options(viaProxy(topic, "consumerGroup" -> group,
-      "startingOffsets" -> "earliest")).load()
-      .select(col("body").cast("string")).writeStream.format("memory").queryName(s"proxy_${topic.takeRight(8)}")
-      .option("checkpointLocation", checkpoint).trigger(Trigger.AvailableNow()).start()
+    val query =
+      spark.readStream.format("rocketmq").options(viaProxy(topic, "consumerGroup" -> group,
+        "startingOffsets" -> "earliest")).load()
+        .select(col("body").cast("string")).writeStream.format("memory").queryName(
+          s"proxy_${topic.takeRight(8)}")
+        .option("checkpointLocation", checkpoint).trigger(Trigger.AvailableNow()).start()
     query.awaitTermination(120000)
     assert(query.exception.isEmpty, query.exception)
     assert(spark.table(s"proxy_${topic.takeRight(8)}").as[String].collect().sorted === sent.sorted)
@@ -120,9 +132,11 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
     assert(rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8")).sorted === rows.sorted)
   }
 
-  test("a write of many rows through the proxy stores each once: no answer is lost and nothing is sent twice") {
-    // Apache's proxy writes no answer to a connection holding more than 64 KiB unread; with thousands of sends in
-    // flight over one connection, answers were lost, the sends repeated, and rows stored twice.
+  test(
+    "a write of many rows through the proxy stores each once: no answer is lost and nothing is sent twice") {
+    // Apache's proxy writes no answer to a connection holding more than 64 KiB unread; with
+    // thousands of sends in flight over one connection, answers were lost, the sends repeated, and
+    // rows stored twice.
     val topic = rocketmq.newTopic("proxy-many")
     rocketmq.createTopic(topic, queues = 4)
     val n = 20000
@@ -131,30 +145,38 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
     assert(rocketmq.latestOffsets(topic).values.sum === n.toLong)
   }
 
-  test("rows with a sharding key go through the proxy to a NORMAL topic, each key in order on one queue") {
+  test(
+    "rows with a sharding key go through the proxy to a NORMAL topic, each key in order on one queue") {
     val topic = rocketmq.newTopic("proxy-keyed")
     rocketmq.createTopic(topic, queues = 4, messageType = Some("NORMAL"))
     val rows = (0 until 60).map(i => (f"$i%03d", s"key-${i % 3}"))
-    rows.toDF("body", "shardingKey").coalesce(1).write.format("rocketmq").options(viaProxy(topic)).save()
+    rows.toDF("body", "shardingKey").coalesce(1).write.format("rocketmq").options(
+      viaProxy(topic)).save()
     val stored = rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8") -> m).toMap
     assert(stored.keySet === rows.map(_._1).toSet)
     rows.groupBy(_._2).foreach { case (key, keyed) =>
       val messages = keyed.map(r => stored(r._1))
       assert(messages.map(_.getQueueId).distinct.size === 1, s"$key spread over queues")
-      assert(messages.map(_.getQueueOffset) === messages.map(_.getQueueOffset).sorted, s"$key out of order")
+      assert(messages.map(_.getQueueOffset) === messages.map(_.getQueueOffset).sorted,
+        s"$key out of order")
     }
   }
 
   test("continuous and real-time queries through the proxy copy each row as it arrives") {
     val (source, target) = (rocketmq.newTopic("proxy-cont"), rocketmq.newTopic("proxy-cont-out"))
-    rocketmq.createTopic(source, queues = 1) // local[2]: a slot for the query's one long-running read task
+    rocketmq.createTopic(source,
+      queues = 1) // local[2]: a slot for the query's one long-running read task
     rocketmq.createTopic(target, queues = 2)
     def copied(prefix: String): Seq[String] =
       rocketmq.readAll(target).map(m => new String(m.getBody, "UTF-8")).filter(_.startsWith(prefix))
-    /** From `start` (JSON offsets) into the target, 10 rows sent with `prefix`, each copied once. */
+    /**
+     * From `start` (JSON offsets) into the target, 10 rows sent with `prefix`, each copied once.
+     */
     def copyTen(trigger: Trigger, outputMode: String, start: String, prefix: String): Unit = {
-      val query = spark.readStream.format("rocketmq").options(viaProxy(source, "startingOffsets" -> start)).load()
-        .selectExpr("body").writeStream.outputMode(outputMode).format("rocketmq").options(viaProxy(target))
+      val query = spark.readStream.format("rocketmq").options(viaProxy(source,
+        "startingOffsets" -> start)).load()
+        .selectExpr("body").writeStream.outputMode(outputMode).format("rocketmq").options(
+          viaProxy(target))
         .option("checkpointLocation", Files.createTempDirectory("rocketmq-proxy-cp-").toString)
         .trigger(trigger).start()
       try {
@@ -168,11 +190,13 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
     }
     copyTen(Trigger.Continuous("1 second"), "append", "earliest", "c")
     spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
-    try copyTen(Trigger.RealTime("10 minutes"), "update", s"""{"$source":{"${rocketmq.brokerName}":{"0":10}}}""", "r")
+    try copyTen(Trigger.RealTime("10 minutes"), "update",
+        s"""{"$source":{"${rocketmq.brokerName}":{"0":10}}}""", "r")
     finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
   }
 
-  test("exactly-once through the proxy is refused before anything is sent, naming why and what to do") {
+  test(
+    "exactly-once through the proxy is refused before anything is sent, naming why and what to do") {
     val topic = rocketmq.newTopic("proxy-eo")
     rocketmq.createTopic(topic, queues = 2, messageType = Some("TRANSACTION"))
     val message = errorMessage {
@@ -180,13 +204,16 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
         .options(viaProxy(topic, "deliveryGuarantee" -> "exactly_once")).save()
     }
     assert(message.contains("ROCKETMQ_OPTION_NOT_ALLOWED.PROXY_EXACTLY_ONCE"), message)
-    assert(message.contains("deliveryGuarantee=at_least_once") && message.contains("Nothing was sent"), message)
+    assert(message.contains("deliveryGuarantee=at_least_once") &&
+        message.contains("Nothing was sent"), message)
     assert(rocketmq.latestOffsets(topic).values.sum === 0L)
     // The same write to the cluster's own name server is exactly-once.
-    (0 until 30).map(i => s"e$i").toDF("body").write.format("rocketmq").option("nameServer", rocketmq.nameServer)
+    (0 until 30).map(i => s"e$i").toDF("body").write.format("rocketmq").option("nameServer",
+      rocketmq.nameServer)
       .option("topic", topic).option("deliveryGuarantee", "exactly_once").save()
     assert(
-      rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8")).sorted === (0 until 30).map(i => s"e$i").sorted)
+      rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8")).sorted === (0 until 30).map(
+        i => s"e$i").sorted)
   }
 
   test("startingOffsets=group starts where the group committed, directly and through the proxy") {
@@ -206,27 +233,33 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
     for (nameServer <- Seq(rocketmq.nameServer, proxy.endpoint)) {
       // groupOffsetFallback=latest (the default): none of queue 1.
       assert(batch(nameServer).sorted === q0.drop(6).sorted, nameServer)
-      assert(batch(nameServer, "groupOffsetFallback" -> "earliest").sorted === (q0.drop(6) ++ q1).sorted, nameServer)
+      assert(batch(nameServer, "groupOffsetFallback" -> "earliest").sorted ===
+          (q0.drop(6) ++ q1).sorted, nameServer)
     }
-    // A stream from the group's offsets reads what the group has not, and commits for it: the two meet.
+    // A stream from the group's offsets reads what the group has not, and commits for it: the two
+    // meet.
     val name = s"group_${topic.takeRight(8)}"
-    val query = spark.readStream.format("rocketmq").options(viaProxy(topic, "consumerGroup" -> group,
-      "startingOffsets" -> "group", "groupOffsetFallback" -> "earliest")).load()
-      .select(col("body").cast("string")).writeStream.format("memory").queryName(name)
-      .option("checkpointLocation", Files.createTempDirectory("rocketmq-proxy-cp-").toString)
-      .trigger(Trigger.AvailableNow()).start()
+    val query =
+      spark.readStream.format("rocketmq").options(viaProxy(topic, "consumerGroup" -> group,
+        "startingOffsets" -> "group", "groupOffsetFallback" -> "earliest")).load()
+        .select(col("body").cast("string")).writeStream.format("memory").queryName(name)
+        .option("checkpointLocation", Files.createTempDirectory("rocketmq-proxy-cp-").toString)
+        .trigger(Trigger.AvailableNow()).start()
     query.awaitTermination(120000)
     assert(query.exception.isEmpty, query.exception)
     assert(spark.table(name).as[String].collect().sorted === (q0.drop(6) ++ q1).sorted)
     assert(rocketmq.committedOffset(group, RocketMQQueue(topic, rocketmq.brokerName, 0)) === 10L)
     assert(rocketmq.committedOffset(group, RocketMQQueue(topic, rocketmq.brokerName, 1)) === 5L)
     assert(batch(proxy.endpoint, "groupOffsetFallback" -> "earliest").isEmpty)
-    val missing = errorMessage(spark.read.format("rocketmq").options(viaProxy(topic, "startingOffsets" -> "group"))
+    val missing = errorMessage(spark.read.format("rocketmq").options(viaProxy(topic,
+      "startingOffsets" -> "group"))
       .load().collect())
-    assert(missing.contains("ROCKETMQ_MISSING_OPTION.CONSUMER_GROUP") && missing.contains("consumerGroup"), missing)
+    assert(missing.contains("ROCKETMQ_MISSING_OPTION.CONSUMER_GROUP") &&
+        missing.contains("consumerGroup"), missing)
   }
 
-  test("the catalog reads and writes tables through the proxy; SHOW TABLES says it needs the name server") {
+  test(
+    "the catalog reads and writes tables through the proxy; SHOW TABLES says it needs the name server") {
     val topic = rocketmq.newTopic("proxy_cat")
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendBodies(topic, Seq("a", "b"))

@@ -22,12 +22,13 @@ import org.apache.spark.sql.streaming.Trigger
 
 /**
  * A name server that does not know a topic for a moment (it restarted, or dropped the broker's
- * registration) while the broker still has the topic and every message: the queues are unavailable, not
- * gone (DESIGN: only a broker that answers and denies a topic or queue is data loss).
+ * registration) while the broker still has the topic and every message: the queues are unavailable,
+ * not gone (DESIGN: only a broker that answers and denies a topic or queue is data loss).
  */
 class RocketMQRouteLossSuite extends RocketMQSparkSuiteBase {
 
-  test("a stream survives a topic route missing from the name server for a few triggers, and loses nothing") {
+  test(
+    "a stream survives a topic route missing from the name server for a few triggers, and loses nothing") {
     val topic = rocketmq.newTopic("route")
     rocketmq.createTopic(topic, queues = 4)
     rocketmq.sendBodies(topic, (0 until 40).map(i => s"m$i"))
@@ -45,12 +46,14 @@ class RocketMQRouteLossSuite extends RocketMQSparkSuiteBase {
       EmbeddedRocketMQ.awaitCondition("five triggers without the route", 60000) {
         !q.isActive || q.recentProgress.length >= batchesBefore + 5
       }
-      assert(q.isActive, s"the query stopped while the route was missing: ${q.exception.map(_.getMessage)}")
+      assert(q.isActive,
+        s"the query stopped while the route was missing: ${q.exception.map(_.getMessage)}")
       rocketmq.createTopic(topic, queues = 4) // the route is back
       rocketmq.sendBodies(topic, (40 until 60).map(i => s"m$i"))
       q.processAllAvailable()
       val rows = spark.table("route_loss").collect()
-      assert(rows.map(r => (r.getInt(1), r.getLong(2))).distinct.length === rows.length, "a message was read twice")
+      assert(rows.map(r => (r.getInt(1), r.getLong(2))).distinct.length === rows.length,
+        "a message was read twice")
       assert(rows.map(_.getString(0)).sorted.toSeq === (0 until 60).map(i => s"m$i").sorted)
     } finally {
       q.stop()

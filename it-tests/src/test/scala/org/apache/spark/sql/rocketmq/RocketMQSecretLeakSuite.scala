@@ -51,7 +51,10 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
   private val wrongSecret = s"wrong-secret-${java.util.UUID.randomUUID()}"
   private val loneSecret = s"lone-secret-${java.util.UUID.randomUUID()}"
 
-  /** The configuration's credentials, given as `spark-submit --conf` gives them: as JVM system properties. */
+  /**
+   * The configuration's credentials, given as `spark-submit --conf` gives them: as JVM system
+   * properties.
+   */
   private val confCredentials = Map("spark.rocketmq.accessKey" -> confUser.accessKey,
     "spark.rocketmq.secretKey" -> confUser.secretKey, "spark.rocketmq.securityToken" -> confToken)
 
@@ -60,7 +63,9 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
     Runtime.getRuntime.addShutdownHook(new Thread(() => mq.discard()))
     mq.createUser(confUser, TestSecurity.ReadWrite)
     mq.createUser(optionUser, TestSecurity.ReadWrite)
-    confCredentials.foreach { case (k, v) => System.setProperty(k, v) } // read when the session starts
+    confCredentials.foreach { case (k, v) =>
+      System.setProperty(k, v)
+    } // read when the session starts
     mq
   }
 
@@ -68,10 +73,12 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
     try confCredentials.keys.foreach(System.clearProperty)
     finally super.afterAll()
 
-  private def optionCredentials: Map[String, String] = optionUser.options + ("securityToken" -> optionToken)
+  private def optionCredentials: Map[String, String] = optionUser.options +
+    ("securityToken" -> optionToken)
 
   /** Every log event of the JVM from any logger, formatted, with its stack trace. */
-  private final class Capture extends AbstractAppender("secret-leak-capture", null, null, true, Property.EMPTY_ARRAY) {
+  private final class Capture
+    extends AbstractAppender("secret-leak-capture", null, null, true, Property.EMPTY_ARRAY) {
     val lines = new ConcurrentLinkedQueue[String]()
     override def append(event: LogEvent): Unit = {
       lines.add(s"${event.getLoggerName}: ${event.getMessage.getFormattedMessage}")
@@ -91,7 +98,8 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
       f -> new String(Files.readAllBytes(f), ISO_8859_1)
     }.toSeq
 
-  test("a secured query end to end: no secret or token in logs, plans, UI data, progress, checkpoint or errors") {
+  test(
+    "a secured query end to end: no secret or token in logs, plans, UI data, progress, checkpoint or errors") {
     val (source, sink) = (rocketmq.newTopic("leak-src"), rocketmq.newTopic("leak-sink"))
     rocketmq.createTopic(source, queues = 2)
     rocketmq.createTopic(sink, queues = 2)
@@ -107,7 +115,8 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
 
     val plans = new ConcurrentLinkedQueue[String]()
     val planListener = new QueryExecutionListener {
-      override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit = plans.add(qe.toString)
+      override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit =
+        plans.add(qe.toString)
       override def onFailure(funcName: String, qe: QueryExecution, exception: Exception): Unit =
         plans.add(qe.toString)
     }
@@ -123,8 +132,10 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
     try {
       // A batch write and read with credentials in the options (a token too).
       (0 until 20).map(i => s"m$i").toDF("body").write.format("rocketmq").mode("append")
-        .option("nameServer", rocketmq.nameServer).option("topic", source).options(optionCredentials).save()
-      val batch = spark.read.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", source)
+        .option("nameServer", rocketmq.nameServer).option("topic", source).options(
+          optionCredentials).save()
+      val batch = spark.read.format("rocketmq").option("nameServer", rocketmq.nameServer).option(
+        "topic", source)
         .options(optionCredentials).load()
       assert(batch.count() === 20)
       plans.add(batch.queryExecution.explainString(org.apache.spark.sql.execution.ExtendedMode))
@@ -133,7 +144,8 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
       val query = spark.readStream.format("rocketmq").option("nameServer", rocketmq.nameServer)
         .option("topic", source).option("startingOffsets", "earliest").load()
         .select("body").writeStream.format("rocketmq").option("nameServer", rocketmq.nameServer)
-        .option("topic", sink).options(optionCredentials).option("checkpointLocation", checkpoint.toString)
+        .option("topic", sink).options(optionCredentials).option("checkpointLocation",
+          checkpoint.toString)
         .trigger(Trigger.AvailableNow()).start()
       query.awaitTermination()
       assert(query.exception.isEmpty)
@@ -144,11 +156,15 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
       assert(rocketmq.readAll(sink).size === 20)
 
       // Failures: a wrong secret (the broker refuses it) and a secret without its key.
-      errors += stackTrace(intercept[Throwable](spark.read.format("rocketmq").option("nameServer", rocketmq.nameServer)
-        .option("topic", source).option("accessKey", optionUser.accessKey).option("secretKey", wrongSecret)
+      errors += stackTrace(intercept[Throwable](spark.read.format("rocketmq").option("nameServer",
+        rocketmq.nameServer)
+        .option("topic", source).option("accessKey", optionUser.accessKey).option("secretKey",
+          wrongSecret)
         .load().count()))
-      errors += stackTrace(intercept[Throwable](spark.read.format("rocketmq").option("nameServer", rocketmq.nameServer)
-        .option("topic", source).option("accessKey", "").option("secretKey", loneSecret).load().count()))
+      errors += stackTrace(intercept[Throwable](spark.read.format("rocketmq").option("nameServer",
+        rocketmq.nameServer)
+        .option("topic", source).option("accessKey", "").option("secretKey",
+          loneSecret).load().count()))
       spark.sparkContext.listenerBus.waitUntilEmpty()
     } finally {
       root.removeAppender(capture.getName)
@@ -159,14 +175,17 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
       spark.sparkContext.removeSparkListener(eventListener)
     }
 
-    // The environment page as the UI renders it: Spark redacts what its spark.redaction.regex matches.
+    // The environment page as the UI renders it: Spark redacts what its spark.redaction.regex
+    // matches.
     val environment = spark.sparkContext.statusStore.environmentInfo()
     val environmentText = org.apache.spark.util.Utils.redact(spark.sparkContext.getConf,
       environment.sparkProperties ++ environment.systemProperties ++ environment.hadoopProperties)
       .map { case (k, v) => s"$k=$v" }.mkString("\n")
-    // RocketMQ's own log of this JVM (a folder of this run's: build.sbt names it; the one of processes is shared).
+    // RocketMQ's own log of this JVM (a folder of this run's: build.sbt names it; the one of
+    // processes is shared).
     val logFolder = Option(System.getProperty("rocketmq.spark.testLogs"))
-    assert(logFolder.isDefined, "rocketmq.spark.testLogs is not set: build.sbt sets it for the test JVM")
+    assert(logFolder.isDefined,
+      "rocketmq.spark.testLogs is not set: build.sbt sets it for the test JVM")
     val clientLogs = filesUnder(Paths.get(logFolder.get))
     val seen: Seq[(String, String)] =
       capture.lines.asScala.toSeq.map("log" -> _) ++ plans.asScala.map("plan" -> _) ++
@@ -180,12 +199,14 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
     assert(plans.asScala.exists(_.contains("RocketMQScan")), plans.asScala.mkString("\n"))
     assert(events.asScala.exists(_.contains("SparkListenerSQLExecutionStart")))
     assert(environmentText.contains("spark.rocketmq.secretKey"))
-    assert(progress.result().nonEmpty && progress.result().exists(_.contains("RocketMQMicroBatchStream")))
+    assert(progress.result().nonEmpty &&
+      progress.result().exists(_.contains("RocketMQMicroBatchStream")))
     assert(filesUnder(checkpoint).exists(_._1.toString.contains("offsets")))
     assert(errors.result().exists(_.contains("ROCKETMQ_ACCESS_DENIED")))
     assert(errors.result().exists(_.contains("ROCKETMQ_INCOMPLETE_CREDENTIALS")))
 
-    val secrets = Seq(confUser.secretKey, confToken, optionUser.secretKey, optionToken, wrongSecret, loneSecret)
+    val secrets =
+      Seq(confUser.secretKey, confToken, optionUser.secretKey, optionToken, wrongSecret, loneSecret)
     val leaks = for ((where, text) <- seen; secret <- secrets if text.contains(secret)) yield {
       val at = text.indexOf(secret)
       s"$where: ...${text.substring(math.max(0, at - 200), math.min(text.length, at + 60))}..."

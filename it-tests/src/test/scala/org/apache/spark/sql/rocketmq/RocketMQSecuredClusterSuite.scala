@@ -26,10 +26,10 @@ import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.streaming.Trigger
 
 /**
- * Against a broker with RocketMQ 5's authentication and authorization on: the right credentials read
- * and write, batch and streaming; wrong, unknown and missing ones fail fast with an error that names
- * the access key (never the secret); a user allowed to read but not to write fails the write clearly;
- * credentials may come from the Spark configuration; a namespace scopes the topics.
+ * Against a broker with RocketMQ 5's authentication and authorization on: the right credentials
+ * read and write, batch and streaming; wrong, unknown and missing ones fail fast with an error that
+ * names the access key (never the secret); a user allowed to read but not to write fails the write
+ * clearly; credentials may come from the Spark configuration; a namespace scopes the topics.
  */
 class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
   import testImplicits._
@@ -43,14 +43,16 @@ class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
   private lazy val writer = user("writer", TestSecurity.ReadWrite)
   private lazy val reader = user("reader", TestSecurity.ReadOnly)
 
-  private def user(prefix: String, rights: Seq[org.apache.rocketmq.common.action.Action]): TestSecurity.User = {
+  private def user(prefix: String, rights: Seq[org.apache.rocketmq.common.action.Action])
+      : TestSecurity.User = {
     val u = TestSecurity.newUser(prefix)
     rocketmq.createUser(u, rights)
     u
   }
 
   private def write(topic: String, rows: Seq[String], options: Map[String, String]): Unit =
-    rows.toDF("body").write.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+    rows.toDF("body").write.format("rocketmq").option("nameServer", rocketmq.nameServer).option(
+      "topic", topic)
       .options(options).mode("append").save()
 
   private def read(topic: String, options: Map[String, String]): DataFrame =
@@ -78,7 +80,8 @@ class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
     assert(bodiesOf(read(copy, reader.options)) === rows.sorted)
   }
 
-  test("a wrong secret, an unknown access key and no credentials fail fast, naming the key, never the secret") {
+  test(
+    "a wrong secret, an unknown access key and no credentials fail fast, naming the key, never the secret") {
     val topic = rocketmq.newTopic("acl-denied")
     rocketmq.createTopic(topic, queues = 2)
     write(topic, Seq("x"), writer.options)
@@ -121,7 +124,8 @@ class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
       write(topic, Seq("p", "q"), Map.empty)
       assert(bodiesOf(read(topic, Map.empty)) === Seq("p", "q"))
       // An option wins over the configuration.
-      val denied = errorMessage(read(topic, Map("accessKey" -> "nobody-at-all", "secretKey" -> "s")).collect())
+      val denied =
+        errorMessage(read(topic, Map("accessKey" -> "nobody-at-all", "secretKey" -> "s")).collect())
       assert(denied.contains("ROCKETMQ_ACCESS_DENIED") && denied.contains("nobody-at-all"), denied)
     } finally {
       spark.conf.unset("spark.rocketmq.accessKey")
@@ -146,26 +150,32 @@ class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
   /** A user with exactly `rights` (`Topic:t=Sub+Get,Group:g=Sub`). */
   private def leastPrivileged(prefix: String, rights: String): TestSecurity.User = {
     val u = TestSecurity.newUser(prefix)
-    TestSecurity.createUserWithRights(rocketmq.brokerController, u, TestSecurity.parseRights(rights))
+    TestSecurity.createUserWithRights(rocketmq.brokerController, u,
+      TestSecurity.parseRights(rights))
     u
   }
 
   private var proxyStarted: Option[RocketMQProxyProcess] = None
 
-  /** A proxy with auth on in front of this suite's broker, started by the first test that needs it. */
+  /**
+   * A proxy with auth on in front of this suite's broker, started by the first test that needs it.
+   */
   private def proxy: RocketMQProxyProcess = proxyStarted.getOrElse {
-    val p = new RocketMQProxyProcess(rocketmq.nameServer, rocketmq.clusterName, auth = Some(TestSecurity.Admin)).start()
+    val p = new RocketMQProxyProcess(rocketmq.nameServer, rocketmq.clusterName,
+      auth = Some(TestSecurity.Admin)).start()
     proxyStarted = Some(p)
     p
   }
 
-  // The proxy JVM goes with the suite, not with the test JVM: later suites share the machine's two cores.
+  // The proxy JVM goes with the suite, not with the test JVM: later suites share the machine's two
+  // cores.
   override protected def afterAll(): Unit = {
     try proxyStarted.foreach(_.stop())
     finally super.afterAll()
   }
 
-  test("least privilege, directly and through a proxy: Sub+Get on the topic and Sub on the group read; Pub writes") {
+  test(
+    "least privilege, directly and through a proxy: Sub+Get on the topic and Sub on the group read; Pub writes") {
     val (topic, copy) = (rocketmq.newTopic("lp"), rocketmq.newTopic("lp-copy"))
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.createTopic(copy, queues = 2)
@@ -179,11 +189,15 @@ class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
       val via = Map("nameServer" -> nameServer, "consumerGroup" -> group) ++ consumer.options
       val batch = spark.read.format("rocketmq").option("topic", topic).options(via).load()
       assert(bodiesOf(batch) === rows.sorted, nameServer)
-      // A stream reads as the group, commits the group's offsets, and writes with the producer's rights only.
-      val query = spark.readStream.format("rocketmq").option("topic", topic).option("startingOffsets", "earliest")
-        .options(via).load().select("body").writeStream.format("rocketmq").option("nameServer", nameServer)
+      // A stream reads as the group, commits the group's offsets, and writes with the producer's
+      // rights only.
+      val query = spark.readStream.format("rocketmq").option("topic", topic).option(
+        "startingOffsets", "earliest")
+        .options(via).load().select("body").writeStream.format("rocketmq").option("nameServer",
+          nameServer)
         .option("topic", copy).options(producer.options)
-        .option("checkpointLocation", java.nio.file.Files.createTempDirectory("lp-stream-").toString)
+        .option("checkpointLocation",
+          java.nio.file.Files.createTempDirectory("lp-stream-").toString)
         .trigger(Trigger.AvailableNow()).start()
       query.awaitTermination()
       assert(query.exception.isEmpty, query.exception)
@@ -193,7 +207,8 @@ class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
       ends.foreach { case (queue, end) =>
         assert(rocketmq.committedOffset(group, queue) === end, s"$nameServer $queue")
       }
-      ends.keys.foreach(rocketmq.commitOffset(group, _, 0L)) // the next endpoint's stream must commit them again
+      ends.keys.foreach(rocketmq.commitOffset(group, _,
+        0L)) // the next endpoint's stream must commit them again
     }
     assert(bodiesOf(read(copy, reader.options)) === (rows ++ rows).sorted)
   }
@@ -206,14 +221,19 @@ class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
     // Sub and Get on the topic, nothing on the group, no Pub.
     val noGroup = leastPrivileged("nogroup", s"Topic:$topic=Sub+Get")
     for (nameServer <- Seq(rocketmq.nameServer, proxy.endpoint)) {
-      // ROCKETMQ_ACCESS_DENIED, not a pull retried until retryTimeoutMs ran out (PULL_FAILED.RETRIES_EXHAUSTED).
+      // ROCKETMQ_ACCESS_DENIED, not a pull retried until retryTimeoutMs ran out
+      // (PULL_FAILED.RETRIES_EXHAUSTED).
       val message = errorMessage(spark.read.format("rocketmq").option("nameServer", nameServer)
-        .option("topic", topic).option("consumerGroup", group).options(noGroup.options).load().collect())
-      assert(message.contains("ROCKETMQ_ACCESS_DENIED") && message.contains(noGroup.accessKey), message)
-      assert(message.contains(s"Group:$group") && message.contains("Sub on the consumer group"), message)
+        .option("topic", topic).option("consumerGroup", group).options(
+          noGroup.options).load().collect())
+      assert(message.contains("ROCKETMQ_ACCESS_DENIED") && message.contains(noGroup.accessKey),
+        message)
+      assert(message.contains(s"Group:$group") && message.contains("Sub on the consumer group"),
+        message)
       assert(!message.contains(noGroup.secretKey), message)
-      val write = errorMessage(Seq("y").toDF("body").write.format("rocketmq").option("nameServer", nameServer)
-        .option("topic", topic).options(noGroup.options).mode("append").save())
+      val write =
+        errorMessage(Seq("y").toDF("body").write.format("rocketmq").option("nameServer", nameServer)
+          .option("topic", topic).options(noGroup.options).mode("append").save())
       assert(write.contains("ROCKETMQ_ACCESS_DENIED") && write.contains(noGroup.accessKey), write)
       assert(write.contains("Pub on the topic"), write)
     }

@@ -23,7 +23,8 @@ import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 
 /**
  * The sink's broker stops while a streaming query writes to it: the query fails (nothing is lost
- * silently), and once the broker is back the query, restarted from its checkpoint, writes every row.
+ * silently), and once the broker is back the query, restarted from its checkpoint, writes every
+ * row.
  */
 class RocketMQSinkRecoverySuite extends RocketMQSparkSuiteBase {
 
@@ -39,19 +40,23 @@ class RocketMQSinkRecoverySuite extends RocketMQSparkSuiteBase {
   /** Failed tasks are retried, as on a cluster (a retry borrows a fresh producer). */
   override protected def sparkMaster: String = "local[2,4]"
 
-  test("the sink's broker down for longer than retryTimeoutMs: the query fails; restarted, every row lands") {
+  test(
+    "the sink's broker down for longer than retryTimeoutMs: the query fails; restarted, every row lands") {
     val (in, out) = (sourceBroker.newTopic("in"), rocketmq.newTopic("out"))
     sourceBroker.createTopic(in, queues = 2)
     rocketmq.createTopic(out, queues = 2)
     val checkpoint = Files.createTempDirectory("rocketmq-recovery-").toString
     def start(): StreamingQuery =
-      spark.readStream.format("rocketmq").option("nameServer", sourceBroker.nameServer).option("topic", in)
+      spark.readStream.format("rocketmq").option("nameServer", sourceBroker.nameServer).option(
+        "topic", in)
         .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "50").load()
         .selectExpr("body")
-        .writeStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", out)
+        .writeStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic",
+          out)
         .option("sendTimeoutMs", "2000").option("retryTimeoutMs", "3000")
         .option("checkpointLocation", checkpoint).trigger(Trigger.ProcessingTime(0)).start()
-    def stored: Seq[String] = rocketmq.readAll(out).map(m => new String(m.getBody, StandardCharsets.UTF_8))
+    def stored: Seq[String] =
+      rocketmq.readAll(out).map(m => new String(m.getBody, StandardCharsets.UTF_8))
 
     sourceBroker.sendBodies(in, (0 until 100).map(i => s"m$i"))
     val first = start()
@@ -62,10 +67,12 @@ class RocketMQSinkRecoverySuite extends RocketMQSparkSuiteBase {
     sourceBroker.sendBodies(in, (100 until 200).map(i => s"m$i"))
     val failure = intercept[Exception](first.awaitTermination(120000))
     assert(!first.isActive)
-    // The next batch's sends find no broker to send to: each task retries for 3 s, then fails. (The driver does not
-    // ask the name server again at each micro-batch's plan: only the query's first plan checks the topic.)
+    // The next batch's sends find no broker to send to: each task retries for 3 s, then fails. (The
+    // driver does not ask the name server again at each micro-batch's plan: only the query's first
+    // plan checks the topic.)
     assert(failure.getMessage.contains("[ROCKETMQ_SEND_FAILED.RETRIES_EXHAUSTED]") &&
-        failure.getMessage.contains(s"'$out'") && failure.getMessage.contains("'retryTimeoutMs' (3000 ms)"),
+        failure.getMessage.contains(s"'$out'") &&
+        failure.getMessage.contains("'retryTimeoutMs' (3000 ms)"),
       failure.getMessage)
 
     rocketmq.startBroker()

@@ -23,7 +23,10 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
-/** The test JVM's shared embedded RocketMQ and one local Spark session per suite; each test makes its own topics. */
+/**
+ * The test JVM's shared embedded RocketMQ and one local Spark session per suite; each test makes
+ * its own topics.
+ */
 trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
 
   protected var rocketmq: EmbeddedRocketMQ = _
@@ -32,8 +35,9 @@ trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
   protected def sparkMaster: String = "local[2]"
 
   /**
-   * The broker this suite uses; by default the one all suites of the test JVM share. A broker of the suite's own is
-   * stopped after the suite (in the background: RocketMQ's shutdown waits some 20 s).
+   * The broker this suite uses; by default the one all suites of the test JVM share. A broker of
+   * the suite's own is stopped after the suite (in the background: RocketMQ's shutdown waits some
+   * 20 s).
    */
   protected def newRocketMQ(): EmbeddedRocketMQ = EmbeddedRocketMQ.shared
 
@@ -50,7 +54,8 @@ trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
     try {
       if (spark != null) spark.stop()
     } finally {
-      try if (rocketmq != null && !EmbeddedRocketMQ.isShared(rocketmq)) EmbeddedRocketMQ.stopInBackground(rocketmq)
+      try if (rocketmq != null && !EmbeddedRocketMQ.isShared(rocketmq))
+          EmbeddedRocketMQ.stopInBackground(rocketmq)
       finally super.afterAll()
     }
   }
@@ -67,19 +72,23 @@ trait RocketMQSparkSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
     Map("nameServer" -> rocketmq.nameServer, "topic" -> topic) ++ options
 
   protected def bodies(df: DataFrame): Seq[String] =
-    df.select("body").collect().map(r => new String(r.getAs[Array[Byte]](0), StandardCharsets.UTF_8)).toSeq
+    df.select("body").collect().map(r =>
+      new String(r.getAs[Array[Byte]](0), StandardCharsets.UTF_8)).toSeq
 
   /** Runs `body`, expecting it to throw; returns the message of the whole cause chain. */
   protected def errorMessage(body: => Any): String = {
     val e = intercept[Throwable](body)
-    Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(t => s"${t.getClass.getName}: ${t.getMessage}")
+    Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(t =>
+      s"${t.getClass.getName}: ${t.getMessage}")
       .mkString("\n")
   }
 }
 
 object RocketMQSparkSuiteBase {
 
-  /** A local Spark session for a suite: `master`, the UI off, two shuffle partitions, on loopback. */
+  /**
+   * A local Spark session for a suite: `master`, the UI off, two shuffle partitions, on loopback.
+   */
   def localSession(master: String, appName: String): SparkSession = SparkSession.builder()
     .master(master)
     .appName(appName)

@@ -46,7 +46,8 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
 
   private def toTopic(df: DataFrame, topic: String, mode: OutputMode = OutputMode.Append(),
       trigger: Trigger = Trigger.AvailableNow()): StreamingQuery =
-    df.writeStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+    df.writeStream.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic",
+      topic)
       .option("checkpointLocation", newDir()).outputMode(mode).trigger(trigger).start()
 
   test("every column reaches the message: tags, keys as string or array, properties") {
@@ -81,12 +82,14 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     byKey.foreach { case (key, bodies) =>
       val messages = bodies.map(storedByBody)
       assert(messages.map(_.getQueueId).distinct.size === 1, s"$key spread over queues")
-      assert(messages.map(_.getQueueOffset) === messages.map(_.getQueueOffset).sorted, s"$key out of order")
+      assert(messages.map(_.getQueueOffset) === messages.map(_.getQueueOffset).sorted,
+        s"$key out of order")
     }
     assert(stored.map(_.getQueueId).distinct.size > 1, "different keys should use different queues")
   }
 
-  test("source -> transform -> sink -> another topic: counts equal, and the write metrics count them") {
+  test(
+    "source -> transform -> sink -> another topic: counts equal, and the write metrics count them") {
     val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(in, queues = 4)
     rocketmq.createTopic(out, queues = 2)
@@ -102,9 +105,10 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     assert(stored.forall(_.getTags == "copied"))
     assert(stored.forall(m => m.getKeys.startsWith("k-") && m.getKeys.endsWith(" all")))
     assert(stored.map(_.getUserProperty("from")).toSet === Set("0", "1", "2", "3"))
-    val metrics = q.asInstanceOf[StreamingQueryWrapper].streamingQuery.lastExecution.executedPlan.collect {
-      case w: WriteToDataSourceV2Exec => w.metrics.map { case (k, v) => k -> v.value }
-    }.head
+    val metrics =
+      q.asInstanceOf[StreamingQueryWrapper].streamingQuery.lastExecution.executedPlan.collect {
+        case w: WriteToDataSourceV2Exec => w.metrics.map { case (k, v) => k -> v.value }
+      }.head
     val lastBatchRows = q.recentProgress.filter(_.numInputRows > 0).last.numInputRows
     assert(metrics(RocketMQCustomMetrics.MessagesSent) === lastBatchRows, metrics)
     assert(metrics(RocketMQCustomMetrics.BytesSent) > 0)
@@ -113,7 +117,8 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     assert(metrics.contains(RocketMQCustomMetrics.SendRetries))
   }
 
-  test("progress and SQL metrics: how long messages waited in RocketMQ, and how long sends took to be acknowledged") {
+  test(
+    "progress and SQL metrics: how long messages waited in RocketMQ, and how long sends took to be acknowledged") {
     val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(in, queues = 1) // one task: its SQL metrics are the task's own values
     rocketmq.createTopic(out, queues = 2)
@@ -122,7 +127,8 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     val stored = System.currentTimeMillis() // every message acknowledged, so stored, by now
     // The wait being measured: nothing reads the topic for 1.5 s.
     val pauseMs = 1500L
-    while (System.currentTimeMillis() - stored < pauseMs) Thread.sleep(pauseMs - (System.currentTimeMillis() - stored))
+    while (System.currentTimeMillis() - stored < pauseMs)
+      Thread.sleep(pauseMs - (System.currentTimeMillis() - stored))
     val q = toTopic(source(in).selectExpr("body"), out)
     assert(q.awaitTermination(120000))
     assert(q.exception.isEmpty, q.exception)
@@ -132,7 +138,8 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     val waits = batches.head.sources.head.metrics.asScala.toMap
     assert(waits("queueWaitCount") === "50", waits)
     val (p50, p99, max) =
-      (waits("queueWaitMsP50").toLong, waits("queueWaitMsP99").toLong, waits("queueWaitMsMax").toLong)
+      (waits("queueWaitMsP50").toLong, waits("queueWaitMsP99").toLong,
+        waits("queueWaitMsMax").toLong)
     // Read after the pause, stored after `sendStart`, read before the query ended.
     assert(p50 >= pauseMs && p50 <= p99 && p99 <= max && max <= ended - sendStart, waits)
     assert(waits.contains("maxOffsetsBehindLatest"), "the lag metrics are still there")
@@ -140,12 +147,15 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     val ackCount = acks("sendAckCount").toLong
     val (ackP50, ackP99, ackMax) =
       (acks("sendAckMsP50").toLong, acks("sendAckMsP99").toLong, acks("sendAckMsMax").toLong)
-    assert(ackCount > 0 && ackCount <= 50 && ackP50 >= 0 && ackP50 <= ackP99 && ackP99 <= ackMax && ackMax < 30000,
+    assert(ackCount > 0 && ackCount <= 50 && ackP50 >= 0 && ackP50 <= ackP99 && ackP99 <= ackMax &&
+        ackMax < 30000,
       acks)
-    // The read's SQL metrics (its one task's values). The write's show only the acknowledgements in before the
-    // task's commit, where Spark reads them: a batch of 50 goes out at the commit.
+    // The read's SQL metrics (its one task's values). The write's show only the acknowledgements in
+    // before the task's commit, where Spark reads them: a batch of 50 goes out at the commit.
     val plan = q.asInstanceOf[StreamingQueryWrapper].streamingQuery.lastExecution.executedPlan
-    val read = plan.collect { case s: MicroBatchScanExec => s.metrics.map { case (k, v) => k -> v.value } }.head
+    val read = plan.collect { case s: MicroBatchScanExec =>
+      s.metrics.map { case (k, v) => k -> v.value }
+    }.head
     assert(read(RocketMQCustomMetrics.QueueWaitMsMax) === max, read)
     assert(read(RocketMQCustomMetrics.QueueWaitMsP50) >= pauseMs, read)
   }
@@ -176,15 +186,20 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
     EmbeddedRocketMQ.awaitCondition("the delayed message", 60000)(rocketmq.readAll(topic).nonEmpty)
     val delivered = rocketmq.readAll(topic).head
     assert(body(delivered) === "later")
-    assert(delivered.getStoreTimestamp >= sentAt + 2000, "stored in the topic before its delivery time")
+    assert(delivered.getStoreTimestamp >= sentAt + 2000,
+      "stored in the topic before its delivery time")
   }
 
-  test("clear errors: a message over the size limit, a bad property name, a topic that does not exist") {
+  test(
+    "clear errors: a message over the size limit, a bad property name, a topic that does not exist") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
-    def write(df: DataFrame, options: (String, String)*): String = errorMessage(df.write.format("rocketmq")
-      .option("nameServer", rocketmq.nameServer).option("topic", topic).options(options.toMap).save())
-    val huge = write(Seq("x" * (5 * 1024 * 1024)).toDF("body"), "compressionThreshold" -> Int.MaxValue.toString)
+    def write(df: DataFrame, options: (String, String)*): String = errorMessage(
+      df.write.format("rocketmq")
+        .option("nameServer", rocketmq.nameServer).option("topic", topic).options(
+          options.toMap).save())
+    val huge = write(Seq("x" * (5 * 1024 * 1024)).toDF("body"),
+      "compressionThreshold" -> Int.MaxValue.toString)
     assert(huge.contains("ROCKETMQ_SEND_FAILED") && huge.toLowerCase.contains("size"), huge)
     val reserved = write(Seq(("x", Map("TAGS" -> "sneaky"))).toDF("body", "properties"))
     assert(reserved.contains("ROCKETMQ_INVALID_PROPERTY_NAME") && reserved.contains("'TAGS'") &&
@@ -195,10 +210,12 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
       val q = toTopic(source(topic).selectExpr("body"), "no-such-sink-topic")
       q.awaitTermination(60000)
     }
-    assert(missing.contains("ROCKETMQ_TOPIC_NOT_FOUND") && missing.contains("'no-such-sink-topic'"), missing)
+    assert(missing.contains("ROCKETMQ_TOPIC_NOT_FOUND") && missing.contains("'no-such-sink-topic'"),
+      missing)
   }
 
-  test("a stream's sink table asks whether its topic exists at the query's first plan, not at every micro-batch's") {
+  test(
+    "a stream's sink table asks whether its topic exists at the query's first plan, not at every micro-batch's") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
     val options = new RocketMQOptions(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic))
@@ -208,15 +225,19 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
       override def schema(): StructType = new StructType().add("body", StringType)
       override def options(): CaseInsensitiveStringMap = CaseInsensitiveStringMap.empty()
     }
-    // Spark makes one sink table per streaming query and plans its write anew for every micro-batch.
+    // Spark makes one sink table per streaming query and plans its write anew for every
+    // micro-batch.
     val table = new RocketMQTable(options)
     table.newWriteBuilder(info).build()
     rocketmq.deleteTopic(topic)
     // The next micro-batch's plan does not ask the name server again.
-    assert(table.newWriteBuilder(info).build().asInstanceOf[RocketMQWrite].settings.topic === Some(topic))
-    // The next query's table (or a restart's), and a batch write, still learn that the topic is gone before they send.
+    assert(table.newWriteBuilder(info).build().asInstanceOf[RocketMQWrite].settings.topic ===
+      Some(topic))
+    // The next query's table (or a restart's), and a batch write, still learn that the topic is
+    // gone before they send.
     val next = errorMessage(new RocketMQTable(options).newWriteBuilder(info).build())
-    val batch = errorMessage(RocketMQWrite.plan(options, info.schema(), info.queryId(), checkpointLocation = None))
+    val batch = errorMessage(RocketMQWrite.plan(options, info.schema(), info.queryId(),
+      checkpointLocation = None))
     for (missing <- Seq(next, batch)) {
       assert(missing.contains("ROCKETMQ_TOPIC_NOT_FOUND") && missing.contains(s"'$topic'"), missing)
     }

@@ -24,16 +24,18 @@ import org.apache.logging.log4j.core.appender.AbstractAppender
 import org.apache.logging.log4j.core.config.{Configurator, Property}
 
 /**
- * Watches this JVM's log for what the connector says of its writes to `topic`: a send that failed in a
- * way that may have stored it (the message sender's warning, after which it asks the broker), and the
- * counts `save()` reports when it is done. Conditions a test can wait on, and figures it can check.
+ * Watches this JVM's log for what the connector says of its writes to `topic`: a send that failed
+ * in a way that may have stored it (the message sender's warning, after which it asks the broker),
+ * and the counts `save()` reports when it is done. Conditions a test can wait on, and figures it
+ * can check.
  */
 final class SendLog(topic: String) extends AutoCloseable {
   private val lines = new java.util.concurrent.ConcurrentLinkedQueue[String]()
   private val appender = new AbstractAppender("send-log", null, null, true, Property.EMPTY_ARRAY) {
     override def append(event: LogEvent): Unit = {
       val text = event.getMessage.getFormattedMessage
-      if (text.startsWith(s"Send to topic $topic failed") || text.startsWith(s"The write to $topic ")) {
+      if (text.startsWith(s"Send to topic $topic failed") ||
+        text.startsWith(s"The write to $topic ")) {
         lines.add(text)
       }
     }
@@ -48,7 +50,9 @@ final class SendLog(topic: String) extends AutoCloseable {
   /** A send failed in a way that may have stored it (a timeout, a connection lost mid-request). */
   def seen: Boolean = lines.asScala.exists(_.contains("asking whether it was stored"))
 
-  /** The counts of the last `save()` to the topic that finished (`possibleDuplicates` and others). */
+  /**
+   * The counts of the last `save()` to the topic that finished (`possibleDuplicates` and others).
+   */
   def saveCounts: Map[String, Long] =
     lines.asScala.filter(_.startsWith(s"The write to $topic ")).lastOption.toSeq
       .flatMap(_.split(": ", 2).last.split(", ")).map(_.split("=", 2))

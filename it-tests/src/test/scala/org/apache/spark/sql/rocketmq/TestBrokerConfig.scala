@@ -28,19 +28,20 @@ import org.apache.rocketmq.store.config.MessageStoreConfig
 /**
  * The one configuration of every test broker, in-JVM ([[EmbeddedRocketMQ]]) or in its own JVM
  * ([[RocketMQBrokerProcessMain]]): a single master on loopback, topics created explicitly, and
- * RocketMQ's default pull limits (32 messages / 256 KiB per pull from memory, 8 / 64 KiB from disk),
- * as production brokers keep them, so every read suite sees what those brokers return.
+ * RocketMQ's default pull limits (32 messages / 256 KiB per pull from memory, 8 / 64 KiB from
+ * disk), as production brokers keep them, so every read suite sees what those brokers return.
  */
 private[rocketmq] object TestBrokerConfig {
 
   /**
-   * Starts a name server in this JVM on an ephemeral port (`getNettyServerConfig.getListenPort` once started),
-   * its files under `store`. It first sets the remoting version, as RocketMQ's own startup classes do: without
-   * it requests claim protocol version 0, and the name server reads a broker's registration in the pre-3.0.11
-   * format, dropping every topic.
+   * Starts a name server in this JVM on an ephemeral port (`getNettyServerConfig.getListenPort`
+   * once started), its files under `store`. It first sets the remoting version, as RocketMQ's own
+   * startup classes do: without it requests claim protocol version 0, and the name server reads a
+   * broker's registration in the pre-3.0.11 format, dropping every topic.
    */
   def startNameServer(store: Path): NamesrvController = {
-    System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION))
+    System.setProperty(RemotingCommand.REMOTING_VERSION_KEY,
+      Integer.toString(MQVersion.CURRENT_VERSION))
     val config = new NamesrvConfig()
     config.setKvConfigPath(store.resolve("namesrv/kvConfig.json").toString)
     config.setConfigStorePath(store.resolve("namesrv/namesrv.properties").toString)
@@ -67,7 +68,8 @@ private[rocketmq] object TestBrokerConfig {
   }
 
   /** The store under `root/broker`; `haListenPort` 0 picks an ephemeral port. */
-  def store(root: Path, commitLogFileSize: Int, consumeQueueFileEntries: Int, haListenPort: Int): MessageStoreConfig = {
+  def store(root: Path, commitLogFileSize: Int, consumeQueueFileEntries: Int, haListenPort: Int)
+      : MessageStoreConfig = {
     val store = new MessageStoreConfig()
     store.setStorePathRootDir(root.resolve("broker").toString)
     store.setStorePathCommitLog(root.resolve("broker/commitlog").toString)

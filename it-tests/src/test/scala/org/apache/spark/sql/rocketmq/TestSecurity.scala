@@ -36,8 +36,8 @@ import org.apache.rocketmq.common.action.Action
 import org.apache.rocketmq.remoting.RPCHook
 
 /**
- * Secured test brokers: RocketMQ 5 authentication and authorization (ACL 2.0) with users made by the
- * harness, and TLS with a certificate generated at test time by the JDK's `keytool`.
+ * Secured test brokers: RocketMQ 5 authentication and authorization (ACL 2.0) with users made by
+ * the harness, and TLS with a certificate generated at test time by the JDK's `keytool`.
  */
 object TestSecurity {
 
@@ -60,7 +60,10 @@ object TestSecurity {
   val ReadOnly: Seq[Action] = Seq(Action.SUB, Action.GET)
   val ReadWrite: Seq[Action] = Seq(Action.PUB, Action.SUB, Action.GET)
 
-  /** Authentication and authorization on, users and ACLs kept under `root/auth`, [[Admin]] as super user. */
+  /**
+   * Authentication and authorization on, users and ACLs kept under `root/auth`, [[Admin]] as super
+   * user.
+   */
   def authConfig(root: Path, clusterName: String): AuthConfig = {
     val config = new AuthConfig()
     config.setConfigName("broker")
@@ -72,34 +75,43 @@ object TestSecurity {
     config.setAuthenticationMetadataProvider(
       "org.apache.rocketmq.auth.authentication.provider.LocalAuthenticationMetadataProvider")
     config.setAuthorizationEnabled(true)
-    config.setAuthorizationProvider("org.apache.rocketmq.auth.authorization.provider.DefaultAuthorizationProvider")
+    config.setAuthorizationProvider(
+      "org.apache.rocketmq.auth.authorization.provider.DefaultAuthorizationProvider")
     config.setAuthorizationMetadataProvider(
       "org.apache.rocketmq.auth.authorization.provider.LocalAuthorizationMetadataProvider")
-    config.setInitAuthenticationUser(s"""{"username":"${Admin.accessKey}","password":"${Admin.secretKey}"}""")
+    config.setInitAuthenticationUser(
+      s"""{"username":"${Admin.accessKey}","password":"${Admin.secretKey}"}""")
     config.setInnerClientAuthenticationCredentials(
       s"""{"accessKey":"${Admin.accessKey}","secretKey":"${Admin.secretKey}"}""")
     config
   }
 
-  /** Creates `user` on a secured broker, allowed `actions` on every topic and group (none: nothing). */
+  /**
+   * Creates `user` on a secured broker, allowed `actions` on every topic and group (none: nothing).
+   */
   def createUser(broker: BrokerController, user: User, actions: Seq[Action]): Unit = {
     broker.getAuthenticationMetadataManager
-      .createUser(AuthUser.of(user.accessKey, user.secretKey, UserType.NORMAL)).get(30, TimeUnit.SECONDS)
+      .createUser(AuthUser.of(user.accessKey, user.secretKey, UserType.NORMAL)).get(30,
+        TimeUnit.SECONDS)
     if (actions.nonEmpty) {
-      val policy = Policy.of(Seq(Resource.of("Topic:*"), Resource.of("Group:*")).asJava, actions.asJava, null,
-        Decision.ALLOW)
+      val policy =
+        Policy.of(Seq(Resource.of("Topic:*"), Resource.of("Group:*")).asJava, actions.asJava, null,
+          Decision.ALLOW)
       broker.getAuthorizationMetadataManager.createAcl(Acl.of(AuthUser.of(user.accessKey), policy))
         .get(30, TimeUnit.SECONDS)
     }
   }
 
   /**
-   * Creates `user` on a secured broker with exactly `rights`: each resource (`Topic:orders`, `Group:etl`, `Topic:*`)
-   * with the actions allowed on it, as an operator grants an application least privilege.
+   * Creates `user` on a secured broker with exactly `rights`: each resource (`Topic:orders`,
+   * `Group:etl`, `Topic:*`) with the actions allowed on it, as an operator grants an application
+   * least privilege.
    */
-  def createUserWithRights(broker: BrokerController, user: User, rights: Seq[(String, Seq[Action])]): Unit = {
+  def createUserWithRights(broker: BrokerController, user: User, rights: Seq[(String, Seq[Action])])
+      : Unit = {
     broker.getAuthenticationMetadataManager
-      .createUser(AuthUser.of(user.accessKey, user.secretKey, UserType.NORMAL)).get(30, TimeUnit.SECONDS)
+      .createUser(AuthUser.of(user.accessKey, user.secretKey, UserType.NORMAL)).get(30,
+        TimeUnit.SECONDS)
     // One policy of entries: an ACL holds one policy of each type.
     val entries = rights.map { case (resource, actions) =>
       PolicyEntry.of(Resource.of(resource), actions.asJava, null, Decision.ALLOW)
@@ -116,9 +128,10 @@ object TestSecurity {
   }
 
   /**
-   * The JVM system properties of a RocketMQ process whose name server and broker accept TLS only, with
-   * the certificate and key of [[generateCertificate]] in `dir`; its own clients use TLS too. RocketMQ
-   * reads them once, when its TLS settings class loads, so they are set before anything starts.
+   * The JVM system properties of a RocketMQ process whose name server and broker accept TLS only,
+   * with the certificate and key of [[generateCertificate]] in `dir`; its own clients use TLS too.
+   * RocketMQ reads them once, when its TLS settings class loads, so they are set before anything
+   * starts.
    */
   def tlsServerProperties(dir: Path): Seq[(String, String)] = Seq(
     "tls.server.mode" -> "enforcing",
@@ -139,12 +152,15 @@ object TestSecurity {
     Files.deleteIfExists(keystore)
     val password = "harness"
     val keytool = Path.of(System.getProperty("java.home"), "bin", "keytool").toString
-    val process = new ProcessBuilder(keytool, "-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize",
-      "2048", "-validity", "7", "-dname", "CN=127.0.0.1", "-ext", "SAN=ip:127.0.0.1", "-storetype", "PKCS12",
-      "-keystore", keystore.toString, "-storepass", password, "-keypass", password)
-      .redirectErrorStream(true).start()
+    val process =
+      new ProcessBuilder(keytool, "-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize",
+        "2048", "-validity", "7", "-dname", "CN=127.0.0.1", "-ext", "SAN=ip:127.0.0.1",
+        "-storetype", "PKCS12",
+        "-keystore", keystore.toString, "-storepass", password, "-keypass", password)
+        .redirectErrorStream(true).start()
     val output = new String(process.getInputStream.readAllBytes(), US_ASCII)
-    require(process.waitFor(60, TimeUnit.SECONDS) && process.exitValue() == 0, s"keytool failed: $output")
+    require(process.waitFor(60, TimeUnit.SECONDS) && process.exitValue() == 0,
+      s"keytool failed: $output")
     val store = KeyStore.getInstance("PKCS12")
     val in = Files.newInputStream(keystore)
     try store.load(in, password.toCharArray)

@@ -36,9 +36,11 @@ final class Toxiproxy private (process: Process, apiPort: Int) extends AutoClose
 
   /**
    * Adds fault `toxic` of `kind` (latency, reset_peer, timeout, bandwidth, ...) to `proxy`'s bytes
-   * towards the broker (`stream` upstream) or back from it (downstream); `attributes` as JSON fields.
+   * towards the broker (`stream` upstream) or back from it (downstream); `attributes` as JSON
+   * fields.
    */
-  def addToxic(proxy: String, toxic: String, kind: String, stream: String, attributes: String): Unit =
+  def addToxic(proxy: String, toxic: String, kind: String, stream: String, attributes: String)
+      : Unit =
     call("POST", s"/proxies/$proxy/toxics",
       s"""{"name":"$toxic","type":"$kind","stream":"$stream","attributes":{$attributes}}""")
 
@@ -47,7 +49,8 @@ final class Toxiproxy private (process: Process, apiPort: Int) extends AutoClose
 
   private def call(method: String, path: String, body: String): String = {
     val publisher =
-      if (body.isEmpty) HttpRequest.BodyPublishers.noBody() else HttpRequest.BodyPublishers.ofString(body)
+      if (body.isEmpty) HttpRequest.BodyPublishers.noBody()
+      else HttpRequest.BodyPublishers.ofString(body)
     val request = HttpRequest.newBuilder(URI.create(api + path)).method(method, publisher)
       .header("Content-Type", "application/json").build()
     val response = http.send(request, HttpResponse.BodyHandlers.ofString())

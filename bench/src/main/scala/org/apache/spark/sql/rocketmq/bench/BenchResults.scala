@@ -29,14 +29,17 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.databind.SerializationFeature
 
 /**
- * One measured figure: `section` groups it (read, write, latency, planning, heap), `system` says whose
- * path it measures, `runs` holds every run's value in `unit`; the figure reported is their median.
+ * One measured figure: `section` groups it (read, write, latency, planning, heap), `system` says
+ * whose path it measures, `runs` holds every run's value in `unit`; the figure reported is their
+ * median.
  */
-final case class Figure(section: String, name: String, system: String, unit: String, runs: Seq[Double]) {
+final case class Figure(section: String, name: String, system: String, unit: String,
+    runs: Seq[Double]) {
   require(runs.nonEmpty, s"$name has no runs")
   private val sorted = runs.sorted
   def median: Double =
-    if (sorted.size % 2 == 1) sorted(sorted.size / 2) else (sorted(sorted.size / 2 - 1) + sorted(sorted.size / 2)) / 2
+    if (sorted.size % 2 == 1) sorted(sorted.size / 2)
+    else (sorted(sorted.size / 2 - 1) + sorted(sorted.size / 2)) / 2
   def min: Double = sorted.head
   def max: Double = sorted.last
 }
@@ -47,26 +50,33 @@ final class BenchResults(settings: Map[String, Any]) {
 
   def add(figure: Figure): Figure = synchronized {
     figures += figure
-    val spread = if (figure.runs.size > 1) f"  (runs ${figure.runs.map(format).mkString(", ")})" else ""
-    println(f"BENCH ${figure.section}%-9s ${figure.system}%-9s ${figure.name}%-52s ${format(figure.median)}%10s " +
-      s"${figure.unit}$spread")
+    val spread =
+      if (figure.runs.size > 1) f"  (runs ${figure.runs.map(format).mkString(", ")})" else ""
+    println(
+      f"BENCH ${figure.section}%-9s ${figure.system}%-9s ${figure.name}%-52s ${format(figure.median)}%10s " +
+        s"${figure.unit}$spread")
     figure
   }
 
   /**
-   * The CPU the runs just measured for `label` used ([[Measure.lastCores]]): `system`'s broker, and the bench's own
-   * JVM, where Spark's tasks (or the plain clients) run. Together they show how near the run came to the machine.
+   * The CPU the runs just measured for `label` used ([[Measure.lastCores]]): `system`'s broker, and
+   * the bench's own JVM, where Spark's tasks (or the plain clients) run. Together they show how
+   * near the run came to the machine.
    */
   def addCpu(label: String, system: String): Unit =
-    Seq(s"$system broker" -> "the broker", Bench.OwnJvm -> "the Spark / client JVM").foreach { case (process, shown) =>
-      Measure.lastCores.get(process).foreach { cores =>
-        add(Figure("cpu", s"$label: CPU cores used by $shown", system, "cores", cores))
-      }
+    Seq(s"$system broker" -> "the broker", Bench.OwnJvm -> "the Spark / client JVM").foreach {
+      case (process, shown) =>
+        Measure.lastCores.get(process).foreach { cores =>
+          add(Figure("cpu", s"$label: CPU cores used by $shown", system, "cores", cores))
+        }
     }
 
   def all: Seq[Figure] = synchronized(figures.toList)
 
-  /** Writes the machine, the versions, the settings and every figure (median, min, max, runs) to `path`. */
+  /**
+   * Writes the machine, the versions, the settings and every figure (median, min, max, runs) to
+   * `path`.
+   */
   def write(path: Path): Unit = {
     val doc = Map(
       "finished" -> Instant.now().toString,
@@ -91,7 +101,8 @@ object BenchResults {
   /** What the figures were measured on: CPU model, cores, memory, OS, JVM. */
   def machine: java.util.Map[String, Any] = {
     val cpu = Try(Files.readAllLines(Paths.get("/proc/cpuinfo"), UTF_8).asScala
-      .find(_.startsWith("model name")).map(_.split(":", 2)(1).trim).getOrElse("unknown")).getOrElse("unknown")
+      .find(_.startsWith("model name")).map(_.split(":", 2)(1).trim).getOrElse(
+        "unknown")).getOrElse("unknown")
     val memory = ManagementFactory.getOperatingSystemMXBean match {
       case os: com.sun.management.OperatingSystemMXBean => os.getTotalMemorySize
       case _ => -1L
@@ -101,7 +112,8 @@ object BenchResults {
       "cores" -> Runtime.getRuntime.availableProcessors(),
       "memoryBytes" -> memory,
       "os" -> s"${System.getProperty("os.name")} ${System.getProperty("os.version")}",
-      "java" -> s"${System.getProperty("java.vm.name")} ${System.getProperty("java.runtime.version")}"
+      "java" ->
+        s"${System.getProperty("java.vm.name")} ${System.getProperty("java.runtime.version")}"
     ).asJava
   }
 

@@ -21,8 +21,9 @@ import java.util.Properties
 import org.apache.spark.sql.rocketmq.{RocketMQBrokerProcess, RocketMQPlainClients}
 
 /**
- * One side of the comparison as the Spark queries see it: how to make a topic, and the source and sink
- * options and column names of its connector. The queries themselves are the same for both sides.
+ * One side of the comparison as the Spark queries see it: how to make a topic, and the source and
+ * sink options and column names of its connector. The queries themselves are the same for both
+ * sides.
  */
 sealed trait BenchSystem {
   def name: String
@@ -41,8 +42,9 @@ sealed trait BenchSystem {
   def awaitReadable(): Unit
 
   /**
-   * Creates a topic whose messages carry the time the broker stored them, read as the source's time column:
-   * RocketMQ's `storeTimestamp` always does; a Kafka topic does with `message.timestamp.type=LogAppendTime`.
+   * Creates a topic whose messages carry the time the broker stored them, read as the source's time
+   * column: RocketMQ's `storeTimestamp` always does; a Kafka topic does with
+   * `message.timestamp.type=LogAppendTime`.
    */
   def createStoreTimedTopic(topic: String, queues: Int): Unit
 
@@ -54,11 +56,13 @@ final class RocketMQSystem(val broker: RocketMQBrokerProcess) extends BenchSyste
   val name = "rocketmq"
   val format = "rocketmq"
   def createTopic(topic: String, queues: Int): Unit = broker.createTopic(topic, queues)
-  def sourceOptions(topic: String): Map[String, String] = Map("nameServer" -> broker.nameServer, "topic" -> topic)
+  def sourceOptions(topic: String): Map[String, String] =
+    Map("nameServer" -> broker.nameServer, "topic" -> topic)
   def sinkOptions(topic: String): Map[String, String] = sourceOptions(topic)
   val bodyColumn = "body"
   val producedAtColumn = "bornTimestamp"
-  def awaitReadable(): Unit = broker.awaitIndexed() // a send is acknowledged before the broker indexes it
+  def awaitReadable(): Unit =
+    broker.awaitIndexed() // a send is acknowledged before the broker indexes it
   def createStoreTimedTopic(topic: String, queues: Int): Unit = createTopic(topic, queues)
   def storedMessages(topic: String): Long = broker.maxOffsets(topic).values.sum
 
@@ -85,7 +89,8 @@ final class RocketMQSystem(val broker: RocketMQBrokerProcess) extends BenchSyste
 object RocketMQSystem {
 
   /** How much one pull may return: messages and bytes, from memory and from disk. */
-  final case class PullLimits(memoryMessages: Int, memoryBytes: Int, diskMessages: Int, diskBytes: Int) {
+  final case class PullLimits(memoryMessages: Int, memoryBytes: Int, diskMessages: Int,
+      diskBytes: Int) {
     override def toString: String =
       s"$memoryMessages / ${memoryBytes / 1024} KiB from memory, $diskMessages / ${diskBytes / 1024} KiB from disk"
   }
@@ -104,12 +109,13 @@ final class KafkaSystem(val broker: KafkaProcess) extends BenchSystem {
   def sourceOptions(topic: String): Map[String, String] =
     Map("kafka.bootstrap.servers" -> broker.bootstrapServers, "subscribe" -> topic)
   /**
-   * Idempotence off, as for the plain producer (see [[KafkaProcess.producer]]): Spark's Kafka sink with
-   * the default idempotent producer stalled the same way here (a streaming write's records expired after
-   * 120 s). Both sinks are then at-least-once, as this connector's is.
+   * Idempotence off, as for the plain producer (see [[KafkaProcess.producer]]): Spark's Kafka sink
+   * with the default idempotent producer stalled the same way here (a streaming write's records
+   * expired after 120 s). Both sinks are then at-least-once, as this connector's is.
    */
   def sinkOptions(topic: String): Map[String, String] =
-    Map("kafka.bootstrap.servers" -> broker.bootstrapServers, "topic" -> topic, "kafka.enable.idempotence" -> "false")
+    Map("kafka.bootstrap.servers" -> broker.bootstrapServers, "topic" -> topic,
+      "kafka.enable.idempotence" -> "false")
   val bodyColumn = "value"
   val producedAtColumn = "timestamp"
   def awaitReadable(): Unit = () // an acknowledged record is readable

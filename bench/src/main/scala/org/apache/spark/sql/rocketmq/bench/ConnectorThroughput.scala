@@ -26,8 +26,8 @@ import org.apache.spark.sql.streaming.Trigger
 /**
  * Throughput of the Spark connectors, the same queries for each system: batch and streaming
  * (`Trigger.AvailableNow`) writes of `messages` rows of `bodyBytes` into a fresh topic of `queues`
- * queues, and batch and streaming reads of such a topic into Spark's `noop` sink. Streaming writes read
- * their rows from Parquet files, the same for both systems.
+ * queues, and batch and streaming reads of such a topic into Spark's `noop` sink. Streaming writes
+ * read their rows from Parquet files, the same for both systems.
  */
 final class ConnectorThroughput(
     spark: SparkSession,
@@ -39,7 +39,8 @@ final class ConnectorThroughput(
     runs: Int) {
 
   private lazy val rows: DataFrame = {
-    val df = spark.range(0, messages.toLong, 1, queues).selectExpr(s"repeat('x', $bodyBytes) AS body").cache()
+    val df = spark.range(0, messages.toLong, 1, queues).selectExpr(
+      s"repeat('x', $bodyBytes) AS body").cache()
     require(df.count() == messages)
     df
   }
@@ -50,7 +51,8 @@ final class ConnectorThroughput(
     dir
   }
 
-  def batchWrite(system: BenchSystem, label: String = "batch write", options: Map[String, String] = Map.empty,
+  def batchWrite(system: BenchSystem, label: String = "batch write",
+      options: Map[String, String] = Map.empty,
       afterRun: () => Unit = () => ()): Unit = {
     results.add(Figure("write", label, system.name, "msg/s",
       Measure.rates(messages, runs) { _ =>
@@ -65,18 +67,20 @@ final class ConnectorThroughput(
   }
 
   /**
-   * A batch write with deliveryGuarantee=exactly_once, and, as a figure of its own, how long the driver took to
-   * commit the write's one epoch in each run (all its half messages).
+   * A batch write with deliveryGuarantee=exactly_once, and, as a figure of its own, how long the
+   * driver took to commit the write's one epoch in each run (all its half messages).
    */
   def exactlyOnceBatchWrite(system: RocketMQSystem): Unit = {
     val commitSeconds = scala.collection.mutable.ArrayBuffer[Double]()
     batchWrite(system, "batch write, exactly_once", Map("deliveryGuarantee" -> "exactly_once"),
       afterRun = () => {
         val epoch = RocketMQTransactionCoordinator.lastInThisDriver
-        require(epoch.messages == messages && epoch.leftToBroker == 0, s"the epoch committed was $epoch")
+        require(epoch.messages == messages && epoch.leftToBroker == 0,
+          s"the epoch committed was $epoch")
         commitSeconds += epoch.commitMs / 1000.0
       })
-    results.add(Figure("write", f"exactly_once: the driver's commit of $messages%,d half messages", system.name, "s",
+    results.add(Figure("write", f"exactly_once: the driver's commit of $messages%,d half messages",
+      system.name, "s",
       commitSeconds.takeRight(runs).toSeq))
   }
 
@@ -91,27 +95,33 @@ final class ConnectorThroughput(
           spark.readStream.schema(rows.schema).parquet(files.toString)
             .select(col("body").as(system.bodyColumn))
             .writeStream.format(system.format).options(system.sinkOptions(topic)).options(options)
-            .option("checkpointLocation", checkpoint.toString).trigger(Trigger.AvailableNow()).start()
+            .option("checkpointLocation", checkpoint.toString).trigger(
+              Trigger.AvailableNow()).start()
             .awaitTermination()
       }))
     if (options.isEmpty) results.addCpu(label, system.name)
   }
 
-  /** A topic holding the bench's `messages` rows, checked by counting them through the connector. */
+  /**
+   * A topic holding the bench's `messages` rows, checked by counting them through the connector.
+   */
   def filledTopic(system: BenchSystem): String = {
     val topic = freshTopic(system, "r")
     rows.select(col("body").as(system.bodyColumn)).write.format(system.format)
       .options(system.sinkOptions(topic)).save()
     system.awaitReadable()
-    val counted = spark.read.format(system.format).options(system.sourceOptions(topic)).load().count()
-    require(counted == messages, s"${system.name} topic $topic holds $counted messages, not $messages")
+    val counted =
+      spark.read.format(system.format).options(system.sourceOptions(topic)).load().count()
+    require(counted == messages,
+      s"${system.name} topic $topic holds $counted messages, not $messages")
     topic
   }
 
   /**
-   * Untimed batch reads of `topic` until the read rate stops rising (at most `most`): both JVMs compile the
-   * read path as they go, over minutes, so without this the first read figures of a bench came out lower than
-   * the same reads measured later (a third in one run), whatever they measured.
+   * Untimed batch reads of `topic` until the read rate stops rising (at most `most`): both JVMs
+   * compile the read path as they go, over minutes, so without this the first read figures of a
+   * bench came out lower than the same reads measured later (a third in one run), whatever they
+   * measured.
    */
   def warmUpReads(system: BenchSystem, topic: String, most: Int): Unit = {
     var best = 0.0
@@ -125,7 +135,8 @@ final class ConnectorThroughput(
       rising = rate > best * 1.05
       best = math.max(best, rate)
     }
-    println(f"BENCH warm-up: ${system.name} read $rounds times untimed, best ${best / 1000}%.1fk msg/s")
+    println(
+      f"BENCH warm-up: ${system.name} read $rounds times untimed, best ${best / 1000}%.1fk msg/s")
   }
 
   /** A batch read into `noop`; with no `options` (the plain read), also the CPU it used. */
@@ -137,7 +148,8 @@ final class ConnectorThroughput(
   }
 
   /** One batch read of the whole `topic` into Spark's `noop` sink. */
-  private def readIntoNoop(system: BenchSystem, topic: String, options: Map[String, String] = Map.empty): Unit =
+  private def readIntoNoop(system: BenchSystem, topic: String,
+      options: Map[String, String] = Map.empty): Unit =
     spark.read.format(system.format).options(system.sourceOptions(topic)).options(options).load()
       .write.format("noop").mode("overwrite").save()
 

@@ -30,8 +30,8 @@ import org.apache.spark.sql.SparkSession
 
 /**
  * The reading side of [[HeapBench]], a JVM of its own: reads a whole topic through the connector in
- * `local[2]` and prints one report line: the read's length, and after every collection the heap it left
- * (seconds into the read, bytes), an upper bound of the live heap.
+ * `local[2]` and prints one report line: the read's length, and after every collection the heap it
+ * left (seconds into the read, bytes), an upper bound of the live heap.
  *
  * Usage: HeapReader <nameServer> <topic> <expected messages>
  */
@@ -44,12 +44,15 @@ object HeapReader {
       .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     val afterGc = new ConcurrentLinkedQueue[(Double, Long)]()
-    val heapPools = ManagementFactory.getMemoryPoolMXBeans.asScala.filter(_.getType == MemoryType.HEAP)
-      .map(_.getName).toSet
+    val heapPools =
+      ManagementFactory.getMemoryPoolMXBeans.asScala.filter(_.getType == MemoryType.HEAP)
+        .map(_.getName).toSet
     @volatile var start = System.nanoTime()
     val listener: NotificationListener = (notification, _) =>
-      if (notification.getType == GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION) {
-        val info = GarbageCollectionNotificationInfo.from(notification.getUserData.asInstanceOf[CompositeData])
+      if (notification.getType ==
+          GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION) {
+        val info = GarbageCollectionNotificationInfo.from(
+          notification.getUserData.asInstanceOf[CompositeData])
         val left = info.getGcInfo.getMemoryUsageAfterGc.asScala.collect {
           case (pool, usage) if heapPools(pool) => usage.getUsed
         }.sum
@@ -61,13 +64,17 @@ object HeapReader {
     }
     try {
       start = System.nanoTime()
-      val row = spark.read.format("rocketmq").option("nameServer", nameServer).option("topic", topic).load()
-        .selectExpr("count(*)", "sum(length(body))").collect().head
+      val row =
+        spark.read.format("rocketmq").option("nameServer", nameServer).option("topic", topic).load()
+          .selectExpr("count(*)", "sum(length(body))").collect().head
       val seconds = (System.nanoTime() - start) / 1e9
       require(row.getLong(0) == expected.toLong, s"read ${row.getLong(0)} messages, not $expected")
-      val samples = afterGc.asScala.filter(_._1 <= seconds).map { case (t, b) => Seq(t, b.toDouble).asJava }
-      val report = Map("seconds" -> seconds, "messages" -> row.getLong(0), "bodyBytes" -> row.getLong(1),
-        "maxHeap" -> Runtime.getRuntime.maxMemory(), "liveAfterGc" -> samples.toSeq.asJava).asJava
+      val samples = afterGc.asScala.filter(_._1 <= seconds).map { case (t, b) =>
+        Seq(t, b.toDouble).asJava
+      }
+      val report =
+        Map("seconds" -> seconds, "messages" -> row.getLong(0), "bodyBytes" -> row.getLong(1),
+          "maxHeap" -> Runtime.getRuntime.maxMemory(), "liveAfterGc" -> samples.toSeq.asJava).asJava
       println(ReportPrefix + new ObjectMapper().writeValueAsString(report))
     } finally spark.stop()
   }

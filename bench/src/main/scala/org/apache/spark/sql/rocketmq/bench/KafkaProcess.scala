@@ -31,12 +31,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer
 import org.apache.spark.sql.rocketmq.EmbeddedRocketMQ
 
 /**
- * A single-node Kafka (KRaft: broker and controller in one JVM) in a process of its own, on loopback
- * ephemeral ports with a temporary log directory: the peer the bench measures the connector against.
- * Its classpath is `kafkaClasspath` (the broker's own jars, apart from Spark's); `jvmOptions` set its heap;
- * its output goes to `logFile`, which outlives it.
+ * A single-node Kafka (KRaft: broker and controller in one JVM) in a process of its own, on
+ * loopback ephemeral ports with a temporary log directory: the peer the bench measures the
+ * connector against. Its classpath is `kafkaClasspath` (the broker's own jars, apart from Spark's);
+ * `jvmOptions` set its heap; its output goes to `logFile`, which outlives it.
  */
-final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFile: Path) extends AutoCloseable {
+final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFile: Path)
+  extends AutoCloseable {
   private val dir: Path = Files.createTempDirectory("bench-kafka-")
   private val (brokerPort, controllerPort) = (freePort(), freePort())
   private var process: Process = _
@@ -62,7 +63,8 @@ final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFil
       ).mkString("\n").getBytes(StandardCharsets.UTF_8))
     // A cluster id starting with '-' reads as an option to the storage tool.
     val clusterId = Iterator.continually(Uuid.randomUuid().toString).find(!_.startsWith("-")).get
-    run(Seq("kafka.tools.StorageTool", "format", "-t", clusterId, "-c", config.toString, "--standalone"))
+    run(Seq("kafka.tools.StorageTool", "format", "-t", clusterId, "-c", config.toString,
+      "--standalone"))
       .waitFor()
     process = run(Seq("kafka.Kafka", config.toString))
     val deadline = System.nanoTime() + timeoutMs * 1000000L
@@ -77,19 +79,27 @@ final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFil
   /** The operating system's id of the broker's JVM (the bench reads its CPU time). */
   def pid: Long = process.pid()
 
-  /** Creates `topic` with `partitions`, on the broker's defaults but for `configs` (topic configs). */
-  def createTopic(topic: String, partitions: Int, configs: Map[String, String] = Map.empty): Unit = {
-    val admin = Admin.create(Map[String, AnyRef](AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG -> bootstrapServers).asJava)
-    try admin.createTopics(Seq(new NewTopic(topic, partitions, 1.toShort).configs(configs.asJava)).asJava).all().get()
+  /**
+   * Creates `topic` with `partitions`, on the broker's defaults but for `configs` (topic configs).
+   */
+  def createTopic(topic: String, partitions: Int, configs: Map[String, String] = Map.empty)
+      : Unit = {
+    val admin = Admin.create(Map[String, AnyRef](
+      AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG -> bootstrapServers).asJava)
+    try admin.createTopics(Seq(new NewTopic(topic, partitions, 1.toShort).configs(
+        configs.asJava)).asJava).all().get()
     finally admin.close()
   }
 
   /** How many records `topic` holds: the sum of its partitions' end offsets. */
   def endOffsets(topic: String): Long = {
-    val admin = Admin.create(Map[String, AnyRef](AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG -> bootstrapServers).asJava)
+    val admin = Admin.create(Map[String, AnyRef](
+      AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG -> bootstrapServers).asJava)
     try {
-      val partitions = admin.describeTopics(Seq(topic).asJava).allTopicNames().get().get(topic).partitions().asScala
-      val latest = partitions.map(p => new TopicPartition(topic, p.partition()) -> OffsetSpec.latest()).toMap
+      val partitions = admin.describeTopics(Seq(topic).asJava).allTopicNames().get().get(
+        topic).partitions().asScala
+      val latest =
+        partitions.map(p => new TopicPartition(topic, p.partition()) -> OffsetSpec.latest()).toMap
       admin.listOffsets(latest.asJava).all().get().values().asScala.map(_.offset()).sum
     } finally admin.close()
   }
@@ -101,7 +111,8 @@ final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFil
 
   private def run(mainAndArgs: Seq[String]): Process = {
     val java = Paths.get(System.getProperty("java.home"), "bin", "java").toString
-    new ProcessBuilder((Seq(java) ++ jvmOptions ++ Seq("-cp", kafkaClasspath) ++ mainAndArgs).asJava)
+    new ProcessBuilder(
+      (Seq(java) ++ jvmOptions ++ Seq("-cp", kafkaClasspath) ++ mainAndArgs).asJava)
       .redirectErrorStream(true)
       .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile))
       .start()
@@ -114,19 +125,23 @@ final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFil
   }
 
   private def accepts(port: Int): Boolean =
-    try { val s = new Socket(); s.connect(new InetSocketAddress("127.0.0.1", port), 200); s.close(); true }
-    catch { case _: java.io.IOException => false }
+    try {
+      val s = new Socket(); s.connect(new InetSocketAddress("127.0.0.1", port), 200); s.close();
+      true
+    } catch { case _: java.io.IOException => false }
 }
 
 object KafkaProcess {
   /** Reads the classpath written by `build/sbt bench/exportBenchClasspath`. */
-  def classpathFrom(file: Path): String = new String(Files.readAllBytes(file), StandardCharsets.UTF_8).trim
+  def classpathFrom(file: Path): String =
+    new String(Files.readAllBytes(file), StandardCharsets.UTF_8).trim
 
   /**
-   * Kafka's producer with its default settings but idempotence, bytes in and out. An idempotent producer
-   * sending 500,000 records from one thread as fast as it can stalled here on its second or third run: the
-   * broker kept refusing batches of one partition with OutOfOrderSequenceException (sequence 0 again) until
-   * they expired after 120 s, with brokers 3.9.2 and 4.3.1 alike.
+   * Kafka's producer with its default settings but idempotence, bytes in and out. An idempotent
+   * producer sending 500,000 records from one thread as fast as it can stalled here on its second
+   * or third run: the broker kept refusing batches of one partition with
+   * OutOfOrderSequenceException (sequence 0 again) until they expired after 120 s, with brokers
+   * 3.9.2 and 4.3.1 alike.
    */
   def producer(bootstrapServers: String): KafkaProducer[Array[Byte], Array[Byte]] =
     new KafkaProducer(

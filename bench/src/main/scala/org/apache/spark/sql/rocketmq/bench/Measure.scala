@@ -20,21 +20,27 @@ package org.apache.spark.sql.rocketmq.bench
 object Measure {
 
   /**
-   * Untimed runs before the timed ones of each figure (JIT, connections, caches): without one, the first run
-   * of a figure was often half as fast as the others. The quick mode sets 0.
+   * Untimed runs before the timed ones of each figure (JIT, connections, caches): without one, the
+   * first run of a figure was often half as fast as the others. The quick mode sets 0.
    */
   @volatile var warmupRuns: Int = 1
 
-  /** The processes whose CPU use each timed run records: a name and the operating system's process id. */
+  /**
+   * The processes whose CPU use each timed run records: a name and the operating system's process
+   * id.
+   */
   @volatile var watched: Seq[(String, Long)] = Nil
 
   /**
-   * For the last call of [[seconds]]: the CPU each watched process used over each timed run, in cores (CPU
-   * seconds per second of the run; the machine's cores are the most there is).
+   * For the last call of [[seconds]]: the CPU each watched process used over each timed run, in
+   * cores (CPU seconds per second of the run; the machine's cores are the most there is).
    */
   @volatile var lastCores: Map[String, Seq[Double]] = Map.empty
 
-  /** Seconds `action` takes, for `runs` actions each made by `prepare` (not timed), after the warm-up runs. */
+  /**
+   * Seconds `action` takes, for `runs` actions each made by `prepare` (not timed), after the
+   * warm-up runs.
+   */
   def seconds(runs: Int)(prepare: Int => () => Unit): Seq[Double] = {
     (1 to warmupRuns).foreach(run => prepare(-run)())
     val processes = watched
@@ -54,18 +60,23 @@ object Measure {
   }
 
   /**
-   * CPU seconds (user and system) a process has used so far, from Linux's `/proc/<pid>/stat` (fields 14 and 15,
-   * in clock ticks of 1/100 s, Linux's fixed user-visible tick rate).
+   * CPU seconds (user and system) a process has used so far, from Linux's `/proc/<pid>/stat`
+   * (fields 14 and 15, in clock ticks of 1/100 s, Linux's fixed user-visible tick rate).
    */
   def cpuSeconds(pid: Long): Double = {
     val (user, system) = userAndSystemSeconds(pid)
     user + system
   }
 
-  /** [[cpuSeconds]] in its two parts: in user mode, and in the kernel on the process's behalf (system time). */
+  /**
+   * [[cpuSeconds]] in its two parts: in user mode, and in the kernel on the process's behalf
+   * (system time).
+   */
   def userAndSystemSeconds(pid: Long): (Double, Double) = {
-    val stat = new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(s"/proc/$pid/stat")), "US-ASCII")
-    // The command name (field 2) is in parentheses and may hold spaces: count the fields after its end.
+    val stat = new String(
+      java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(s"/proc/$pid/stat")), "US-ASCII")
+    // The command name (field 2) is in parentheses and may hold spaces: count the fields after its
+    // end.
     val after = stat.substring(stat.lastIndexOf(')') + 2).split(' ')
     (after(11).toLong / 100.0, after(12).toLong / 100.0)
   }

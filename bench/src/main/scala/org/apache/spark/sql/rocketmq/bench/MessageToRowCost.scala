@@ -19,20 +19,23 @@ package org.apache.spark.sql.rocketmq.bench
 import java.net.{InetAddress, InetSocketAddress}
 import java.nio.ByteBuffer
 
-import org.apache.rocketmq.common.message.{MessageAccessor, MessageConst, MessageDecoder, MessageExt}
+import org.apache.rocketmq.common.message.{
+  MessageAccessor, MessageConst, MessageDecoder, MessageExt
+}
 
 import org.apache.spark.sql.rocketmq.RocketMQMessageToRow
 import org.apache.spark.sql.rocketmq.client.RocketMQQueue
 
 /**
- * What turning a pulled message into a row costs the reader, in memory (no broker): messages of 1 KiB with the
- * properties a pull gives them (the producer's unique key and wait flag, a tag, two user properties, and the pull
- * client's bookkeeping entries). Two figures, each in nanoseconds per message, the median of 7 rounds of 2 million
- * messages: the pull client's decoding of a pull answer's bytes (answers of 32 messages, as the broker sends them by
- * default, decoded as the client does on its connection thread: `MessageDecoder.decodesBatch`, then its min and max
- * offset properties put on each message), and the connector's conversion of a decoded message into a row. Used for
- * the before/after of changes to either; run with
- * `build/sbt "bench/runMain org.apache.spark.sql.rocketmq.bench.MessageToRowCost"`.
+ * What turning a pulled message into a row costs the reader, in memory (no broker): messages of 1
+ * KiB with the properties a pull gives them (the producer's unique key and wait flag, a tag, two
+ * user properties, and the pull client's bookkeeping entries). Two figures, each in nanoseconds per
+ * message, the median of 7 rounds of 2 million messages: the pull client's decoding of a pull
+ * answer's bytes (answers of 32 messages, as the broker sends them by default, decoded as the
+ * client does on its connection thread: `MessageDecoder.decodesBatch`, then its min and max offset
+ * properties put on each message), and the connector's conversion of a decoded message into a row.
+ * Used for the before/after of changes to either; run with `build/sbt "bench/runMain
+ * org.apache.spark.sql.rocketmq.bench.MessageToRowCost"`.
  */
 object MessageToRowCost {
   private val PerAnswer = 32
@@ -53,12 +56,15 @@ object MessageToRowCost {
       m.setCommitLogOffset(1024L * 1100 * i)
       m.setBornTimestamp(1700000000000L + i)
       m.setStoreTimestamp(1700000000001L + i)
-      m.setBornHost(new InetSocketAddress(InetAddress.getByAddress(Array[Byte](10, 0, 0, 7)), 40312))
-      m.setStoreHost(new InetSocketAddress(InetAddress.getByAddress(Array[Byte](10, 0, 0, 9)), 10911))
+      m.setBornHost(new InetSocketAddress(InetAddress.getByAddress(Array[Byte](10, 0, 0, 7)),
+        40312))
+      m.setStoreHost(new InetSocketAddress(InetAddress.getByAddress(Array[Byte](10, 0, 0, 9)),
+        10911))
       m
     }.toArray
     // The bytes of pull answers: 32 stored messages each, as the broker returns them.
-    val answers = messages.grouped(PerAnswer).map(_.map(MessageDecoder.encode(_, false)).reduce(_ ++ _)).toArray
+    val answers =
+      messages.grouped(PerAnswer).map(_.map(MessageDecoder.encode(_, false)).reduce(_ ++ _)).toArray
     messages.foreach { m =>
       MessageAccessor.putProperty(m, MessageConst.PROPERTY_MIN_OFFSET, "0")
       MessageAccessor.putProperty(m, MessageConst.PROPERTY_MAX_OFFSET, "500000")
@@ -66,11 +72,13 @@ object MessageToRowCost {
     val convert = new RocketMQMessageToRow(RocketMQQueue("bench", "broker-a", 3))
 
     val decoding = nanosPerMessage { i =>
-      val decoded = MessageDecoder.decodesBatch(ByteBuffer.wrap(answers((i / PerAnswer) & (answers.length - 1))),
+      val decoded = MessageDecoder.decodesBatch(
+        ByteBuffer.wrap(answers((i / PerAnswer) & (answers.length - 1))),
         true, true, true)
       decoded.forEach { m =>
         MessageAccessor.putProperty(m, MessageConst.PROPERTY_MIN_OFFSET, "0")
-        MessageAccessor.putProperty(m, MessageConst.PROPERTY_MAX_OFFSET, java.lang.Long.toString(500000L))
+        MessageAccessor.putProperty(m, MessageConst.PROPERTY_MAX_OFFSET,
+          java.lang.Long.toString(500000L))
       }
       decoded.size()
     }(PerAnswer)
@@ -79,7 +87,10 @@ object MessageToRowCost {
     println(s"MessageToRowCost: the connector's conversion into a row: $converting")
   }
 
-  /** Median nanoseconds per message of `work(i)` over 7 rounds of 2 million messages (`step` per call). */
+  /**
+   * Median nanoseconds per message of `work(i)` over 7 rounds of 2 million messages (`step` per
+   * call).
+   */
   private def nanosPerMessage(work: Int => Int)(step: Int): String = {
     val perRound = 2000000
     var sink = 0L

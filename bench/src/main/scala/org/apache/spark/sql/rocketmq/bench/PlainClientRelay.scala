@@ -39,11 +39,13 @@ import org.apache.rocketmq.common.consumer.ConsumeFromWhere
 import org.apache.rocketmq.common.message.{Message, MessageExt}
 
 /**
- * Relays every message of a source topic to a target topic with a system's own plain clients, in the bench's JVM,
- * no Spark: the floor that broker and client stack gives a copy topic to topic on this machine, beside the Spark
- * queries. The clients keep their default settings (RocketMQ's producer batches, see RocketMQRelay). Each copy's body is what the stateless query writes,
- * `<producer's time> <body>` (RocketMQ's born time, Kafka's record time, epoch ms), so that the target is read and
- * measured the same way. A send that fails is sent again until it is acknowledged, or the relay closes.
+ * Relays every message of a source topic to a target topic with a system's own plain clients, in
+ * the bench's JVM, no Spark: the floor that broker and client stack gives a copy topic to topic on
+ * this machine, beside the Spark queries. The clients keep their default settings (RocketMQ's
+ * producer batches, see RocketMQRelay). Each copy's body is what the stateless query writes,
+ * `<producer's time> <body>` (RocketMQ's born time, Kafka's record time, epoch ms), so that the
+ * target is read and measured the same way. A send that fails is sent again until it is
+ * acknowledged, or the relay closes.
  */
 sealed abstract class PlainClientRelay extends AutoCloseable {
   private val acknowledged = new AtomicLong()
@@ -62,7 +64,10 @@ sealed abstract class PlainClientRelay extends AutoCloseable {
   /** The sends sent again after a failure. */
   def resent: Long = resends.get()
 
-  /** Waits until `count` copies are acknowledged or `timeoutMs` passes: whether they were. Throws if it failed. */
+  /**
+   * Waits until `count` copies are acknowledged or `timeoutMs` passes: whether they were. Throws if
+   * it failed.
+   */
   def awaitRelayed(count: Long, timeoutMs: Long): Boolean = within(timeoutMs)(relayed >= count)
 
   final override def close(): Unit = {
@@ -78,13 +83,17 @@ sealed abstract class PlainClientRelay extends AutoCloseable {
 
   protected def failed(e: Throwable): Unit = if (!closing) failure.compareAndSet(null, e)
 
-  /** `<producedAt> <body>`: the stateless query's `concat_ws(' ', CAST(producedAt AS STRING), body)`. */
+  /**
+   * `<producedAt> <body>`: the stateless query's `concat_ws(' ', CAST(producedAt AS STRING),
+   * body)`.
+   */
   protected def copyOf(producedAt: Long, body: Array[Byte]): Array[Byte] =
     s"$producedAt ${new String(body, UTF_8)}".getBytes(UTF_8)
 
   /**
-   * Sends a copy with `send`, which calls back with None once the broker acknowledged it, or with the error (it may
-   * throw instead); a failed send is sent again 10 ms later (a client that refuses sends at once is not spun on).
+   * Sends a copy with `send`, which calls back with None once the broker acknowledged it, or with
+   * the error (it may throw instead); a failed send is sent again 10 ms later (a client that
+   * refuses sends at once is not spun on).
    */
   protected def relay(send: (Option[Throwable] => Unit) => Unit): Unit = {
     val outcome = new AtomicBoolean() // a client may call back and throw: one outcome per send
@@ -100,11 +109,15 @@ sealed abstract class PlainClientRelay extends AutoCloseable {
     catch { case NonFatal(e) => done(Some(e)) }
   }
 
-  /** Polls `ready` every 50 ms until it holds or `timeoutMs` passes: whether it held. Throws if the relay failed. */
+  /**
+   * Polls `ready` every 50 ms until it holds or `timeoutMs` passes: whether it held. Throws if the
+   * relay failed.
+   */
   protected def within(timeoutMs: Long)(ready: => Boolean): Boolean = {
     val deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs)
     while (!ready && System.nanoTime() < deadline) {
-      Option(failure.get()).foreach(e => throw new IllegalStateException(s"the relay failed: $e", e))
+      Option(failure.get()).foreach(e =>
+        throw new IllegalStateException(s"the relay failed: $e", e))
       Thread.sleep(50) // polling the condition, bounded by the deadline
     }
     ready
@@ -117,8 +130,9 @@ object PlainClientRelay {
   private val ReadyTimeoutMs = 60000L
 
   /**
-   * Starts relaying `topic` (of `queues` queues, empty) to `target` with `system`'s clients, connected as
-   * `connection` says (`nameServer` or `bootstrapServers`); returns once every queue of `topic` is read.
+   * Starts relaying `topic` (of `queues` queues, empty) to `target` with `system`'s clients,
+   * connected as `connection` says (`nameServer` or `bootstrapServers`); returns once every queue
+   * of `topic` is read.
    */
   def start(system: BenchSystem, connection: Map[String, String], topic: String, target: String,
       queues: Int): PlainClientRelay = {
@@ -131,9 +145,10 @@ object PlainClientRelay {
   }
 
   /**
-   * A push consumer of a fresh group from the first offset, its listener sending each copy asynchronously with a
-   * producer of a fresh group (batching its sends, see `open`). Both share a client instance of their own, as a relay in a process of its own would,
-   * rather than the bench's producer's (by default every client of a JVM shares one).
+   * A push consumer of a fresh group from the first offset, its listener sending each copy
+   * asynchronously with a producer of a fresh group (batching its sends, see `open`). Both share a
+   * client instance of their own, as a relay in a process of its own would, rather than the bench's
+   * producer's (by default every client of a JVM shares one).
    */
   private final class RocketMQRelay(nameServer: String, topic: String, target: String, queues: Int)
     extends PlainClientRelay {
@@ -142,9 +157,12 @@ object PlainClientRelay {
     private val consumer = new DefaultMQPushConsumer(s"$name-consumer")
 
     protected def open(): Unit = {
-      Seq(producer, consumer).foreach { client => client.setNamesrvAddr(nameServer); client.setInstanceName(name) }
-      // One setting changed from the defaults, as for the bench's own producer (Bench.scala): batching its async
-      // sends with a 1 ms hold (autoBatch). One message per request does not keep 20,000 a second acknowledged here.
+      Seq(producer, consumer).foreach { client =>
+        client.setNamesrvAddr(nameServer); client.setInstanceName(name)
+      }
+      // One setting changed from the defaults, as for the bench's own producer (Bench.scala):
+      // batching its async sends with a 1 ms hold (autoBatch). One message per request does not
+      // keep 20,000 a second acknowledged here.
       producer.setAutoBatch(true)
       producer.batchMaxDelayMs(1)
       producer.start()
@@ -158,7 +176,8 @@ object PlainClientRelay {
             relay(done =>
               producer.send(copy,
                 new SendCallback {
-                  // Any result is a copy stored: the other statuses are of sync flush and replication.
+                  // Any result is a copy stored: the other statuses are of sync flush and
+                  // replication.
                   override def onSuccess(result: SendResult): Unit = done(None)
                   override def onException(e: Throwable): Unit = done(Some(e))
                 }))
@@ -167,8 +186,8 @@ object PlainClientRelay {
         }
       })
       consumer.start()
-      // The source's queues only: the consumer also holds its group's retry topic. Its rebalance state (deprecated
-      // accessor, no public one) is what says which queues it holds.
+      // The source's queues only: the consumer also holds its group's retry topic. Its rebalance
+      // state (deprecated accessor, no public one) is what says which queues it holds.
       @nowarn("cat=deprecation") def held =
         consumer.getDefaultMQPushConsumerImpl.getRebalanceImpl.getProcessQueueTable.keySet.asScala
           .count(_.getTopic == topic)
@@ -182,22 +201,26 @@ object PlainClientRelay {
   }
 
   /**
-   * A consumer assigned every partition of the source from the beginning, polled on a thread of its own, and a
-   * producer sending each copy to the same partition of the target.
+   * A consumer assigned every partition of the source from the beginning, polled on a thread of its
+   * own, and a producer sending each copy to the same partition of the target.
    */
-  private final class KafkaRelay(bootstrapServers: String, topic: String, target: String, queues: Int)
+  private final class KafkaRelay(bootstrapServers: String, topic: String, target: String,
+      queues: Int)
     extends PlainClientRelay {
     private val producer = new KafkaProducer[Array[Byte], Array[Byte]](
-      KafkaProcess.props("bootstrap.servers" -> bootstrapServers), new ByteArraySerializer, new ByteArraySerializer)
+      KafkaProcess.props("bootstrap.servers" -> bootstrapServers), new ByteArraySerializer,
+      new ByteArraySerializer)
     private val consumer = new KafkaConsumer[Array[Byte], Array[Byte]](
-      KafkaProcess.props("bootstrap.servers" -> bootstrapServers), new ByteArrayDeserializer, new ByteArrayDeserializer)
+      KafkaProcess.props("bootstrap.servers" -> bootstrapServers), new ByteArrayDeserializer,
+      new ByteArrayDeserializer)
     private val poller = new Thread(() => poll(), s"bench-relay-$topic")
     private val partitions = (0 until queues).map(new TopicPartition(topic, _)).asJava
 
     protected def open(): Unit = {
       consumer.assign(partitions)
       consumer.seekToBeginning(partitions)
-      partitions.forEach(p => consumer.position(p)) // ready: every partition's first offset looked up
+      partitions.forEach(p =>
+        consumer.position(p)) // ready: every partition's first offset looked up
       poller.setDaemon(true)
       poller.start()
     }
@@ -206,7 +229,8 @@ object PlainClientRelay {
       try {
         while (!closing) {
           consumer.poll(Duration.ofMillis(100)).forEach { r =>
-            val copy = new ProducerRecord[Array[Byte], Array[Byte]](target, Integer.valueOf(r.partition()), null,
+            val copy = new ProducerRecord[Array[Byte], Array[Byte]](target,
+              Integer.valueOf(r.partition()), null,
               copyOf(r.timestamp(), r.value()))
             relay { done =>
               val callback: Callback = (_: RecordMetadata, e: Exception) => done(Option(e))
@@ -219,7 +243,8 @@ object PlainClientRelay {
 
     protected def closeClients(): Unit = {
       // The poller closes the consumer as it ends (a KafkaConsumer is for one thread at a time).
-      try if (poller.getState == Thread.State.NEW) consumer.close() else poller.join(TimeUnit.SECONDS.toMillis(10))
+      try if (poller.getState == Thread.State.NEW) consumer.close()
+        else poller.join(TimeUnit.SECONDS.toMillis(10))
       finally producer.close()
     }
   }

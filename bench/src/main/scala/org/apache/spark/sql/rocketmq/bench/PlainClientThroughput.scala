@@ -28,7 +28,9 @@ import org.apache.kafka.common.TopicPartition
 import org.apache.kafka.common.serialization.ByteArrayDeserializer
 import org.apache.rocketmq.client.consumer.{PullCallback, PullResult, PullStatus}
 import org.apache.rocketmq.client.producer.{SendCallback, SendResult}
-import org.apache.rocketmq.common.message.{Message, MessageAccessor, MessageConst, MessageDecoder, MessageQueue}
+import org.apache.rocketmq.common.message.{
+  Message, MessageAccessor, MessageConst, MessageDecoder, MessageQueue
+}
 import org.apache.rocketmq.common.sysflag.MessageSysFlag
 import org.apache.rocketmq.remoting.InvokeCallback
 import org.apache.rocketmq.remoting.netty.ResponseFuture
@@ -39,16 +41,20 @@ import org.apache.spark.sql.rocketmq.RocketMQPlainClients
 
 /**
  * The raw clients' figures, no Spark: what each broker gives a plain producer and consumer on this
- * machine, the ceiling the connectors are measured against. Readers use `threads` threads (as many as
- * Spark's local tasks), each over its share of the queues.
+ * machine, the ceiling the connectors are measured against. Readers use `threads` threads (as many
+ * as Spark's local tasks), each over its share of the queues.
  */
-final class PlainClientThroughput(results: BenchResults, messages: Int, bodyBytes: Int, queues: Int, runs: Int,
+final class PlainClientThroughput(results: BenchResults, messages: Int, bodyBytes: Int, queues: Int,
+    runs: Int,
     threads: Int) {
   private val body = Array.fill[Byte](bodyBytes)('x')
 
-  /** RocketMQ's producer, asynchronous, `batch` messages per request (1: one message per request). */
+  /**
+   * RocketMQ's producer, asynchronous, `batch` messages per request (1: one message per request).
+   */
   def rocketmqWrite(system: RocketMQSystem, clients: RocketMQPlainClients, batch: Int): Unit = {
-    val label = if (batch == 1) "plain producer (async, one message per request)" else "plain producer (async, batches)"
+    val label = if (batch == 1) "plain producer (async, one message per request)"
+    else "plain producer (async, batches)"
     results.add(Figure("write", label, system.name, "msg/s",
       Measure.rates(messages, runs) { _ =>
         val topic = s"bench-pw-${System.nanoTime()}"
@@ -60,7 +66,9 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
           val failure = new AtomicReference[Throwable]()
           val callback = new SendCallback {
             def onSuccess(r: SendResult): Unit = { window.release(); done.countDown() }
-            def onException(e: Throwable): Unit = { failure.compareAndSet(null, e); window.release(); done.countDown() }
+            def onException(e: Throwable): Unit = {
+              failure.compareAndSet(null, e); window.release(); done.countDown()
+            }
           }
           (0 until messages).grouped(batch).foreach { ids =>
             window.acquire()
@@ -76,10 +84,11 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
   }
 
   /**
-   * The most RocketMQ's transactions give on this machine, no Spark: every message a half message sent alone
-   * (the broker takes no batch of them), asynchronously, 1,024 in flight; then every one committed with its own
-   * END_TRANSACTION request (there is no batch form either), 2,048 in flight. The figure is the whole, sends and
-   * commits; the commits alone are a figure of their own, in seconds.
+   * The most RocketMQ's transactions give on this machine, no Spark: every message a half message
+   * sent alone (the broker takes no batch of them), asynchronously, 1,024 in flight; then every one
+   * committed with its own END_TRANSACTION request (there is no batch form either), 2,048 in
+   * flight. The figure is the whole, sends and commits; the commits alone are a figure of their
+   * own, in seconds.
    */
   def rocketmqTransactionalWrite(system: RocketMQSystem, clients: RocketMQPlainClients): Unit = {
     val label = "plain transactional producer (async half messages, pipelined commits)"
@@ -96,7 +105,8 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
         }
       }))
     results.addCpu(label, system.name)
-    results.add(Figure("write", f"plain transactional producer: the commits of $messages%,d half messages",
+    results.add(Figure("write",
+      f"plain transactional producer: the commits of $messages%,d half messages",
       system.name, "s", commitSeconds.takeRight(runs).toSeq))
   }
 
@@ -107,14 +117,18 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
     val failure = new AtomicReference[Throwable]()
     val callback = new SendCallback {
       def onSuccess(r: SendResult): Unit = { stored.add(r); window.release(); done.countDown() }
-      def onException(e: Throwable): Unit = { failure.compareAndSet(null, e); window.release(); done.countDown() }
+      def onException(e: Throwable): Unit = {
+        failure.compareAndSet(null, e); window.release(); done.countDown()
+      }
     }
     (0 until messages).foreach { _ =>
       window.acquire()
       val message = new Message(topic, body)
       MessageAccessor.putProperty(message, MessageConst.PROPERTY_TRANSACTION_PREPARED, "true")
-      MessageAccessor.putProperty(message, MessageConst.PROPERTY_PRODUCER_GROUP, "bench-plain-transactions")
-      MessageAccessor.putProperty(message, MessageConst.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS, "600")
+      MessageAccessor.putProperty(message, MessageConst.PROPERTY_PRODUCER_GROUP,
+        "bench-plain-transactions")
+      MessageAccessor.putProperty(message, MessageConst.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS,
+        "600")
       clients.producer.send(message, callback, 30000)
     }
     done.await()
@@ -122,7 +136,8 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
     stored.asScala.toSeq
   }
 
-  private def commitAll(clients: RocketMQPlainClients, topic: String, halves: Seq[SendResult]): Unit = {
+  private def commitAll(clients: RocketMQPlainClients, topic: String, halves: Seq[SendResult])
+      : Unit = {
     val client = clients.producer.getDefaultMQProducerImpl.getMqClientFactory
     val window = new Semaphore(2048)
     val done = new CountDownLatch(halves.size)
@@ -158,10 +173,11 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
   }
 
   /**
-   * RocketMQ's pull consumer: `synchronous` pulls one at a time per thread (the naive loop), otherwise
-   * one asynchronous pull in flight per queue, every queue at once.
+   * RocketMQ's pull consumer: `synchronous` pulls one at a time per thread (the naive loop),
+   * otherwise one asynchronous pull in flight per queue, every queue at once.
    */
-  def rocketmqRead(system: RocketMQSystem, clients: RocketMQPlainClients, topic: String, synchronous: Boolean): Unit = {
+  def rocketmqRead(system: RocketMQSystem, clients: RocketMQPlainClients, topic: String,
+      synchronous: Boolean): Unit = {
     val consumer = clients.consumer
     val all = consumer.fetchSubscribeMessageQueues(topic).asScala.toSeq.sortBy(_.getQueueId)
     val label = if (synchronous) "plain pull loop (sync)" else "plain consumer (async)"
@@ -174,7 +190,8 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
             val end = consumer.maxOffset(mq)
             while (offset < end) {
               val result = consumer.pull(mq, "*", offset, 32, 10000)
-              require(result.getPullStatus == PullStatus.FOUND, s"$mq at $offset: ${result.getPullStatus}")
+              require(result.getPullStatus == PullStatus.FOUND,
+                s"$mq at $offset: ${result.getPullStatus}")
               read.addAndGet(result.getMsgFoundList.size())
               offset = result.getNextBeginOffset
             }
@@ -187,12 +204,15 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
             else consumer.pull(mq, "*", offset, 32,
               new PullCallback {
                 def onSuccess(result: PullResult): Unit =
-                  if (result.getPullStatus != PullStatus.FOUND) onException(new IllegalStateException(s"$mq: $result"))
+                  if (result.getPullStatus != PullStatus.FOUND)
+                    onException(new IllegalStateException(s"$mq: $result"))
                   else {
                     read.addAndGet(result.getMsgFoundList.size())
                     pullFrom(mq, result.getNextBeginOffset, end)
                   }
-                def onException(e: Throwable): Unit = { failure.compareAndSet(null, e); done.countDown() }
+                def onException(e: Throwable): Unit = {
+                  failure.compareAndSet(null, e); done.countDown()
+                }
               }, 10000)
           all.foreach(mq => pullFrom(mq, consumer.minOffset(mq), consumer.maxOffset(mq)))
           done.await()
@@ -212,8 +232,10 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
         () => {
           val producer = KafkaProcess.producer(system.broker.bootstrapServers)
           val failure = new AtomicReference[Throwable]()
-          val callback: Callback = (_: RecordMetadata, e: Exception) => if (e != null) failure.compareAndSet(null, e)
-          try (0 until messages).foreach(_ => producer.send(new ProducerRecord(topic, body), callback))
+          val callback: Callback =
+            (_: RecordMetadata, e: Exception) => if (e != null) failure.compareAndSet(null, e)
+          try (0 until messages).foreach(_ =>
+              producer.send(new ProducerRecord(topic, body), callback))
           finally producer.close()
           Option(failure.get()).foreach(e => throw e)
         }
@@ -229,7 +251,8 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
         val partitions = (0 until queues).map(new TopicPartition(topic, _))
         inThreads(partitions.grouped((queues + threads - 1) / threads).toSeq) { share =>
           val consumer = new KafkaConsumer[Array[Byte], Array[Byte]](KafkaProcess.props(
-              "bootstrap.servers" -> system.broker.bootstrapServers, "enable.auto.commit" -> "false"),
+              "bootstrap.servers" -> system.broker.bootstrapServers,
+              "enable.auto.commit" -> "false"),
             new ByteArrayDeserializer, new ByteArrayDeserializer)
           try {
             consumer.assign(share.asJava)
@@ -248,7 +271,10 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
     results.addCpu(label, system.name)
   }
 
-  /** Runs `work` over `items` on `threads` threads (item i on thread i mod threads); rethrows a failure. */
+  /**
+   * Runs `work` over `items` on `threads` threads (item i on thread i mod threads); rethrows a
+   * failure.
+   */
   private def inThreads[T](items: Seq[T])(work: T => Unit): Unit = {
     val pool = Executors.newFixedThreadPool(threads)
     try {

@@ -19,14 +19,15 @@ package org.apache.spark.sql.rocketmq.bench
 import org.apache.spark.sql.SparkSession
 
 /**
- * Driver-side planning of a read, per topic size: from `load()` to the input partitions built (for both
- * connectors this fetches every queue's offsets). Topics are empty: no data moves, only planning is timed.
+ * Driver-side planning of a read, per topic size: from `load()` to the input partitions built (for
+ * both connectors this fetches every queue's offsets). Topics are empty: no data moves, only
+ * planning is timed.
  *
- * The sizes are planned in turns, round after round, after untimed warm-up rounds. Planning the same read
- * 200 times in a row showed the driver's JIT still speeding it up after 150 plans (an 8-queue plan from 77 ms
- * to 15 ms), so a figure measured size after size compared a warm JVM on the first sizes with code the last
- * size alone runs (its per-queue decoding) still cold: the 1024-queue figure came out at twice what it is once
- * warm. In turns, every size sees the same JVM.
+ * The sizes are planned in turns, round after round, after untimed warm-up rounds. Planning the
+ * same read 200 times in a row showed the driver's JIT still speeding it up after 150 plans (an
+ * 8-queue plan from 77 ms to 15 ms), so a figure measured size after size compared a warm JVM on
+ * the first sizes with code the last size alone runs (its per-queue decoding) still cold: the
+ * 1024-queue figure came out at twice what it is once warm. In turns, every size sees the same JVM.
  */
 final class PlanningBench(
     spark: SparkSession,
@@ -53,7 +54,8 @@ final class PlanningBench(
       results.add(Figure("planning", s"plan a read of ${queueCounts(i)} queues", system.name, "ms",
         timed.map(_(i)))).median
     }
-    results.add(Figure("planning", s"planning ${queueCounts.max} ÷ ${queueCounts.min} queues", system.name, "×",
+    results.add(Figure("planning", s"planning ${queueCounts.max} ÷ ${queueCounts.min} queues",
+      system.name, "×",
       Seq(medians.last / medians.head)))
   }
 }

@@ -21,34 +21,40 @@ import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.rocketmq.RocketMQProxyProcess
 
 /**
- * The connector through a RocketMQ 5 proxy (Apache's, cluster mode, in front of the bench's broker; what managed
- * RocketMQ 5 services serve) beside the same broker asked directly, in the same run: a batch read of the filled
- * topic, a batch write, and the planning of a read of 8 and of 1024 queues (through a proxy each queue's offsets
- * are two requests, where a direct cluster answers one per broker group). Each figure's first run is reported on
- * its own (cold: the connection's first plan, the proxy's first routes), beside the median of the runs after it.
+ * The connector through a RocketMQ 5 proxy (Apache's, cluster mode, in front of the bench's broker;
+ * what managed RocketMQ 5 services serve) beside the same broker asked directly, in the same run: a
+ * batch read of the filled topic, a batch write, and the planning of a read of 8 and of 1024 queues
+ * (through a proxy each queue's offsets are two requests, where a direct cluster answers one per
+ * broker group). Each figure's first run is reported on its own (cold: the connection's first plan,
+ * the proxy's first routes), beside the median of the runs after it.
  */
-final class ProxyBench(spark: SparkSession, results: BenchResults, messages: Int, bodyBytes: Int, queues: Int,
+final class ProxyBench(spark: SparkSession, results: BenchResults, messages: Int, bodyBytes: Int,
+    queues: Int,
     runs: Int, planningRounds: Int) {
 
   def measure(broker: RocketMQSystem, filledTopic: String): Unit = {
-    val proxy = new RocketMQProxyProcess(broker.broker.nameServer, broker.broker.clusterName).start()
+    val proxy =
+      new RocketMQProxyProcess(broker.broker.nameServer, broker.broker.clusterName).start()
     try {
       val endpoints = Seq("direct" -> broker.broker.nameServer, "through a proxy" -> proxy.endpoint)
       endpoints.foreach { case (how, endpoint) =>
         coldAndWarm("read", s"batch read, $how", "msg/s", runs)(_ =>
           messages / seconds {
-            spark.read.format("rocketmq").option("nameServer", endpoint).option("topic", filledTopic).load()
+            spark.read.format("rocketmq").option("nameServer", endpoint).option("topic",
+              filledTopic).load()
               .write.format("noop").mode("overwrite").save()
           })
       }
-      val rows = spark.range(0, messages.toLong, 1, queues).selectExpr(s"repeat('x', $bodyBytes) AS body").cache()
+      val rows = spark.range(0, messages.toLong, 1, queues).selectExpr(
+        s"repeat('x', $bodyBytes) AS body").cache()
       require(rows.count() == messages)
       endpoints.foreach { case (how, endpoint) =>
         coldAndWarm("write", s"batch write, $how", "msg/s", runs) { run =>
           val topic = s"bench-proxy-w-${System.nanoTime()}-$run"
           broker.createTopic(topic, queues)
           messages / seconds {
-            rows.select(col("body")).write.format("rocketmq").option("nameServer", endpoint).option("topic", topic)
+            rows.select(col("body")).write.format("rocketmq").option("nameServer", endpoint).option(
+              "topic", topic)
               .save()
           }
         }
@@ -63,7 +69,8 @@ final class ProxyBench(spark: SparkSession, results: BenchResults, messages: Int
         planned.foreach { case (n, topic) =>
           coldAndWarm("planning", s"plan a read of $n queues, $how", "ms", planningRounds)(_ =>
             1000 * seconds {
-              spark.read.format("rocketmq").option("nameServer", endpoint).option("topic", topic).load()
+              spark.read.format("rocketmq").option("nameServer", endpoint).option("topic",
+                topic).load()
                 .queryExecution.toRdd.getNumPartitions
             })
         }
@@ -71,8 +78,12 @@ final class ProxyBench(spark: SparkSession, results: BenchResults, messages: Int
     } finally proxy.stop()
   }
 
-  /** The first of `1 + runs` runs as a figure of its own ("first run"), and the median of the others. */
-  private def coldAndWarm(section: String, name: String, unit: String, runs: Int)(run: Int => Double): Unit = {
+  /**
+   * The first of `1 + runs` runs as a figure of its own ("first run"), and the median of the
+   * others.
+   */
+  private def coldAndWarm(section: String, name: String, unit: String, runs: Int)(
+      run: Int => Double): Unit = {
     val values = (0 to runs).map(run)
     results.add(Figure(section, s"$name, first run", "rocketmq", unit, values.take(1)))
     results.add(Figure(section, name, "rocketmq", unit, values.drop(1)))

@@ -23,11 +23,13 @@ import java.util.concurrent.TimeUnit
 import scala.jdk.CollectionConverters._
 
 /**
- * A Python program of the bench (a PySpark user's program) that it talks to a line at a time: `tell` writes a line
- * to its stdin, `await` reads its stdout up to the next line starting with a word. Its stderr is the bench's.
+ * A Python program of the bench (a PySpark user's program) that it talks to a line at a time:
+ * `tell` writes a line to its stdin, `await` reads its stdout up to the next line starting with a
+ * word. Its stderr is the bench's.
  */
 final class PythonProgram(command: Seq[String]) extends AutoCloseable {
-  private val process = new ProcessBuilder(command.asJava).redirectError(ProcessBuilder.Redirect.INHERIT).start()
+  private val process =
+    new ProcessBuilder(command.asJava).redirectError(ProcessBuilder.Redirect.INHERIT).start()
   private val in = new BufferedReader(new InputStreamReader(process.getInputStream, UTF_8))
   private val out = new BufferedWriter(new OutputStreamWriter(process.getOutputStream, UTF_8))
 
@@ -37,13 +39,14 @@ final class PythonProgram(command: Seq[String]) extends AutoCloseable {
   def tell(line: String): Unit = { out.write(line); out.newLine(); out.flush() }
 
   /**
-   * What follows `word` on the program's next line that starts with it. Spark's JVM, started by pyspark, shares
-   * the program's stdout: lines not of the protocol are skipped.
+   * What follows `word` on the program's next line that starts with it. Spark's JVM, started by
+   * pyspark, shares the program's stdout: lines not of the protocol are skipped.
    */
   def await(word: String): String = {
     var line = in.readLine()
     while (line != null && !line.startsWith(word)) line = in.readLine()
-    require(line != null, s"the Python program ${command.mkString(" ")} ended before $word (its log is above)")
+    require(line != null,
+      s"the Python program ${command.mkString(" ")} ended before $word (its log is above)")
     line.stripPrefix(word).trim
   }
 

@@ -23,15 +23,17 @@ import org.apache.spark.sql.rocketmq.RocketMQPlainClients
 import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
 
 /**
- * A batch read planned the moment a batch write returns, on a broker another writer keeps busy: the case of a
- * short count (485,565 of 500,000) seen once on a loaded machine. Each round writes `messages` rows through the
- * connector into a fresh topic while a plain producer sends to another topic of the same broker, then at once
- *   - counts what the topic's queues hold by their offsets (the index's end): the rows the broker had
- *     acknowledged but not yet indexed show up here as missing;
- *   - counts the topic through the connector, whose planning first waits until the broker has indexed what it
- *     stored (timed from the reader's hook, which runs at each look while the broker is behind);
- *   - counts the queues again once the broker says it indexed everything: had rows been lost, they would be
- *     missing here too.
+ * A batch read planned the moment a batch write returns, on a broker another writer keeps busy: the
+ * case of a short count (485,565 of 500,000) seen once on a loaded machine. Each round writes
+ * `messages` rows through the connector into a fresh topic while a plain producer sends to another
+ * topic of the same broker, then at once
+ * - counts what the topic's queues hold by their offsets (the index's end): the rows the broker had
+ *   acknowledged but not yet indexed show up here as missing;
+ * - counts the topic through the connector, whose planning first waits until the broker has indexed
+ *   what it stored (timed from the reader's hook, which runs at each look while the broker is
+ *   behind);
+ * - counts the queues again once the broker says it indexed everything: had rows been lost, they
+ *   would be missing here too.
  */
 final class ReadAfterWriteBench(
     spark: SparkSession,
@@ -44,12 +46,14 @@ final class ReadAfterWriteBench(
     rounds: Int) {
 
   def measure(): Unit = {
-    val rows = spark.range(0, messages.toLong, 1, queues).selectExpr(s"repeat('x', $bodyBytes) AS body").cache()
+    val rows = spark.range(0, messages.toLong, 1, queues).selectExpr(
+      s"repeat('x', $bodyBytes) AS body").cache()
     require(rows.count() == messages)
     val load = topic("load")
     val loadBody = "y" * bodyBytes
     @volatile var loading = true
-    val loader = new Thread(() => while (loading) plain.produce(load, 1000, _ => loadBody), "bench-load-writer")
+    val loader = new Thread(
+      () => while (loading) plain.produce(load, 1000, _ => loadBody), "bench-load-writer")
     loader.setDaemon(true)
     loader.start()
     val firstLook, lastLook = new AtomicLong()
@@ -63,13 +67,17 @@ final class ReadAfterWriteBench(
         rows.write.format(system.format).options(system.sinkOptions(target)).save()
         val atOnce = stored(target)
         firstLook.set(0L)
-        val counted = spark.read.format(system.format).options(system.sourceOptions(target)).load().count()
-        val waitedMs = if (firstLook.get() == 0L) 0.0 else (lastLook.get() - firstLook.get()) / 1e6 + 10
+        val counted =
+          spark.read.format(system.format).options(system.sourceOptions(target)).load().count()
+        val waitedMs =
+          if (firstLook.get() == 0L) 0.0 else (lastLook.get() - firstLook.get()) / 1e6 + 10
         system.awaitReadable()
         val inTheEnd = stored(target)
-        println(f"BENCH read after write, round $round: the index lacked ${messages - atOnce} rows when the write " +
-          f"returned; the read counted $counted after waiting $waitedMs%.0f ms; $inTheEnd stored in the end")
-        require(counted == messages, s"a read planned after the write counted $counted of $messages rows")
+        println(
+          f"BENCH read after write, round $round: the index lacked ${messages - atOnce} rows when the write " +
+            f"returned; the read counted $counted after waiting $waitedMs%.0f ms; $inTheEnd stored in the end")
+        require(counted == messages,
+          s"a read planned after the write counted $counted of $messages rows")
         (messages - atOnce, messages - counted, waitedMs, messages - inTheEnd)
       }
     finally {

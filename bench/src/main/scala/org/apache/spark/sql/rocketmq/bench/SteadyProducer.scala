@@ -28,15 +28,16 @@ import org.apache.rocketmq.client.producer.{DefaultMQProducer, SendCallback, Sen
 import org.apache.rocketmq.common.message.Message
 
 /**
- * Sends `rate` messages a second at a steady pace, every one acknowledged by the broker: one every 1/`rate` s up to
- * 1,000 a second, above that `rate` / 1000 every millisecond, from the calling thread (behind the pace, it sends the
- * messages due at once). Sends are asynchronous with at most `maxInFlight` unacknowledged: at that bound the pace
- * waits for acknowledgements, which shows as a lower rate sent. A send that fails (the broker busy, a timeout after
- * the client's own retries) is sent again, a new send with the producer's time of then, as long as the run and then
- * its settling last; nothing the bench sends is left unacknowledged without the run saying so.
+ * Sends `rate` messages a second at a steady pace, every one acknowledged by the broker: one every
+ * 1/`rate` s up to 1,000 a second, above that `rate` / 1000 every millisecond, from the calling
+ * thread (behind the pace, it sends the messages due at once). Sends are asynchronous with at most
+ * `maxInFlight` unacknowledged: at that bound the pace waits for acknowledgements, which shows as a
+ * lower rate sent. A send that fails (the broker busy, a timeout after the client's own retries) is
+ * sent again, a new send with the producer's time of then, as long as the run and then its settling
+ * last; nothing the bench sends is left unacknowledged without the run saying so.
  *
- * The producer's time in each message is its client's, stamped as it sends (RocketMQ's `bornTimestamp`, Kafka's
- * record `CreateTime`): the latencies of the bench are measured from it.
+ * The producer's time in each message is its client's, stamped as it sends (RocketMQ's
+ * `bornTimestamp`, Kafka's record `CreateTime`): the latencies of the bench are measured from it.
  */
 object SteadyProducer {
 
@@ -50,8 +51,8 @@ object SteadyProducer {
   type AckedSend = (String, Array[Byte], Option[Throwable] => Unit) => Unit
 
   /**
-   * What a run sent: `issued` messages (0 until issued), of which `acknowledged`, with `resent` sends again; the
-   * failed sends by kind (the error's class and message, digits left out).
+   * What a run sent: `issued` messages (0 until issued), of which `acknowledged`, with `resent`
+   * sends again; the failed sends by kind (the error's class and message, digits left out).
    */
   final case class Sent(issued: Long, acknowledged: Long, resent: Long, measuredFrom: Long,
       lastError: Option[Throwable], failures: Map[String, Long]) {
@@ -60,7 +61,8 @@ object SteadyProducer {
     /** The failed sends by kind, the most frequent first, or "none". */
     def failureKinds: String =
       if (failures.isEmpty) "none"
-      else failures.toSeq.sortBy(-_._2).map { case (kind, count) => s"$count x $kind" }.mkString("; ")
+      else
+        failures.toSeq.sortBy(-_._2).map { case (kind, count) => s"$count x $kind" }.mkString("; ")
 
     /** Fails unless every message issued was acknowledged. */
     def requireAcknowledged(what: String): Unit =
@@ -73,8 +75,9 @@ object SteadyProducer {
   val DefaultMaxInFlight = 10000
 
   /**
-   * Sends for `warmupSeconds` (not counted) and `seconds`, then waits up to `settleSeconds` for every send to be
-   * acknowledged (failed ones sent again meanwhile): what was sent, and from when the messages count.
+   * Sends for `warmupSeconds` (not counted) and `seconds`, then waits up to `settleSeconds` for
+   * every send to be acknowledged (failed ones sent again meanwhile): what was sent, and from when
+   * the messages count.
    */
   def run(rate: Int, warmupSeconds: Int, seconds: Int, maxInFlight: Int = DefaultMaxInFlight,
       settleSeconds: Int = 120)(send: Send): Sent = {
@@ -98,24 +101,33 @@ object SteadyProducer {
     sends.sent(measuredFrom)
   }
 
-  /** Async sends of RocketMQ's producer (its own retries: `retryTimesWhenSendAsyncFailed`, for timeouts). */
+  /**
+   * Async sends of RocketMQ's producer (its own retries: `retryTimesWhenSendAsyncFailed`, for
+   * timeouts).
+   */
   def toRocketMQ(producer: DefaultMQProducer): AckedSend = (topic, body, done) =>
     producer.send(new Message(topic, body),
       new SendCallback {
-        // Any result is a message the broker stored: its other statuses than SEND_OK are of sync flush and
-        // replication, which the bench's single broker does not do.
+        // Any result is a message the broker stored: its other statuses than SEND_OK are of sync
+        // flush and replication, which the bench's single broker does not do.
         override def onSuccess(result: SendResult): Unit = done(None)
         override def onException(e: Throwable): Unit = done(Some(e))
       })
 
-  /** Async sends of Kafka's producer (acks=all, its default; its own retries until `delivery.timeout.ms`). */
+  /**
+   * Async sends of Kafka's producer (acks=all, its default; its own retries until
+   * `delivery.timeout.ms`).
+   */
   def toKafka(producer: KafkaProducer[Array[Byte], Array[Byte]]): AckedSend = (topic, body, done) =>
     producer.send(new ProducerRecord[Array[Byte], Array[Byte]](topic, body),
       new Callback {
         override def onCompletion(metadata: RecordMetadata, e: Exception): Unit = done(Option(e))
       })
 
-  /** The sends of one run: at most `maxInFlight` unacknowledged, failed ones queued to be sent again. */
+  /**
+   * The sends of one run: at most `maxInFlight` unacknowledged, failed ones queued to be sent
+   * again.
+   */
   private final class SteadyRun(maxInFlight: Int, send: Send) {
     private val inFlight = new Semaphore(maxInFlight)
     private val failed = new ConcurrentLinkedQueue[java.lang.Long]()
@@ -125,7 +137,9 @@ object SteadyProducer {
     private var issued = 0L
     private var resent = 0L
 
-    /** Sends the next message once a send may be under way, unless `until` (nanoTime) passes first. */
+    /**
+     * Sends the next message once a send may be under way, unless `until` (nanoTime) passes first.
+     */
     def sendNew(until: Long): Boolean = {
       val ok = acquire(until)
       if (ok) { attempt(issued); issued += 1 }
@@ -148,14 +162,15 @@ object SteadyProducer {
     }
 
     /**
-     * Waits until no send is under way and none failed (failed ones sent again meanwhile), or `until` (nanoTime)
-     * passes.
+     * Waits until no send is under way and none failed (failed ones sent again meanwhile), or
+     * `until` (nanoTime) passes.
      */
     def settle(until: Long): Unit = {
       var settled = false
       while (!settled && System.nanoTime() < until) {
         resendFailed(until)
-        // Every permit back: nothing in flight, so no failure can be queued while the queue is looked at.
+        // Every permit back: nothing in flight, so no failure can be queued while the queue is
+        // looked at.
         if (inFlight.tryAcquire(maxInFlight, 100, TimeUnit.MILLISECONDS)) {
           settled = failed.isEmpty
           inFlight.release(maxInFlight)
@@ -170,7 +185,10 @@ object SteadyProducer {
     private def acquire(until: Long): Boolean =
       inFlight.tryAcquire(math.max(0L, until - System.nanoTime()), TimeUnit.NANOSECONDS)
 
-    /** One send of message `n`, holding a permit; its outcome counted once (a client may call back and throw). */
+    /**
+     * One send of message `n`, holding a permit; its outcome counted once (a client may call back
+     * and throw).
+     */
     private def attempt(n: Long): Unit = {
       val outcome = new AtomicBoolean()
       def done(error: Option[Throwable]): Unit = if (outcome.compareAndSet(false, true)) {
@@ -178,7 +196,9 @@ object SteadyProducer {
           case None => acknowledged.incrementAndGet()
           case Some(e) =>
             lastError.set(e)
-            val kind = s"${e.getClass.getSimpleName}: ${String.valueOf(e.getMessage).take(100)}".replaceAll("\\d+", "N")
+            val kind =
+              s"${e.getClass.getSimpleName}: ${String.valueOf(e.getMessage).take(100)}".replaceAll(
+                "\\d+", "N")
             failures.computeIfAbsent(kind, _ => new AtomicLong()).incrementAndGet()
             failed.add(n)
         }

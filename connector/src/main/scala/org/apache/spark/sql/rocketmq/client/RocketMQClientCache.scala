@@ -32,11 +32,13 @@ import org.apache.spark.scheduler.{SparkListener, SparkListenerApplicationEnd}
  *
  * A client no task holds for `spark.rocketmq.<kind>.cache.timeout` (default 5m) is closed; one
  * marked broken (after a failed request) is closed as soon as no task holds it, and the next borrow
- * creates a fresh one; all are closed when the JVM exits, and, in the driver's JVM (where local-mode
- * tasks run too), when the Spark application ends: RocketMQ's client threads are not daemons, so a
- * cached client would otherwise keep a finished `spark-submit` alive until the idle timeout.
+ * creates a fresh one; all are closed when the JVM exits, and, in the driver's JVM (where
+ * local-mode tasks run too), when the Spark application ends: RocketMQ's client threads are not
+ * daemons, so a cached client would otherwise keep a finished `spark-submit` alive until the idle
+ * timeout.
  */
-private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K => C, close: C => Unit) {
+private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K => C,
+    close: C => Unit) {
   private val log = LoggerFactory.getLogger(getClass)
 
   private final class Entry(val key: K, val client: C) {
@@ -93,20 +95,25 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
     val executor = Executors.newSingleThreadScheduledExecutor(threads)
     val period = math.max(1000L, math.min(idleTimeoutMs / 2, 60000L))
     executor.scheduleWithFixedDelay(() => evictIdle(), period, period, TimeUnit.MILLISECONDS)
-    Runtime.getRuntime.addShutdownHook(new Thread(() => closeAll(), s"rocketmq-$kind-cache-shutdown"))
+    Runtime.getRuntime.addShutdownHook(
+      new Thread(() => closeAll(), s"rocketmq-$kind-cache-shutdown"))
     executor
   }
 
-  /** The SparkContext whose end closes every client; re-registered if a new one starts in this JVM. */
+  /**
+   * The SparkContext whose end closes every client; re-registered if a new one starts in this JVM.
+   */
   private var closesWithApplication: Option[SparkContext] = None
 
   private def closeWhenApplicationEnds(): Unit = SparkContext.getActive.foreach { sc =>
     if (!closesWithApplication.exists(_ eq sc)) {
       closesWithApplication = Some(sc)
       sc.addSparkListener(new SparkListener {
-        // Spark's stop waits for its listeners: the clients close in the background, the next application's are
-        // new ones (with three caches closing one after the other, SparkSession.stop() took 9 s to 47 s).
-        override def onApplicationEnd(end: SparkListenerApplicationEnd): Unit = closeEach(takeAll(), waitMs = 0L)
+        // Spark's stop waits for its listeners: the clients close in the background, the next
+        // application's are new ones (with three caches closing one after the other,
+        // SparkSession.stop() took 9 s to 47 s).
+        override def onApplicationEnd(end: SparkListenerApplicationEnd): Unit =
+          closeEach(takeAll(), waitMs = 0L)
       })
     }
   }
@@ -133,16 +140,17 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
     catch { case e: Throwable => log.warn(s"Closing a RocketMQ $kind failed: $e") }
 
   def evictIdle(nowMs: Long = System.currentTimeMillis()): Unit = synchronized {
-    entries.values.toList.filter(e => e.borrowers == 0 && nowMs - e.idleSinceMs >= idleTimeoutMs).foreach { e =>
+    entries.values.toList.filter(e =>
+      e.borrowers == 0 && nowMs - e.idleSinceMs >= idleTimeoutMs).foreach { e =>
       log.info(s"Closing RocketMQ $kind ${e.key}: unused for ${nowMs - e.idleSinceMs} ms")
       remove(e)
     }
   }
 
   /**
-   * Closes every client, all at once, and waits for them (at most a minute): a RocketMQ client's shutdown waits for
-   * its own service threads, which look for the stop every few seconds, so one client after the other took seconds
-   * each.
+   * Closes every client, all at once, and waits for them (at most a minute): a RocketMQ client's
+   * shutdown waits for its own service threads, which look for the stop every few seconds, so one
+   * client after the other took seconds each.
    */
   def closeAll(): Unit = closeEach(takeAll(), waitMs = 60000L)
 
@@ -162,7 +170,8 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
       thread
     }
     val deadline = System.currentTimeMillis() + waitMs
-    closing.foreach(t => if (deadline > System.currentTimeMillis()) t.join(deadline - System.currentTimeMillis()))
+    closing.foreach(t =>
+      if (deadline > System.currentTimeMillis()) t.join(deadline - System.currentTimeMillis()))
   }
 
   /** Clients held now. */
@@ -178,12 +187,14 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
 private[rocketmq] object RocketMQClientCache {
   private val created = new java.util.concurrent.atomic.AtomicLong()
   // The JVM's name is "pid@host" (ProcessHandle would say it directly, but Java 8 has none).
-  private val pid = java.lang.management.ManagementFactory.getRuntimeMXBean.getName.takeWhile(_ != '@')
+  private val pid =
+    java.lang.management.ManagementFactory.getRuntimeMXBean.getName.takeWhile(_ != '@')
 
   /**
-   * A RocketMQ instance name no other client of any JVM on this host has: RocketMQ shares one client
-   * instance per `ip@instanceName`, and that instance accepts one registration per group, so a
-   * client built to replace a broken one that tasks still hold must not reuse the broken one's name.
+   * A RocketMQ instance name no other client of any JVM on this host has: RocketMQ shares one
+   * client instance per `ip@instanceName`, and that instance accepts one registration per group, so
+   * a client built to replace a broken one that tasks still hold must not reuse the broken one's
+   * name.
    */
   def uniqueInstanceName(prefix: String): String = s"$prefix-$pid-${created.incrementAndGet()}"
 }

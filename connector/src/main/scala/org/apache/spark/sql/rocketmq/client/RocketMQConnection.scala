@@ -33,7 +33,8 @@ private[rocketmq] final case class RocketMQCredentials(
     secretKey: String,
     securityToken: Option[String]) {
 
-  def rpcHook: RPCHook = new AclClientRPCHook(new SessionCredentials(accessKey, secretKey, securityToken.orNull))
+  def rpcHook: RPCHook =
+    new AclClientRPCHook(new SessionCredentials(accessKey, secretKey, securityToken.orNull))
 
   override def toString: String =
     s"RocketMQCredentials(accessKey=$accessKey, secretKey=${RocketMQConnection.Hidden}" +
@@ -75,10 +76,12 @@ private[rocketmq] final case class RocketMQConnection(
   def accessKey: Option[String] = credentials.map(_.accessKey)
 
   /** What a topic or group is called on the brokers. */
-  def onBroker(name: String): String = namespace.fold(name)(ns => NamespaceUtil.wrapNamespace(ns, name))
+  def onBroker(name: String): String =
+    namespace.fold(name)(ns => NamespaceUtil.wrapNamespace(ns, name))
 
   /** What a topic or group the brokers name is called in the query. */
-  def inQuery(name: String): String = namespace.fold(name)(ns => NamespaceUtil.withoutNamespace(name, ns))
+  def inQuery(name: String): String =
+    namespace.fold(name)(ns => NamespaceUtil.withoutNamespace(name, ns))
 }
 
 private[rocketmq] object RocketMQConnection {
@@ -86,26 +89,34 @@ private[rocketmq] object RocketMQConnection {
   /** What stands for a secret wherever one would be shown. */
   val Hidden = "*********(redacted)"
 
-  /** The names credentials have in one place they are looked for, and how errors call that place. */
-  final case class CredentialNames(accessKey: String, secretKey: String, securityToken: String, place: String)
+  /**
+   * The names credentials have in one place they are looked for, and how errors call that place.
+   */
+  final case class CredentialNames(accessKey: String, secretKey: String, securityToken: String,
+      place: String)
 
-  val InOptions: CredentialNames = CredentialNames(RocketMQOptions.AccessKey.key, RocketMQOptions.SecretKey.key,
-    RocketMQOptions.SecurityToken.key, "the query's options")
-  val InSparkConf: CredentialNames = CredentialNames("spark.rocketmq.accessKey", "spark.rocketmq.secretKey",
-    "spark.rocketmq.securityToken", "the Spark configuration")
+  val InOptions: CredentialNames =
+    CredentialNames(RocketMQOptions.AccessKey.key, RocketMQOptions.SecretKey.key,
+      RocketMQOptions.SecurityToken.key, "the query's options")
+  val InSparkConf: CredentialNames =
+    CredentialNames("spark.rocketmq.accessKey", "spark.rocketmq.secretKey",
+      "spark.rocketmq.securityToken", "the Spark configuration")
   val InEnvironment: CredentialNames = CredentialNames("ROCKETMQ_ACCESS_KEY", "ROCKETMQ_SECRET_KEY",
     "ROCKETMQ_SECURITY_TOKEN", "the environment")
 
   /**
    * The connection of a query. Credentials are taken whole from the first place that sets any of
-   * them: the query's options, else the Spark configuration (`spark.rocketmq.accessKey` …), else the
-   * environment (`ROCKETMQ_ACCESS_KEY` …); never a key from one place and a secret from another.
-   * Half a credential there (a key without its secret, or the reverse) is an error naming the place.
+   * them: the query's options, else the Spark configuration (`spark.rocketmq.accessKey` …), else
+   * the environment (`ROCKETMQ_ACCESS_KEY` …); never a key from one place and a secret from
+   * another. Half a credential there (a key without its secret, or the reverse) is an error naming
+   * the place.
    */
-  def resolve(options: RocketMQOptions, sparkConf: String => Option[String], environment: String => Option[String])
+  def resolve(options: RocketMQOptions, sparkConf: String => Option[String],
+      environment: String => Option[String])
       : RocketMQConnection = {
-    val optionsByKey = Seq(RocketMQOptions.AccessKey, RocketMQOptions.SecretKey, RocketMQOptions.SecurityToken)
-      .map(o => o.key -> o).toMap
+    val optionsByKey =
+      Seq(RocketMQOptions.AccessKey, RocketMQOptions.SecretKey, RocketMQOptions.SecurityToken)
+        .map(o => o.key -> o).toMap
     def nonBlank(lookUp: String => Option[String]): String => Option[String] =
       name => lookUp(name).map(_.trim).filter(_.nonEmpty)
     val places = Seq(
@@ -134,5 +145,6 @@ private[rocketmq] object RocketMQConnection {
 
   /** The active session's configuration (the driver's), if there is one. */
   def activeSparkConf(key: String): Option[String] =
-    SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession).flatMap(_.conf.getOption(key))
+    SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession).flatMap(
+      _.conf.getOption(key))
 }

@@ -53,7 +53,10 @@ private[rocketmq] object RocketMQEndpoint {
   /** The admin requests refused to each connection's credentials (NO_PERMISSION). */
   private val notPermitted = ConcurrentHashMap.newKeySet[(RocketMQConnection, AdminRequest)]()
 
-  /** Planning found `connection`'s endpoint to be a RocketMQ 5 proxy (no request is sent to find out). */
+  /**
+   * Planning found `connection`'s endpoint to be a RocketMQ 5 proxy (no request is sent to find
+   * out).
+   */
   def knownProxy(connection: RocketMQConnection): Boolean =
     proxies.get(connection) == java.lang.Boolean.TRUE
 
@@ -102,17 +105,23 @@ private[rocketmq] object RocketMQEndpoint {
             throw RocketMQErrors.endpointUnchecked(connection.nameServer, attempts,
               options(RocketMQOptions.RequestTimeoutMs), e)
           // Not answered now (an outage): no proxy known; the next plan asks again.
-          case NonFatal(e) => log.debug(s"${connection.nameServer} did not answer whether it is a proxy: $e")
+          case NonFatal(e) =>
+            log.debug(s"${connection.nameServer} did not answer whether it is a proxy: $e")
         } finally probe.close()
         knownProxy(connection)
     }
   }
 
-  /** `cause` says the endpoint does not serve the request at all (REQUEST_CODE_NOT_SUPPORTED): a RocketMQ 5 proxy. */
+  /**
+   * `cause` says the endpoint does not serve the request at all (REQUEST_CODE_NOT_SUPPORTED): a
+   * RocketMQ 5 proxy.
+   */
   def notSupported(cause: Throwable): Boolean =
     Iterator.iterate(cause)(_.getCause).takeWhile(_ != null).take(5).exists {
-      case e: MQBrokerException => e.getResponseCode == RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED
-      case e: MQClientException => e.getResponseCode == RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED
+      case e: MQBrokerException => e.getResponseCode ==
+          RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED
+      case e: MQClientException => e.getResponseCode ==
+          RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED
       case _ => false
     }
 }

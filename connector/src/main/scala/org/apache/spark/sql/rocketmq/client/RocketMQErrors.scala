@@ -22,17 +22,19 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.ErrorClassesJsonReader
 import org.apache.spark.sql.rocketmq.{
-  RocketMQDataLossException, RocketMQExceptionConstructors, RocketMQInvalidInputException, RocketMQRequestException
+  RocketMQDataLossException, RocketMQExceptionConstructors, RocketMQInvalidInputException,
+  RocketMQRequestException
 }
 
 /**
  * The one factory of the connector's errors: a method per condition, each naming its parameters.
  * Messages come from `error/rocketmq-error-conditions.json` through Spark's own reader of error
- * conditions (present since Spark 3.5, so the same code runs on every Spark the connector supports),
- * prefixed with `[CONDITION]` as Spark's own errors are. Four exception types tell the kinds of
- * failure apart: [[RocketMQInvalidInputException]] (what was asked for cannot be done as given),
- * [[RocketMQUnsupportedOperationException]] (what the catalog was asked cannot be done to a topic at all),
- * [[RocketMQDataLossException]] and [[RocketMQRequestException]] (RocketMQ did not answer as needed).
+ * conditions (present since Spark 3.5, so the same code runs on every Spark the connector
+ * supports), prefixed with `[CONDITION]` as Spark's own errors are. Four exception types tell the
+ * kinds of failure apart: [[RocketMQInvalidInputException]] (what was asked for cannot be done as
+ * given), [[RocketMQUnsupportedOperationException]] (what the catalog was asked cannot be done to a
+ * topic at all), [[RocketMQDataLossException]] and [[RocketMQRequestException]] (RocketMQ did not
+ * answer as needed).
  */
 private[rocketmq] object RocketMQErrors {
 
@@ -42,9 +44,13 @@ private[rocketmq] object RocketMQErrors {
     new ErrorClassesJsonReader(Seq(url))
   }
 
-  /** Every condition of the JSON file, with `MAIN.SUB` for each sub-condition (tests render them all). */
-  private[rocketmq] def allConditions: Seq[String] = reader.errorInfoMap.toSeq.flatMap { case (name, info) =>
-    info.subClass.map(_.keys.toSeq.map(sub => s"$name.$sub")).getOrElse(Seq(name))
+  /**
+   * Every condition of the JSON file, with `MAIN.SUB` for each sub-condition (tests render them
+   * all).
+   */
+  private[rocketmq] def allConditions: Seq[String] = reader.errorInfoMap.toSeq.flatMap {
+    case (name, info) =>
+      info.subClass.map(_.keys.toSeq.map(sub => s"$name.$sub")).getOrElse(Seq(name))
   }.sorted
 
   /** The template of a condition, placeholders unfilled (tests check that each one is filled). */
@@ -55,13 +61,15 @@ private[rocketmq] object RocketMQErrors {
 
   private[rocketmq] def sqlState(condition: String): String = reader.getSqlState(condition)
 
-  private def invalidInput(condition: String, parameters: (String, String)*): RocketMQInvalidInputException = {
+  private def invalidInput(condition: String, parameters: (String, String)*)
+      : RocketMQInvalidInputException = {
     val params = parameters.toMap
     RocketMQExceptionConstructors.invalidInput(condition, sqlState(condition), params.asJava,
       message(condition, params), null)
   }
 
-  private def dataLossError(condition: String, parameters: (String, String)*): RocketMQDataLossException = {
+  private def dataLossError(condition: String, parameters: (String, String)*)
+      : RocketMQDataLossException = {
     val params = parameters.toMap
     RocketMQExceptionConstructors.dataLoss(condition, sqlState(condition), params.asJava,
       message(condition, params), null)
@@ -78,7 +86,8 @@ private[rocketmq] object RocketMQErrors {
   /** A failure's message followed by its causes' (RocketMQ often wraps the telling one). */
   private def describe(t: Throwable): String =
     Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(4).toSeq
-      .map(c => Option(c.getMessage).map(_.trim).filter(_.nonEmpty).getOrElse(c.getClass.getSimpleName))
+      .map(c =>
+        Option(c.getMessage).map(_.trim).filter(_.nonEmpty).getOrElse(c.getClass.getSimpleName))
       .distinct.mkString(" <- caused by: ")
 
   private def queueParameters(queue: RocketMQQueue): Seq[(String, String)] =
@@ -93,25 +102,38 @@ private[rocketmq] object RocketMQErrors {
   }
 
   /** `sub` names what the value must be (see the JSON file); `details` fill its placeholders. */
-  def invalidOption(option: String, value: String, sub: String, details: (String, String)*): Throwable =
-    invalidInput(s"ROCKETMQ_INVALID_OPTION_VALUE.$sub", Seq("option" -> option, "value" -> value) ++ details: _*)
+  def invalidOption(option: String, value: String, sub: String, details: (String, String)*)
+      : Throwable =
+    invalidInput(s"ROCKETMQ_INVALID_OPTION_VALUE.$sub",
+      Seq("option" -> option, "value" -> value) ++ details: _*)
 
-  /** Per-queue JSON of an option with the wrong shape; `sub` and `details` come from [[RocketMQOffsetsJson]]. */
-  def invalidOffsetsJson(option: String, value: String, sub: String, details: Seq[(String, String)]): Throwable =
-    invalidInput(s"ROCKETMQ_INVALID_OFFSETS_JSON.$sub", Seq("option" -> option, "value" -> value) ++ details: _*)
+  /**
+   * Per-queue JSON of an option with the wrong shape; `sub` and `details` come from
+   * [[RocketMQOffsetsJson]].
+   */
+  def invalidOffsetsJson(option: String, value: String, sub: String, details: Seq[(String, String)])
+      : Throwable =
+    invalidInput(s"ROCKETMQ_INVALID_OFFSETS_JSON.$sub",
+      Seq("option" -> option, "value" -> value) ++ details: _*)
 
   def conflictingOptions(options: Seq[String]): Throwable =
-    invalidInput("ROCKETMQ_CONFLICTING_OPTIONS", "options" -> options.map(o => s"'$o'").mkString(", "))
+    invalidInput("ROCKETMQ_CONFLICTING_OPTIONS",
+      "options" -> options.map(o => s"'$o'").mkString(", "))
 
   /** `sub`: the kind of query the option does not apply to (BATCH …), or UNKNOWN_OPTION. */
   def optionNotAllowed(option: String, sub: String, details: (String, String)*): Throwable =
     invalidInput(s"ROCKETMQ_OPTION_NOT_ALLOWED.$sub", ("option" -> option) +: details: _*)
 
-  def exactlyOnceNeedsCheckpoint(): Throwable = invalidInput("ROCKETMQ_EXACTLY_ONCE_NEEDS_CHECKPOINT")
+  def exactlyOnceNeedsCheckpoint(): Throwable =
+    invalidInput("ROCKETMQ_EXACTLY_ONCE_NEEDS_CHECKPOINT")
 
-  /** Half a credential in `place`: `present` is set there, `missing` is not (names as that place spells them). */
+  /**
+   * Half a credential in `place`: `present` is set there, `missing` is not (names as that place
+   * spells them).
+   */
   def incompleteCredentials(place: String, present: String, missing: String): Throwable =
-    invalidInput("ROCKETMQ_INCOMPLETE_CREDENTIALS", "place" -> place, "present" -> present, "missing" -> missing)
+    invalidInput("ROCKETMQ_INCOMPLETE_CREDENTIALS", "place" -> place, "present" -> present,
+      "missing" -> missing)
 
   // ---- the catalog ----
 
@@ -119,32 +141,40 @@ private[rocketmq] object RocketMQErrors {
    * A CREATE TABLE property of topic `topic` that cannot be used: `sub` (QUEUES, UNKNOWN_CLUSTER or
    * UNKNOWN_PROPERTY) says what is allowed, `details` fill its placeholders.
    */
-  def invalidTableProperty(property: String, value: String, topic: String, sub: String, details: (String, String)*)
+  def invalidTableProperty(property: String, value: String, topic: String, sub: String,
+      details: (String, String)*)
       : Throwable =
     invalidInput(s"ROCKETMQ_INVALID_TABLE_PROPERTY.$sub",
       Seq("property" -> property, "value" -> value, "topic" -> topic) ++ details: _*)
 
-  /** A query's writer option `option` (set to `value`) that catalog table `table` of topic `topic` fixes. */
+  /**
+   * A query's writer option `option` (set to `value`) that catalog table `table` of topic `topic`
+   * fixes.
+   */
   def optionFixedByTable(option: String, value: String, table: String, topic: String): Throwable =
-    invalidInput("ROCKETMQ_OPTION_NOT_ALLOWED.CATALOG_TABLE", "option" -> option, "value" -> value, "table" -> table,
+    invalidInput("ROCKETMQ_OPTION_NOT_ALLOWED.CATALOG_TABLE", "option" -> option, "value" -> value,
+      "table" -> table,
       "topic" -> topic)
 
   /**
-   * What catalog `catalog` cannot do to `table` (qualified by the catalog's name): `sub` names the operation
-   * (ALTER_TABLE, RENAME_TABLE, COLUMNS, PARTITIONING, DROP_TABLE, DROP_ROCKETMQ_TOPIC), `details` fill its
-   * placeholders.
+   * What catalog `catalog` cannot do to `table` (qualified by the catalog's name): `sub` names the
+   * operation (ALTER_TABLE, RENAME_TABLE, COLUMNS, PARTITIONING, DROP_TABLE, DROP_ROCKETMQ_TOPIC),
+   * `details` fill its placeholders.
    */
-  def catalogOperationNotSupported(catalog: String, table: String, sub: String, details: (String, String)*)
+  def catalogOperationNotSupported(catalog: String, table: String, sub: String,
+      details: (String, String)*)
       : Throwable = {
     val condition = s"ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED.$sub"
     val params = (Seq("catalog" -> catalog, "table" -> table) ++ details).toMap
-    RocketMQExceptionConstructors.unsupportedOperation(condition, sqlState(condition), params.asJava,
+    RocketMQExceptionConstructors.unsupportedOperation(condition, sqlState(condition),
+      params.asJava,
       message(condition, params), null)
   }
 
   // ---- what the options name, checked against the brokers ----
 
-  def unknownQueue(option: String, queue: RocketMQQueue, known: Iterable[RocketMQQueue]): Throwable =
+  def unknownQueue(option: String, queue: RocketMQQueue, known: Iterable[RocketMQQueue])
+      : Throwable =
     invalidInput("ROCKETMQ_UNKNOWN_QUEUE", "option" -> option, "queue" -> queue.toString,
       "topic" -> queue.topic,
       "known" -> known.toSeq.sorted.map(q => s"${q.brokerName}/${q.queueId}").mkString(", "))
@@ -157,7 +187,8 @@ private[rocketmq] object RocketMQErrors {
     invalidInput("ROCKETMQ_TOPIC_NOT_FOUND", "topic" -> topic, "nameServer" -> nameServer)
 
   /** `sub` and `details` come from [[RocketMQSourceOffset]] or [[RocketMQOffsetsJson]]. */
-  def invalidCheckpointOffset(json: String, sub: String, details: Seq[(String, String)]): Throwable =
+  def invalidCheckpointOffset(json: String, sub: String, details: Seq[(String, String)])
+      : Throwable =
     invalidInput(s"ROCKETMQ_INVALID_CHECKPOINT_OFFSET.$sub", ("json" -> json) +: details: _*)
 
   // ---- the data written ----
@@ -186,14 +217,16 @@ private[rocketmq] object RocketMQErrors {
       "row" -> row.toString)
 
   /**
-   * A STRING properties value that is not a JSON object of strings, shown up to [[ShownValueLength]] characters;
-   * `problem` says what is wrong with it.
+   * A STRING properties value that is not a JSON object of strings, shown up to
+   * [[ShownValueLength]] characters; `problem` says what is wrong with it.
    */
-  def invalidPropertiesJson(column: String, value: String, row: Long, problem: String): Throwable = {
+  def invalidPropertiesJson(column: String, value: String, row: Long, problem: String)
+      : Throwable = {
     val shown =
       if (value.length <= ShownValueLength) value
       else s"${value.take(ShownValueLength)}... (${value.length} characters in all)"
-    invalidInput("ROCKETMQ_INVALID_PROPERTIES_JSON", "column" -> column, "value" -> shown, "row" -> row.toString,
+    invalidInput("ROCKETMQ_INVALID_PROPERTIES_JSON", "column" -> column, "value" -> shown,
+      "row" -> row.toString,
       "problem" -> problem)
   }
 
@@ -202,17 +235,20 @@ private[rocketmq] object RocketMQErrors {
 
   // ---- data loss ----
 
-  def dataLoss(queue: RocketMQQueue, from: Long, until: Long, reason: DataLossReason): RocketMQDataLossException =
+  def dataLoss(queue: RocketMQQueue, from: Long, until: Long, reason: DataLossReason)
+      : RocketMQDataLossException =
     dataLossError(s"ROCKETMQ_DATA_LOSS.${reason.condition}",
       queueParameters(queue) ++ Seq(
         "fromOffset" -> from.toString, "untilOffset" -> until.toString) ++ reason.details: _*)
 
   def queueGone(queue: RocketMQQueue, from: Long): RocketMQDataLossException =
-    dataLossError("ROCKETMQ_DATA_LOSS_QUEUE_GONE", queueParameters(queue) :+ ("fromOffset" -> from.toString): _*)
+    dataLossError("ROCKETMQ_DATA_LOSS_QUEUE_GONE",
+      queueParameters(queue) :+ ("fromOffset" -> from.toString): _*)
 
   // ---- requests ----
 
-  def nameServerUnreachable(nameServer: String, topic: String, attempts: Int, timeoutMs: Long, cause: Throwable)
+  def nameServerUnreachable(nameServer: String, topic: String, attempts: Int, timeoutMs: Long,
+      cause: Throwable)
       : Throwable =
     requestFailed(
       "ROCKETMQ_NAME_SERVER_UNREACHABLE",
@@ -227,19 +263,27 @@ private[rocketmq] object RocketMQErrors {
     requestFailed("ROCKETMQ_ENDPOINT_UNCHECKED", cause, "nameServer" -> nameServer,
       "attempts" -> attempts.toString, "timeoutMs" -> timeoutMs.toString)
 
-  def brokerRequestFailed(broker: String, attempts: Int, cause: Throwable, request: BrokerRequest): Throwable =
+  def brokerRequestFailed(broker: String, attempts: Int, cause: Throwable, request: BrokerRequest)
+      : Throwable =
     requestFailed(s"ROCKETMQ_BROKER_REQUEST_FAILED.${request.condition}", cause,
       Seq("broker" -> broker, "attempts" -> attempts.toString) ++ request.details: _*)
 
-  /** A catalog request that `server` refuses as an admin request it does not serve (a RocketMQ 5 proxy). */
+  /**
+   * A catalog request that `server` refuses as an admin request it does not serve (a RocketMQ 5
+   * proxy).
+   */
   def adminNotServed(server: String, cause: Throwable, request: AdminRequest): Throwable =
     requestFailed("ROCKETMQ_ADMIN_NOT_SERVED", cause, "server" -> server,
       "request" ->
         (request.condition.toLowerCase(java.util.Locale.ROOT).replace('_', ' ') +
           request.details.map { case (k, v) => s" $k '$v'" }.mkString))
 
-  /** A catalog's request to `server` (a name server or a broker, as the message shows it) failed for good. */
-  def adminRequestFailed(server: String, attempts: Int, cause: Throwable, request: AdminRequest): Throwable =
+  /**
+   * A catalog's request to `server` (a name server or a broker, as the message shows it) failed for
+   * good.
+   */
+  def adminRequestFailed(server: String, attempts: Int, cause: Throwable, request: AdminRequest)
+      : Throwable =
     requestFailed(s"ROCKETMQ_ADMIN_REQUEST_FAILED.${request.condition}", cause,
       Seq("server" -> server, "attempts" -> attempts.toString) ++ request.details: _*)
 
@@ -248,17 +292,19 @@ private[rocketmq] object RocketMQErrors {
       queueParameters(queue) ++ Seq("offset" -> offset.toString) ++ gaveUp.details: _*)
 
   /** A broker answer that leaves a pull where it was, `times` times in a row. */
-  def pullAnsweredWithoutProgress(queue: RocketMQQueue, offset: Long, status: String, nextOffset: Long, times: Int)
+  def pullAnsweredWithoutProgress(queue: RocketMQQueue, offset: Long, status: String,
+      nextOffset: Long, times: Int)
       : Throwable =
     requestFailed("ROCKETMQ_PULL_FAILED.UNEXPECTED_ANSWER", null,
       queueParameters(queue) ++ Seq("offset" -> offset.toString, "status" -> status,
         "nextOffset" -> nextOffset.toString, "times" -> times.toString): _*)
 
   /**
-   * A send given up. `queue` is the queue a sharding key pins the message to, as (broker group, queue id), or
-   * None where the producer picks one among the live groups' queues.
+   * A send given up. `queue` is the queue a sharding key pins the message to, as (broker group,
+   * queue id), or None where the producer picks one among the live groups' queues.
    */
-  def sendFailed(topic: String, queue: Option[(String, Int)], cause: Throwable, gaveUp: GaveUp): Throwable =
+  def sendFailed(topic: String, queue: Option[(String, Int)], cause: Throwable, gaveUp: GaveUp)
+      : Throwable =
     requestFailed(s"ROCKETMQ_SEND_FAILED.${gaveUp.condition}", cause,
       Seq("topic" -> topic, "destination" -> sendDestination(queue)) ++ gaveUp.details: _*)
 
@@ -272,13 +318,16 @@ private[rocketmq] object RocketMQErrors {
     }
 
   /**
-   * The connector (the driver planning, or a task) waited `waitedMs` for `broker` (None: for any broker) to
-   * serve `topic`; with a [[NoServingBroker]] cause, for a broker group whose master is down.
+   * The connector (the driver planning, or a task) waited `waitedMs` for `broker` (None: for any
+   * broker) to serve `topic`; with a [[NoServingBroker]] cause, for a broker group whose master is
+   * down.
    */
-  def brokerUnavailable(topic: String, broker: Option[String], nameServer: String, waitedMs: Long, cause: Throwable)
+  def brokerUnavailable(topic: String, broker: Option[String], nameServer: String, waitedMs: Long,
+      cause: Throwable)
       : Throwable = (broker, cause) match {
     case (Some(name), _: NoServingBroker) =>
-      requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.NO_MASTER", cause, "topic" -> topic, "broker" -> name,
+      requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.NO_MASTER", cause, "topic" -> topic,
+        "broker" -> name,
         "waitedMs" -> waitedMs.toString)
     case (Some(name), _) =>
       requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.UNREACHABLE",
@@ -290,30 +339,42 @@ private[rocketmq] object RocketMQErrors {
         "nameServer" -> nameServer, "waitedMs" -> waitedMs.toString)
   }
 
-  /** The broker groups option `expectedBrokerGroups` names did not all serve `topic` within `waitedMs`. */
-  def expectedGroupsMissing(topic: String, expected: RocketMQExpectedGroups, served: Set[String], waitedMs: Long)
+  /**
+   * The broker groups option `expectedBrokerGroups` names did not all serve `topic` within
+   * `waitedMs`.
+   */
+  def expectedGroupsMissing(topic: String, expected: RocketMQExpectedGroups, served: Set[String],
+      waitedMs: Long)
       : Throwable =
     requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.EXPECTED_GROUPS", null, "topic" -> topic,
       "missing" -> expected.describeMissing(served), "expected" -> expected.render,
-      "served" -> (if (served.isEmpty) "no broker group" else served.toSeq.sorted.mkString("broker groups ", ", ", "")),
+      "served" ->
+        (if (served.isEmpty) "no broker group"
+         else served.toSeq.sorted.mkString("broker groups ", ", ", "")),
       "waitedMs" -> waitedMs.toString)
 
   /**
-   * A real-time query needs a task slot for each of `queues` and for each task of its `laterStage` at once, and
-   * the cluster has `slots`.
+   * A real-time query needs a task slot for each of `queues` and for each task of its `laterStage`
+   * at once, and the cluster has `slots`.
    */
-  def realTimeSlotsShort(queues: Seq[String], laterStage: Option[String], needed: Int, slots: Int, master: String)
+  def realTimeSlotsShort(queues: Seq[String], laterStage: Option[String], needed: Int, slots: Int,
+      master: String)
       : Throwable = {
     val shown = if (queues.size <= 16) queues.mkString(", ")
     else queues.take(16).mkString("", ", ", s", ... (${queues.size - 16} more)")
-    invalidInput("ROCKETMQ_REAL_TIME_INSUFFICIENT_SLOTS", "needed" -> needed.toString, "slots" -> slots.toString,
+    invalidInput("ROCKETMQ_REAL_TIME_INSUFFICIENT_SLOTS", "needed" -> needed.toString,
+      "slots" -> slots.toString,
       "master" -> master, "queueCount" -> queues.size.toString, "queues" -> shown,
       "laterStage" -> laterStage.fold("")(s => s", plus $s"))
   }
 
-  /** The driver waited `waitedMs` for `broker` to index the messages it had stored when a batch read was planned. */
+  /**
+   * The driver waited `waitedMs` for `broker` to index the messages it had stored when a batch read
+   * was planned.
+   */
   def indexingBehind(topic: String, broker: String, behindBytes: Long, waitedMs: Long): Throwable =
-    requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.INDEXING_BEHIND", null, "topic" -> topic, "broker" -> broker,
+    requestFailed("ROCKETMQ_BROKER_UNAVAILABLE.INDEXING_BEHIND", null, "topic" -> topic,
+      "broker" -> broker,
       "behindBytes" -> behindBytes.toString, "waitedMs" -> waitedMs.toString)
 
   /**
@@ -322,24 +383,35 @@ private[rocketmq] object RocketMQErrors {
    */
   def accessDenied(accessKey: Option[String], topic: String, cause: Throwable): Throwable =
     requestFailed("ROCKETMQ_ACCESS_DENIED", cause,
-      "accessKey" -> accessKey.fold("(none: no credentials were given)")(k => s"'$k'"), "topic" -> topic)
+      "accessKey" -> accessKey.fold("(none: no credentials were given)")(k => s"'$k'"),
+      "topic" -> topic)
 
   /** `failed`, unless `cause` is the broker refusing the credentials: then [[accessDenied]]. */
-  def unlessAccessDenied(cause: Throwable, accessKey: Option[String], topic: String)(failed: => Throwable)
-      : Throwable = if (RocketMQRetry.isAccessDenied(cause)) accessDenied(accessKey, topic, cause) else failed
-
-  /** An exactly-once batch write whose rows left to the broker's check-back were not committed by `deadline`. */
-  def transactionUnresolved(topic: String, count: Int, partitions: Seq[Int], deadline: String, timeoutMs: Long)
+  def unlessAccessDenied(cause: Throwable, accessKey: Option[String], topic: String)(
+      failed: => Throwable)
       : Throwable =
-    requestFailed("ROCKETMQ_TRANSACTION_UNRESOLVED", null, "topic" -> topic, "count" -> count.toString,
-      "partitions" -> partitions.sorted.mkString(", "), "deadline" -> deadline, "timeoutMs" -> timeoutMs.toString)
-
-  def sendNotAcknowledged(pending: Int, waitMs: Long): Throwable =
-    requestFailed("ROCKETMQ_SEND_NOT_ACKNOWLEDGED", null, "pending" -> pending.toString, "waitMs" -> waitMs.toString)
+    if (RocketMQRetry.isAccessDenied(cause)) accessDenied(accessKey, topic, cause) else failed
 
   /**
-   * Why broker group `group` cannot serve `topic` now: its master is down and each of its replicas refused
-   * (`reasons`, one per replica asked). Not data loss: a cause of [[brokerUnavailable]] once the wait is over.
+   * An exactly-once batch write whose rows left to the broker's check-back were not committed by
+   * `deadline`.
+   */
+  def transactionUnresolved(topic: String, count: Int, partitions: Seq[Int], deadline: String,
+      timeoutMs: Long)
+      : Throwable =
+    requestFailed("ROCKETMQ_TRANSACTION_UNRESOLVED", null, "topic" -> topic,
+      "count" -> count.toString,
+      "partitions" -> partitions.sorted.mkString(", "), "deadline" -> deadline,
+      "timeoutMs" -> timeoutMs.toString)
+
+  def sendNotAcknowledged(pending: Int, waitMs: Long): Throwable =
+    requestFailed("ROCKETMQ_SEND_NOT_ACKNOWLEDGED", null, "pending" -> pending.toString,
+      "waitMs" -> waitMs.toString)
+
+  /**
+   * Why broker group `group` cannot serve `topic` now: its master is down and each of its replicas
+   * refused (`reasons`, one per replica asked). Not data loss: a cause of [[brokerUnavailable]]
+   * once the wait is over.
    */
   final class NoServingBroker(val group: String, topic: String, reasons: Seq[String])
     extends Exception(s"topic '$topic': no master in broker group '$group'" +
@@ -349,37 +421,48 @@ private[rocketmq] object RocketMQErrors {
   sealed abstract class DataLossReason(val condition: String, val details: (String, String)*)
 
   object DataLossReason {
-    final case class Expired(minOffset: Long) extends DataLossReason("EXPIRED", "minOffset" -> minOffset.toString)
+    final case class Expired(minOffset: Long)
+      extends DataLossReason("EXPIRED", "minOffset" -> minOffset.toString)
     case object BeingRemoved extends DataLossReason("BEING_REMOVED")
     case object ConsumeQueueGone extends DataLossReason("CONSUME_QUEUE_GONE")
-    final case class Truncated(maxOffset: Long) extends DataLossReason("TRUNCATED", "maxOffset" -> maxOffset.toString)
+    final case class Truncated(maxOffset: Long)
+      extends DataLossReason("TRUNCATED", "maxOffset" -> maxOffset.toString)
     final case class TopicRecreated(maxOffset: Long)
       extends DataLossReason("TOPIC_RECREATED", "maxOffset" -> maxOffset.toString)
     case object OffsetsWentBack extends DataLossReason("OFFSETS_WENT_BACK")
     case object SkippedByBroker extends DataLossReason("SKIPPED_BY_BROKER")
   }
 
-  /** Why a pull or send failed for good: a sub-condition of ROCKETMQ_PULL_FAILED or ROCKETMQ_SEND_FAILED. */
+  /**
+   * Why a pull or send failed for good: a sub-condition of ROCKETMQ_PULL_FAILED or
+   * ROCKETMQ_SEND_FAILED.
+   */
   sealed abstract class GaveUp(val condition: String, val details: (String, String)*)
 
   object GaveUp {
     case object NotRetryable extends GaveUp("NOT_RETRYABLE")
     case object ExactlyOnce extends GaveUp("EXACTLY_ONCE")
     final case class BudgetSpent(retries: Long, elapsedMs: Long, retryTimeoutMs: Long)
-      extends GaveUp("RETRIES_EXHAUSTED", "retries" -> retries.toString, "elapsedMs" -> elapsedMs.toString,
+      extends GaveUp("RETRIES_EXHAUSTED", "retries" -> retries.toString,
+        "elapsedMs" -> elapsedMs.toString,
         "retryTimeoutMs" -> retryTimeoutMs.toString)
-    final case class TopicNotFound(nameServer: String) extends GaveUp("TOPIC_NOT_FOUND", "nameServer" -> nameServer)
+    final case class TopicNotFound(nameServer: String)
+      extends GaveUp("TOPIC_NOT_FOUND", "nameServer" -> nameServer)
     final case class SendRetriesReached(retries: Long)
       extends GaveUp("SEND_RETRIES_REACHED", "retries" -> retries.toString)
   }
 
-  /** A driver request to a broker: a sub-condition of ROCKETMQ_BROKER_REQUEST_FAILED and its details. */
+  /**
+   * A driver request to a broker: a sub-condition of ROCKETMQ_BROKER_REQUEST_FAILED and its
+   * details.
+   */
   sealed abstract class BrokerRequest(val condition: String, val details: (String, String)*) {
     def topic: String
   }
 
   object BrokerRequest {
-    final case class TopicStats(topic: String) extends BrokerRequest("TOPIC_STATS", "topic" -> topic)
+    final case class TopicStats(topic: String)
+      extends BrokerRequest("TOPIC_STATS", "topic" -> topic)
     final case class QueueOffsets(
         queue: RocketMQQueue) extends BrokerRequest("QUEUE_OFFSETS", "queue" -> queue.toString) {
       override def topic: String = queue.topic
@@ -390,20 +473,24 @@ private[rocketmq] object RocketMQErrors {
     }
     final case class GroupOffsetTable(group: String, topic: String)
       extends BrokerRequest("GROUP_OFFSET_TABLE", "group" -> group, "topic" -> topic)
-    final case class IndexProgress(topic: String) extends BrokerRequest("INDEX_PROGRESS", "topic" -> topic)
+    final case class IndexProgress(topic: String)
+      extends BrokerRequest("INDEX_PROGRESS", "topic" -> topic)
     final case class SearchOffset(queue: RocketMQQueue, timestampMs: Long)
-      extends BrokerRequest("SEARCH_OFFSET", "queue" -> queue.toString, "timestamp" -> timestampMs.toString) {
+      extends BrokerRequest("SEARCH_OFFSET", "queue" -> queue.toString,
+        "timestamp" -> timestampMs.toString) {
       override def topic: String = queue.topic
     }
     final case class CommitOffset(group: String, queue: RocketMQQueue, offset: Long)
-      extends BrokerRequest("COMMIT_OFFSET", "group" -> group, "queue" -> queue.toString, "offset" -> offset.toString) {
+      extends BrokerRequest("COMMIT_OFFSET", "group" -> group, "queue" -> queue.toString,
+        "offset" -> offset.toString) {
       override def topic: String = queue.topic
     }
   }
 
   /**
-   * A request of the catalog's topic administration: a sub-condition of ROCKETMQ_ADMIN_REQUEST_FAILED and its
-   * details. `topic`: the topic it acts on, for an access denial (None for the name server's lists).
+   * A request of the catalog's topic administration: a sub-condition of
+   * ROCKETMQ_ADMIN_REQUEST_FAILED and its details. `topic`: the topic it acts on, for an access
+   * denial (None for the name server's lists).
    */
   sealed abstract class AdminRequest(val condition: String, val details: (String, String)*) {
     def topic: Option[String] = None
@@ -419,10 +506,12 @@ private[rocketmq] object RocketMQErrors {
       extends AdminRequest("CREATE_TOPIC", "topic" -> name, "queues" -> queues.toString) {
       override def topic: Option[String] = Some(name)
     }
-    final case class DeleteTopic(name: String) extends AdminRequest("DELETE_TOPIC", "topic" -> name) {
+    final case class DeleteTopic(
+        name: String) extends AdminRequest("DELETE_TOPIC", "topic" -> name) {
       override def topic: Option[String] = Some(name)
     }
-    final case class DeleteRoute(name: String) extends AdminRequest("DELETE_ROUTE", "topic" -> name) {
+    final case class DeleteRoute(
+        name: String) extends AdminRequest("DELETE_ROUTE", "topic" -> name) {
       override def topic: Option[String] = Some(name)
     }
   }

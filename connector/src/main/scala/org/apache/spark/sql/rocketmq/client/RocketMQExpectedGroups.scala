@@ -17,13 +17,16 @@
 package org.apache.spark.sql.rocketmq.client
 
 /**
- * The broker groups a read expects to serve its topics (option `expectedBrokerGroups`). The name server forgets a
- * broker group the moment its last broker is gone, so a group wholly down leaves no trace in a topic's route: only
- * the user can say it should be there. A read whose topic is not served by them waits for them (`retryTimeoutMs`),
- * then fails naming what is missing.
+ * The broker groups a read expects to serve its topics (option `expectedBrokerGroups`). The name
+ * server forgets a broker group the moment its last broker is gone, so a group wholly down leaves
+ * no trace in a topic's route: only the user can say it should be there. A read whose topic is not
+ * served by them waits for them (`retryTimeoutMs`), then fails naming what is missing.
  */
 private[rocketmq] sealed trait RocketMQExpectedGroups {
-  /** Whether broker groups `served` (those with readable queues of the topic) are all that is expected. */
+  /**
+   * Whether broker groups `served` (those with readable queues of the topic) are all that is
+   * expected.
+   */
   def satisfiedBy(served: Set[String]): Boolean
 
   /** What is missing from `served`, for an error. */

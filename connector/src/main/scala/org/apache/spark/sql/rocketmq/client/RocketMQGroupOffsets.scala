@@ -29,11 +29,13 @@ import org.apache.spark.sql.rocketmq.client.RocketMQErrors.BrokerRequest._
 import org.apache.spark.sql.rocketmq.client.RocketMQGroupOffsetAnswer._
 
 /**
- * A consumer group's progress on the brokers, as the driver reads it (`startingOffsets=group`) and writes it (option
- * `consumerGroup`, after each micro-batch): one request per queue, which every endpoint forwards to the queue's
- * broker group (a RocketMQ 5 proxy too; each request names the group's broker).
+ * A consumer group's progress on the brokers, as the driver reads it (`startingOffsets=group`) and
+ * writes it (option `consumerGroup`, after each micro-batch): one request per queue, which every
+ * endpoint forwards to the queue's broker group (a RocketMQ 5 proxy too; each request names the
+ * group's broker).
  */
-private[rocketmq] trait RocketMQGroupOffsets extends RocketMQMetadataClient { this: RocketMQOffsetReader =>
+private[rocketmq] trait RocketMQGroupOffsets extends RocketMQMetadataClient {
+  this: RocketMQOffsetReader =>
 
   /**
    * The offsets consumer group `group` committed on the brokers (the next offset it reads), of
@@ -115,7 +117,8 @@ private[rocketmq] trait RocketMQGroupOffsets extends RocketMQMetadataClient { th
 
   /**
    * Writes `offsets` (next offsets to read) to the brokers as consumer group `group`'s progress,
-   * for RocketMQ's monitoring tools. One request per queue whose offset changed since the last commit.
+   * for RocketMQ's monitoring tools. One request per queue whose offset changed since the last
+   * commit.
    */
   def commitGroupOffsets(group: String, offsets: Map[RocketMQQueue, Long]): Unit = {
     val changed = offsets.filter { case (q, o) => !lastCommitted.get(q).contains(o) }

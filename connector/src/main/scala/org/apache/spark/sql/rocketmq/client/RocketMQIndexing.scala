@@ -20,31 +20,36 @@ import org.apache.rocketmq.client.exception.MQBrokerException
 import org.apache.rocketmq.client.impl.MQClientAPIImpl
 
 /**
- * How far a broker has indexed its commit log. A broker acknowledges a send once the message is in its
- * commit log and adds it to its queue's index (the consume queue) a moment later, longer on a busy machine;
- * a restarted broker rebuilds the tail of its indexes from its log before it has them all. Queue offsets
- * count indexed messages only, so a broker's word on where a queue ends covers every message it
- * acknowledged only once it has indexed what it had stored when asked.
+ * How far a broker has indexed its commit log. A broker acknowledges a send once the message is in
+ * its commit log and adds it to its queue's index (the consume queue) a moment later, longer on a
+ * busy machine; a restarted broker rebuilds the tail of its indexes from its log before it has them
+ * all. Queue offsets count indexed messages only, so a broker's word on where a queue ends covers
+ * every message it acknowledged only once it has indexed what it had stored when asked.
  */
 private[rocketmq] object RocketMQIndexing {
 
   /** The pause between two looks at how far a broker has indexed. */
   val PollMs = 10L
 
-  /** Where the commit log of the broker at `address` ends now; None from a broker that cannot tell (RocketMQ 4.x). */
+  /**
+   * Where the commit log of the broker at `address` ends now; None from a broker that cannot tell
+   * (RocketMQ 4.x).
+   */
   def storedEnd(api: MQClientAPIImpl, address: String, timeoutMs: Long): Option[Long] =
     try Some(api.getBrokerHAStatus(address, timeoutMs).getMasterCommitLogMaxOffset)
     catch { case e: MQBrokerException if !RocketMQRetry.isRetryable(e) => None }
 
   /** Bytes at the end of its commit log that the broker at `address` has not indexed yet. */
   def behindBytes(api: MQClientAPIImpl, address: String, timeoutMs: Long): Long =
-    Option(api.getBrokerRuntimeInfo(address, timeoutMs).getTable.get("dispatchBehindBytes")).fold(0L)(_.toLong)
+    Option(api.getBrokerRuntimeInfo(address, timeoutMs).getTable.get("dispatchBehindBytes")).fold(
+      0L)(_.toLong)
 
   /**
-   * Polls until the broker has indexed its commit log up to `target` (a [[storedEnd]] taken before), or
-   * `budgetMs` passes; returns the bytes short of `target` still unindexed then (0: all indexed). Each look
-   * asks where the log ends (`storedEnd`, None keeping `target`), then how far behind its end indexing is
-   * (`behind`): what is indexed is at least the first minus the second. `onPoll` runs before each pause.
+   * Polls until the broker has indexed its commit log up to `target` (a [[storedEnd]] taken
+   * before), or `budgetMs` passes; returns the bytes short of `target` still unindexed then (0: all
+   * indexed). Each look asks where the log ends (`storedEnd`, None keeping `target`), then how far
+   * behind its end indexing is (`behind`): what is indexed is at least the first minus the second.
+   * `onPoll` runs before each pause.
    */
   def await(target: Long, budgetMs: Long)(storedEnd: () => Option[Long], behind: () => Long,
       onPoll: () => Unit): Long = {

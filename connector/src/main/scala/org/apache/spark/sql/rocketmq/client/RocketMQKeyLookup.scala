@@ -22,13 +22,15 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.rocketmq.common.MixAll
 import org.apache.rocketmq.common.message.{MessageClientIDSetter, MessageDecoder, MessageExt}
-import org.apache.rocketmq.remoting.protocol.{RemotingCommand, RemotingSysResponseCode, RequestCode, ResponseCode}
+import org.apache.rocketmq.remoting.protocol.{
+  RemotingCommand, RemotingSysResponseCode, RequestCode, ResponseCode
+}
 import org.apache.rocketmq.remoting.protocol.header.QueryMessageRequestHeader
 
 /**
  * A look-up of one message by the unique key its producer gave it, in a broker's index of message
- * keys (on by default, `messageIndexEnable`). It is how a writer learns whether a request whose answer
- * was lost was stored, without sending it twice.
+ * keys (on by default, `messageIndexEnable`). It is how a writer learns whether a request whose
+ * answer was lost was stored, without sending it twice.
  */
 private[rocketmq] object RocketMQKeyLookup {
 
@@ -47,7 +49,10 @@ private[rocketmq] object RocketMQKeyLookup {
   /** Messages one look-up may bring back (a key is unique; more would be a hash collision). */
   private val MaxFound = 32
 
-  /** The request for the messages of `topic` (as the broker names it) keyed `key`, sent since `sinceMs`. */
+  /**
+   * The request for the messages of `topic` (as the broker names it) keyed `key`, sent since
+   * `sinceMs`.
+   */
   def request(topic: String, key: String, sinceMs: Long): RemotingCommand = {
     val header = new QueryMessageRequestHeader()
     header.setTopic(topic)

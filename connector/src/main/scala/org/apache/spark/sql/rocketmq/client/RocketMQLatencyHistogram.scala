@@ -19,12 +19,13 @@ package org.apache.spark.sql.rocketmq.client
 import RocketMQLatencyHistogram._
 
 /**
- * Durations in milliseconds, counted in fixed log-spaced buckets: a bounded size (592 counters) whatever it holds,
- * and nothing allocated to record one. Durations below 16 ms have a bucket each; above, each power of two is cut
- * into 16 buckets, so a bucket is at most 1/16 of its values wide. A percentile is the highest value of its bucket,
- * but never above the exact maximum: it is never below the true percentile, and less than 6.25% above it.
- * Negative durations (clocks of two machines apart) count as 0; those from 2^40 ms (about 35 years) up share the
- * last bucket. The maximum and the count are exact. Not thread-safe: its owner guards it where threads share it.
+ * Durations in milliseconds, counted in fixed log-spaced buckets: a bounded size (592 counters)
+ * whatever it holds, and nothing allocated to record one. Durations below 16 ms have a bucket each;
+ * above, each power of two is cut into 16 buckets, so a bucket is at most 1/16 of its values wide.
+ * A percentile is the highest value of its bucket, but never above the exact maximum: it is never
+ * below the true percentile, and less than 6.25% above it. Negative durations (clocks of two
+ * machines apart) count as 0; those from 2^40 ms (about 35 years) up share the last bucket. The
+ * maximum and the count are exact. Not thread-safe: its owner guards it where threads share it.
  */
 private[rocketmq] final class RocketMQLatencyHistogram {
 
@@ -48,8 +49,8 @@ private[rocketmq] final class RocketMQLatencyHistogram {
   }
 
   /**
-   * The smallest bucket bound that at least `fraction` of the durations do not exceed (nearest rank), at most the
-   * maximum; 0 when empty.
+   * The smallest bucket bound that at least `fraction` of the durations do not exceed (nearest
+   * rank), at most the maximum; 0 when empty.
    */
   def percentile(fraction: Double): Long = {
     require(fraction > 0 && fraction <= 1, s"a percentile is a fraction in (0, 1], not $fraction")
@@ -82,10 +83,11 @@ private[rocketmq] final class RocketMQLatencyHistogram {
   }
 
   /**
-   * The histogram as plain numbers, for a Spark accumulator of Longs (a class of the connector's own would not load
-   * where Spark reads task results over Spark Connect, the jar a session's artifact): one per non-empty bucket
-   * (its index above [[PackShift]] bits, its count below), and one for the maximum. [[unpack]] adds them back, in
-   * any order and mixed with other histograms' numbers.
+   * The histogram as plain numbers, for a Spark accumulator of Longs (a class of the connector's
+   * own would not load where Spark reads task results over Spark Connect, the jar a session's
+   * artifact): one per non-empty bucket (its index above [[PackShift]] bits, its count below), and
+   * one for the maximum. [[unpack]] adds them back, in any order and mixed with other histograms'
+   * numbers.
    */
   def packed: Seq[Long] = {
     val numbers = Seq.newBuilder[Long]
@@ -115,7 +117,8 @@ private[rocketmq] object RocketMQLatencyHistogram {
   private val TopBits = 40
   private[client] val Buckets = Sub + (TopBits - SubBits) * Sub
 
-  // A packed number: a bucket's index (or MaxTag) above PackShift bits, a count (or the maximum) below.
+  // A packed number: a bucket's index (or MaxTag) above PackShift bits, a count (or the maximum)
+  // below.
   private val PackShift = 44
   private val PackMask = (1L << PackShift) - 1
   private val MaxTag = Buckets

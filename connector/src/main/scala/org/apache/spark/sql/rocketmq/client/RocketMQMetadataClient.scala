@@ -21,11 +21,12 @@ import java.io.Closeable
 import org.apache.rocketmq.client.impl.MQClientAPIImpl
 
 /**
- * A driver-side user of the connection's shared metadata client ([[RocketMQOffsetReader.clients]]): the client is
- * borrowed at the first request, replaced (once no one holds it) between retries, and given back on close. The
- * connection and the request and retry settings come from `options`.
+ * A driver-side user of the connection's shared metadata client ([[RocketMQOffsetReader.clients]]):
+ * the client is borrowed at the first request, replaced (once no one holds it) between retries, and
+ * given back on close. The connection and the request and retry settings come from `options`.
  */
-private[rocketmq] abstract class RocketMQMetadataClient(options: RocketMQOptions) extends Closeable {
+private[rocketmq] abstract class RocketMQMetadataClient(
+    options: RocketMQOptions) extends Closeable {
   protected val connection: RocketMQConnection = options.connection
   protected val nameServer: String = connection.nameServer
   protected val timeoutMs: Long = options(RocketMQOptions.RequestTimeoutMs)
@@ -40,7 +41,9 @@ private[rocketmq] abstract class RocketMQMetadataClient(options: RocketMQOptions
     lease.client.getMQClientAPIImpl
   }
 
-  /** Between retries: the shared client is replaced (once no one holds it) and a fresh one borrowed. */
+  /**
+   * Between retries: the shared client is replaced (once no one holds it) and a fresh one borrowed.
+   */
   protected def rebuildClient(): Unit = {
     if (lease != null) lease.markBroken()
     close()

@@ -22,7 +22,9 @@ package org.apache.spark.sql.rocketmq.client
  */
 private[rocketmq] sealed trait RocketMQOffsetRangeLimit {
 
-  /** The queues this limit names one by one: waited for while their group is missing from the route. */
+  /**
+   * The queues this limit names one by one: waited for while their group is missing from the route.
+   */
   def namedQueues: Set[RocketMQQueue] = this match {
     case RocketMQOffsetRangeLimit.Specific(offsets) => offsets.keySet
     case RocketMQOffsetRangeLimit.TimestampPerQueue(times) => times.keySet
@@ -51,13 +53,15 @@ private[rocketmq] object RocketMQOffsetRangeLimit {
   final case class Timestamp(timestampMs: Long) extends RocketMQOffsetRangeLimit
 
   /**
-   * Where option `consumerGroup`'s group committed its progress on the brokers, queue by queue (as RocketMQ's own
-   * consumers resume); a queue the group has not committed starts at `groupOffsetFallback` (earliest or latest).
+   * Where option `consumerGroup`'s group committed its progress on the brokers, queue by queue (as
+   * RocketMQ's own consumers resume); a queue the group has not committed starts at
+   * `groupOffsetFallback` (earliest or latest).
    */
   case object CommittedByGroup extends RocketMQOffsetRangeLimit
 
   /** Like [[Timestamp]], one time per queue; queues not listed use the start/end default. */
-  final case class TimestampPerQueue(timestampsMs: Map[RocketMQQueue, Long]) extends RocketMQOffsetRangeLimit
+  final case class TimestampPerQueue(timestampsMs: Map[RocketMQQueue, Long])
+    extends RocketMQOffsetRangeLimit
 
   /** The JSON sentinel for "the queue's earliest offset". */
   val EarliestOffset: Long = -2L

@@ -55,16 +55,19 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
 
   /**
    * Current offsets of every readable queue of `topics`. A topic that does not exist is an error
-   * naming it, or with `allowMissing` (a running stream, where it is data loss) simply has no queues.
+   * naming it, or with `allowMissing` (a running stream, where it is data loss) simply has no
+   * queues.
    *
-   * A broker that is down is not a topic or queue gone: while the name server lists no broker at all,
-   * or a broker of `knownQueues` (the queues a stream already reads) is missing from the route and from
-   * the name server's live brokers, or a routed broker does not answer, this waits and asks again, for
-   * up to `retryTimeoutMs`, then fails naming the broker. Only a broker that answers and denies the
-   * topic, or a live broker the route no longer lists, takes the topic's queues there away.
+   * A broker that is down is not a topic or queue gone: while the name server lists no broker at
+   * all, or a broker of `knownQueues` (the queues a stream already reads) is missing from the route
+   * and from the name server's live brokers, or a routed broker does not answer, this waits and
+   * asks again, for up to `retryTimeoutMs`, then fails naming the broker. Only a broker that
+   * answers and denies the topic, or a live broker the route no longer lists, takes the topic's
+   * queues there away.
    *
-   * `awaitIndexed` (a batch read, the end of an AvailableNow stream): each master is first asked to index
-   * what it has stored, so that the read sees every write the broker acknowledged before it was planned.
+   * `awaitIndexed` (a batch read, the end of an AvailableNow stream): each master is first asked to
+   * index what it has stored, so that the read sees every write the broker acknowledged before it
+   * was planned.
    */
   def fetchQueueRanges(
       topics: Seq[String],
@@ -74,7 +77,8 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
     val budget = new RocketMQRetry.Budget(retryTimeoutMs)
     indexedBrokers = if (awaitIndexed) Set.empty else null
     while (true) {
-      val attempts = topics.map(topic => topic -> attemptQueueRanges(topic, knownQueues.filter(_.topic == topic)))
+      val attempts = topics.map(topic =>
+        topic -> attemptQueueRanges(topic, knownQueues.filter(_.topic == topic)))
         .map(expectGroups)
       attempts.collectFirst { case (topic, Left(unavailable)) => (topic, unavailable) } match {
         case None =>
@@ -87,14 +91,17 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
           budget.nextPauseMs() match {
             case Some(pauseMs) =>
               RocketMQOffsetReader.unavailablePauses.incrementAndGet()
-              log.warn(s"RocketMQ topic '$topic' is not available now (${unavailable.describe}); asking again in " +
-                s"$pauseMs ms (${budget.elapsedMs} ms of retryTimeoutMs $retryTimeoutMs spent)")
+              log.warn(
+                s"RocketMQ topic '$topic' is not available now (${unavailable.describe}); asking again in " +
+                  s"$pauseMs ms (${budget.elapsedMs} ms of retryTimeoutMs $retryTimeoutMs spent)")
               Thread.sleep(pauseMs)
             case None if unavailable.served.isDefined =>
-              throw RocketMQErrors.expectedGroupsMissing(topic, expectedGroups.get, unavailable.served.get,
+              throw RocketMQErrors.expectedGroupsMissing(topic, expectedGroups.get,
+                unavailable.served.get,
                 budget.elapsedMs)
             case None =>
-              throw RocketMQErrors.brokerUnavailable(topic, unavailable.broker, nameServer, budget.elapsedMs,
+              throw RocketMQErrors.brokerUnavailable(topic, unavailable.broker, nameServer,
+                budget.elapsedMs,
                 unavailable.cause)
           }
       }
@@ -110,16 +117,18 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
       : Either[Unavailable, Option[Map[RocketMQQueue, RocketMQQueueRange]]] = {
     // None: the endpoint does not tell which brokers are live (a proxy refuses the request).
     lazy val live = liveBrokers()
-    // Route, then live brokers: a broker that registered in between makes its own topic look missing,
-    // so a route missing while brokers are live is asked for once more.
+    // Route, then live brokers: a broker that registered in between makes its own topic look
+    // missing, so a route missing while brokers are live is asked for once more.
     val route = routeIfAny(topic).orElse(if (live.exists(_.nonEmpty)) routeIfAny(topic) else None)
     val routed = route.toSeq.flatMap(_.getBrokerDatas.asScala.map(_.getBrokerName)).toSet
     // Brokers this stream reads from that the route does not list: down if the name server does not
-    // list them as live either (or cannot be asked); if it does, they are asked directly (a name server that
-    // restarted forgets routes until brokers register again), and only their own denial makes the queues gone.
+    // list them as live either (or cannot be asked); if it does, they are asked directly (a name
+    // server that restarted forgets routes until brokers register again), and only their own denial
+    // makes the queues gone.
     val unrouted = (known.map(_.brokerName) -- routed).toSeq.sorted
     val down = unrouted.find(b => !live.exists(_.contains(b)))
-    // With no route and no word on live brokers, the topic is missing: the proxy's own name server has no route.
+    // With no route and no word on live brokers, the topic is missing: the proxy's own name server
+    // has no route.
     if (route.isEmpty && live.contains(Map.empty)) Left(Unavailable(None, null))
     else if (down.isDefined) Left(Unavailable(down, null))
     else
@@ -132,21 +141,28 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
 
   private lazy val expectedGroups = options(RocketMQOptions.ExpectedBrokerGroups)
 
-  /** A look at a topic whose readable queues are not on every broker group `expectedBrokerGroups` names: not yet. */
-  private def expectGroups(attempt: (String, Either[Unavailable, Option[Map[RocketMQQueue, RocketMQQueueRange]]]))
+  /**
+   * A look at a topic whose readable queues are not on every broker group `expectedBrokerGroups`
+   * names: not yet.
+   */
+  private def expectGroups(attempt: (String,
+          Either[Unavailable, Option[Map[RocketMQQueue, RocketMQQueueRange]]]))
       : (String, Either[Unavailable, Option[Map[RocketMQQueue, RocketMQQueueRange]]]) =
     (attempt, expectedGroups) match {
       case ((topic, Right(ranges)), Some(expected)) =>
         val served = ranges.getOrElse(Map.empty).keySet.map(_.brokerName)
-        if (expected.satisfiedBy(served)) attempt else topic -> Left(Unavailable(None, null, Some(served)))
+        if (expected.satisfiedBy(served)) attempt
+        else topic -> Left(Unavailable(None, null, Some(served)))
       case _ => attempt
     }
 
   /**
-   * Why a topic's queues cannot be told now: a broker (None: every broker) missing or not answering; or, with
-   * `served`, the broker groups that serve it now, which are not all `expectedBrokerGroups` names.
+   * Why a topic's queues cannot be told now: a broker (None: every broker) missing or not
+   * answering; or, with `served`, the broker groups that serve it now, which are not all
+   * `expectedBrokerGroups` names.
    */
-  private case class Unavailable(broker: Option[String], cause: Throwable, served: Option[Set[String]] = None) {
+  private case class Unavailable(broker: Option[String], cause: Throwable,
+      served: Option[Set[String]] = None) {
     def describe: String = if (served.isDefined) {
       s"expectedBrokerGroups ${expectedGroups.get.render}: ${expectedGroups.get.describeMissing(served.get)} missing"
     } else broker.map(b =>
@@ -158,9 +174,9 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
   private case class BrokerDown(broker: String, cause: Throwable) extends Exception(cause)
 
   /**
-   * Broker groups the name server lists as live (with at least one broker up), by name; None where the endpoint
-   * refuses to tell (cluster info is an admin request, which a RocketMQ 5 proxy refuses, and a name
-   * server with ACL may refuse to these credentials).
+   * Broker groups the name server lists as live (with at least one broker up), by name; None where
+   * the endpoint refuses to tell (cluster info is an admin request, which a RocketMQ 5 proxy
+   * refuses, and a name server with ACL may refuse to these credentials).
    */
   private def liveBrokers(): Option[Map[String, BrokerData]] = {
     if (RocketMQEndpoint.refuses(connection, RocketMQEndpoint.ClusterInfo)) return None
@@ -174,11 +190,14 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
           RocketMQEndpoint.rememberRefusal(connection, RocketMQEndpoint.ClusterInfo, e)
           return None
       }
-    Some(cluster.getBrokerAddrTable.asScala.filter { case (_, data) => !data.getBrokerAddrs.isEmpty }.toMap)
+    Some(cluster.getBrokerAddrTable.asScala.filter { case (_, data) =>
+      !data.getBrokerAddrs.isEmpty
+    }.toMap)
   }
 
   /** The readable queues of `topic` in its route, with their offsets (empty: none readable). */
-  private def queueRanges(topic: String, route: TopicRouteData): Map[RocketMQQueue, RocketMQQueueRange] = {
+  private def queueRanges(topic: String, route: TopicRouteData)
+      : Map[RocketMQQueue, RocketMQQueueRange] = {
     val readable: Map[String, Int] = route.getQueueDatas.asScala
       .filter(q => PermName.isReadable(q.getPerm) && q.getReadQueueNums > 0)
       .map(q => q.getBrokerName -> q.getReadQueueNums)
@@ -189,11 +208,12 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
   }
 
   /**
-   * The queues of `topic` on one broker group and their offsets, asked of the group's master; empty when
-   * the master denies the topic (it was deleted there). A group whose master is down is asked through
-   * its replicas, as RocketMQ's consumers read from them: the first that knows the topic gives the ranges
-   * (marked as a replica's). A replica that does not know the topic (it copies its master's topic list
-   * every few seconds) denies nothing: with no replica that knows it, the group is unavailable.
+   * The queues of `topic` on one broker group and their offsets, asked of the group's master; empty
+   * when the master denies the topic (it was deleted there). A group whose master is down is asked
+   * through its replicas, as RocketMQ's consumers read from them: the first that knows the topic
+   * gives the ranges (marked as a replica's). A replica that does not know the topic (it copies its
+   * master's topic list every few seconds) denies nothing: with no replica that knows it, the group
+   * is unavailable.
    */
   private def groupRanges(topic: String, group: BrokerData, queueCount: Option[Int])
       : Seq[(RocketMQQueue, RocketMQQueueRange)] = {
@@ -208,11 +228,13 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
           awaitIndexing(topic, name, master)
           indexedBrokers += master
         }
-        queueOffsets(name, master, topic, queueCount).toSeq.flatMap(brokerRanges(topic, name, _, queueCount))
+        queueOffsets(name, master, topic, queueCount).toSeq.flatMap(brokerRanges(topic, name, _,
+          queueCount))
       case None =>
         val replicas = addresses.toSeq.sortBy(_._1).map(_._2)
         val answers = replicas.iterator.map { address =>
-          try queueOffsets(name, address, topic, queueCount).toRight(s"replica $address does not know the topic yet")
+          try queueOffsets(name, address, topic, queueCount).toRight(
+              s"replica $address does not know the topic yet")
           catch { case BrokerDown(_, cause) => Left(s"replica $address does not answer: $cause") }
         }.toSeq
         answers.collectFirst { case Right(stats) => stats } match {
@@ -220,26 +242,32 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
               q -> r.copy(fromReplica = true)
             }
           case None => throw BrokerDown(name,
-              new RocketMQErrors.NoServingBroker(name, topic, answers.collect { case Left(why) => why }))
+              new RocketMQErrors.NoServingBroker(name, topic,
+                answers.collect { case Left(why) => why }))
         }
     }
   }
 
-  /** The ranges of `count` queues (from the route, else those the broker reports) of one broker, by queue id. */
+  /**
+   * The ranges of `count` queues (from the route, else those the broker reports) of one broker, by
+   * queue id.
+   */
   private def brokerRanges(topic: String, broker: String, reported: Map[Int, RocketMQQueueRange],
       queueCount: Option[Int]): Seq[(RocketMQQueue, RocketMQQueueRange)] = {
     val count = queueCount.getOrElse(if (reported.isEmpty) 0 else reported.keys.max + 1)
     // A queue the broker has no stats for yet has never been written: it is empty.
-    (0 until count).map(id => RocketMQQueue(topic, broker, id) -> reported.getOrElse(id, RocketMQQueueRange(0L, 0L)))
+    (0 until count).map(id =>
+      RocketMQQueue(topic, broker, id) -> reported.getOrElse(id, RocketMQQueueRange(0L, 0L)))
   }
 
   /**
-   * The offsets of `topic`'s queues on one broker, by queue id; None when the broker answers that it does not
-   * have the topic (on a master: deleted, while the name server still routes it; its queues there are gone).
-   * One topic-stats request where the endpoint answers it; where it is refused (by a RocketMQ 5
-   * proxy, or to credentials without admin rights: remembered for the connection), the min and max
-   * offset of each of the route's `queueCount` queues, which every endpoint forwards (an endpoint
-   * that refuses topic stats does not tell a deleted topic: its queues are empty).
+   * The offsets of `topic`'s queues on one broker, by queue id; None when the broker answers that
+   * it does not have the topic (on a master: deleted, while the name server still routes it; its
+   * queues there are gone). One topic-stats request where the endpoint answers it; where it is
+   * refused (by a RocketMQ 5 proxy, or to credentials without admin rights: remembered for the
+   * connection), the min and max offset of each of the route's `queueCount` queues, which every
+   * endpoint forwards (an endpoint that refuses topic stats does not tell a deleted topic: its
+   * queues are empty).
    */
   private def queueOffsets(broker: String, address: String, topic: String, queueCount: Option[Int])
       : Option[Map[Int, RocketMQQueueRange]] = {
@@ -247,9 +275,11 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
       val client = api
       requestCount += 2L * count
       val queues = (0 until count).map(id => RocketMQQueue(topic, broker, id))
-      try RocketMQQueueBounds.ask(client, address, queues.map(_.toMessageQueue(connection)), timeoutMs) {
+      try RocketMQQueueBounds.ask(client, address, queues.map(_.toMessageQueue(connection)),
+          timeoutMs) {
           (mq, body) =>
-            request(broker, QueueOffsets(RocketMQQueue(topic, broker, mq.getQueueId)), rebuild = false)(body)
+            request(broker, QueueOffsets(RocketMQQueue(topic, broker, mq.getQueueId)),
+              rebuild = false)(body)
         }
       catch {
         case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) =>
@@ -258,7 +288,8 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
     }
     (queueCount, RocketMQEndpoint.refuses(connection, RocketMQEndpoint.TopicStats)) match {
       case (Some(count), true) => Some(perQueue(count))
-      // Queues the route does not count (a group missing from it) are not asked one by one: the group is unavailable.
+      // Queues the route does not count (a group missing from it) are not asked one by one: the
+      // group is unavailable.
       case (None, true) => throw BrokerDown(broker,
           new IllegalStateException(
             s"broker group '$broker' is missing from the route of topic '$topic', and $nameServer does not tell its queues"))
@@ -281,14 +312,18 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
     }
   }
 
-  /** Masters that have indexed what they stored, in this call of [[fetchQueueRanges]] (null: not waited for). */
+  /**
+   * Masters that have indexed what they stored, in this call of [[fetchQueueRanges]] (null: not
+   * waited for).
+   */
   private var indexedBrokers: Set[String] = _
 
   /**
-   * Returns once the master at `address` has indexed every message it had stored when asked. A broker
-   * acknowledges a send once the message is in its commit log and builds the queues' indexes from the log
-   * a moment later (longer on a busy machine), while offsets count indexed messages only. Two requests when
-   * nothing is behind; a broker that cannot tell (RocketMQ 4.x) is not waited for. Bounded by retryTimeoutMs.
+   * Returns once the master at `address` has indexed every message it had stored when asked. A
+   * broker acknowledges a send once the message is in its commit log and builds the queues' indexes
+   * from the log a moment later (longer on a busy machine), while offsets count indexed messages
+   * only. Two requests when nothing is behind; a broker that cannot tell (RocketMQ 4.x) is not
+   * waited for. Bounded by retryTimeoutMs.
    */
   private def awaitIndexing(topic: String, broker: String, address: String): Unit = {
     def storedEnd(): Option[Long] = try {
@@ -302,7 +337,8 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
         RocketMQIndexing.behindBytes(api, address, timeoutMs)
       }
     catch {
-      case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) => throw BrokerDown(broker, e.getCause)
+      case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) =>
+        throw BrokerDown(broker, e.getCause)
     }
     val begin = System.nanoTime()
     var polls = 0
@@ -311,7 +347,8 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
         () => { polls += 1; RocketMQOffsetReader.whileIndexing() })
       val waitedMs = (System.nanoTime() - begin) / 1000000
       if (short > 0) throw RocketMQErrors.indexingBehind(topic, broker, short, waitedMs)
-      if (polls > 0) log.info(s"Broker '$broker' indexed what it had stored after $waitedMs ms; planning goes on")
+      if (polls > 0) log.info(
+        s"Broker '$broker' indexed what it had stored after $waitedMs ms; planning goes on")
     }
   }
 
@@ -319,19 +356,25 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
    * For each queue, the offset of its first message stored at or after `timestampMs` (its max
    * offset if there is none). One request per queue: used when a query starts, not per trigger.
    */
-  def offsetsForTimestamp(queues: Iterable[RocketMQQueue], timestampMs: Long): Map[RocketMQQueue, Long] =
+  def offsetsForTimestamp(queues: Iterable[RocketMQQueue], timestampMs: Long)
+      : Map[RocketMQQueue, Long] =
     queues.map { queue =>
       val address = addressOf(queue)
       queue -> request(queue.brokerName, SearchOffset(queue, timestampMs)) {
         requestCount += 1
-        api.searchOffset(address, queue.toMessageQueue(connection), timestampMs, BoundaryType.LOWER, timeoutMs)
+        api.searchOffset(address, queue.toMessageQueue(connection), timestampMs, BoundaryType.LOWER,
+          timeoutMs)
       }
     }.toMap
 
-  /** The address requests about `queue` go to: its group's master (else a replica), or the proxy. */
-  private[rocketmq] def addressOf(queue: RocketMQQueue): String = brokerAddresses.getOrElse(queue.brokerName, {
+  /**
+   * The address requests about `queue` go to: its group's master (else a replica), or the proxy.
+   */
+  private[rocketmq] def addressOf(
+      queue: RocketMQQueue): String = brokerAddresses.getOrElse(queue.brokerName, {
       fetchQueueRanges(Seq(queue.topic))
-      brokerAddresses.getOrElse(queue.brokerName, throw RocketMQErrors.topicNotFound(queue.topic, nameServer))
+      brokerAddresses.getOrElse(queue.brokerName,
+        throw RocketMQErrors.topicNotFound(queue.topic, nameServer))
     })
 
   /** `topic`'s route, waiting for one while the name server lists no live broker at all. */
@@ -341,22 +384,28 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
       routeIfAny(topic) match {
         case Some(route) => return route
         // Asked once more when brokers are live: one may have registered since the route request.
-        // (or the endpoint does not tell: a proxy asks its own name server, so no route means no topic).
+        // (or the endpoint does not tell: a proxy asks its own name server, so no route means no
+        // topic).
         case None if !liveBrokers().contains(Map.empty) => return fetchRoute(topic)
         case None =>
           budget.nextPauseMs() match {
             case Some(pauseMs) =>
-              log.warn(s"The name server lists no live broker, so topic '$topic' has no route; asking again in " +
-                s"$pauseMs ms")
+              log.warn(
+                s"The name server lists no live broker, so topic '$topic' has no route; asking again in " +
+                  s"$pauseMs ms")
               Thread.sleep(pauseMs)
-            case None => throw RocketMQErrors.brokerUnavailable(topic, None, nameServer, budget.elapsedMs, null)
+            case None => throw RocketMQErrors.brokerUnavailable(topic, None, nameServer,
+                budget.elapsedMs, null)
           }
       }
     }
     throw new IllegalStateException("unreachable")
   }
 
-  /** `topic`'s route; None when the name server has none (then the test hook `afterMissingRoute` runs). */
+  /**
+   * `topic`'s route; None when the name server has none (then the test hook `afterMissingRoute`
+   * runs).
+   */
   private def routeIfAny(topic: String): Option[TopicRouteData] =
     try Some(fetchRoute(topic))
     catch {
@@ -367,7 +416,8 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
 
   private[rocketmq] def fetchRoute(topic: String): TopicRouteData = {
     try {
-      RocketMQRetry.withRetries(s"route of topic '$topic'", attempts, intervalMs, () => rebuildClient()) {
+      RocketMQRetry.withRetries(s"route of topic '$topic'", attempts, intervalMs,
+        () => rebuildClient()) {
         requestCount += 1
         api.getTopicRouteInfoFromNameServer(connection.onBroker(topic), timeoutMs)
       }
@@ -380,14 +430,17 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
   }
 
   /**
-   * A request to `broker`, retried (with the shared client replaced in between, unless `rebuild` is off, as for
-   * requests sent from several threads at once); failed for good, an error naming the broker and the request.
+   * A request to `broker`, retried (with the shared client replaced in between, unless `rebuild` is
+   * off, as for requests sent from several threads at once); failed for good, an error naming the
+   * broker and the request.
    */
-  private[rocketmq] def request[T](broker: String, request: BrokerRequest, rebuild: Boolean = true)(body: => T): T =
+  private[rocketmq] def request[T](broker: String, request: BrokerRequest, rebuild: Boolean = true)(
+      body: => T): T =
     try RocketMQRetry.withRetries(s"$request to $broker", attempts, intervalMs,
         () => if (rebuild) rebuildClient())(body)
     catch {
-      case NonFatal(e) => throw RocketMQErrors.unlessAccessDenied(e, connection.accessKey, request.topic)(
+      case NonFatal(e) =>
+        throw RocketMQErrors.unlessAccessDenied(e, connection.accessKey, request.topic)(
           RocketMQErrors.brokerRequestFailed(broker, attempts, e, request))
     }
 
@@ -396,24 +449,27 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
 private[rocketmq] object RocketMQOffsetReader {
 
   /**
-   * Run after each route request the name server answered with "no route", here and in a writer's topic
-   * check (`RocketMQProducerPool.topicMissing`). Tests only: a test restarts a broker here, to place its
-   * registration between that answer and the next request.
+   * Run after each route request the name server answered with "no route", here and in a writer's
+   * topic check (`RocketMQProducerPool.topicMissing`). Tests only: a test restarts a broker here,
+   * to place its registration between that answer and the next request.
    */
   @volatile private[rocketmq] var afterMissingRoute: () => Unit = () => ()
 
-  /** Pauses of planning for a topic not available now (a broker group down), in this JVM (diagnostics, tests). */
+  /**
+   * Pauses of planning for a topic not available now (a broker group down), in this JVM
+   * (diagnostics, tests).
+   */
   private[rocketmq] val unavailablePauses = new java.util.concurrent.atomic.AtomicLong()
 
   /**
-   * Run each time planning finds a broker still indexing what it stored. Tests and the bench only: a test resumes
-   * indexing here, the bench times the wait.
+   * Run each time planning finds a broker still indexing what it stored. Tests and the bench only:
+   * a test resumes indexing here, the bench times the wait.
    */
   @volatile private[rocketmq] var whileIndexing: () => Unit = () => ()
 
   /**
-   * Fails fast, on the driver, when `topic` does not exist; waits (up to `retryTimeoutMs`) while the
-   * name server lists no live broker, as during a restart of the only one.
+   * Fails fast, on the driver, when `topic` does not exist; waits (up to `retryTimeoutMs`) while
+   * the name server lists no live broker, as during a restart of the only one.
    */
   def requireTopic(options: RocketMQOptions, topic: String): Unit = {
     val reader = new RocketMQOffsetReader(options)
@@ -427,13 +483,15 @@ private[rocketmq] object RocketMQOffsetReader {
    * that closing one stops all its threads.
    */
   private[rocketmq] val clients =
-    new RocketMQClientCache[RocketMQConnection, MQClientInstance]("metadata", newClient, _.shutdown())
+    new RocketMQClientCache[RocketMQConnection, MQClientInstance]("metadata", newClient,
+      _.shutdown())
 
   private def newClient(connection: RocketMQConnection): MQClientInstance = {
     val config = new ClientConfig()
     connection.configure(config)
     config.setInstanceName(RocketMQClientCache.uniqueInstanceName("spark-rocketmq-driver"))
-    val instance = MQClientManager.getInstance().getOrCreateMQClientInstance(config, connection.rpcHook)
+    val instance =
+      MQClientManager.getInstance().getOrCreateMQClientInstance(config, connection.rpcHook)
     instance.start()
     instance
   }

@@ -24,7 +24,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode
 
 /**
  * Per-queue values as JSON, the format users write in `startingOffsets`/`endingOffsets` (and times
- * in `…ByTimestamp`) and the one offsets are stored in: `{"topic":{"brokerName":{"queueId":value}}}`.
+ * in `…ByTimestamp`) and the one offsets are stored in:
+ * `{"topic":{"brokerName":{"queueId":value}}}`.
  */
 private[rocketmq] object RocketMQOffsetsJson {
   private val mapper = new ObjectMapper()
@@ -42,13 +43,17 @@ private[rocketmq] object RocketMQOffsetsJson {
   /** Parses JSON text, or fails with an error naming the option `key` and the value. */
   def parseOption(key: String, json: String): Map[RocketMQQueue, Long] = parse(json) match {
     case Right(values) => values
-    case Left(Malformed(condition, details)) => throw RocketMQErrors.invalidOffsetsJson(key, json, condition, details)
+    case Left(Malformed(condition, details)) =>
+      throw RocketMQErrors.invalidOffsetsJson(key, json, condition, details)
   }
 
   /** The tree of JSON text, or why there is none. */
   def readTree(json: String): Either[Malformed, JsonNode] =
     try Option(mapper.readTree(json)).toRight(Malformed("NOT_AN_OBJECT", Nil))
-    catch { case NonFatal(e) => Left(Malformed("NOT_JSON", Seq("parseError" -> e.getMessage.linesIterator.next()))) }
+    catch {
+      case NonFatal(e) =>
+        Left(Malformed("NOT_JSON", Seq("parseError" -> e.getMessage.linesIterator.next())))
+    }
 
   /** Parses a JSON tree, checking its shape level by level. */
   def parse(root: JsonNode): Either[Malformed, Map[RocketMQQueue, Long]] = {
@@ -79,15 +84,18 @@ private[rocketmq] object RocketMQOffsetsJson {
   }
 
   /** Leaves the walk over the tree at the first problem (no stack trace: it never escapes). */
-  private final class MalformedShape(val malformed: Malformed) extends Exception(null, null, false, false)
+  private final class MalformedShape(val malformed: Malformed)
+    extends Exception(null, null, false, false)
 
   /** Renders values in the same format, sorted, so equal maps give equal strings. */
   def format(values: Map[RocketMQQueue, Long]): String = {
     val root: ObjectNode = mapper.createObjectNode()
     values.toSeq.sortBy(_._1).foreach { case (q, value) =>
-      val topicNode = Option(root.get(q.topic)).map(_.asInstanceOf[ObjectNode]).getOrElse(root.putObject(q.topic))
+      val topicNode =
+        Option(root.get(q.topic)).map(_.asInstanceOf[ObjectNode]).getOrElse(root.putObject(q.topic))
       val brokerNode =
-        Option(topicNode.get(q.brokerName)).map(_.asInstanceOf[ObjectNode]).getOrElse(topicNode.putObject(q.brokerName))
+        Option(topicNode.get(q.brokerName)).map(_.asInstanceOf[ObjectNode]).getOrElse(
+          topicNode.putObject(q.brokerName))
       brokerNode.put(q.queueId.toString, value)
     }
     mapper.writeValueAsString(root)

@@ -18,13 +18,14 @@ package org.apache.spark.sql.rocketmq.client
 
 /**
  * The declaration of one option: its key, the kind of value it takes, its default, the queries it
- * applies to and one line of documentation. Declarations live in [[RocketMQOptions]]; the option reference's
- * option table, the checks made when a query is planned and the Python keywords are derived from
- * them. How the default is declared says how it is read:
+ * applies to and one line of documentation. Declarations live in [[RocketMQOptions]]; the option
+ * reference's option table, the checks made when a query is planned and the Python keywords are
+ * derived from them. How the default is declared says how it is read:
  *  - [[RocketMQOption.Required]]: there is none; a missing value is an error naming the option;
  *  - [[RocketMQOption.Defaulted]]: one value, the one the option reference shows;
  *  - [[RocketMQOption.DefaultPerQuery]]: one value for batch and one for streaming queries;
- *  - [[RocketMQOption.Unset]]: none, and unset means something of its own (said in the option reference).
+ * - [[RocketMQOption.Unset]]: none, and unset means something of its own (said in the option
+ *   reference).
  */
 private[rocketmq] sealed abstract class RocketMQOption[T] {
   def key: String
@@ -32,7 +33,10 @@ private[rocketmq] sealed abstract class RocketMQOption[T] {
   def queryType: RocketMQOption.QueryType
   def meaning: String
 
-  /** The option reference's "Value" column: the kind's description unless the declaration words it itself. */
+  /**
+   * The option reference's "Value" column: the kind's description unless the declaration words it
+   * itself.
+   */
   def valueText: String
 
   /** The option reference's "Default" column. */
@@ -45,7 +49,8 @@ private[rocketmq] sealed abstract class RocketMQOption[T] {
 private[rocketmq] object RocketMQOption {
 
   /** Which queries an option applies to, as the option reference's "Query type" column says it. */
-  sealed abstract class QueryType(val text: String, val batchRead: Boolean, val streamRead: Boolean, val write: Boolean)
+  sealed abstract class QueryType(val text: String, val batchRead: Boolean, val streamRead: Boolean,
+      val write: Boolean)
   case object SourceBoth extends QueryType("streaming and batch", true, true, false)
   case object BatchOnly extends QueryType("batch query", true, false, false)
   case object StreamOnly extends QueryType("streaming query", false, true, false)

@@ -32,23 +32,28 @@ private[client] trait RocketMQOptionChecks { this: RocketMQOptions =>
     checkTopicsNamed(streamStartingOffsets, StartingOffsets, StartingOffsetsByTimestamp)
     (this(MinOffsetsPerTrigger), this(MaxOffsetsPerTrigger)) match {
       case (Some(min), Some(max)) if min > max =>
-        throw RocketMQErrors.invalidOption(MinOffsetsPerTrigger.key, min.toString, "ABOVE_MAX_OFFSETS_PER_TRIGGER",
+        throw RocketMQErrors.invalidOption(MinOffsetsPerTrigger.key, min.toString,
+          "ABOVE_MAX_OFFSETS_PER_TRIGGER",
           "max" -> max.toString)
       case _ =>
     }
   }
 
   /**
-   * Refuses, for a stream in real-time mode (after [[validateForStream]]), the options that bound, delay or split
-   * a batch: there each queue is read by one task with no end.
+   * Refuses, for a stream in real-time mode (after [[validateForStream]]), the options that bound,
+   * delay or split a batch: there each queue is read by one task with no end.
    */
   def validateForRealTime(): Unit = refuseBatchBounds("REAL_TIME")
 
-  /** The same as [[validateForRealTime]], for continuous processing: each queue is read by one task with no end. */
+  /**
+   * The same as [[validateForRealTime]], for continuous processing: each queue is read by one task
+   * with no end.
+   */
   def validateForContinuous(): Unit = refuseBatchBounds("CONTINUOUS")
 
   private def refuseBatchBounds(refusedIn: String): Unit =
-    Seq(MaxOffsetsPerTrigger, MinOffsetsPerTrigger, MaxTriggerDelay, MinPartitions).find(rawValue(_).isDefined)
+    Seq(MaxOffsetsPerTrigger, MinOffsetsPerTrigger, MaxTriggerDelay, MinPartitions).find(
+      rawValue(_).isDefined)
       .foreach(o => throw RocketMQErrors.optionNotAllowed(o.key, refusedIn))
 
   /** Checks everything a batch read needs; streaming-only options are refused. */
@@ -75,7 +80,8 @@ private[client] trait RocketMQOptionChecks { this: RocketMQOptions =>
    * Fails on the first set option of query type `refused` (the sub-condition `refusedIn` says why),
    * parses every option that applies, and checks the topics and that at most one filter is set.
    */
-  private def validateRead(refused: QueryType, refusedIn: String, applies: QueryType => Boolean): Unit = {
+  private def validateRead(refused: QueryType, refusedIn: String, applies: QueryType => Boolean)
+      : Unit = {
     registry.find(o => o.queryType == refused && rawValue(o).isDefined).foreach { o =>
       throw RocketMQErrors.optionNotAllowed(o.key, refusedIn)
     }
@@ -94,7 +100,8 @@ private[client] trait RocketMQOptionChecks { this: RocketMQOptions =>
   }
 
   /** Per-queue JSON may only name subscribed topics; errors name the option the JSON came from. */
-  private def checkTopicsNamed(limit: RocketMQOffsetRangeLimit, offsets: RocketMQOption[_], times: RocketMQOption[_])
+  private def checkTopicsNamed(limit: RocketMQOffsetRangeLimit, offsets: RocketMQOption[_],
+      times: RocketMQOption[_])
       : Unit = limit match {
     case RocketMQOffsetRangeLimit.Specific(values) => checkTopicsNamed(offsets, values.keys)
     case RocketMQOffsetRangeLimit.TimestampPerQueue(values) => checkTopicsNamed(times, values.keys)

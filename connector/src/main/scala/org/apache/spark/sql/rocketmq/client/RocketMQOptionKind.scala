@@ -25,11 +25,12 @@ import org.apache.rocketmq.common.filter.ExpressionType
 import org.apache.rocketmq.filter.FilterFactory
 
 /**
- * The kind of value an option takes: how its text is parsed and checked, how the option reference describes
- * it, and how a default is written there (`render` gives text that parses back to the same value).
- * `name` is what the Python package's keyword table gives as the kind of each keyword.
+ * The kind of value an option takes: how its text is parsed and checked, how the option reference
+ * describes it, and how a default is written there (`render` gives text that parses back to the
+ * same value). `name` is what the Python package's keyword table gives as the kind of each keyword.
  */
-private[rocketmq] sealed abstract class RocketMQOptionKind[T](val name: String, val description: String) {
+private[rocketmq] sealed abstract class RocketMQOptionKind[T](val name: String,
+    val description: String) {
 
   /** Parses a value given for `key` (already trimmed); a bad one is an error naming both. */
   def parse(key: String, value: String): T
@@ -39,13 +40,17 @@ private[rocketmq] sealed abstract class RocketMQOptionKind[T](val name: String, 
   /** Names and expressions: an empty value counts as not set. Anything else: empty is invalid. */
   def emptyIsUnset: Boolean = false
 
-  protected def invalid(key: String, value: String, sub: String, details: (String, String)*): Nothing =
+  protected def invalid(key: String, value: String, sub: String, details: (String, String)*)
+      : Nothing =
     throw RocketMQErrors.invalidOption(key, value, sub, details: _*)
 }
 
 private[rocketmq] object RocketMQOptionKind {
 
-  /** A whole decimal integer, or None (what Scala 2.13's `toIntOption` does; the 2.12 build has none). */
+  /**
+   * A whole decimal integer, or None (what Scala 2.13's `toIntOption` does; the 2.12 build has
+   * none).
+   */
   def parseInt(text: String): Option[Int] =
     try Some(Integer.parseInt(text))
     catch { case _: NumberFormatException => None }
@@ -63,19 +68,23 @@ private[rocketmq] object RocketMQOptionKind {
   }
 
   /**
-   * An SQL92 expression over message properties, compiled here with RocketMQ's own compiler: a broker
-   * that cannot compile one does not fail the pull, it matches every message (checked in RocketMQ 5.5:
-   * its filter data is then null, and a null filter matches), so a typo would return unfiltered data.
+   * An SQL92 expression over message properties, compiled here with RocketMQ's own compiler: a
+   * broker that cannot compile one does not fail the pull, it matches every message (checked in
+   * RocketMQ 5.5: its filter data is then null, and a null filter matches), so a typo would return
+   * unfiltered data.
    */
   case object Sql92 extends RocketMQOptionKind[String]("sql92", "SQL92 expression") {
     override def parse(key: String, value: String): String = {
       try FilterFactory.INSTANCE.get(ExpressionType.SQL92).compile(value)
       catch {
         case NonFatal(e) =>
-          // The compiler's own first line (e.g. where it stopped), without what it expected instead.
+          // The compiler's own first line (e.g. where it stopped), without what it expected
+          // instead.
           val innermost = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).toSeq.last
-          val reason = Option(innermost.getMessage).flatMap(_.linesIterator.map(_.trim).find(_.nonEmpty))
-          invalid(key, value, "SQL92", "parseError" -> reason.getOrElse(innermost.getClass.getSimpleName))
+          val reason =
+            Option(innermost.getMessage).flatMap(_.linesIterator.map(_.trim).find(_.nonEmpty))
+          invalid(key, value, "SQL92",
+            "parseError" -> reason.getOrElse(innermost.getClass.getSimpleName))
       }
       value
     }
@@ -83,7 +92,8 @@ private[rocketmq] object RocketMQOptionKind {
   }
 
   /** `host:port`, or several separated by `;`. */
-  case object NameServer extends RocketMQOptionKind[String]("name server", "host:port[;host:port…]") {
+  case object NameServer
+    extends RocketMQOptionKind[String]("name server", "host:port[;host:port…]") {
     override def parse(key: String, value: String): String = {
       val valid = value.split(';').forall { address =>
         val idx = address.lastIndexOf(':')
@@ -125,10 +135,12 @@ private[rocketmq] object RocketMQOptionKind {
   }
 
   /** A consumer or producer group name. */
-  case object Group extends Name("group name", "group name", "^[%|a-zA-Z0-9_-]{1,120}$", "GROUP_NAME")
+  case object Group
+    extends Name("group name", "group name", "^[%|a-zA-Z0-9_-]{1,120}$", "GROUP_NAME")
 
   /** A namespace: what RocketMQ puts before `%` in the names of topics and groups. */
-  case object NamespaceName extends Name("namespace", "namespace name", "^[a-zA-Z0-9_-]{1,64}$", "NAMESPACE")
+  case object NamespaceName
+    extends Name("namespace", "namespace name", "^[a-zA-Z0-9_-]{1,64}$", "NAMESPACE")
 
   /** The broker groups a topic must be served by: at least a number of them, or these by name. */
   case object ExpectedGroupsKind extends RocketMQOptionKind[RocketMQExpectedGroups]("broker groups",
@@ -139,7 +151,8 @@ private[rocketmq] object RocketMQOptionKind {
       case Some(_) => invalid(key, value, "BROKER_GROUPS")
       case None =>
         val names = value.split(',').map(_.trim).toSeq
-        if (names.exists(n => groupName.findFirstIn(n).isEmpty)) invalid(key, value, "BROKER_GROUPS")
+        if (names.exists(n => groupName.findFirstIn(n).isEmpty))
+          invalid(key, value, "BROKER_GROUPS")
         RocketMQExpectedGroups.Named(names.distinct)
     }
     override def render(value: RocketMQExpectedGroups): String = value.render
@@ -147,15 +160,18 @@ private[rocketmq] object RocketMQOptionKind {
   }
 
   /** RocketMQ's access channel, LOCAL or CLOUD (case-insensitive). */
-  case object AccessChannelKind extends RocketMQOptionKind[AccessChannel]("access channel", "LOCAL or CLOUD") {
+  case object AccessChannelKind
+    extends RocketMQOptionKind[AccessChannel]("access channel", "LOCAL or CLOUD") {
     override def parse(key: String, value: String): AccessChannel =
-      AccessChannel.values().find(_.name.equalsIgnoreCase(value)).getOrElse(invalid(key, value, "ACCESS_CHANNEL"))
+      AccessChannel.values().find(_.name.equalsIgnoreCase(value)).getOrElse(invalid(key, value,
+        "ACCESS_CHANNEL"))
   }
 
   /**
-   * How long half messages of a transactional write wait for the driver: at least 2 seconds, as the broker counts
-   * it in whole seconds and the driver commits within half of it. The brokers' check interval sets the real floor
-   * (`RocketMQBrokerCheckSettings.requireCheckBacks`), once the write knows it.
+   * How long half messages of a transactional write wait for the driver: at least 2 seconds, as the
+   * broker counts it in whole seconds and the driver commits within half of it. The brokers' check
+   * interval sets the real floor (`RocketMQBrokerCheckSettings.requireCheckBacks`), once the write
+   * knows it.
    */
   case object TransactionTimeout
     extends RocketMQOptionKind[Long]("transaction timeout", "duration >= 2s, e.g. 10min") {
@@ -166,15 +182,19 @@ private[rocketmq] object RocketMQOptionKind {
     override def render(ms: Long): String = Duration.render(ms)
   }
 
-  /** What a write promises: `at_least_once` (the default) or `exactly_once` (RocketMQ transactions). */
+  /**
+   * What a write promises: `at_least_once` (the default) or `exactly_once` (RocketMQ transactions).
+   */
   /** Where a queue without a group offset starts: earliest or latest. */
-  case object GroupFallbackKind extends RocketMQOptionKind[RocketMQOffsetRangeLimit]("group fallback",
+  case object GroupFallbackKind
+    extends RocketMQOptionKind[RocketMQOffsetRangeLimit]("group fallback",
       "earliest or latest") {
-    override def parse(key: String, value: String): RocketMQOffsetRangeLimit = value.toLowerCase(Locale.ROOT) match {
-      case "earliest" => RocketMQOffsetRangeLimit.Earliest
-      case "latest" => RocketMQOffsetRangeLimit.Latest
-      case _ => invalid(key, value, "GROUP_FALLBACK")
-    }
+    override def parse(key: String, value: String): RocketMQOffsetRangeLimit =
+      value.toLowerCase(Locale.ROOT) match {
+        case "earliest" => RocketMQOffsetRangeLimit.Earliest
+        case "latest" => RocketMQOffsetRangeLimit.Latest
+        case _ => invalid(key, value, "GROUP_FALLBACK")
+      }
 
     override def render(value: RocketMQOffsetRangeLimit): String = value match {
       case RocketMQOffsetRangeLimit.Earliest => "earliest"
@@ -183,9 +203,11 @@ private[rocketmq] object RocketMQOptionKind {
   }
 
   case object DeliveryGuaranteeKind
-    extends RocketMQOptionKind[DeliveryGuarantee]("delivery guarantee", "at_least_once or exactly_once") {
+    extends RocketMQOptionKind[DeliveryGuarantee]("delivery guarantee",
+      "at_least_once or exactly_once") {
     override def parse(key: String, value: String): DeliveryGuarantee =
-      DeliveryGuarantee.all.find(_.name.equalsIgnoreCase(value)).getOrElse(invalid(key, value, "DELIVERY_GUARANTEE"))
+      DeliveryGuarantee.all.find(_.name.equalsIgnoreCase(value)).getOrElse(invalid(key, value,
+        "DELIVERY_GUARANTEE"))
   }
 
   /** An integer in `[min, max]`; `min` is 0 or 1. */
@@ -193,13 +215,15 @@ private[rocketmq] object RocketMQOptionKind {
     extends RocketMQOptionKind[T](name, if (min > 0) "positive integer" else "integer >= 0") {
     override def parse(key: String, value: String): T =
       parseLong(value).filter(v => v >= min && v <= max).map(fromLong).getOrElse(
-        invalid(key, value, if (min > 0) "POSITIVE_INTEGER" else "NON_NEGATIVE_INTEGER", "max" -> max.toString))
+        invalid(key, value, if (min > 0) "POSITIVE_INTEGER" else "NON_NEGATIVE_INTEGER",
+          "max" -> max.toString))
   }
 
   case object PositiveInt extends Integral[Int]("positive int", 1, Int.MaxValue, _.toInt)
   case object NonNegativeInt extends Integral[Int]("non-negative int", 0, Int.MaxValue, _.toInt)
   case object PositiveLong extends Integral[Long]("positive long", 1, Long.MaxValue, identity)
-  case object NonNegativeLong extends Integral[Long]("non-negative long", 0, Long.MaxValue, identity)
+  case object NonNegativeLong
+    extends Integral[Long]("non-negative long", 0, Long.MaxValue, identity)
 
   case object Bool extends RocketMQOptionKind[Boolean]("boolean", "true or false") {
     override def parse(key: String, value: String): Boolean = value.toLowerCase(Locale.ROOT) match {
@@ -210,19 +234,27 @@ private[rocketmq] object RocketMQOptionKind {
   }
 
   private val DurationText = "^(\\d+)\\s*(ms|s|m|min|h|d)?$".r
-  private val DurationUnits = Seq("d" -> 86400000L, "h" -> 3600000L, "m" -> 60000L, "s" -> 1000L, "ms" -> 1L)
+  private val DurationUnits =
+    Seq("d" -> 86400000L, "h" -> 3600000L, "m" -> 60000L, "s" -> 1000L, "ms" -> 1L)
 
-  /** A duration such as `500ms`, `30s`, `15m`, `1h`, `2d`; a bare number is milliseconds. Parsed to ms. */
+  /**
+   * A duration such as `500ms`, `30s`, `15m`, `1h`, `2d`; a bare number is milliseconds. Parsed to
+   * ms.
+   */
   case object Duration extends RocketMQOptionKind[Long]("duration", "duration, e.g. 30s, 15m") {
     override def parse(key: String, value: String): Long = value.toLowerCase(Locale.ROOT) match {
       case DurationText(n, unit) =>
-        val perUnit = if (unit == null) 1L else if (unit == "min") 60000L else DurationUnits.toMap.apply(unit)
-        parseLong(n).filter(_ <= Long.MaxValue / perUnit).map(_ * perUnit).getOrElse(invalid(key, value, "DURATION"))
+        val perUnit =
+          if (unit == null) 1L else if (unit == "min") 60000L else DurationUnits.toMap.apply(unit)
+        parseLong(n).filter(_ <= Long.MaxValue / perUnit).map(_ * perUnit).getOrElse(invalid(key,
+          value, "DURATION"))
       case _ => invalid(key, value, "DURATION")
     }
     /** In the largest unit that divides it. */
     override def render(ms: Long): String =
-      DurationUnits.collectFirst { case (unit, size) if ms != 0 && ms % size == 0 => s"${ms / size}$unit" }
+      DurationUnits.collectFirst {
+        case (unit, size) if ms != 0 && ms % size == 0 => s"${ms / size}$unit"
+      }
         .getOrElse(s"${ms}ms")
   }
 
@@ -237,18 +269,21 @@ private[rocketmq] object RocketMQOptionKind {
       """"earliest", "latest", or JSON {"topic":{"broker":{"0":23}}}""") {
     import RocketMQOffsetRangeLimit._
 
-    override def parse(key: String, value: String): RocketMQOffsetRangeLimit = value.toLowerCase(Locale.ROOT) match {
-      case "earliest" => Earliest
-      case "latest" => Latest
-      case "group" => CommittedByGroup
-      case _ if value.startsWith("{") =>
-        val offsets = RocketMQOffsetsJson.parseOption(key, value)
-        offsets.toSeq.sorted.collectFirst { case (q, o) if o < EarliestOffset => (q, o) }.foreach { case (q, o) =>
-          invalid(key, value, "NEGATIVE_OFFSET", "offset" -> o.toString, "queue" -> q.toString)
-        }
-        Specific(offsets)
-      case _ => invalid(key, value, "OFFSET_KEYWORD")
-    }
+    override def parse(key: String, value: String): RocketMQOffsetRangeLimit =
+      value.toLowerCase(Locale.ROOT) match {
+        case "earliest" => Earliest
+        case "latest" => Latest
+        case "group" => CommittedByGroup
+        case _ if value.startsWith("{") =>
+          val offsets = RocketMQOffsetsJson.parseOption(key, value)
+          offsets.toSeq.sorted.collectFirst {
+            case (q, o) if o < EarliestOffset => (q, o)
+          }.foreach { case (q, o) =>
+            invalid(key, value, "NEGATIVE_OFFSET", "offset" -> o.toString, "queue" -> q.toString)
+          }
+          Specific(offsets)
+        case _ => invalid(key, value, "OFFSET_KEYWORD")
+      }
 
     override def render(value: RocketMQOffsetRangeLimit): String = value match {
       case Earliest => "\"earliest\""
@@ -260,7 +295,8 @@ private[rocketmq] object RocketMQOptionKind {
   }
 
   /** Per-queue JSON of epoch milliseconds. */
-  case object QueueTimestamps extends RocketMQOptionKind[Map[RocketMQQueue, Long]]("per-queue timestamps",
+  case object QueueTimestamps
+    extends RocketMQOptionKind[Map[RocketMQQueue, Long]]("per-queue timestamps",
       """JSON {"topic":{"broker":{"0":1700000000000}}}""") {
     override def parse(key: String, value: String): Map[RocketMQQueue, Long] = {
       val times = RocketMQOffsetsJson.parseOption(key, value)
@@ -274,7 +310,9 @@ private[rocketmq] object RocketMQOptionKind {
 }
 
 /** The two delivery guarantees of a write (see the option deliveryGuarantee). */
-/** Serializable: write settings carry one to the executors (Scala 2.12 needs the parent to be, too). */
+/**
+ * Serializable: write settings carry one to the executors (Scala 2.12 needs the parent to be, too).
+ */
 private[rocketmq] sealed abstract class DeliveryGuarantee(val name: String) extends Serializable {
   override def toString: String = name
 }

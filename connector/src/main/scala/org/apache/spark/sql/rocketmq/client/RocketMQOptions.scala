@@ -23,7 +23,9 @@ import org.apache.rocketmq.client.AccessChannel
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.rocketmq.client.RocketMQOption._
 import org.apache.spark.sql.rocketmq.client.RocketMQOptionKind._
-import org.apache.spark.sql.rocketmq.client.RocketMQOffsetRangeLimit.{Earliest, EarliestOffset, Latest, LatestOffset}
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetRangeLimit.{
+  Earliest, EarliestOffset, Latest, LatestOffset
+}
 
 /**
  * The options of one query, as given: keys match case-insensitively and values are trimmed. Each
@@ -47,31 +49,39 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String])
   lazy val connection: RocketMQConnection =
     RocketMQConnection.resolve(this, RocketMQConnection.activeSparkConf, sys.env.get)
 
-  /** The value set for `option`, trimmed; for names and expressions an empty value counts as unset. */
+  /**
+   * The value set for `option`, trimmed; for names and expressions an empty value counts as unset.
+   */
   def rawValue(option: RocketMQOption[_]): Option[String] =
     options.get(option.key).map(_.trim).filterNot(v => v.isEmpty && option.kind.emptyIsUnset)
 
   private[client] def parsed[T](option: RocketMQOption[T]): Option[T] =
     rawValue(option).map(option.kind.parse(option.key, _))
 
-  def apply[T](option: Required[T]): T = parsed(option).getOrElse(throw RocketMQErrors.missingOption(option.key))
+  def apply[T](option: Required[T]): T =
+    parsed(option).getOrElse(throw RocketMQErrors.missingOption(option.key))
 
   def apply[T](option: Defaulted[T]): T = parsed(option).getOrElse(option.default)
 
   def apply[T](option: Unset[T]): Option[T] = parsed(option)
 
   /** The topics to read: option `topic` is required for reads. */
-  def topicsToRead: Seq[String] = this(Topic).getOrElse(throw RocketMQErrors.missingOption(Topic.key))
+  def topicsToRead: Seq[String] =
+    this(Topic).getOrElse(throw RocketMQErrors.missingOption(Topic.key))
 
   /** The topic to write to, if the option is set (it then overrides any `topic` column). */
-  def topicToWrite: Option[String] = rawValue(Topic).map(t => RocketMQOptionKind.checkTopicName(Topic.key, t, t))
+  def topicToWrite: Option[String] =
+    rawValue(Topic).map(t => RocketMQOptionKind.checkTopicName(Topic.key, t, t))
 
   /** Where a batch read starts: `earliest` (default), JSON or a timestamp; never `latest`. */
-  def batchStartingOffsets: RocketMQOffsetRangeLimit = startLimit(StartingOffsets.batchDefault) match {
-    case Latest => throw RocketMQErrors.invalidOption(StartingOffsets.key, rawValue(StartingOffsets).get,
-        "LATEST_BATCH_START")
-    case limit => refuseSentinel(limit, StartingOffsets, LatestOffset, "LATEST_OFFSET_BATCH_START")
-  }
+  def batchStartingOffsets: RocketMQOffsetRangeLimit =
+    startLimit(StartingOffsets.batchDefault) match {
+      case Latest =>
+        throw RocketMQErrors.invalidOption(StartingOffsets.key, rawValue(StartingOffsets).get,
+          "LATEST_BATCH_START")
+      case limit =>
+        refuseSentinel(limit, StartingOffsets, LatestOffset, "LATEST_OFFSET_BATCH_START")
+    }
 
   /** Where a batch read ends: `latest` (default), JSON or a timestamp; never `earliest`. */
   def batchEndingOffsets: RocketMQOffsetRangeLimit =
@@ -81,9 +91,11 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String])
         RocketMQOffsetRangeLimit.TimestampPerQueue(this(EndingOffsetsByTimestamp).get)
       case _ => this(EndingOffsets) match {
           case Earliest =>
-            throw RocketMQErrors.invalidOption(EndingOffsets.key, rawValue(EndingOffsets).get, "EARLIEST_END")
+            throw RocketMQErrors.invalidOption(EndingOffsets.key, rawValue(EndingOffsets).get,
+              "EARLIEST_END")
           case RocketMQOffsetRangeLimit.CommittedByGroup =>
-            throw RocketMQErrors.invalidOption(EndingOffsets.key, rawValue(EndingOffsets).get, "GROUP_END")
+            throw RocketMQErrors.invalidOption(EndingOffsets.key, rawValue(EndingOffsets).get,
+              "GROUP_END")
           case limit => refuseSentinel(limit, EndingOffsets, EarliestOffset, "EARLIEST_OFFSET_END")
         }
     }
@@ -94,13 +106,15 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String])
   /** At most one of the options that say where a read starts. */
   private def startLimit(default: RocketMQOffsetRangeLimit): RocketMQOffsetRangeLimit =
     exclusive(StartingOffsets, StartingTimestamp, StartingOffsetsByTimestamp) match {
-      case Some(StartingTimestamp) => RocketMQOffsetRangeLimit.Timestamp(this(StartingTimestamp).get)
+      case Some(StartingTimestamp) =>
+        RocketMQOffsetRangeLimit.Timestamp(this(StartingTimestamp).get)
       case Some(StartingOffsetsByTimestamp) =>
         RocketMQOffsetRangeLimit.TimestampPerQueue(this(StartingOffsetsByTimestamp).get)
       case _ => parsed(StartingOffsets).getOrElse(default)
     }
 
-  private def refuseSentinel(limit: RocketMQOffsetRangeLimit, option: RocketMQOption[_], sentinel: Long, sub: String)
+  private def refuseSentinel(limit: RocketMQOffsetRangeLimit, option: RocketMQOption[_],
+      sentinel: Long, sub: String)
       : RocketMQOffsetRangeLimit = limit match {
     case RocketMQOffsetRangeLimit.Specific(offsets) if offsets.values.exists(_ == sentinel) =>
       throw RocketMQErrors.invalidOption(option.key, rawValue(option).get, sub)
@@ -117,8 +131,8 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String])
 }
 
 /**
- * Every option of the connector, declared once (see [[RocketMQOption]]); [[RocketMQOptions.registry]]
- * lists them in the option reference's order.
+ * Every option of the connector, declared once (see [[RocketMQOption]]);
+ * [[RocketMQOptions.registry]] lists them in the option reference's order.
  */
 private[rocketmq] object RocketMQOptions {
 
@@ -129,21 +143,27 @@ private[rocketmq] object RocketMQOptions {
     option
   }
 
-  private def required[T](key: String, kind: RocketMQOptionKind[T], queryType: QueryType, meaning: String,
+  private def required[T](key: String, kind: RocketMQOptionKind[T], queryType: QueryType,
+      meaning: String,
       value: String = null): Required[T] =
     declare(Required(key, kind, queryType, meaning, Option(value).getOrElse(kind.description)))
 
-  private def defaulted[T](key: String, kind: RocketMQOptionKind[T], default: T, queryType: QueryType,
+  private def defaulted[T](key: String, kind: RocketMQOptionKind[T], default: T,
+      queryType: QueryType,
       meaning: String, value: String = null): Defaulted[T] =
-    declare(Defaulted(key, kind, default, queryType, meaning, Option(value).getOrElse(kind.description)))
+    declare(Defaulted(key, kind, default, queryType, meaning,
+      Option(value).getOrElse(kind.description)))
 
-  private def unset[T](key: String, kind: RocketMQOptionKind[T], queryType: QueryType, meaning: String,
+  private def unset[T](key: String, kind: RocketMQOptionKind[T], queryType: QueryType,
+      meaning: String,
       value: String = null, default: String = "(none)"): Unset[T] =
-    declare(Unset(key, kind, queryType, meaning, Option(value).getOrElse(kind.description), default))
+    declare(Unset(key, kind, queryType, meaning, Option(value).getOrElse(kind.description),
+      default))
 
   /** Name server address(es) of the RocketMQ cluster. */
-  val NameServer: Required[String] = required("nameServer", RocketMQOptionKind.NameServer, Everywhere,
-    "Name server address(es) of the RocketMQ cluster.")
+  val NameServer: Required[String] =
+    required("nameServer", RocketMQOptionKind.NameServer, Everywhere,
+      "Name server address(es) of the RocketMQ cluster.")
 
   /** Topic(s) to read, or the topic every row is written to. */
   val Topic: Unset[Seq[String]] = unset("topic", Topics, Everywhere,
@@ -151,7 +171,8 @@ private[rocketmq] object RocketMQOptions {
     value = "topic name; a comma-separated list when reading", default = "(required to read)")
 
   /** Start of a read. */
-  val StartingOffsets: DefaultPerQuery[RocketMQOffsetRangeLimit] = declare(DefaultPerQuery("startingOffsets",
+  val StartingOffsets: DefaultPerQuery[RocketMQOffsetRangeLimit] = declare(DefaultPerQuery(
+    "startingOffsets",
     Offsets, batchDefault = Earliest, streamDefault = Latest, SourceBoth,
     "Where a query starts. Queues missing from the JSON start at their earliest offset. `latest` (or -1) is not " +
       "allowed in batch queries. `group`: where consumerGroup committed its progress on the brokers, each queue; " +
@@ -160,14 +181,16 @@ private[rocketmq] object RocketMQOptions {
       """-1 = latest)"""))
 
   /** Where a queue the group has not committed starts, with startingOffsets=group. */
-  val GroupOffsetFallback: Defaulted[RocketMQOffsetRangeLimit] = defaulted("groupOffsetFallback", GroupFallbackKind,
+  val GroupOffsetFallback: Defaulted[RocketMQOffsetRangeLimit] = defaulted("groupOffsetFallback",
+    GroupFallbackKind,
     Latest, SourceBoth,
     "With startingOffsets=group: where a queue for which consumerGroup has committed no offset starts (as a " +
       "RocketMQ consumer of a new group starts at the latest offset by default).",
     value = """"earliest" or "latest"""")
 
   /** End of a batch read. */
-  val EndingOffsets: Defaulted[RocketMQOffsetRangeLimit] = defaulted("endingOffsets", Offsets, Latest, BatchOnly,
+  val EndingOffsets: Defaulted[RocketMQOffsetRangeLimit] = defaulted("endingOffsets", Offsets,
+    Latest, BatchOnly,
     "Where a batch query ends (exclusive). Queues missing from the JSON end at their latest offset. -2 (earliest) " +
       "is not allowed.",
     value = """"latest", or JSON as above (-1 = latest)""")
@@ -191,7 +214,8 @@ private[rocketmq] object RocketMQOptions {
       "turned into rows (without a filter; a filtered read pulls one at a time). 1: one pull at a time.")
 
   /** Bound on answers read ahead. */
-  val ReadAheadBytes: Defaulted[Long] = defaulted("readAheadBytes", PositiveLong, 16L * 1024 * 1024, SourceBoth,
+  val ReadAheadBytes: Defaulted[Long] = defaulted("readAheadBytes", PositiveLong, 16L * 1024 * 1024,
+    SourceBoth,
     "No pull is issued ahead while the answers a task holds unread carry this many message bytes (a broker bounds " +
       "one answer, by default to 256 KiB).",
     value = "positive integer (bytes)")
@@ -202,14 +226,16 @@ private[rocketmq] object RocketMQOptions {
       "lost data.")
 
   /** The broker groups that must serve the topics read. */
-  val ExpectedBrokerGroups: Unset[RocketMQExpectedGroups] = unset("expectedBrokerGroups", ExpectedGroupsKind,
+  val ExpectedBrokerGroups: Unset[RocketMQExpectedGroups] = unset("expectedBrokerGroups",
+    ExpectedGroupsKind,
     SourceBoth,
     "Broker groups each topic read must be served by, by name or by number. The name server forgets a group " +
       "whose brokers are all down (a master without replicas), so without this a read sees only the groups still " +
       "there; with it, a topic not served by them waits retryTimeoutMs for them, then fails naming them.")
 
   /** Driver metadata timeout. */
-  val RequestTimeoutMs: Defaulted[Long] = defaulted("requestTimeoutMs", PositiveLong, 10000L, Everywhere,
+  val RequestTimeoutMs: Defaulted[Long] = defaulted("requestTimeoutMs", PositiveLong, 10000L,
+    Everywhere,
     "Timeout of each metadata request (topic routes, queue offsets) to the name server and brokers.",
     value = "positive integer (ms)")
 
@@ -218,11 +244,13 @@ private[rocketmq] object RocketMQOptions {
     "Attempts of a metadata request that failed for a retryable reason (timeout, connection refused).")
 
   /** Pause between metadata attempts. */
-  val MetadataRetryIntervalMs: Defaulted[Long] = defaulted("metadataRetryIntervalMs", NonNegativeLong, 1000L,
-    Everywhere, "Pause between two attempts of a metadata request.", value = "integer >= 0 (ms)")
+  val MetadataRetryIntervalMs: Defaulted[Long] =
+    defaulted("metadataRetryIntervalMs", NonNegativeLong, 1000L,
+      Everywhere, "Pause between two attempts of a metadata request.", value = "integer >= 0 (ms)")
 
   /** How long tasks retry and the driver waits through a broker outage. */
-  val RetryTimeoutMs: Defaulted[Long] = defaulted("retryTimeoutMs", NonNegativeLong, 60000L, Everywhere,
+  val RetryTimeoutMs: Defaulted[Long] = defaulted("retryTimeoutMs", NonNegativeLong, 60000L,
+    Everywhere,
     "How long a task keeps retrying a pull or send that failed for a reason a broker restart explains (timeout, " +
       "connection refused, broker busy, broker or route missing), pausing 100 ms to 2 s between attempts, and how " +
       "long the driver waits for a broker missing from the name server's routes; then the query fails naming the " +
@@ -237,14 +265,16 @@ private[rocketmq] object RocketMQOptions {
     value = "positive integer (ms)")
 
   /** Bound on unacknowledged sends per task. */
-  val MaxInFlightMessages: Defaulted[Int] = defaulted("maxInFlightMessages", PositiveInt, 10000, SinkOnly,
+  val MaxInFlightMessages: Defaulted[Int] = defaulted("maxInFlightMessages", PositiveInt, 10000,
+    SinkOnly,
     "Most messages a write task has sent but not yet seen acknowledged (a count; maxInFlightBytes bounds their " +
       "bytes). Each request carries up to sendBatchMessages of them, so this also bounds requests in flight; with " +
       "one message per request a task keeps at most 32 requests unacknowledged, and under a real-time or continuous " +
       "trigger at most 4 (rows that come meanwhile go together in the next).")
 
   /** Bound on unacknowledged bytes per task. */
-  val MaxInFlightBytes: Defaulted[Long] = defaulted("maxInFlightBytes", PositiveLong, 32L * 1024 * 1024, SinkOnly,
+  val MaxInFlightBytes: Defaulted[Long] = defaulted("maxInFlightBytes", PositiveLong,
+    32L * 1024 * 1024, SinkOnly,
     "Most message body bytes a write task has sent but not yet seen acknowledged; a larger message is sent alone.",
     value = "positive integer (bytes)")
 
@@ -254,7 +284,8 @@ private[rocketmq] object RocketMQOptions {
       "shardingKey or delivery time and are not compressed. 1: one message per request.")
 
   /** Bytes per batch request. */
-  val SendBatchBytes: Defaulted[Long] = defaulted("sendBatchBytes", PositiveLong, 256L * 1024, SinkOnly,
+  val SendBatchBytes: Defaulted[Long] = defaulted("sendBatchBytes", PositiveLong, 256L * 1024,
+    SinkOnly,
     "Most bytes of one batch request (bodies and properties); keep it under the broker's maxMessageSize (4 MiB by " +
       "default), which bounds a whole batch.",
     value = "positive integer (bytes)")
@@ -265,10 +296,15 @@ private[rocketmq] object RocketMQOptions {
       "start options.")
 
   /** Start of a read by time, per queue. */
-  val StartingOffsetsByTimestamp: Unset[Map[RocketMQQueue, Long]] = unset("startingOffsetsByTimestamp",
-    QueueTimestamps, SourceBoth, "Like startingTimestamp, one time per queue; queues not listed start at the default.")
+  val StartingOffsetsByTimestamp: Unset[Map[RocketMQQueue, Long]] = unset(
+    "startingOffsetsByTimestamp",
+    QueueTimestamps, SourceBoth,
+    "Like startingTimestamp, one time per queue; queues not listed start at the default.")
 
-  /** How far producers' clocks may run ahead of their brokers': lets a born-time filter narrow a batch read. */
+  /**
+   * How far producers' clocks may run ahead of their brokers': lets a born-time filter narrow a
+   * batch read.
+   */
   val ProducerClockSkewMs: Unset[Long] = unset("producerClockSkewMs", NonNegativeLong, BatchOnly,
     "A filter bornTimestamp >= t (or > t, or = t) narrows a batch read to messages stored at or after t minus " +
       "this: a message is stored after it is born, but its born time is the producer's clock, which may run " +
@@ -294,12 +330,14 @@ private[rocketmq] object RocketMQOptions {
     "Fewest new offsets a micro-batch waits for (at most maxTriggerDelay).")
 
   /** Wait bound for minOffsetsPerTrigger. */
-  val MaxTriggerDelay: Defaulted[Long] = defaulted("maxTriggerDelay", Duration, 15L * 60 * 1000, StreamOnly,
-    "Longest a trigger is skipped while fewer than minOffsetsPerTrigger offsets are new.")
+  val MaxTriggerDelay: Defaulted[Long] =
+    defaulted("maxTriggerDelay", Duration, 15L * 60 * 1000, StreamOnly,
+      "Longest a trigger is skipped while fewer than minOffsetsPerTrigger offsets are new.")
 
   /** Split hint. */
   val MinPartitions: Unset[Int] = unset("minPartitions", PositiveInt, SourceBoth,
-    "Fewest Spark partitions to read with: large queue ranges are split to reach it.", default = "(one per queue)")
+    "Fewest Spark partitions to read with: large queue ranges are split to reach it.",
+    default = "(one per queue)")
 
   /** SQL92 property filter. */
   val SqlFilter: Unset[String] = unset("sqlFilter", Sql92, SourceBoth,
@@ -315,22 +353,26 @@ private[rocketmq] object RocketMQOptions {
     value = "consumer group name")
 
   /** Extra columns. */
-  val IncludeExtraColumns: Defaulted[Boolean] = defaulted("includeExtraColumns", Bool, false, SourceBoth,
-    "Adds the columns tags (string), keys (array<string>) and msgId (string) after the nine standard ones.")
+  val IncludeExtraColumns: Defaulted[Boolean] =
+    defaulted("includeExtraColumns", Bool, false, SourceBoth,
+      "Adds the columns tags (string), keys (array<string>) and msgId (string) after the nine standard ones.")
 
   /** Producer group of the writers. */
-  val ProducerGroup: Defaulted[String] = defaulted("producerGroup", Group, "spark-rocketmq-writer", SinkOnly,
-    "Producer group the executors' producers join.", value = "producer group name")
+  val ProducerGroup: Defaulted[String] =
+    defaulted("producerGroup", Group, "spark-rocketmq-writer", SinkOnly,
+      "Producer group the executors' producers join.", value = "producer group name")
 
   /** At-least-once or exactly-once writes. */
-  val DeliveryGuaranteeOption: Defaulted[DeliveryGuarantee] = defaulted("deliveryGuarantee", DeliveryGuaranteeKind,
+  val DeliveryGuaranteeOption: Defaulted[DeliveryGuarantee] = defaulted("deliveryGuarantee",
+    DeliveryGuaranteeKind,
     DeliveryGuarantee.AtLeastOnce, SinkOnly,
     "exactly_once sends rows as RocketMQ transactional (half) messages and commits each micro-batch's (or batch " +
       "job's) only when Spark commits it, so consumers see every row once, even after task retries and driver " +
       "restarts; one request per row (sendBatchMessages does not apply). See \"Exactly-once writes\".")
 
   /** How long half messages wait for the driver before the broker asks it. */
-  val TransactionTimeoutOption: Defaulted[Long] = defaulted("transactionTimeout", TransactionTimeout,
+  val TransactionTimeoutOption: Defaulted[Long] = defaulted("transactionTimeout",
+    TransactionTimeout,
     2L * 60 * 1000, SinkOnly,
     "With exactly_once: the driver commits a task's half messages itself within half this time of the task's " +
       "first send; later, and after a driver crash, the broker's check-back commits them from the decisions " +
@@ -340,7 +382,9 @@ private[rocketmq] object RocketMQOptions {
       "after it is sent, counting the rounds before this timeout is over: a write refuses a timeout that " +
       "leaves fewer than 3 check-backs (above 6m with RocketMQ 5's defaults, 15 rounds of 30 s).")
 
-  /** The brokers' check-back settings as the user states them: a least-privilege user cannot ask. */
+  /**
+   * The brokers' check-back settings as the user states them: a least-privilege user cannot ask.
+   */
   val BrokerCheckInterval: Unset[Long] = unset("brokerTransactionCheckInterval", Duration, SinkOnly,
     "With exactly_once: the brokers' transactionCheckInterval, taken instead of asking each broker group (an " +
       "admin request that least-privilege credentials may not make). Unset, it is asked; a group that will " +
@@ -358,7 +402,8 @@ private[rocketmq] object RocketMQOptions {
       "on while retryTimeoutMs lasts.", default = "(as many as retryTimeoutMs allows)")
 
   /** Compression threshold. */
-  val CompressionThreshold: Defaulted[Int] = defaulted("compressionThreshold", PositiveInt, 4096, SinkOnly,
+  val CompressionThreshold: Defaulted[Int] = defaulted("compressionThreshold", PositiveInt, 4096,
+    SinkOnly,
     "Bodies larger than this are compressed by the producer (consumers decompress them transparently).",
     value = "positive integer (bytes)")
 
@@ -384,7 +429,8 @@ private[rocketmq] object RocketMQOptions {
 
   /** Temporary credentials. */
   val SecurityToken: Unset[String] = unset("securityToken", Text, Everywhere,
-    "Security token of temporary credentials, with accessKey and secretKey. Never shown.", value = "token")
+    "Security token of temporary credentials, with accessKey and secretKey. Never shown.",
+    value = "token")
 
   /** Namespace of topics and groups. */
   val Namespace: Unset[String] = unset("namespace", NamespaceName, Everywhere,
@@ -397,7 +443,8 @@ private[rocketmq] object RocketMQOptions {
 
   /** Access channel. */
   val AccessChannelOption: Defaulted[AccessChannel] = defaulted("accessChannel", AccessChannelKind,
-    AccessChannel.LOCAL, Everywhere, "RocketMQ's access channel: CLOUD for managed services that ask for it.")
+    AccessChannel.LOCAL, Everywhere,
+    "RocketMQ's access channel: CLOUD for managed services that ask for it.")
 
   /** Whether the catalog may delete topics. */
   val AllowDropTable: Defaulted[Boolean] = defaulted("allowDropTable", Bool, false, CatalogOnly,

@@ -30,20 +30,24 @@ private[rocketmq] final case class RocketMQQueue(topic: String, brokerName: Stri
 }
 
 private[rocketmq] object RocketMQQueue {
-  def apply(mq: MessageQueue): RocketMQQueue = RocketMQQueue(mq.getTopic, mq.getBrokerName, mq.getQueueId)
+  def apply(mq: MessageQueue): RocketMQQueue =
+    RocketMQQueue(mq.getTopic, mq.getBrokerName, mq.getQueueId)
 
   implicit val ordering: Ordering[RocketMQQueue] =
     Ordering.by((q: RocketMQQueue) => (q.topic, q.brokerName, q.queueId))
 }
 
 /**
- * The offsets a queue holds now: `min` is the oldest stored message, `max` the next one to be written.
- * `fromReplica`: a replica reported them while its group has no master; a replica may trail its master, so
- * its `max` below where a stream already is means "nothing new yet", never "offsets went back".
+ * The offsets a queue holds now: `min` is the oldest stored message, `max` the next one to be
+ * written. `fromReplica`: a replica reported them while its group has no master; a replica may
+ * trail its master, so its `max` below where a stream already is means "nothing new yet", never
+ * "offsets went back".
  */
-private[rocketmq] final case class RocketMQQueueRange(min: Long, max: Long, fromReplica: Boolean = false)
+private[rocketmq] final case class RocketMQQueueRange(min: Long, max: Long,
+    fromReplica: Boolean = false)
 
 /** Offsets `[from, until)` of one queue, to be read. */
-private[rocketmq] final case class RocketMQOffsetRange(queue: RocketMQQueue, from: Long, until: Long) {
+private[rocketmq] final case class RocketMQOffsetRange(queue: RocketMQQueue, from: Long,
+    until: Long) {
   def size: Long = until - from
 }

@@ -22,14 +22,18 @@ import org.apache.rocketmq.client.impl.MQClientAPIImpl
 import org.apache.rocketmq.common.message.MessageQueue
 
 /**
- * Queue offsets asked queue by queue, with the two requests that every RocketMQ endpoint forwards to the queue's
- * broker (GET_MIN_OFFSET and GET_MAX_OFFSET, each carrying the broker group's name): the way to plan where the
- * broker's one-request-per-group topic stats, an admin request, is refused. A RocketMQ 5 proxy (what managed
- * RocketMQ 5 services serve) refuses every admin request, and so do brokers to credentials without admin rights.
+ * Queue offsets asked queue by queue, with the two requests that every RocketMQ endpoint forwards
+ * to the queue's broker (GET_MIN_OFFSET and GET_MAX_OFFSET, each carrying the broker group's name):
+ * the way to plan where the broker's one-request-per-group topic stats, an admin request, is
+ * refused. A RocketMQ 5 proxy (what managed RocketMQ 5 services serve) refuses every admin request,
+ * and so do brokers to credentials without admin rights.
  */
 private[rocketmq] object RocketMQQueueBounds {
 
-  /** Queues asked at once: a 1024-queue topic is 2048 requests, which one thread would send one after the other. */
+  /**
+   * Queues asked at once: a 1024-queue topic is 2048 requests, which one thread would send one
+   * after the other.
+   */
   private val Parallelism = 16
 
   private lazy val pool: ExecutorService = Executors.newFixedThreadPool(Parallelism,
@@ -40,11 +44,13 @@ private[rocketmq] object RocketMQQueueBounds {
     })
 
   /**
-   * [min, max) of each of `queues` (all on the broker group at `address`), by queue id. Each request is retried as
-   * `retry` says; the first request that fails for good fails the whole call with its error.
+   * [min, max) of each of `queues` (all on the broker group at `address`), by queue id. Each
+   * request is retried as `retry` says; the first request that fails for good fails the whole call
+   * with its error.
    */
   def ask(api: MQClientAPIImpl, address: String, queues: Seq[MessageQueue], timeoutMs: Long)(
-      retry: (MessageQueue, => RocketMQQueueRange) => RocketMQQueueRange): Map[Int, RocketMQQueueRange] = {
+      retry: (MessageQueue, => RocketMQQueueRange) => RocketMQQueueRange)
+      : Map[Int, RocketMQQueueRange] = {
     def one(queue: MessageQueue): RocketMQQueueRange = retry(queue,
       RocketMQQueueRange(
         api.getMinOffset(address, queue, timeoutMs), api.getMaxOffset(address, queue, timeoutMs)))

@@ -23,7 +23,8 @@ import scala.util.control.NonFatal
 import org.apache.rocketmq.client.common.ClientErrorCode
 import org.apache.rocketmq.client.exception.{MQBrokerException, MQClientException}
 import org.apache.rocketmq.remoting.exception.{
-  RemotingConnectException, RemotingException, RemotingSendRequestException, RemotingTimeoutException,
+  RemotingConnectException, RemotingException, RemotingSendRequestException,
+  RemotingTimeoutException,
   RemotingTooMuchRequestException
 }
 import org.apache.rocketmq.remoting.protocol.{RemotingSysResponseCode, ResponseCode}
@@ -54,11 +55,13 @@ private[rocketmq] object RocketMQRetry {
     // mid-request) with a plain RemotingException; its subclasses (a bad command) are final.
     case e: RemotingException if e.getClass == classOf[RemotingException] => true
     case e: MQBrokerException => retryableCode(e.getResponseCode)
-    case e: MQClientException if e.getCause != null && (e.getCause ne e) && isRetryable(e.getCause) => true
+    case e: MQClientException
+        if e.getCause != null && (e.getCause ne e) && isRetryable(e.getCause) => true
     case e: MQClientException => retryableCode(e.getResponseCode) || brokerOrRouteMissing(e)
-    // A route request the name server did not answer: the client wraps the remoting failure this way (in a pull
-    // or send that first looks the route up, too).
-    case e: IllegalStateException if e.getCause.isInstanceOf[RemotingException] => isRetryable(e.getCause)
+    // A route request the name server did not answer: the client wraps the remoting failure this
+    // way (in a pull or send that first looks the route up, too).
+    case e: IllegalStateException if e.getCause.isInstanceOf[RemotingException] =>
+      isRetryable(e.getCause)
     case _ => false
   }
 
@@ -79,9 +82,12 @@ private[rocketmq] object RocketMQRetry {
 
   private def retryableCode(code: Int): Boolean =
     code == RemotingSysResponseCode.SYSTEM_BUSY || code == RemotingSysResponseCode.SYSTEM_ERROR ||
-      code == ResponseCode.SERVICE_NOT_AVAILABLE || code == ClientErrorCode.CONNECT_BROKER_EXCEPTION ||
-      code == ClientErrorCode.ACCESS_BROKER_TIMEOUT || code == ClientErrorCode.BROKER_NOT_EXIST_EXCEPTION ||
-      code == ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION || code == ClientErrorCode.REQUEST_TIMEOUT_EXCEPTION
+      code == ResponseCode.SERVICE_NOT_AVAILABLE ||
+      code == ClientErrorCode.CONNECT_BROKER_EXCEPTION ||
+      code == ClientErrorCode.ACCESS_BROKER_TIMEOUT ||
+      code == ClientErrorCode.BROKER_NOT_EXIST_EXCEPTION ||
+      code == ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION ||
+      code == ClientErrorCode.REQUEST_TIMEOUT_EXCEPTION
 
   /**
    * The client's own "no address for this broker" and "no route for this topic" failures carry no
@@ -90,7 +96,8 @@ private[rocketmq] object RocketMQRetry {
   private def brokerOrRouteMissing(e: MQClientException): Boolean = {
     val message = Option(e.getErrorMessage).getOrElse("")
     (message.startsWith("The broker[") && message.contains("] not exist")) ||
-    message.startsWith("No route info for this topic") || message.startsWith("No route info of this topic")
+    message.startsWith("No route info for this topic") ||
+    message.startsWith("No route info of this topic")
   }
 
   /**
@@ -99,22 +106,26 @@ private[rocketmq] object RocketMQRetry {
    */
   def isAccessDenied(t: Throwable): Boolean =
     Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(5).exists {
-      case e: MQBrokerException => e.getResponseCode == ResponseCode.NO_PERMISSION || deniedInWords(e.getErrorMessage)
-      case e: MQClientException => e.getResponseCode == ResponseCode.NO_PERMISSION || deniedInWords(e.getErrorMessage)
+      case e: MQBrokerException => e.getResponseCode == ResponseCode.NO_PERMISSION ||
+        deniedInWords(e.getErrorMessage)
+      case e: MQClientException => e.getResponseCode == ResponseCode.NO_PERMISSION ||
+        deniedInWords(e.getErrorMessage)
       case _ => false
     }
 
   /**
-   * A broker with ACL 2.0 answers a pull the user's rights do not allow with SYSTEM_ERROR, not NO_PERMISSION: only its
-   * words ("User:x has no permission to access Group:g") tell it from a busy broker.
+   * A broker with ACL 2.0 answers a pull the user's rights do not allow with SYSTEM_ERROR, not
+   * NO_PERMISSION: only its words ("User:x has no permission to access Group:g") tell it from a
+   * busy broker.
    */
   private def deniedInWords(message: String): Boolean =
     message != null && message.contains(" has no permission to access ")
 
   /**
-   * The endpoint refused an admin request it does not serve to this client: a RocketMQ 5 proxy answers every admin
-   * request "request type N not supported" (REQUEST_CODE_NOT_SUPPORTED), and a broker with ACL on answers
-   * NO_PERMISSION to credentials without admin rights. Planning then asks for what every endpoint forwards.
+   * The endpoint refused an admin request it does not serve to this client: a RocketMQ 5 proxy
+   * answers every admin request "request type N not supported" (REQUEST_CODE_NOT_SUPPORTED), and a
+   * broker with ACL on answers NO_PERMISSION to credentials without admin rights. Planning then
+   * asks for what every endpoint forwards.
    */
   def refusesAdminRequest(t: Throwable): Boolean =
     Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(5).exists {
@@ -126,7 +137,10 @@ private[rocketmq] object RocketMQRetry {
   private def refusalCode(code: Int): Boolean =
     code == RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED || code == ResponseCode.NO_PERMISSION
 
-  /** A broker answered that it does not have the topic (from a master: deleted; from a replica: not yet copied). */
+  /**
+   * A broker answered that it does not have the topic (from a master: deleted; from a replica: not
+   * yet copied).
+   */
   def deniesTopic(t: Throwable): Boolean = t match {
     case e: MQBrokerException => e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST
     case e: MQClientException => e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST
@@ -143,7 +157,8 @@ private[rocketmq] object RocketMQRetry {
   }
 
   /** The pause before retry number `retry` (1, 2, ...): 100 ms, doubling, at most 2 s. */
-  def backoffMs(retry: Int): Long = math.min(MaxBackoffMs, FirstBackoffMs << math.min(retry - 1, 10))
+  def backoffMs(retry: Int): Long =
+    math.min(MaxBackoffMs, FirstBackoffMs << math.min(retry - 1, 10))
 
   private val FirstBackoffMs = 100L
   private val MaxBackoffMs = 2000L
@@ -179,11 +194,12 @@ private[rocketmq] object RocketMQRetry {
   }
 
   /** Runs delayed retries of asynchronous operations (sends whose callback must not sleep). */
-  lazy val scheduler: ScheduledExecutorService = Executors.newSingleThreadScheduledExecutor { (r: Runnable) =>
-    val thread = new Thread(r, "rocketmq-spark-retry")
-    thread.setDaemon(true)
-    thread
-  }
+  lazy val scheduler: ScheduledExecutorService =
+    Executors.newSingleThreadScheduledExecutor { (r: Runnable) =>
+      val thread = new Thread(r, "rocketmq-spark-retry")
+      thread.setDaemon(true)
+      thread
+    }
 
   def schedule(delayMs: Long)(task: => Unit): Unit = {
     scheduler.schedule((() => task): Runnable, delayMs, TimeUnit.MILLISECONDS)
@@ -191,7 +207,8 @@ private[rocketmq] object RocketMQRetry {
   }
 
   /** Runs `body` up to `attempts` times; `what` names the request in the log. */
-  def withRetries[T](what: String, attempts: Int, intervalMs: Long, beforeRetry: () => Unit = () => ())(
+  def withRetries[T](what: String, attempts: Int, intervalMs: Long,
+      beforeRetry: () => Unit = () => ())(
       body: => T): T = {
     var attempt = 1
     while (true) {
@@ -199,7 +216,8 @@ private[rocketmq] object RocketMQRetry {
         return body
       } catch {
         case NonFatal(e) if attempt < attempts && isRetryable(e) =>
-          log.warn(s"RocketMQ request '$what' failed (attempt $attempt of $attempts), retrying in $intervalMs ms: $e")
+          log.warn(
+            s"RocketMQ request '$what' failed (attempt $attempt of $attempts), retrying in $intervalMs ms: $e")
           if (intervalMs > 0) Thread.sleep(intervalMs)
           beforeRetry()
           attempt += 1

@@ -30,38 +30,47 @@ import org.apache.spark.sql.rocketmq.client.{RocketMQClientCache, RocketMQConnec
  * per pull and safe for concurrent use, so every task and batch reading with the same settings
  * shares it (see [[RocketMQClientCache]] for reuse, eviction and shutdown).
  *
- * Reads use `DefaultMQPullConsumer`, deprecated since RocketMQ 4.6 but still shipped in 5.x: it alone
- * pulls an exact offset range statelessly, with no prefetch past the range (the lite pull consumer
- * prefetches and owns offsets).
+ * Reads use `DefaultMQPullConsumer`, deprecated since RocketMQ 4.6 but still shipped in 5.x: it
+ * alone pulls an exact offset range statelessly, with no prefetch past the range (the lite pull
+ * consumer prefetches and owns offsets).
  */
 @nowarn("cat=deprecation")
 private[rocketmq] object RocketMQConsumerPool {
 
   /**
    * The group pulls name unless option consumerGroup is set: one per Spark application, so that the
-   * brokers list each application's reads apart and forget them with it. Pulls never commit offsets.
+   * brokers list each application's reads apart and forget them with it. Pulls never commit
+   * offsets.
    */
   def readerGroupOfThisApplication: String = readerGroup(
     Option(SparkEnv.get).flatMap(env => Option(env.conf.getAppId)).getOrElse("no-application"))
 
-  /** `spark-rocketmq-reader-<application id>`, with characters a group name cannot hold replaced. */
+  /**
+   * `spark-rocketmq-reader-<application id>`, with characters a group name cannot hold replaced.
+   */
   def readerGroup(applicationId: String): String =
     ("spark-rocketmq-reader-" + applicationId.replaceAll("[^%|a-zA-Z0-9_-]", "_")).take(255)
 
-  /** How long a broker holds a long poll (real-time reads) at a queue's end before answering "nothing new". */
+  /**
+   * How long a broker holds a long poll (real-time reads) at a queue's end before answering
+   * "nothing new".
+   */
   val LongPollMs = 5000L
 
   /** How long the client waits for the answer to a long poll. */
   val LongPollAnswerTimeoutMs: Long = LongPollMs + 10000L
 
   /**
-   * What makes two reads able to share a consumer. `lane`: through a RocketMQ 5 proxy, the task thread, so that each
-   * task pulls over a connection of its own (see [[RocketMQReadSettings.asPlanned]]); 0 otherwise. `followsEnd`:
-   * readers that follow the ends of queues (real-time and continuous mode) share consumers of their own (see [[newConsumer]]).
+   * What makes two reads able to share a consumer. `lane`: through a RocketMQ 5 proxy, the task
+   * thread, so that each task pulls over a connection of its own (see
+   * [[RocketMQReadSettings.asPlanned]]); 0 otherwise. `followsEnd`: readers that follow the ends of
+   * queues (real-time and continuous mode) share consumers of their own (see [[newConsumer]]).
    */
-  final case class Key(connection: RocketMQConnection, group: String, lane: Long = 0L, followsEnd: Boolean = false)
+  final case class Key(connection: RocketMQConnection, group: String, lane: Long = 0L,
+      followsEnd: Boolean = false)
 
-  val cache = new RocketMQClientCache[Key, DefaultMQPullConsumer]("consumer", newConsumer, _.shutdown())
+  val cache =
+    new RocketMQClientCache[Key, DefaultMQPullConsumer]("consumer", newConsumer, _.shutdown())
 
   def borrow(settings: RocketMQReadSettings, followsEnd: Boolean = false): cache.Lease =
     cache.borrow(Key(settings.connection, settings.group,
@@ -71,7 +80,8 @@ private[rocketmq] object RocketMQConsumerPool {
   private[rocketmq] def size: Int = cache.size
 
   private def newConsumer(key: Key): DefaultMQPullConsumer = {
-    val consumer = new DefaultMQPullConsumer(key.connection.onBroker(key.group), key.connection.rpcHook)
+    val consumer =
+      new DefaultMQPullConsumer(key.connection.onBroker(key.group), key.connection.rpcHook)
     key.connection.configure(consumer)
     consumer.setInstanceName(RocketMQClientCache.uniqueInstanceName("spark-rocketmq-reader"))
     // Stateless pulls of assigned ranges: no rebalancing, no offset bookkeeping in the client.
@@ -79,8 +89,9 @@ private[rocketmq] object RocketMQConsumerPool {
     consumer.setBrokerSuspendMaxTimeMillis(LongPollMs)
     consumer.setConsumerTimeoutMillisWhenSuspend(LongPollAnswerTimeoutMs)
     consumer.start()
-    // Every pull asks for the group's master, and a replica only while the route has no master (the client's
-    // own choice follows the brokers' suggestions, which can send a pull to a replica whose index trails).
+    // Every pull asks for the group's master, and a replica only while the route has no master (the
+    // client's own choice follows the brokers' suggestions, which can send a pull to a replica
+    // whose index trails).
     val pulls = consumer.getDefaultMQPullConsumerImpl.getPullAPIWrapper
     pulls.setConnectBrokerByUser(true)
     pulls.setDefaultBrokerId(MixAll.MASTER_ID)
@@ -89,15 +100,17 @@ private[rocketmq] object RocketMQConsumerPool {
   }
 
   /**
-   * A reader following a queue's end gets thousands of small answers a second (each long poll is answered as soon as
-   * a message arrives). By default the client passes each answer from the connection's thread to a codec pool and
-   * then to a callback pool before the waiting task has it; here the connection's thread decodes it and completes
-   * the task's wait itself: two thread hand-offs fewer for every message read (docs/bench-real-time.md measures
-   * them). Bounded reads keep both pools, which decode their large answers side by side. Set after `start`, before
-   * the first pull: a connection takes its handlers when it is made, at its first request.
+   * A reader following a queue's end gets thousands of small answers a second (each long poll is
+   * answered as soon as a message arrives). By default the client passes each answer from the
+   * connection's thread to a codec pool and then to a callback pool before the waiting task has it;
+   * here the connection's thread decodes it and completes the task's wait itself: two thread
+   * hand-offs fewer for every message read (docs/bench-real-time.md measures them). Bounded reads
+   * keep both pools, which decode their large answers side by side. Set after `start`, before the
+   * first pull: a connection takes its handlers when it is made, at its first request.
    */
   private def answerOnConnectionThread(consumer: DefaultMQPullConsumer): Unit = {
-    val netty = MQClientManager.getInstance().getOrCreateMQClientInstance(consumer).getNettyClientConfig
+    val netty =
+      MQClientManager.getInstance().getOrCreateMQClientInstance(consumer).getNettyClientConfig
     netty.setDisableNettyWorkerGroup(true)
     netty.setDisableCallbackExecutor(true)
   }

@@ -22,20 +22,25 @@ import org.apache.spark.sql.rocketmq.client.RocketMQErrors.DataLossReason
 import org.apache.spark.sql.rocketmq.client.RocketMQErrors.DataLossReason._
 
 /**
- * A broker's answer to one pull, as the reader needs it: its status, the offset it says to pull next, and the
- * queue's bounds. [[classify]] tells what the answer means for a reader at a given place; it asks nothing of
- * anyone (the one thing it may need, whether the queue's broker group has a master now, the caller asks the name
- * server for when the answer is [[RocketMQPullAnswer.AskRoute]], and classifies again).
+ * A broker's answer to one pull, as the reader needs it: its status, the offset it says to pull
+ * next, and the queue's bounds. [[classify]] tells what the answer means for a reader at a given
+ * place; it asks nothing of anyone (the one thing it may need, whether the queue's broker group has
+ * a master now, the caller asks the name server for when the answer is
+ * [[RocketMQPullAnswer.AskRoute]], and classifies again).
  */
-private[consumer] final case class RocketMQPullAnswer(status: PullStatus, next: Long, minOffset: Long,
+private[consumer] final case class RocketMQPullAnswer(status: PullStatus, next: Long,
+    minOffset: Long,
     maxOffset: Long) {
   import RocketMQPullAnswer._
 
-  /** What this answer means to a reader at `at`; `hasMaster`: whether the group has a master, if known. */
+  /**
+   * What this answer means to a reader at `at`; `hasMaster`: whether the group has a master, if
+   * known.
+   */
   def classify(at: Position, hasMaster: Option[Boolean]): Kind = status match {
     case PullStatus.FOUND => Messages
-    // A replica broker answers "pull again" this way when the message is not there yet: no offset was scanned,
-    // so nothing was filtered or lost.
+    // A replica broker answers "pull again" this way when the message is not there yet: no offset
+    // was scanned, so nothing was filtered or lost.
     case PullStatus.NO_MATCHED_MSG if next == at.offset => PullAgain
     // An open range's end: nothing new during the long poll.
     case PullStatus.NO_NEW_MSG if at.open && next == at.offset => AtEnd
@@ -46,7 +51,10 @@ private[consumer] final case class RocketMQPullAnswer(status: PullStatus, next: 
       }
   }
 
-  /** Whether the meaning of the answer depends on who gave it: a master, or a replica standing in for none. */
+  /**
+   * Whether the meaning of the answer depends on who gave it: a master, or a replica standing in
+   * for none.
+   */
   private def needsRoute(at: Position): Boolean = status match {
     case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL => true
     case PullStatus.NO_MATCHED_MSG => !at.filtered
@@ -54,16 +62,16 @@ private[consumer] final case class RocketMQPullAnswer(status: PullStatus, next: 
   }
 
   private def byServer(at: Position, hasMaster: Boolean): Kind = status match {
-    // A replica may trail its dead master (it copies and indexes asynchronously) or lack what the master stored
-    // last: only the master's word that offsets are gone is a loss.
+    // A replica may trail its dead master (it copies and indexes asynchronously) or lack what the
+    // master stored last: only the master's word that offsets are gone is a loss.
     case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL if !hasMaster => ReplicaTrailing
     case PullStatus.NO_MATCHED_MSG if !at.filtered && !hasMaster => ReplicaTrailing
     // The master says the queue ends before the offset: final once it has indexed what it stored.
     case _ if !at.masterIndexed && endsBefore(at.offset) => AwaitIndexing
     case PullStatus.NO_NEW_MSG | PullStatus.OFFSET_ILLEGAL if at.open && at.offset > maxOffset =>
       WentBack(TopicRecreated(maxOffset), minOffset)
-    // The filter skipped the whole window the broker scanned: nothing lost (the broker answers the same of
-    // messages being removed; with a filter the two cannot be told apart).
+    // The filter skipped the whole window the broker scanned: nothing lost (the broker answers the
+    // same of messages being removed; with a filter the two cannot be told apart).
     case PullStatus.NO_MATCHED_MSG if at.filtered => Skip(next)
     // No filter, so nothing can fail to match: the broker skipped messages it was removing.
     case PullStatus.NO_MATCHED_MSG => Lost(at.offset, math.min(next, at.until), BeingRemoved, next)
@@ -76,8 +84,9 @@ private[consumer] final case class RocketMQPullAnswer(status: PullStatus, next: 
   }
 
   /**
-   * Whether the answer says the queue ends at or before `offset` (not that it starts after it): a truncated
-   * queue, or one whose offsets went back. True as well of a master still indexing what it stored.
+   * Whether the answer says the queue ends at or before `offset` (not that it starts after it): a
+   * truncated queue, or one whose offsets went back. True as well of a master still indexing what
+   * it stored.
    */
   private def endsBefore(offset: Long): Boolean =
     offset >= minOffset &&
@@ -91,11 +100,12 @@ private[consumer] final case class RocketMQPullAnswer(status: PullStatus, next: 
 private[consumer] object RocketMQPullAnswer {
 
   /**
-   * Where the reader is: the offset it asked for, the end of its range, whether the range is open (real-time
-   * mode) or read through a filter, and whether the master has indexed what it stored since the reader last
-   * moved on.
+   * Where the reader is: the offset it asked for, the end of its range, whether the range is open
+   * (real-time mode) or read through a filter, and whether the master has indexed what it stored
+   * since the reader last moved on.
    */
-  final case class Position(offset: Long, until: Long, open: Boolean, filtered: Boolean, masterIndexed: Boolean)
+  final case class Position(offset: Long, until: Long, open: Boolean, filtered: Boolean,
+      masterIndexed: Boolean)
 
   /** What an answer means. */
   sealed trait Kind
@@ -109,21 +119,31 @@ private[consumer] object RocketMQPullAnswer {
   /** An open range at the queue's end: wait at it. */
   case object AtEnd extends Kind
 
-  /** The answer's meaning depends on whether the group has a master now: ask the name server, classify again. */
+  /**
+   * The answer's meaning depends on whether the group has a master now: ask the name server,
+   * classify again.
+   */
   case object AskRoute extends Kind
 
   /** A replica standing in for no master lacks the offset: unavailable, not lost; waited for. */
   case object ReplicaTrailing extends Kind
 
-  /** The master says the queue ends before the offset: asked again once it has indexed what it stored. */
+  /**
+   * The master says the queue ends before the offset: asked again once it has indexed what it
+   * stored.
+   */
   case object AwaitIndexing extends Kind
 
-  /** An open range's queue went back below the offset (recreated): lost, then read on from `resumeAt`. */
+  /**
+   * An open range's queue went back below the offset (recreated): lost, then read on from
+   * `resumeAt`.
+   */
   final case class WentBack(reason: DataLossReason, resumeAt: Long) extends Kind
 
   /** Offsets the filter skipped, up to `to`: nothing lost. */
   final case class Skip(to: Long) extends Kind
 
   /** Offsets `[from, until)` are lost for `reason`; reading goes on at `resumeAt`. */
-  final case class Lost(from: Long, until: Long, reason: DataLossReason, resumeAt: Long) extends Kind
+  final case class Lost(from: Long, until: Long, reason: DataLossReason, resumeAt: Long)
+    extends Kind
 }

@@ -22,14 +22,18 @@ import scala.annotation.nowarn
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullCallback, PullResult, PullStatus}
+import org.apache.rocketmq.client.consumer.{
+  DefaultMQPullConsumer, PullCallback, PullResult, PullStatus
+}
 import org.apache.rocketmq.client.exception.MQBrokerException
 import org.apache.rocketmq.client.impl.MQClientManager
 import org.apache.rocketmq.common.MixAll
 import org.apache.rocketmq.common.message.MessageExt
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQIndexing, RocketMQQueue, RocketMQRetry}
+import org.apache.spark.sql.rocketmq.client.{
+  RocketMQErrors, RocketMQIndexing, RocketMQQueue, RocketMQRetry
+}
 import org.apache.spark.sql.rocketmq.client.RocketMQErrors.{DataLossReason, GaveUp, NoServingBroker}
 import org.apache.spark.sql.rocketmq.client.RocketMQErrors.DataLossReason._
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
@@ -44,25 +48,27 @@ import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
  *
  * Pulls go through `reads` ([[RocketMQReadAhead]]), which answers each with the broker's answer to
  * exactly that pull, having issued it ahead where it could guess it; [[RocketMQQueuePuller.apply]]
- * makes them with a consumer from the executor's [[RocketMQConsumerPool]]. A pull that fails for a retryable reason
- * (see [[RocketMQRetry]]) is made again after a pause, for up to `retryTimeoutMs` from the first
- * failure in a row, so that a task rides out a broker restart; other failures fail the task at once.
- * `onGiveUp` runs before a failure is thrown (the pooled consumer is then replaced).
+ * makes them with a consumer from the executor's [[RocketMQConsumerPool]]. A pull that fails for a
+ * retryable reason (see [[RocketMQRetry]]) is made again after a pause, for up to `retryTimeoutMs`
+ * from the first failure in a row, so that a task rides out a broker restart; other failures fail
+ * the task at once. `onGiveUp` runs before a failure is thrown (the pooled consumer is then
+ * replaced).
  *
- * On a cluster, pulls go to the queue's broker group: its master, or a replica while the master is down.
- * After each failure `groupMaster` asks the name server afresh where the group's master is (None: it has
- * none now), which also points the next pull there. A replica answering that it does not know the topic
- * (it copies its master's topics every few seconds) is retried like an outage; only the master's denial is
- * final. A group that stays without a master that serves the read fails with ROCKETMQ_BROKER_UNAVAILABLE
- * naming the group once `retryTimeoutMs` is spent. Even a master's word that a queue ends before an offset is
- * final only once it has indexed what it stored (a restarted master rebuilds the tail of its queues from its
- * commit log, answering meanwhile as if they ended earlier): `awaitMasterIndexed` waits for that, then the
- * offset is asked for again.
+ * On a cluster, pulls go to the queue's broker group: its master, or a replica while the master is
+ * down. After each failure `groupMaster` asks the name server afresh where the group's master is
+ * (None: it has none now), which also points the next pull there. A replica answering that it does
+ * not know the topic (it copies its master's topics every few seconds) is retried like an outage;
+ * only the master's denial is final. A group that stays without a master that serves the read fails
+ * with ROCKETMQ_BROKER_UNAVAILABLE naming the group once `retryTimeoutMs` is spent. Even a master's
+ * word that a queue ends before an offset is final only once it has indexed what it stored (a
+ * restarted master rebuilds the tail of its queues from its commit log, answering meanwhile as if
+ * they ended earlier): `awaitMasterIndexed` waits for that, then the offset is asked for again.
  *
- * With `until` = [[RocketMQQueuePuller.Open]] (real-time mode) the range has no end: the puller follows the
- * queue's end with long polls, which the broker holds until a message arrives, and `next(deadlineNanos)`
- * returns null once the deadline passes with nothing new. Reaching the end is then normal, not a loss; a queue
- * whose offsets went back (recreated) is a loss, and with `failOnDataLoss=false` is read on from its first offset.
+ * With `until` = [[RocketMQQueuePuller.Open]] (real-time mode) the range has no end: the puller
+ * follows the queue's end with long polls, which the broker holds until a message arrives, and
+ * `next(deadlineNanos)` returns null once the deadline passes with nothing new. Reaching the end is
+ * then normal, not a loss; a queue whose offsets went back (recreated) is a loss, and with
+ * `failOnDataLoss=false` is read on from its first offset.
  */
 private[rocketmq] final class RocketMQQueuePuller(
     queue: RocketMQQueue,
@@ -89,10 +95,16 @@ private[rocketmq] final class RocketMQQueuePuller(
   private val retryBudget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
   /** The wait for a replica that has not indexed the next offset yet (see [[awaitReplica]]). */
   private val replicaBudget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
-  /** Whether the master has indexed what it stored since this reader last moved on (see [[RocketMQPullAnswer]]). */
+  /**
+   * Whether the master has indexed what it stored since this reader last moved on (see
+   * [[RocketMQPullAnswer]]).
+   */
   private var masterIndexed = false
   private val open = until == RocketMQQueuePuller.Open
-  /** The group's master answered that the topic does not exist (deleted): with failOnDataLoss=false, idle. */
+  /**
+   * The group's master answered that the topic does not exist (deleted): with failOnDataLoss=false,
+   * idle.
+   */
   private var topicGone = false
 
   /** Offsets skipped as lost so far (only with failOnDataLoss=false). */
@@ -110,12 +122,15 @@ private[rocketmq] final class RocketMQQueuePuller(
   /** Time spent waiting for the broker's answers so far, in milliseconds. */
   def pullWaitMs: Long = reads.waitMs
 
-  /** The offset after the last message returned (or skipped as filtered or lost): where reading goes on. */
+  /**
+   * The offset after the last message returned (or skipped as filtered or lost): where reading goes
+   * on.
+   */
   def nextOffset: Long = expectedOffset
 
   /**
-   * The next message of the range, or null once the range is read, or (open range only) once `deadlineNanos`
-   * (a `System.nanoTime` value) passes with no message.
+   * The next message of the range, or null once the range is read, or (open range only) once
+   * `deadlineNanos` (a `System.nanoTime` value) passes with no message.
    */
   def next(deadlineNanos: Long = Long.MaxValue): MessageExt = {
     while (true) {
@@ -128,7 +143,8 @@ private[rocketmq] final class RocketMQQueuePuller(
           return finish()
         }
         if (offset >= expectedOffset) {
-          if (offset > expectedOffset && !settings.filtered) dataLoss(expectedOffset, offset, SkippedByBroker)
+          if (offset > expectedOffset && !settings.filtered)
+            dataLoss(expectedOffset, offset, SkippedByBroker)
           expectedOffset = offset + 1
           return message
         }
@@ -141,7 +157,8 @@ private[rocketmq] final class RocketMQQueuePuller(
 
   /** The end of the range: without a filter, offsets up to `until` that never came are lost too. */
   private def finish(): MessageExt = {
-    if (expectedOffset < until && !settings.filtered) dataLoss(expectedOffset, until, SkippedByBroker)
+    if (expectedOffset < until && !settings.filtered)
+      dataLoss(expectedOffset, until, SkippedByBroker)
     expectedOffset = until
     null
   }
@@ -149,20 +166,24 @@ private[rocketmq] final class RocketMQQueuePuller(
   /** One pull, its answer taken in; false if it had none by `deadlineNanos`. */
   private def pullNext(deadlineNanos: Long): Boolean = {
     if (topicGone) {
-      // Nothing more will come (until Spark plans again without the queue): wait out the deadline, not spin.
+      // Nothing more will come (until Spark plans again without the queue): wait out the deadline,
+      // not spin.
       val waitNanos = math.min(deadlineNanos - System.nanoTime(), 1000000000L)
       if (waitNanos > 0) Thread.sleep(waitNanos / 1000000L, (waitNanos % 1000000L).toInt)
       return false
     }
     val result =
-      pullWithRetries(pullOffset, math.min(settings.pullBatchSize.toLong, until - pullOffset).toInt, deadlineNanos)
+      pullWithRetries(pullOffset, math.min(settings.pullBatchSize.toLong, until - pullOffset).toInt,
+        deadlineNanos)
     if (result == null) return false
     val before = pullOffset
     val answer =
-      RocketMQPullAnswer(result.getPullStatus, result.getNextBeginOffset, result.getMinOffset, result.getMaxOffset)
+      RocketMQPullAnswer(result.getPullStatus, result.getNextBeginOffset, result.getMinOffset,
+        result.getMaxOffset)
     val at = RocketMQPullAnswer.Position(pullOffset, until, open, settings.filtered, masterIndexed)
     val kind = answer.classify(at, hasMaster = None) match {
-      case RocketMQPullAnswer.AskRoute => answer.classify(at, hasMaster = Some(groupMaster().isDefined))
+      case RocketMQPullAnswer.AskRoute =>
+        answer.classify(at, hasMaster = Some(groupMaster().isDefined))
       case known => known
     }
     kind match {
@@ -171,7 +192,8 @@ private[rocketmq] final class RocketMQQueuePuller(
         messages = result.getMsgFoundList.iterator()
         pullOffset = math.min(math.max(answer.next, pullOffset), until)
       case RocketMQPullAnswer.ReplicaTrailing =>
-        // Asked again after a pause, until the replica has the offsets, the master is back, or retries run out.
+        // Asked again after a pause, until the replica has the offsets, the master is back, or
+        // retries run out.
         awaitReplica(before)
         return true
       case RocketMQPullAnswer.AwaitIndexing =>
@@ -186,23 +208,26 @@ private[rocketmq] final class RocketMQQueuePuller(
       case RocketMQPullAnswer.Lost(lostFrom, lostUntil, reason, resumeAt) =>
         dataLoss(lostFrom, lostUntil, reason)
         skipTo(resumeAt)
-      case RocketMQPullAnswer.PullAgain | RocketMQPullAnswer.AtEnd | RocketMQPullAnswer.AskRoute => ()
+      case RocketMQPullAnswer.PullAgain | RocketMQPullAnswer.AtEnd | RocketMQPullAnswer.AskRoute =>
+        ()
     }
     // Open range: the end of the queue, or a replica that asks to pull again, is waited at.
     val waiting = open && (kind == RocketMQPullAnswer.AtEnd || kind == RocketMQPullAnswer.PullAgain)
     if (pullOffset == before && !messages.hasNext && !waiting) {
       // Only the "pull again" answer leaves the offset where it was; any other such answer, or such
-      // answers for longer than a pull may take, would loop forever, unless a replica gives them while its
-      // group has no master.
+      // answers for longer than a pull may take, would loop forever, unless a replica gives them
+      // while its group has no master.
       retriesInARow += 1
       val tooLong = retriesInARow * RetryPauseMs > settings.pullTimeoutMs
       if (answer.status != PullStatus.NO_MATCHED_MSG || tooLong && groupMaster().isDefined) {
-        throw RocketMQErrors.pullAnsweredWithoutProgress(queue, before, answer.status.toString, answer.next,
+        throw RocketMQErrors.pullAnsweredWithoutProgress(queue, before, answer.status.toString,
+          answer.next,
           retriesInARow)
       }
       if (tooLong) awaitReplica(before) else Thread.sleep(RetryPauseMs)
     } else {
-      if (pullOffset == before && answer.status == PullStatus.NO_MATCHED_MSG) Thread.sleep(RetryPauseMs)
+      if (pullOffset == before && answer.status == PullStatus.NO_MATCHED_MSG)
+        Thread.sleep(RetryPauseMs)
       retriesInARow = 0
     }
     if (pullOffset != before || messages.hasNext) {
@@ -213,11 +238,12 @@ private[rocketmq] final class RocketMQQueuePuller(
   }
 
   /**
-   * After a replica's answer that `offset` is not there while its group has no master, or its "pull again" answers
-   * for longer than a pull may take: the replica has not indexed `offset` yet or never got it (it copies and
-   * indexes its master's log asynchronously, and the range may have been planned from the master). The offset
-   * is unavailable, not lost: pauses before the next pull, and once `retryTimeoutMs` is spent fails naming the
-   * group. Only the master's answer counts as loss.
+   * After a replica's answer that `offset` is not there while its group has no master, or its "pull
+   * again" answers for longer than a pull may take: the replica has not indexed `offset` yet or
+   * never got it (it copies and indexes its master's log asynchronously, and the range may have
+   * been planned from the master). The offset is unavailable, not lost: pauses before the next
+   * pull, and once `retryTimeoutMs` is spent fails naming the group. Only the master's answer
+   * counts as loss.
    */
   private def awaitReplica(offset: Long): Unit = replicaBudget.nextPauseMs() match {
     case Some(pauseMs) =>
@@ -228,7 +254,8 @@ private[rocketmq] final class RocketMQQueuePuller(
       Thread.sleep(pauseMs)
     case None =>
       onGiveUp()
-      throw RocketMQErrors.brokerUnavailable(queue.topic, Some(queue.brokerName), settings.connection.nameServer,
+      throw RocketMQErrors.brokerUnavailable(queue.topic, Some(queue.brokerName),
+        settings.connection.nameServer,
         replicaBudget.elapsedMs,
         new NoServingBroker(queue.brokerName, queue.topic,
           Seq(s"its replica has not indexed offset $offset of queue ${queue.queueId} yet")))
@@ -244,23 +271,28 @@ private[rocketmq] final class RocketMQQueuePuller(
       } catch {
         case NonFatal(e) if RocketMQRetry.isRetryable(e) || RocketMQRetry.deniesTopic(e) =>
           val master = groupMaster()
-          if (RocketMQRetry.deniesTopic(e) && master.isDefined && answeredBy(e).forall(master.contains)) {
+          if (RocketMQRetry.deniesTopic(e) && master.isDefined &&
+            answeredBy(e).forall(master.contains)) {
             topicDeleted(offset)
             return null
           }
           retryBudget.nextPauseMs() match {
             case Some(pauseMs) =>
-              log.warn(s"Pull of $queue at offset $offset failed (${retryBudget.elapsedMs} ms into a retry budget " +
-                s"of ${settings.retryTimeoutMs} ms); pulling again in $pauseMs ms: $e")
+              log.warn(
+                s"Pull of $queue at offset $offset failed (${retryBudget.elapsedMs} ms into a retry budget " +
+                  s"of ${settings.retryTimeoutMs} ms); pulling again in $pauseMs ms: $e")
               Thread.sleep(pauseMs)
             case None =>
               onGiveUp()
               throw if (master.isEmpty) {
-                RocketMQErrors.brokerUnavailable(queue.topic, Some(queue.brokerName), settings.connection.nameServer,
-                  retryBudget.elapsedMs, new NoServingBroker(queue.brokerName, queue.topic, Seq(e.toString)))
+                RocketMQErrors.brokerUnavailable(queue.topic, Some(queue.brokerName),
+                  settings.connection.nameServer,
+                  retryBudget.elapsedMs,
+                  new NoServingBroker(queue.brokerName, queue.topic, Seq(e.toString)))
               } else {
                 RocketMQErrors.pullFailed(queue, offset, e,
-                  GaveUp.BudgetSpent(retryBudget.retries, retryBudget.elapsedMs, settings.retryTimeoutMs))
+                  GaveUp.BudgetSpent(retryBudget.retries, retryBudget.elapsedMs,
+                    settings.retryTimeoutMs))
               }
           }
         case NonFatal(e) =>
@@ -273,9 +305,9 @@ private[rocketmq] final class RocketMQQueuePuller(
   }
 
   /**
-   * The group's master says the topic does not exist: it was deleted while this task read it. That is the loss of
-   * the queue from `offset` on: it fails the read, or with failOnDataLoss=false the range is skipped (an open one
-   * idles until Spark plans again, without the queue).
+   * The group's master says the topic does not exist: it was deleted while this task read it. That
+   * is the loss of the queue from `offset` on: it fails the read, or with failOnDataLoss=false the
+   * range is skipped (an open one idles until Spark plans again, without the queue).
    */
   private def topicDeleted(offset: Long): Unit = {
     val error = RocketMQErrors.queueGone(queue, offset)
@@ -318,18 +350,27 @@ private[rocketmq] object RocketMQQueuePuller {
 
   private val log = LoggerFactory.getLogger(classOf[RocketMQQueuePuller])
 
-  /** The pause before pulling again after a "pull again" answer; such answers stop after `pullTimeoutMs`. */
+  /**
+   * The pause before pulling again after a "pull again" answer; such answers stop after
+   * `pullTimeoutMs`.
+   */
   private val RetryPauseMs = 20L
 
-  /** How much longer than `pullTimeoutMs` an answer may take before the reader stops waiting for it. */
+  /**
+   * How much longer than `pullTimeoutMs` an answer may take before the reader stops waiting for it.
+   */
   private val AnswerGraceMs = 5000L
 
   /** `until` of a range with no end (real-time mode). */
   val Open: Long = Long.MaxValue
 
-  /** A puller whose pulls go through a consumer borrowed from the executor's pool, returned on close. */
+  /**
+   * A puller whose pulls go through a consumer borrowed from the executor's pool, returned on
+   * close.
+   */
   @nowarn("cat=deprecation") // see RocketMQConsumerPool
-  def apply(queue: RocketMQQueue, from: Long, until: Long, settings: RocketMQReadSettings): RocketMQQueuePuller = {
+  def apply(queue: RocketMQQueue, from: Long, until: Long, settings: RocketMQReadSettings)
+      : RocketMQQueuePuller = {
     val lease = RocketMQConsumerPool.borrow(settings, followsEnd = until == Open)
     val consumer: DefaultMQPullConsumer = lease.client
     if (settings.sqlFilter.isDefined) {
@@ -345,36 +386,44 @@ private[rocketmq] object RocketMQQueuePuller {
     }
     val messageQueue = queue.toMessageQueue(settings.connection)
     val selector = settings.selector
-    def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit): Unit = {
+    def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit)
+        : Unit = {
       val callback = new PullCallback {
         override def onSuccess(result: PullResult): Unit = done(Right(result))
         override def onException(e: Throwable): Unit = done(Left(e))
       }
-      // An open range long-polls: at the queue's end the broker holds the pull until a message arrives (for at
-      // most the consumer's suspend time, RocketMQConsumerPool.LongPollMs).
-      if (until == Open) consumer.pullBlockIfNotFoundWithMessageSelector(messageQueue, selector, offset, maxMessages,
-        callback)
-      else consumer.pull(messageQueue, selector, offset, maxMessages, callback, settings.pullTimeoutMs)
+      // An open range long-polls: at the queue's end the broker holds the pull until a message
+      // arrives (for at most the consumer's suspend time, RocketMQConsumerPool.LongPollMs).
+      if (until == Open)
+        consumer.pullBlockIfNotFoundWithMessageSelector(messageQueue, selector, offset, maxMessages,
+          callback)
+      else
+        consumer.pull(messageQueue, selector, offset, maxMessages, callback, settings.pullTimeoutMs)
     }
     val inFlight = settings.effectivePullsInFlight
     val answerTimeoutMs =
       if (until == Open) RocketMQConsumerPool.LongPollAnswerTimeoutMs else settings.pullTimeoutMs
-    val reads = new RocketMQReadAhead(pullAsync, until, settings.pullBatchSize, inFlight, settings.readAheadBytes,
+    val reads = new RocketMQReadAhead(pullAsync, until, settings.pullBatchSize, inFlight,
+      settings.readAheadBytes,
       answerTimeoutMs = answerTimeoutMs + AnswerGraceMs)
     val client = MQClientManager.getInstance().getOrCreateMQClientInstance(consumer)
     val topicOnBroker = settings.connection.onBroker(queue.topic)
-    // The route as the name server gives it now; while the name server does not answer (busy, or restarting),
-    // the last one the client had: a route request failing is no reason to fail the read.
+    // The route as the name server gives it now; while the name server does not answer (busy, or
+    // restarting), the last one the client had: a route request failing is no reason to fail the
+    // read.
     def groupMaster(): Option[String] = {
       try client.updateTopicRouteInfoFromNameServer(topicOnBroker)
       catch {
-        case NonFatal(e) => log.warn(s"$queue: no answer from the name server for the route, using the last: $e")
+        case NonFatal(e) =>
+          log.warn(s"$queue: no answer from the name server for the route, using the last: $e")
       }
       Option(client.getTopicRouteTable.get(topicOnBroker)).toSeq.flatMap(_.getBrokerDatas.asScala)
-        .find(_.getBrokerName == queue.brokerName).flatMap(group => Option(group.getBrokerAddrs.get(MixAll.MASTER_ID)))
+        .find(_.getBrokerName == queue.brokerName).flatMap(group =>
+          Option(group.getBrokerAddrs.get(MixAll.MASTER_ID)))
     }
-    // Waits until the group's master has indexed what it stored; a master that cannot tell (RocketMQ 4.x) or does
-    // not answer now is not waited for (the pull asked again meets the outage).
+    // Waits until the group's master has indexed what it stored; a master that cannot tell
+    // (RocketMQ 4.x) or does not answer now is not waited for (the pull asked again meets the
+    // outage).
     def awaitMasterIndexed(): Unit = groupMaster().foreach { address =>
       val api = client.getMQClientAPIImpl
       val timeoutMs = settings.pullTimeoutMs
@@ -386,13 +435,16 @@ private[rocketmq] object RocketMQQueuePuller {
               RocketMQIndexing.behindBytes(api,
                 address, timeoutMs), () => ())
           val waitedMs = (System.nanoTime() - begin) / 1000000
-          if (short > 0) throw RocketMQErrors.indexingBehind(queue.topic, queue.brokerName, short, waitedMs)
+          if (short > 0)
+            throw RocketMQErrors.indexingBehind(queue.topic, queue.brokerName, short, waitedMs)
           if (waitedMs > 1000)
-            log.info(s"$queue: broker '${queue.brokerName}' indexed what it stored after $waitedMs ms")
+            log.info(
+              s"$queue: broker '${queue.brokerName}' indexed what it stored after $waitedMs ms")
         }
       catch { case NonFatal(e) if RocketMQRetry.isRetryable(e) => () }
     }
-    new RocketMQQueuePuller(queue, from, until, settings, reads, () => groupMaster(), () => awaitMasterIndexed(),
+    new RocketMQQueuePuller(queue, from, until, settings, reads, () => groupMaster(),
+      () => awaitMasterIndexed(),
       () => lease.markBroken(), () => lease.release())
   }
 }

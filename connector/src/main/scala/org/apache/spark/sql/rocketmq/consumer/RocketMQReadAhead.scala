@@ -25,32 +25,33 @@ import org.apache.rocketmq.client.consumer.{PullResult, PullStatus}
 import org.apache.rocketmq.remoting.exception.RemotingTimeoutException
 
 /**
- * Pulls of one queue issued ahead of the reader, so that the broker works on the next pulls while the
- * task turns the current one into rows. The reader ([[RocketMQQueuePuller]]) still asks for one pull at
- * a time, `pull(offset, maxMessages)`, and decides everything from its answer as before; this class
- * only guesses which pulls it will ask for next and has them under way already.
+ * Pulls of one queue issued ahead of the reader, so that the broker works on the next pulls while
+ * the task turns the current one into rows. The reader ([[RocketMQQueuePuller]]) still asks for one
+ * pull at a time, `pull(offset, maxMessages)`, and decides everything from its answer as before;
+ * this class only guesses which pulls it will ask for next and has them under way already.
  *
- * The guess: after a pull at `o` found messages up to `next`, the reader asks next at `next`, then at
- * `next + step`, `next + 2 step`, ... where `step = next - o` (the broker returned as many as it does per
- * pull). That holds for an unfiltered range with no gaps; a pull the reader then asks for that was not
- * guessed is made there and then, and guessed ones it passes over are dropped unread. So an answer is
- * always the broker's answer to exactly the pull asked for: exact ranges, filters and every data-loss
- * rule are the reader's, unchanged. Only unfiltered reads guess (a filter makes the next offset
- * unknowable); with `pullsInFlight` 1 nothing is issued ahead.
+ * The guess: after a pull at `o` found messages up to `next`, the reader asks next at `next`, then
+ * at `next + step`, `next + 2 step`, ... where `step = next - o` (the broker returned as many as it
+ * does per pull). That holds for an unfiltered range with no gaps; a pull the reader then asks for
+ * that was not guessed is made there and then, and guessed ones it passes over are dropped unread.
+ * So an answer is always the broker's answer to exactly the pull asked for: exact ranges, filters
+ * and every data-loss rule are the reader's, unchanged. Only unfiltered reads guess (a filter makes
+ * the next offset unknowable); with `pullsInFlight` 1 nothing is issued ahead.
  *
  * Bounded twice: at most `pullsInFlight` pulls under way or answered-but-unread (dropped ones still
  * under way count until they end), and no new pull ahead while the answers held unread carry
  * `readAheadBytes` or more (each answer is bounded by the broker: 256 KiB from memory by default).
  *
- * A reader following the end of a queue (`until` = `Long.MaxValue`, real-time mode) asks with a deadline: a pull
- * not answered by then stays under way, and a later ask at the same offset takes its answer. Guesses never go
- * past the queue's end as the last answer reported it (a pull there would only be refused, not held); an answer
- * that reached that end has the pull at the end issued at once, which the broker holds until a message arrives
- * (so a message stored while the reader turns the answer into rows is on its way already).
+ * A reader following the end of a queue (`until` = `Long.MaxValue`, real-time mode) asks with a
+ * deadline: a pull not answered by then stays under way, and a later ask at the same offset takes
+ * its answer. Guesses never go past the queue's end as the last answer reported it (a pull there
+ * would only be refused, not held); an answer that reached that end has the pull at the end issued
+ * at once, which the broker holds until a message arrives (so a message stored while the reader
+ * turns the answer into rows is on its way already).
  *
- * `pullAsync(offset, maxMessages, done)` issues one pull and calls `done` exactly once with its answer
- * or failure (possibly on the calling thread). A failure is thrown to the reader, whose retry rules
- * apply. Single reader thread; `done` runs on the client's callback threads.
+ * `pullAsync(offset, maxMessages, done)` issues one pull and calls `done` exactly once with its
+ * answer or failure (possibly on the calling thread). A failure is thrown to the reader, whose
+ * retry rules apply. Single reader thread; `done` runs on the client's callback threads.
  */
 private[rocketmq] final class RocketMQReadAhead(
     pullAsync: (Long, Int, Either[Throwable, PullResult] => Unit) => Unit,
@@ -92,12 +93,14 @@ private[rocketmq] final class RocketMQReadAhead(
   def waitMs: Long = waitNanos / 1000000L
 
   /**
-   * The broker's answer to a pull at `offset` of at most `maxMessages`; throws its failure. Null when it has not
-   * come by `deadlineNanos` (a `System.nanoTime` value): the pull stays under way for a later ask.
+   * The broker's answer to a pull at `offset` of at most `maxMessages`; throws its failure. Null
+   * when it has not come by `deadlineNanos` (a `System.nanoTime` value): the pull stays under way
+   * for a later ask.
    */
   def pull(offset: Long, maxMessages: Int, deadlineNanos: Long = Long.MaxValue): PullResult = {
-    // Guesses before `offset` will not be asked for: dropped (their answers end unread). After a change of
-    // step the map is not in offset order, so every entry is looked at (there are at most pullsInFlight).
+    // Guesses before `offset` will not be asked for: dropped (their answers end unread). After a
+    // change of step the map is not in offset order, so every entry is looked at (there are at most
+    // pullsInFlight).
     if (ahead.nonEmpty) ahead.keys.filter(_ < offset).toList.foreach(o => drop(ahead.remove(o).get))
     val pending = ahead.remove(offset) match {
       case Some(p) if p.maxMessages == maxMessages => p
@@ -111,8 +114,8 @@ private[rocketmq] final class RocketMQReadAhead(
       val next = result.getNextBeginOffset
       if (pullsInFlight > 1 && next > offset) {
         guessFrom(next, next - offset, math.min(until, result.getMaxOffset))
-        // Following the end, the next pull is the one at the end: under way now, the broker holds it until a
-        // message arrives, while the reader is still busy with this answer's.
+        // Following the end, the next pull is the one at the end: under way now, the broker holds
+        // it until a message arrives, while the reader is still busy with this answer's.
         if (until == Long.MaxValue && next >= result.getMaxOffset && !ahead.contains(next) &&
           outstanding.get() < pullsInFlight) ahead.put(next, issue(next, batchSize))
       }
@@ -120,11 +123,15 @@ private[rocketmq] final class RocketMQReadAhead(
     result
   }
 
-  /** Issues pulls at `from`, `from + step`, ... below `end` while the bounds allow, skipping those under way. */
+  /**
+   * Issues pulls at `from`, `from + step`, ... below `end` while the bounds allow, skipping those
+   * under way.
+   */
   private def guessFrom(from: Long, step: Long, end: Long): Unit = {
     var offset = from
     while (offset < end && outstanding.get() < pullsInFlight && held.get() < readAheadBytes) {
-      if (!ahead.contains(offset)) ahead.put(offset, issue(offset, math.min(batchSize.toLong, until - offset).toInt))
+      if (!ahead.contains(offset))
+        ahead.put(offset, issue(offset, math.min(batchSize.toLong, until - offset).toInt))
       offset += step
     }
   }
@@ -149,7 +156,9 @@ private[rocketmq] final class RocketMQReadAhead(
     pending
   }
 
-  /** A guess the reader passed over: its slot is freed once its answer is in (or at once if it is). */
+  /**
+   * A guess the reader passed over: its slot is freed once its answer is in (or at once if it is).
+   */
   private def drop(pending: Pending): Unit =
     pending.answer.whenComplete { (_, _) =>
       held.addAndGet(-pending.heldBytes)
@@ -157,14 +166,15 @@ private[rocketmq] final class RocketMQReadAhead(
     }
 
   /**
-   * The answer of `pending`, its slot freed; a pull without an answer in time frees it when it ends. Null when
-   * `deadlineNanos` comes first (the pull stays outstanding).
+   * The answer of `pending`, its slot freed; a pull without an answer in time frees it when it
+   * ends. Null when `deadlineNanos` comes first (the pull stays outstanding).
    */
   private def await(pending: Pending, deadlineNanos: Long): PullResult = {
     val start = System.nanoTime()
     val giveUpNanos = pending.issuedNanos + TimeUnit.MILLISECONDS.toNanos(answerTimeoutMs)
     try {
-      val result = pending.answer.get(math.min(giveUpNanos, deadlineNanos) - start, TimeUnit.NANOSECONDS)
+      val result =
+        pending.answer.get(math.min(giveUpNanos, deadlineNanos) - start, TimeUnit.NANOSECONDS)
       held.addAndGet(-pending.heldBytes)
       outstanding.decrementAndGet()
       result
@@ -174,7 +184,8 @@ private[rocketmq] final class RocketMQReadAhead(
         throw e.getCause
       case _: TimeoutException if deadlineNanos < giveUpNanos => null
       case _: TimeoutException =>
-        // The client answers every pull within its own timeout; this guards against one that never does.
+        // The client answers every pull within its own timeout; this guards against one that never
+        // does.
         drop(pending)
         throw new RemotingTimeoutException(s"no answer to a pull within $answerTimeoutMs ms")
       case e: InterruptedException =>

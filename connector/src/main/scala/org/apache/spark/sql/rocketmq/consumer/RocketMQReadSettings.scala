@@ -43,18 +43,23 @@ private[rocketmq] final case class RocketMQReadSettings(
   /** With a tag or SQL filter the broker skips offsets: a gap is then normal, not data loss. */
   def filtered: Boolean = subExpression.trim != "*" || sqlFilter.isDefined
 
-  def selector: MessageSelector = sqlFilter.map(MessageSelector.bySql).getOrElse(MessageSelector.byTag(subExpression))
+  def selector: MessageSelector =
+    sqlFilter.map(MessageSelector.bySql).getOrElse(MessageSelector.byTag(subExpression))
 
   /**
-   * These settings as the tasks of a plan get them: marked `throughProxy` where planning found the endpoint to be a
-   * RocketMQ 5 proxy. A proxy drops the answer to a request, without a word, when the connection already holds
-   * answers the client has not read (Apache's proxy writes no response to a channel that is not writable, past
-   * 64 KiB unread): a pull answer is up to 256 KiB, so through a proxy each task pulls one at a time over a
-   * connection of its own, and no answer waits behind another.
+   * These settings as the tasks of a plan get them: marked `throughProxy` where planning found the
+   * endpoint to be a RocketMQ 5 proxy. A proxy drops the answer to a request, without a word, when
+   * the connection already holds answers the client has not read (Apache's proxy writes no response
+   * to a channel that is not writable, past 64 KiB unread): a pull answer is up to 256 KiB, so
+   * through a proxy each task pulls one at a time over a connection of its own, and no answer waits
+   * behind another.
    */
   def asPlanned: RocketMQReadSettings = copy(throughProxy = RocketMQEndpoint.knownProxy(connection))
 
-  /** Pulls a task keeps under way: one with a filter (the next offset is unknowable) or through a proxy. */
+  /**
+   * Pulls a task keeps under way: one with a filter (the next offset is unknowable) or through a
+   * proxy.
+   */
   def effectivePullsInFlight: Int = if (filtered || throughProxy) 1 else pullsInFlight
 }
 

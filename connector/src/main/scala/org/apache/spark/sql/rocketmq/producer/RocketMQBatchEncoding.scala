@@ -18,14 +18,17 @@ package org.apache.spark.sql.rocketmq.producer
 
 import java.nio.charset.StandardCharsets
 
-import org.apache.rocketmq.common.message.{Message, MessageBatch, MessageClientIDSetter, MessageConst, MessageDecoder}
+import org.apache.rocketmq.common.message.{
+  Message, MessageBatch, MessageClientIDSetter, MessageConst, MessageDecoder
+}
 
 /**
- * The body of one RocketMQ message batch, built as messages are added: each message is written at once
- * in the layout the broker reads a batch in (per message: total size, magic code, body CRC, flag, body
- * length and body, properties length and the properties as `name 0x01 value 0x02` pairs), with a
- * unique id of its own. The client's own batching builds a map entry, a string and a buffer per message
- * before copying them all into one array; here each byte is written once, into one growing array.
+ * The body of one RocketMQ message batch, built as messages are added: each message is written at
+ * once in the layout the broker reads a batch in (per message: total size, magic code, body CRC,
+ * flag, body length and body, properties length and the properties as `name 0x01 value 0x02`
+ * pairs), with a unique id of its own. The client's own batching builds a map entry, a string and a
+ * buffer per message before copying them all into one array; here each byte is written once, into
+ * one growing array.
  */
 private[producer] final class RocketMQBatchEncoding(initialCapacity: Int) {
 
@@ -45,14 +48,16 @@ private[producer] final class RocketMQBatchEncoding(initialCapacity: Int) {
   def size: Int = length
 
   /**
-   * Adds `message` and returns true, unless its properties are too long for a batch entry (a short):
-   * then nothing is added and it must be sent alone, where the client or the broker refuses it.
+   * Adds `message` and returns true, unless its properties are too long for a batch entry (a
+   * short): then nothing is added and it must be sent alone, where the client or the broker refuses
+   * it.
    */
   def add(message: Message): Boolean = {
     val start = length
     val body = message.getBody
     reserve(22 + body.length)
-    length += 12 // total size, written last; magic code and body CRC stay 0 (the broker computes the CRC)
+    length +=
+      12 // total size, written last; magic code and body CRC stay 0 (the broker computes the CRC)
     putInt(message.getFlag)
     putInt(body.length)
     System.arraycopy(body, 0, bytes, length, body.length)
@@ -76,7 +81,9 @@ private[producer] final class RocketMQBatchEncoding(initialCapacity: Int) {
   /** Removes what was added after the encoding had `size` bytes and `count` messages. */
   def truncate(size: Int, count: Int): Unit = { length = size; messages = count }
 
-  /** The request for `topic`: a message batch whose body is these bytes (copied, so it can be kept). */
+  /**
+   * The request for `topic`: a message batch whose body is these bytes (copied, so it can be kept).
+   */
   def toRequest(topic: String): Message = {
     val batch = new MessageBatch(java.util.Collections.emptyList[Message]())
     batch.setTopic(topic)

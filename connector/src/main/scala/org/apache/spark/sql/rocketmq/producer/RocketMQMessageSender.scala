@@ -35,27 +35,29 @@ import org.apache.spark.sql.rocketmq.transaction.{
  * Sends the messages of one write task through a producer borrowed from the executor's
  * [[RocketMQProducerPool]], asynchronously, with at most `maxInFlightMessages` messages and
  * `maxInFlightBytes` body bytes unacknowledged at a time (a message larger than that waits until it
- * can be the only one in flight). Messages without a sharding key or delivery time, small enough not
- * to be compressed, go out in RocketMQ message batches per topic, and those with a sharding key in
- * batches per queue, sent in order: one request for up to `sendBatchMessages` messages of
- * `sendBatchBytes` (a batch waits for its next message or for `flush`, never for a clock). The others
- * go one by one. A send that fails for a retryable reason (see [[RocketMQRetry]]) is
- * made again after a pause, for up to `retryTimeoutMs` from its first failure (and at most
- * `sendRetries` times, if set), each attempt with a timeout of its own: a write rides out a broker
- * restart. One that may have been stored (its answer lost) is made again only once the brokers say
- * they do not have it. The first failure for good is kept and thrown by the next `send` or by `flush`.
+ * can be the only one in flight). Messages without a sharding key or delivery time, small enough
+ * not to be compressed, go out in RocketMQ message batches per topic, and those with a sharding key
+ * in batches per queue, sent in order: one request for up to `sendBatchMessages` messages of
+ * `sendBatchBytes` (a batch waits for its next message or for `flush`, never for a clock). The
+ * others go one by one. A send that fails for a retryable reason (see [[RocketMQRetry]]) is made
+ * again after a pause, for up to `retryTimeoutMs` from its first failure (and at most `sendRetries`
+ * times, if set), each attempt with a timeout of its own: a write rides out a broker restart. One
+ * that may have been stored (its answer lost) is made again only once the brokers say they do not
+ * have it. The first failure for good is kept and thrown by the next `send` or by `flush`.
  *
- * Under real-time mode and continuous processing (`sendEachAtOnce`) rows come one by one for as long as the task
- * lasts, and each goes out at once: alone while fewer than [[RocketMQMessageSender.EachAtOnceRequests]] of the
- * task's requests are unacknowledged; rows that come while that many are wait together, and go as one batch request
- * (of up to `sendBatchMessages` and `sendBatchBytes`) as soon as one is acknowledged. So a task under load sends
- * fewer, fuller requests rather than one per row, and the broker's time goes to storing them rather than to answering
- * requests (docs/bench-real-time.md measures it). When every row is its own request (`sendBatchMessages=1`), at most
- * [[RocketMQMessageSender.SingleRowRequests]] are unacknowledged. Without a bound a task behind on its acks queued
- * thousands of one-row requests on the producer's connection, where they outlived their send timeout and were sent
- * again though stored.
+ * Under real-time mode and continuous processing (`sendEachAtOnce`) rows come one by one for as
+ * long as the task lasts, and each goes out at once: alone while fewer than
+ * [[RocketMQMessageSender.EachAtOnceRequests]] of the task's requests are unacknowledged; rows that
+ * come while that many are wait together, and go as one batch request (of up to `sendBatchMessages`
+ * and `sendBatchBytes`) as soon as one is acknowledged. So a task under load sends fewer, fuller
+ * requests rather than one per row, and the broker's time goes to storing them rather than to
+ * answering requests (docs/bench-real-time.md measures it). When every row is its own request
+ * (`sendBatchMessages=1`), at most [[RocketMQMessageSender.SingleRowRequests]] are unacknowledged.
+ * Without a bound a task behind on its acks queued thousands of one-row requests on the producer's
+ * connection, where they outlived their send timeout and were sent again though stored.
  */
-private[rocketmq] final class RocketMQMessageSender(private[producer] val settings: RocketMQWriteSettings,
+private[rocketmq] final class RocketMQMessageSender(
+    private[producer] val settings: RocketMQWriteSettings,
     private[producer] val halfMessages: RocketMQHalfMessageRecorder = null) extends Closeable {
 
   private[producer] val log = LoggerFactory.getLogger(getClass)
@@ -82,9 +84,9 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
     else null
 
   /**
-   * Guards the batches waiting to go out when requests are bounded: an acknowledgement, on the client's callback
-   * thread, sends them. Callbacks only try it (see [[sendWaitingRows]]), so the task's thread may wait for a slot
-   * holding it.
+   * Guards the batches waiting to go out when requests are bounded: an acknowledgement, on the
+   * client's callback thread, sends them. Callbacks only try it (see [[sendWaitingRows]]), so the
+   * task's thread may wait for a slot holding it.
    */
   private val waitingLock = new ReentrantLock()
 
@@ -99,14 +101,14 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
   def requests: Long = requestCount.get()
   def failedSends: Long = failedCount.get()
   /**
-   * Messages sent again after a failure that may have stored them, where no broker could say whether it
-   * had (see [[RocketMQStoredCheck]]): each may now be stored twice.
+   * Messages sent again after a failure that may have stored them, where no broker could say
+   * whether it had (see [[RocketMQStoredCheck]]): each may now be stored twice.
    */
   def possibleDuplicates: Long = maybeDuplicatedCount.get()
 
   /**
-   * How long each acknowledged request took, in ms from its first attempt to its acknowledgement (resends
-   * included; a batch is one request); guarded by itself, as callbacks record into it.
+   * How long each acknowledged request took, in ms from its first attempt to its acknowledgement
+   * (resends included; a batch is one request); guarded by itself, as callbacks record into it.
    */
   private[producer] val ackMs = new RocketMQLatencyHistogram
 
@@ -123,13 +125,14 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
   private[rocketmq] def peakRequestsInFlight: Long = peakRequests.get()
 
   /**
-   * Messages waiting to go out as one batch, encoded as they came (see [[RocketMQBatchEncoding]]), and
-   * their slots' bytes: of one topic without sharding keys (`queue` null: the producer picks the queue),
-   * or of one queue, whose sharding keys all pick it.
+   * Messages waiting to go out as one batch, encoded as they came (see [[RocketMQBatchEncoding]]),
+   * and their slots' bytes: of one topic without sharding keys (`queue` null: the producer picks
+   * the queue), or of one queue, whose sharding keys all pick it.
    */
   private final class PendingBatch(val topic: String, val queue: MessageQueue) {
     val encoding: RocketMQBatchEncoding =
-      if (spareEncodings.isEmpty) new RocketMQBatchEncoding(math.min(settings.sendBatchBytes, 1L << 20).toInt)
+      if (spareEncodings.isEmpty)
+        new RocketMQBatchEncoding(math.min(settings.sendBatchBytes, 1L << 20).toInt)
       else spareEncodings.pop()
     var bytes = 0L
   }
@@ -147,7 +150,8 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
     // Slots held by a batch not yet sent free only once it is: send the batches before waiting.
     if (!inFlight.tryAcquire()) { sendPendingBatches(); inFlight.acquire() }
     if (!inFlightBytes.tryAcquire(bytes)) { sendPendingBatches(); inFlightBytes.acquire(bytes) }
-    peakBytes.accumulateAndGet(byteBudget - inFlightBytes.availablePermits(), (a, b) => math.max(a, b))
+    peakBytes.accumulateAndGet(byteBudget - inFlightBytes.availablePermits(),
+      (a, b) => math.max(a, b))
     sentCount.incrementAndGet()
     bytesSentCount.addAndGet(message.getBody.length)
     if (shardingKey == null) {
@@ -162,8 +166,10 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
         sendWaitingRows()
       }
     } else {
-      // Before the producer knows the topic's queues, one message goes alone (and has them looked up).
-      val queue = if (batchable(message, shardingKey)) routes.queueOf(message.getTopic, shardingKey) else null
+      // Before the producer knows the topic's queues, one message goes alone (and has them looked
+      // up).
+      val queue =
+        if (batchable(message, shardingKey)) routes.queueOf(message.getTopic, shardingKey) else null
       if (queue != null) addToBatch(queue, queue, message, shardingKey, bytes)
       else {
         // Whatever waits in a batch was accepted before this message: it goes first, in order.
@@ -173,19 +179,22 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
     }
   }
 
-  /** A message with a sharding key goes synchronously (see [[Send.start]]), but for a half message. */
+  /**
+   * A message with a sharding key goes synchronously (see [[Send.start]]), but for a half message.
+   */
   private def sendAlone(message: Message, shardingKey: String, bytes: Int): Unit = {
     val async = shardingKey == null || halfMessages != null
-    new RocketMQSendRequest(this, message, 1, shardingKey, null, bytes, holdsSlot = async && takeSlot()).start()
+    new RocketMQSendRequest(this, message, 1, shardingKey, null, bytes,
+      holdsSlot = async && takeSlot()).start()
   }
 
   /** Waits for a request slot, if they are bounded; whether it took one. */
   private def takeSlot(): Boolean = requestSlots != null && { requestSlots.acquire(); true }
 
   /**
-   * A batch carries neither delivery times nor compressed bodies (RocketMQ compresses single messages
-   * only); an empty body goes alone, for the client to refuse it. With bounded requests, rows with a
-   * sharding key go alone: each is sent synchronously, at once.
+   * A batch carries neither delivery times nor compressed bodies (RocketMQ compresses single
+   * messages only); an empty body goes alone, for the client to refuse it. With bounded requests,
+   * rows with a sharding key go alone: each is sent synchronously, at once.
    */
   private def batchable(message: Message, shardingKey: String = null): Boolean =
     halfMessages == null && settings.sendBatchMessages > 1 &&
@@ -194,7 +203,8 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
       message.getDelayTimeLevel <= 0 &&
       message.getBody.length > 0 && message.getBody.length <= settings.compressionThreshold
 
-  private def addToBatch(key: AnyRef, queue: MessageQueue, message: Message, shardingKey: String, bytes: Int): Unit = {
+  private def addToBatch(key: AnyRef, queue: MessageQueue, message: Message, shardingKey: String,
+      bytes: Int): Unit = {
     var batch = pendingBatches.get(key)
     if (batch == null) {
       batch = new PendingBatch(message.getTopic, queue)
@@ -215,14 +225,15 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
       batch.encoding.add(message)
     }
     batch.bytes += bytes
-    if (batch.encoding.count >= settings.sendBatchMessages || batch.encoding.size >= settings.sendBatchBytes) {
+    if (batch.encoding.count >= settings.sendBatchMessages ||
+      batch.encoding.size >= settings.sendBatchBytes) {
       sendBatch(key, batch)
     }
   }
 
   /**
-   * Sends `batch` (one left empty, by a message that had to go alone, is only dropped); a batch full before a slot
-   * is free waits for one, unless the caller holds one (`slotTaken`) for it.
+   * Sends `batch` (one left empty, by a message that had to go alone, is only dropped); a batch
+   * full before a slot is free waits for one, unless the caller holds one (`slotTaken`) for it.
    */
   private def sendBatch(key: AnyRef, batch: PendingBatch, slotTaken: Boolean = false): Unit = {
     pendingBatches.remove(key)
@@ -232,12 +243,16 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
     batch.encoding.truncate(0, 0)
     if (spareEncodings.size < 2) spareEncodings.push(batch.encoding)
     if (request != null) {
-      new RocketMQSendRequest(this, request, count, null, batch.queue, batch.bytes, slotTaken || takeSlot(),
+      new RocketMQSendRequest(this, request, count, null, batch.queue, batch.bytes,
+        slotTaken || takeSlot(),
         firstKey).start()
     } else if (slotTaken) requestSlots.release()
   }
 
-  /** Sends the batches waiting; with bounded requests, only those a free slot takes (acks send the others). */
+  /**
+   * Sends the batches waiting; with bounded requests, only those a free slot takes (acks send the
+   * others).
+   */
   private def sendPendingBatches(): Unit =
     if (requestSlots != null) sendWaitingRows()
     else if (!pendingBatches.isEmpty) {
@@ -246,8 +261,8 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
     }
 
   /**
-   * Sends a waiting batch for each free request slot. Whoever finds the lock taken leaves the rows to its holder,
-   * who looks again once it lets go: a slot freed meanwhile is not missed.
+   * Sends a waiting batch for each free request slot. Whoever finds the lock taken leaves the rows
+   * to its holder, who looks again once it lets go: a slot freed meanwhile is not missed.
    */
   private[producer] def sendWaitingRows(): Unit =
     while (rowsWaiting && requestSlots.availablePermits() > 0 && waitingLock.tryLock()) {
@@ -266,8 +281,8 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
   }
 
   /**
-   * A send resolves (ack, failure or timeout) within its timeout per attempt, and its resends within
-   * the retry budget plus one more attempt; leave room for callbacks.
+   * A send resolves (ack, failure or timeout) within its timeout per attempt, and its resends
+   * within the retry budget plus one more attempt; leave room for callbacks.
    */
   private val awaitMs = settings.retryTimeoutMs + settings.sendTimeoutMs * 2 + 10000L
 
@@ -277,20 +292,24 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
     else false
   }
 
-  /** Returns once every message sent is acknowledged; throws the first failure, or if some never resolved. */
+  /**
+   * Returns once every message sent is acknowledged; throws the first failure, or if some never
+   * resolved.
+   */
   def flush(): Unit = {
     sendPendingBatches()
     if (!awaitAllResolved()) {
-      throw RocketMQErrors.sendNotAcknowledged(settings.effectiveMaxInFlightMessages - inFlight.availablePermits(),
+      throw RocketMQErrors.sendNotAcknowledged(
+        settings.effectiveMaxInFlightMessages - inFlight.availablePermits(),
         awaitMs)
     }
     throwIfFailed()
   }
 
   /**
-   * Sends cannot be recalled: waits (bounded) for those in flight, so none outlives the task. Batches
-   * not yet sent go out first: rows the task accepted before it failed are delivered, as they would
-   * have been one by one.
+   * Sends cannot be recalled: waits (bounded) for those in flight, so none outlives the task.
+   * Batches not yet sent go out first: rows the task accepted before it failed are delivered, as
+   * they would have been one by one.
    */
   def abandon(): Unit = {
     sendPendingBatches()
@@ -298,11 +317,13 @@ private[rocketmq] final class RocketMQMessageSender(private[producer] val settin
   }
 
   /**
-   * Rolls back the half messages `task` sent, through this sender's client; returns how many were not confirmed.
-   * A failing task does not wait for a broker that cannot answer: the broker asks the producer group later.
+   * Rolls back the half messages `task` sent, through this sender's client; returns how many were
+   * not confirmed. A failing task does not wait for a broker that cannot answer: the broker asks
+   * the producer group later.
    */
   def rollBack(task: RocketMQTaskHalfMessages, group: String): Int =
-    RocketMQTransactionEnd.decide(producer.getDefaultMQProducerImpl.getMqClientFactory, group, IndexedSeq(task),
+    RocketMQTransactionEnd.decide(producer.getDefaultMQProducerImpl.getMqClientFactory, group,
+      IndexedSeq(task),
       commit = false, retryTimeoutMs = 0L).head.leftToBroker
 
   override def close(): Unit = lease.release()

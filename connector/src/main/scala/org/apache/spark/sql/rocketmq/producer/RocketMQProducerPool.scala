@@ -36,10 +36,12 @@ import org.apache.spark.sql.rocketmq.client.{
 private[rocketmq] object RocketMQProducerPool {
 
   /**
-   * What makes two writes able to share a producer. `lane`: through a RocketMQ 5 proxy, the task thread, so that each
-   * task sends over a connection of its own (see [[RocketMQWriteSettings.effectiveMaxInFlightMessages]]); 0 otherwise.
+   * What makes two writes able to share a producer. `lane`: through a RocketMQ 5 proxy, the task
+   * thread, so that each task sends over a connection of its own (see
+   * [[RocketMQWriteSettings.effectiveMaxInFlightMessages]]); 0 otherwise.
    */
-  final case class Key(connection: RocketMQConnection, group: String, compressionThreshold: Int, lane: Long = 0L)
+  final case class Key(connection: RocketMQConnection, group: String, compressionThreshold: Int,
+      lane: Long = 0L)
 
   val cache = new RocketMQClientCache[Key, DefaultMQProducer]("producer", newProducer, _.shutdown())
 
@@ -59,23 +61,27 @@ private[rocketmq] object RocketMQProducerPool {
     producer.setRetryTimesWhenSendFailed(0)
     producer.setRetryTimesWhenSendAsyncFailed(0)
     producer.start()
-    // Acknowledgements are decoded on the connection's own thread rather than handed to a codec pool first (set
-    // after `start`, before the first send: a connection takes its handlers when it is made). They still reach the
-    // sender on the client's callback pool, never on the connection's thread: an acknowledgement may send the rows
-    // that waited for it (see RocketMQMessageSender).
-    producer.getDefaultMQProducerImpl.getMqClientFactory.getNettyClientConfig.setDisableNettyWorkerGroup(true)
-    producer.setAsyncSenderExecutor(new InlineSends(producer.getDefaultMQProducerImpl.getAsyncSenderExecutor))
+    // Acknowledgements are decoded on the connection's own thread rather than handed to a codec
+    // pool first (set after `start`, before the first send: a connection takes its handlers when it
+    // is made). They still reach the sender on the client's callback pool, never on the
+    // connection's thread: an acknowledgement may send the rows that waited for it (see
+    // RocketMQMessageSender).
+    producer.getDefaultMQProducerImpl.getMqClientFactory.getNettyClientConfig.setDisableNettyWorkerGroup(
+      true)
+    producer.setAsyncSenderExecutor(
+      new InlineSends(producer.getDefaultMQProducerImpl.getAsyncSenderExecutor))
     producer
   }
 
   private val sendingInline = ThreadLocal.withInitial[java.lang.Boolean](() => false)
 
   /**
-   * Runs `send` with the asynchronous sends it makes issued on the calling thread, not handed to the client's send
-   * pool first: a request goes out with one thread hand-off fewer (the write itself still goes through the
-   * connection's thread). The message sender makes its first attempts so, from a task's thread or from the callback
-   * pool when an acknowledgement sends waiting rows; neither is a connection's thread, and the client connects
-   * asynchronously. Resends, which the retry scheduler makes, go through the send pool as before.
+   * Runs `send` with the asynchronous sends it makes issued on the calling thread, not handed to
+   * the client's send pool first: a request goes out with one thread hand-off fewer (the write
+   * itself still goes through the connection's thread). The message sender makes its first attempts
+   * so, from a task's thread or from the callback pool when an acknowledgement sends waiting rows;
+   * neither is a connection's thread, and the client connects asynchronously. Resends, which the
+   * retry scheduler makes, go through the send pool as before.
    */
   def inline[T](send: => T): T = {
     val before = sendingInline.get()
@@ -84,22 +90,27 @@ private[rocketmq] object RocketMQProducerPool {
     finally sendingInline.set(before)
   }
 
-  /** The producer's asynchronous send pool: runs a send at once inside [[inline]], else hands it to `pool`. */
+  /**
+   * The producer's asynchronous send pool: runs a send at once inside [[inline]], else hands it to
+   * `pool`.
+   */
   private[producer] final class InlineSends(pool: ExecutorService) extends AbstractExecutorService {
-    override def execute(command: Runnable): Unit = if (sendingInline.get()) command.run() else pool.execute(command)
+    override def execute(command: Runnable): Unit =
+      if (sendingInline.get()) command.run() else pool.execute(command)
     override def shutdown(): Unit = pool.shutdown()
     override def shutdownNow(): java.util.List[Runnable] = pool.shutdownNow()
     override def isShutdown: Boolean = pool.isShutdown
     override def isTerminated: Boolean = pool.isTerminated
-    override def awaitTermination(timeout: Long, unit: TimeUnit): Boolean = pool.awaitTermination(timeout, unit)
+    override def awaitTermination(timeout: Long, unit: TimeUnit): Boolean =
+      pool.awaitTermination(timeout, unit)
   }
 
   /**
    * Whether `topic` does not exist at all: the name server has no route for it while it lists live
    * brokers. (With no live broker, a missing route is an outage, not a missing topic.) The route is
-   * asked for again after the live brokers, as a broker registering in between would make its own topic
-   * look missing (an endpoint that does not tell its brokers, a RocketMQ 5 proxy, has them live). False when the
-   * name server cannot be asked: the send is then retried as for any outage.
+   * asked for again after the live brokers, as a broker registering in between would make its own
+   * topic look missing (an endpoint that does not tell its brokers, a RocketMQ 5 proxy, has them
+   * live). False when the name server cannot be asked: the send is then retried as for any outage.
    */
   def topicMissing(producer: DefaultMQProducer, topic: String, timeoutMs: Long): Boolean =
     try {
@@ -111,8 +122,8 @@ private[rocketmq] object RocketMQProducerPool {
             RocketMQOffsetReader.afterMissingRoute()
             false
         }
-      // A RocketMQ 5 proxy refuses the cluster request; it answers routes from its own name server, so that no
-      // route there means no topic.
+      // A RocketMQ 5 proxy refuses the cluster request; it answers routes from its own name server,
+      // so that no route there means no topic.
       def brokersLive(): Boolean =
         try !api.getBrokerClusterInfo(timeoutMs).getBrokerAddrTable.isEmpty
         catch { case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) => true }

@@ -23,34 +23,40 @@ import org.apache.rocketmq.common.message.{Message, MessageClientIDSetter, Messa
 
 import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQRetry}
 import org.apache.spark.sql.rocketmq.client.RocketMQErrors.GaveUp
-import org.apache.spark.sql.rocketmq.producer.RocketMQStoredCheck.{CannotTell, NotAnswered, NotStored, Stored}
+import org.apache.spark.sql.rocketmq.producer.RocketMQStoredCheck.{
+  CannotTell, NotAnswered, NotStored, Stored
+}
 
 /**
  * One request on its way: one message, or a batch of messages of one topic without sharding key, or
  * a batch for one queue (`queue`) of messages with sharding keys; resolves the slots of all its
  * messages exactly once.
  */
-private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, message: Message, count: Int,
-    shardingKey: String, queue: MessageQueue, bytes: Long, holdsSlot: Boolean, firstKey: String = null)
+private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, message: Message,
+    count: Int,
+    shardingKey: String, queue: MessageQueue, bytes: Long, holdsSlot: Boolean,
+    firstKey: String = null)
   extends SendCallback {
   import owner._
-  private var budget: RocketMQRetry.Budget = _ // made at the first failure: most sends never need one
+  private var budget: RocketMQRetry.Budget =
+    _ // made at the first failure: most sends never need one
   private var startNanos = 0L
   private var startMs = 0L
 
   /** The key of the request's first message, which the brokers index. */
-  private def key: String = if (firstKey != null) firstKey else MessageClientIDSetter.getUniqID(message)
+  private def key: String =
+    if (firstKey != null) firstKey else MessageClientIDSetter.getUniqID(message)
 
   /** A half message's place among the task's rows (a half message is always sent alone). */
   private val seq = if (halfMessages != null) halfMessages.lastPrepared else -1
 
   /**
-   * Messages without a sharding key are sent asynchronously, the first attempt issued on the calling
-   * thread ([[RocketMQProducerPool.inline]]), and resent from the retry scheduler.
-   * Those with one are sent synchronously, and resent before the task sends anything else: the
-   * client's asynchronous sends run on a thread pool and would reach the queue out of order. Half
-   * messages go asynchronously, with a key too: their place in the queue is made when the driver
-   * commits them, in the order of [[seq]].
+   * Messages without a sharding key are sent asynchronously, the first attempt issued on the
+   * calling thread ([[RocketMQProducerPool.inline]]), and resent from the retry scheduler. Those
+   * with one are sent synchronously, and resent before the task sends anything else: the client's
+   * asynchronous sends run on a thread pool and would reach the queue out of order. Half messages
+   * go asynchronously, with a key too: their place in the queue is made when the driver commits
+   * them, in the order of [[seq]].
    */
   def start(): Unit = {
     requestCount.incrementAndGet()
@@ -109,9 +115,9 @@ private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, 
   }
 
   /**
-   * After a failure that may have stored the request (`cause`): sends it again only where the brokers
-   * say they did not store it, asking again while they cannot answer; where no broker can tell, it is
-   * sent again and counted as a possible duplicate.
+   * After a failure that may have stored the request (`cause`): sends it again only where the
+   * brokers say they did not store it, asking again while they cannot answer; where no broker can
+   * tell, it is sent again and counted as a possible duplicate.
    */
   private def settle(cause: Throwable): Unit =
     askStored().whenComplete { (verdict, _) =>
@@ -129,7 +135,8 @@ private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, 
 
   override def onSuccess(result: SendResult): Unit =
     if (result.getSendStatus != SendStatus.SEND_OK) {
-      fail(RocketMQErrors.sendStatusNotOk(topicInQuery, pinnedQueueId, result.getSendStatus.toString))
+      fail(RocketMQErrors.sendStatusNotOk(topicInQuery, pinnedQueueId,
+        result.getSendStatus.toString))
     } else {
       if (halfMessages != null) halfMessages.record(result, seq, shardingKey != null)
       else storedCheck.acknowledged(result.getMessageQueue.getBrokerName, key, startMs)
@@ -144,8 +151,8 @@ private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, 
   }
 
   /**
-   * Frees the message's slots: its bytes first, so that all slots free means all bytes free; then its request's,
-   * with which rows waiting meanwhile go out.
+   * Frees the message's slots: its bytes first, so that all slots free means all bytes free; then
+   * its request's, with which rows waiting meanwhile go out.
    */
   private def resolved(): Unit = {
     openRequests.decrementAndGet()
@@ -173,17 +180,21 @@ private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, 
       return Left(GaveUp.TopicNotFound(settings.connection.nameServer))
     }
     if (budget == null) budget = new RocketMQRetry.Budget(settings.retryTimeoutMs)
-    if (settings.sendRetries.exists(budget.retries >= _)) return Left(GaveUp.SendRetriesReached(budget.retries))
+    if (settings.sendRetries.exists(budget.retries >= _))
+      return Left(GaveUp.SendRetriesReached(budget.retries))
     budget.nextPauseMs() match {
       case Some(pauseMs) =>
         retryCount.incrementAndGet()
         if (budget.retries == 1 || budget.retries % 10 == 0) {
-          val next = if (RocketMQRetry.mayHaveBeenStored(e)) "asking whether it was stored" else "resending"
-          log.warn(s"Send to topic $topicInQuery failed (retry ${budget.retries}, ${budget.elapsedMs} ms " +
-            s"into a retry budget of ${settings.retryTimeoutMs} ms); $next in $pauseMs ms: $e")
+          val next =
+            if (RocketMQRetry.mayHaveBeenStored(e)) "asking whether it was stored" else "resending"
+          log.warn(
+            s"Send to topic $topicInQuery failed (retry ${budget.retries}, ${budget.elapsedMs} ms " +
+              s"into a retry budget of ${settings.retryTimeoutMs} ms); $next in $pauseMs ms: $e")
         }
         Right(pauseMs)
-      case None => Left(GaveUp.BudgetSpent(budget.retries, budget.elapsedMs, settings.retryTimeoutMs))
+      case None =>
+        Left(GaveUp.BudgetSpent(budget.retries, budget.elapsedMs, settings.retryTimeoutMs))
     }
   }
 
@@ -191,9 +202,13 @@ private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, 
     fail(RocketMQErrors.unlessAccessDenied(e, settings.connection.accessKey, topicInQuery)(
       RocketMQErrors.sendFailed(topicInQuery, pinnedQueueId, e, gaveUp)))
 
-  /** The queue a sharding key pins this send to (None: the producer picks one, or the route is unknown). */
+  /**
+   * The queue a sharding key pins this send to (None: the producer picks one, or the route is
+   * unknown).
+   */
   private def pinnedQueueId: Option[(String, Int)] =
-    Option(queue).orElse(Option(shardingKey).flatMap(key => Option(routes.queueOf(message.getTopic, key))))
+    Option(queue).orElse(
+      Option(shardingKey).flatMap(key => Option(routes.queueOf(message.getTopic, key))))
       .map(q => (q.getBrokerName, q.getQueueId))
 
   /** The topic as the query names it (without the namespace the brokers see). */

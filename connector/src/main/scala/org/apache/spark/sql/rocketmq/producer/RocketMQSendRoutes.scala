@@ -24,15 +24,21 @@ import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.common.message.{Message, MessageQueue}
 
 /**
- * What a [[RocketMQMessageSender]] asks of its producer's routes: the queue a sharding key picks, and whether a topic
- * without a route does not exist.
+ * What a [[RocketMQMessageSender]] asks of its producer's routes: the queue a sharding key picks,
+ * and whether a topic without a route does not exist.
  */
-private[rocketmq] final class RocketMQSendRoutes(producer: DefaultMQProducer, requestTimeoutMs: Long) {
+private[rocketmq] final class RocketMQSendRoutes(producer: DefaultMQProducer,
+    requestTimeoutMs: Long) {
 
-  /** Topics found missing, and when each was last asked about, so that an outage costs few requests. */
+  /**
+   * Topics found missing, and when each was last asked about, so that an outage costs few requests.
+   */
   private val topicChecks = new java.util.concurrent.ConcurrentHashMap[String, (Long, Boolean)]()
 
-  /** Whether `topic` does not exist (not merely unrouted during an outage); asked at most once a second. */
+  /**
+   * Whether `topic` does not exist (not merely unrouted during an outage); asked at most once a
+   * second.
+   */
   def topicMissing(topic: String): Boolean = {
     val now = System.nanoTime()
     topicChecks.compute(topic,
@@ -42,33 +48,39 @@ private[rocketmq] final class RocketMQSendRoutes(producer: DefaultMQProducer, re
   }
 
   /**
-   * The queue `shardingKey` picks among the topic's queues the producer knows now (the choice [[byShardingKey]]
-   * makes when a message is sent alone), or null if it knows none.
+   * The queue `shardingKey` picks among the topic's queues the producer knows now (the choice
+   * [[byShardingKey]] makes when a message is sent alone), or null if it knows none.
    */
   def queueOf(topic: String, shardingKey: String): MessageQueue = {
     val info = producer.getDefaultMQProducerImpl.getTopicPublishInfoTable.get(topic)
-    if (info == null || !info.ok()) null else RocketMQSendRoutes.queueForKey(topic, info, shardingKey)
+    if (info == null || !info.ok()) null
+    else RocketMQSendRoutes.queueForKey(topic, info, shardingKey)
   }
 
-  /** Picks the queue of a message sent alone with a sharding key, once the producer knows the topic's route. */
-  val byShardingKey: MessageQueueSelector = (_: java.util.List[MessageQueue], message: Message, key: Any) =>
-    RocketMQSendRoutes.queueForKey(message.getTopic,
-      producer.getDefaultMQProducerImpl.getTopicPublishInfoTable.get(message.getTopic), key)
+  /**
+   * Picks the queue of a message sent alone with a sharding key, once the producer knows the
+   * topic's route.
+   */
+  val byShardingKey: MessageQueueSelector =
+    (_: java.util.List[MessageQueue], message: Message, key: Any) =>
+      RocketMQSendRoutes.queueForKey(message.getTopic,
+        producer.getDefaultMQProducerImpl.getTopicPublishInfoTable.get(message.getTopic), key)
 }
 
 private[rocketmq] object RocketMQSendRoutes {
 
   /**
-   * The queue `key` picks among all the writable queues of `topic`'s route, in the order RocketMQ's producer
-   * lists them (by broker group name, then queue id). The same key always picks the same queue while the
-   * topic's queue count does not change: a group whose master is down keeps its queues in the list (RocketMQ's
-   * producer leaves them out), so its keys wait for it (sends fail there and are retried) instead of moving
-   * to another group's queue.
+   * The queue `key` picks among all the writable queues of `topic`'s route, in the order RocketMQ's
+   * producer lists them (by broker group name, then queue id). The same key always picks the same
+   * queue while the topic's queue count does not change: a group whose master is down keeps its
+   * queues in the list (RocketMQ's producer leaves them out), so its keys wait for it (sends fail
+   * there and are retried) instead of moving to another group's queue.
    */
   def queueForKey(topic: String, info: TopicPublishInfo, key: Any): MessageQueue = {
-    val queues = info.getTopicRouteData.getQueueDatas.asScala.filter(q => PermName.isWriteable(q.getPerm))
-      .sortBy(_.getBrokerName).flatMap(q =>
-        (0 until q.getWriteQueueNums).map(new MessageQueue(topic, q.getBrokerName, _)))
+    val queues =
+      info.getTopicRouteData.getQueueDatas.asScala.filter(q => PermName.isWriteable(q.getPerm))
+        .sortBy(_.getBrokerName).flatMap(q =>
+          (0 until q.getWriteQueueNums).map(new MessageQueue(topic, q.getBrokerName, _)))
     queues(Math.floorMod(key.hashCode, queues.size))
   }
 }

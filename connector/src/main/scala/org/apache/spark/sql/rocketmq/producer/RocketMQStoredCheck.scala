@@ -47,12 +47,13 @@ private[producer] final class RocketMQStoredCheck(producer: DefaultMQProducer, t
 
   /** Broker group `brokerName` stored the request keyed `key`, sent at `sentMs`. */
   def acknowledged(brokerName: String, key: String, sentMs: Long): Unit =
-    if (key != null && !controls.containsKey(brokerName)) controls.putIfAbsent(brokerName, (key, sentMs))
+    if (key != null && !controls.containsKey(brokerName))
+      controls.putIfAbsent(brokerName, (key, sentMs))
 
   /**
-   * Whether the request keyed `key`, sent to `topic` (as the broker names it) at `sentMs`, is stored:
-   * asked of the master of `brokerName`, or of every master of the topic where the producer picked
-   * the queue.
+   * Whether the request keyed `key`, sent to `topic` (as the broker names it) at `sentMs`, is
+   * stored: asked of the master of `brokerName`, or of every master of the topic where the producer
+   * picked the queue.
    */
   def stored(topic: String, key: String, sentMs: Long, brokerName: Option[String])
       : CompletableFuture[Verdict] =
@@ -87,7 +88,9 @@ private[producer] final class RocketMQStoredCheck(producer: DefaultMQProducer, t
     }
   }
 
-  /** NotStored where `name`'s index finds its control key, else why a key not found tells nothing. */
+  /**
+   * NotStored where `name`'s index finds its control key, else why a key not found tells nothing.
+   */
   private def indexes(name: String, address: String, topic: String): CompletableFuture[Verdict] =
     if (indexing.contains(name)) done(NotStored)
     else {
@@ -106,7 +109,8 @@ private[producer] final class RocketMQStoredCheck(producer: DefaultMQProducer, t
       case Some(name) => Option(client.findBrokerAddressInPublish(name)).map(name -> _).toSeq
       case None =>
         Option(client.getTopicRouteTable.get(topic)).toSeq.flatMap(_.getBrokerDatas.asScala)
-          .flatMap(data => Option(data.getBrokerAddrs.get(MixAll.MASTER_ID)).map(data.getBrokerName -> _))
+          .flatMap(data =>
+            Option(data.getBrokerAddrs.get(MixAll.MASTER_ID)).map(data.getBrokerName -> _))
     }
 
   private def lookUp(address: String, topic: String, key: String, sinceMs: Long)
@@ -116,7 +120,8 @@ private[producer] final class RocketMQStoredCheck(producer: DefaultMQProducer, t
       try client.getMQClientAPIImpl.getRemotingClient.invoke(address, request, timeoutMs)
       catch { case NonFatal(e) => failed(e) }
     response.handle[RocketMQKeyLookup.Answer] { (answer, error) =>
-      if (error != null) Unanswered(error.toString) else RocketMQKeyLookup.answer(answer, topic, key)
+      if (error != null) Unanswered(error.toString)
+      else RocketMQKeyLookup.answer(answer, topic, key)
     }
   }
 }
@@ -137,7 +142,8 @@ private[producer] object RocketMQStoredCheck {
   /** When a key not found is looked up again, to be believed. */
   private val SecondLookMs = 1000L
 
-  private def done(verdict: Verdict): CompletableFuture[Verdict] = CompletableFuture.completedFuture(verdict)
+  private def done(verdict: Verdict): CompletableFuture[Verdict] =
+    CompletableFuture.completedFuture(verdict)
 
   private def failed[T](e: Throwable): CompletableFuture[T] = {
     val future = new CompletableFuture[T]()

@@ -25,8 +25,9 @@ import org.apache.spark.sql.rocketmq.transaction.{
 /**
  * What a write task needs: connection, producer and send settings, taken from the options on the
  * driver and shipped with the writer factory. Nothing here has a default of its own: every value
- * comes from the option declarations, but `transaction`, which an exactly-once write's plan sets, and
- * `sendEachAtOnce`, which a real-time or continuous query's sink sets (see [[RocketMQMessageSender]]).
+ * comes from the option declarations, but `transaction`, which an exactly-once write's plan sets,
+ * and `sendEachAtOnce`, which a real-time or continuous query's sink sets (see
+ * [[RocketMQMessageSender]]).
  */
 private[rocketmq] final case class RocketMQWriteSettings(
     connection: RocketMQConnection,
@@ -49,23 +50,29 @@ private[rocketmq] final case class RocketMQWriteSettings(
     sendEachAtOnce: Boolean = false) {
 
   /**
-   * Messages a task keeps unacknowledged. Through a RocketMQ 5 proxy at most [[RocketMQWriteSettings.ProxyInFlight]],
-   * over a connection of the task's own: Apache's proxy writes no answer to a connection holding more than 64 KiB the
-   * client has not read, and a send whose answer is lost is sent again (measured: 50,000 rows stored as 58,064 with
-   * 10,000 in flight over a shared connection, each once with 64 in flight).
+   * Messages a task keeps unacknowledged. Through a RocketMQ 5 proxy at most
+   * [[RocketMQWriteSettings.ProxyInFlight]], over a connection of the task's own: Apache's proxy
+   * writes no answer to a connection holding more than 64 KiB the client has not read, and a send
+   * whose answer is lost is sent again (measured: 50,000 rows stored as 58,064 with 10,000 in
+   * flight over a shared connection, each once with 64 in flight).
    */
   def effectiveMaxInFlightMessages: Int =
-    if (throughProxy) math.min(maxInFlightMessages, RocketMQWriteSettings.ProxyInFlight) else maxInFlightMessages
+    if (throughProxy) math.min(maxInFlightMessages, RocketMQWriteSettings.ProxyInFlight)
+    else maxInFlightMessages
 
   /** What the driver's coordinator of an exactly-once write takes of these settings. */
   def coordinatorSettings: RocketMQCoordinatorSettings =
-    RocketMQCoordinatorSettings(connection, topic, requestTimeoutMs = sendTimeoutMs, retryTimeoutMs = retryTimeoutMs,
+    RocketMQCoordinatorSettings(connection, topic, requestTimeoutMs = sendTimeoutMs,
+      retryTimeoutMs = retryTimeoutMs,
       statedBrokerChecks)
 }
 
 private[rocketmq] object RocketMQWriteSettings {
 
-  /** Messages a task keeps unacknowledged through a RocketMQ 5 proxy: their answers stay well under 64 KiB. */
+  /**
+   * Messages a task keeps unacknowledged through a RocketMQ 5 proxy: their answers stay well under
+   * 64 KiB.
+   */
   val ProxyInFlight = 64
   def apply(options: RocketMQOptions): RocketMQWriteSettings = RocketMQWriteSettings(
     connection = options.connection,
@@ -82,5 +89,6 @@ private[rocketmq] object RocketMQWriteSettings {
     deliveryDelayMs = options(DeliveryDelayMs),
     deliveryGuarantee = options(DeliveryGuaranteeOption),
     transactionTimeoutMs = options(TransactionTimeoutOption),
-    statedBrokerChecks = RocketMQStatedChecks(options(BrokerCheckInterval), options(BrokerCheckMax)))
+    statedBrokerChecks = RocketMQStatedChecks(options(BrokerCheckInterval),
+      options(BrokerCheckMax)))
 }

@@ -28,12 +28,13 @@ import org.slf4j.LoggerFactory
 import org.apache.spark.sql.rocketmq.client.RocketMQErrors
 
 /**
- * How a batch write waits for the half messages its driver left to the broker's check-back (a commit whose
- * answer never came, or one the broker refused): a batch job has no later run to answer the broker, so it
- * stays until each of them is in its topic. A message is done once the broker's index finds it in its topic:
- * looked up when the check-back is answered with a commit (sent one way: the broker may not get it), and, for a
- * commit whose answer never came (it may have been carried out: then the broker never asks), every few seconds. What is not done by the deadline fails the job with an error naming how
- * many rows may never be delivered.
+ * How a batch write waits for the half messages its driver left to the broker's check-back (a
+ * commit whose answer never came, or one the broker refused): a batch job has no later run to
+ * answer the broker, so it stays until each of them is in its topic. A message is done once the
+ * broker's index finds it in its topic: looked up when the check-back is answered with a commit
+ * (sent one way: the broker may not get it), and, for a commit whose answer never came (it may have
+ * been carried out: then the broker never asks), every few seconds. What is not done by the
+ * deadline fails the job with an error naming how many rows may never be delivered.
  */
 private[transaction] final class RocketMQCheckBackWait(scope: RocketMQTransactionScope,
     index: RocketMQMessageIndex, settings: RocketMQCoordinatorSettings) {
@@ -41,15 +42,19 @@ private[transaction] final class RocketMQCheckBackWait(scope: RocketMQTransactio
   private val log = LoggerFactory.getLogger(getClass)
 
   /**
-   * (partition, attempt, seq) of each message awaited, mapped to the message as the broker last showed it (the
-   * half message, looked up by its place; then the check-back's), once known.
+   * (partition, attempt, seq) of each message awaited, mapped to the message as the broker last
+   * showed it (the half message, looked up by its place; then the check-back's), once known.
    */
   private val awaited = new ConcurrentHashMap[(Int, Long, Int), Option[MessageExt]]()
   private val committed = new ConcurrentLinkedQueue[(Int, Long, Int)]()
-  /** Where each unanswered half message is: its topic and broker group as sent, and its commit-log offset. */
+  /**
+   * Where each unanswered half message is: its topic and broker group as sent, and its commit-log
+   * offset.
+   */
   private val places = new ConcurrentHashMap[(Int, Long, Int), (String, String, Long)]()
 
-  def answered(origin: RocketMQHalfMessageRecorder.Origin, message: MessageExt, answer: LocalTransactionState): Unit =
+  def answered(origin: RocketMQHalfMessageRecorder.Origin, message: MessageExt,
+      answer: LocalTransactionState): Unit =
     if (origin.run == scope.run) {
       val key = (origin.partition, origin.attempt, origin.seq)
       if (awaited.containsKey(key)) answer match {
@@ -62,19 +67,22 @@ private[transaction] final class RocketMQCheckBackWait(scope: RocketMQTransactio
     }
 
   /**
-   * Returns once every message `left` of `epoch` is in its topic; fails after `deadlineMs` (epoch millis). Those
-   * `unanswered` (a subset) are looked up without waiting for a check-back.
+   * Returns once every message `left` of `epoch` is in its topic; fails after `deadlineMs` (epoch
+   * millis). Those `unanswered` (a subset) are looked up without waiting for a check-back.
    */
   def await(epoch: Long, left: Seq[(RocketMQTaskHalfMessages, RocketMQHalfMessage)],
       unanswered: Seq[(RocketMQTaskHalfMessages, RocketMQHalfMessage)], deadlineMs: Long): Unit = {
-    left.foreach { case (task, m) => awaited.putIfAbsent((task.partition, task.attempt, m.seq), None) }
+    left.foreach { case (task, m) =>
+      awaited.putIfAbsent((task.partition, task.attempt, m.seq), None)
+    }
     unanswered.foreach { case (task, m) =>
       val (topic, broker) = task.endpoints(m.endpoint)
       places.put((task.partition, task.attempt, m.seq), (topic, broker, m.commitLogOffset))
     }
     var lastProbe = 0L
-    log.warn(s"Epoch $epoch (a batch write): waiting until the broker has checked back about ${awaited.size} half " +
-      s"messages, at the latest until ${java.time.Instant.ofEpochMilli(deadlineMs)}")
+    log.warn(
+      s"Epoch $epoch (a batch write): waiting until the broker has checked back about ${awaited.size} half " +
+        s"messages, at the latest until ${java.time.Instant.ofEpochMilli(deadlineMs)}")
     var lastReport = System.currentTimeMillis()
     while (!awaited.isEmpty && System.currentTimeMillis() < deadlineMs) {
       // A commit answer is done once the broker's index finds the message in its topic.
@@ -94,15 +102,18 @@ private[transaction] final class RocketMQCheckBackWait(scope: RocketMQTransactio
         }
       }
       if (System.currentTimeMillis() - lastReport > 60000L) {
-        log.warn(s"Epoch $epoch: ${awaited.size} half messages still wait for the broker's check-back")
+        log.warn(
+          s"Epoch $epoch: ${awaited.size} half messages still wait for the broker's check-back")
         lastReport = System.currentTimeMillis()
       }
       if (!awaited.isEmpty) Thread.sleep(PollMs)
     }
     if (!awaited.isEmpty) {
       val keys = awaited.keySet().asScala.toSeq
-      throw RocketMQErrors.transactionUnresolved(settings.topic.getOrElse("(from column topic)"), keys.size,
-        keys.map(_._1).distinct, java.time.Instant.ofEpochMilli(deadlineMs).toString, scope.timeoutMs)
+      throw RocketMQErrors.transactionUnresolved(settings.topic.getOrElse("(from column topic)"),
+        keys.size,
+        keys.map(_._1).distinct, java.time.Instant.ofEpochMilli(deadlineMs).toString,
+        scope.timeoutMs)
     }
   }
 

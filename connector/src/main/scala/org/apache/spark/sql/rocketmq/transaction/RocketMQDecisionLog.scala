@@ -53,8 +53,9 @@ private[rocketmq] sealed trait RocketMQDecisionLog {
   def markCommitted(epoch: Long, partitions: Set[Int]): Unit
 
   /**
-   * Epochs decided at `sinceMs` or later whose partitions were not all seen committed by the driver (it left
-   * them to the broker, or stopped while committing): each with the partitions left, and when it was decided.
+   * Epochs decided at `sinceMs` or later whose partitions were not all seen committed by the driver
+   * (it left them to the broker, or stopped while committing): each with the partitions left, and
+   * when it was decided.
    */
   def unconfirmed(sinceMs: Long): Seq[RocketMQDecisionLog.Unconfirmed]
 }
@@ -68,28 +69,31 @@ private[rocketmq] object RocketMQDecisionLog {
     private val decisions = new ConcurrentHashMap[Long, RocketMQEpochDecision]()
     private val done = new ConcurrentHashMap[Long, Set[Int]]()
     override def committed(epoch: Long): Set[Int] = Option(done.get(epoch)).getOrElse(Set.empty)
-    override def markCommitted(epoch: Long, partitions: Set[Int]): Unit = done.put(epoch, partitions)
+    override def markCommitted(epoch: Long, partitions: Set[Int]): Unit =
+      done.put(epoch, partitions)
     override def read(epoch: Long): Option[RocketMQEpochDecision] = Option(decisions.get(epoch))
     override def decide(epoch: Long, decision: RocketMQEpochDecision): RocketMQEpochDecision = {
       val before = decisions.putIfAbsent(epoch, decision)
       if (before == null) decision else before
     }
-    override def unconfirmed(sinceMs: Long): Seq[Unconfirmed] = Nil // a batch job's log starts empty
+    override def unconfirmed(sinceMs: Long): Seq[Unconfirmed] =
+      Nil // a batch job's log starts empty
   }
 
   /**
    * For a streaming query: one small file per epoch in `dir` (beside the checkpoint, on its file
    * system), written whole, so that a reader sees all of it or nothing; a decision's file is never
-   * replaced (see `writeOnce`).
-   * Text: the run on the first line, then `<partition> <attempt>` per line. The partitions committed
-   * go to `<epoch>.committed`, one per line. Every file ends with a line break.
+   * replaced (see `writeOnce`). Text: the run on the first line, then `<partition> <attempt>` per
+   * line. The partitions committed go to `<epoch>.committed`, one per line. Every file ends with a
+   * line break.
    */
   final class Files(dir: String, hadoopConf: Configuration) extends RocketMQDecisionLog {
     private val fs = new Path(dir).getFileSystem(hadoopConf)
     private val root = fs.makeQualified(new Path(dir))
     private val cache = new ConcurrentHashMap[Long, RocketMQEpochDecision]()
 
-    override def read(epoch: Long): Option[RocketMQEpochDecision] = Option(cache.get(epoch)).orElse {
+    override def read(
+        epoch: Long): Option[RocketMQEpochDecision] = Option(cache.get(epoch)).orElse {
       readLines(new Path(root, epoch.toString)).map { lines =>
         val attempts = lines.drop(1).map { line =>
           val Array(partition, attempt) = line.split(' ')
@@ -123,7 +127,10 @@ private[rocketmq] object RocketMQDecisionLog {
       throw new IllegalStateException("unreachable")
     }
 
-    /** The whole stream (InputStream.readAllBytes is newer than the Java 8 the Spark 3.5 build targets). */
+    /**
+     * The whole stream (InputStream.readAllBytes is newer than the Java 8 the Spark 3.5 build
+     * targets).
+     */
     private def readAll(in: java.io.InputStream): Array[Byte] = {
       val out = new java.io.ByteArrayOutputStream()
       val buffer = new Array[Byte](4096)
@@ -147,7 +154,10 @@ private[rocketmq] object RocketMQDecisionLog {
       committedCache.put(epoch, partitions)
     }
 
-    /** Writes `lines` to `name` in `root` whole: to a temporary file first, then renamed over any earlier one. */
+    /**
+     * Writes `lines` to `name` in `root` whole: to a temporary file first, then renamed over any
+     * earlier one.
+     */
     private def write(name: String, lines: Seq[String], tempSuffix: String): Unit = {
       val temp = writeTemp(name, text(lines), tempSuffix)
       if (!fs.rename(temp, new Path(root, name))) {
@@ -246,10 +256,11 @@ private[rocketmq] object RocketMQDecisionLog {
       read(epoch).getOrElse(record(epoch, decision))
 
     /**
-     * Records `decision` for `epoch` unless another driver recorded one since this one looked: returns the one
-     * that holds.
+     * Records `decision` for `epoch` unless another driver recorded one since this one looked:
+     * returns the one that holds.
      */
-    private[transaction] def record(epoch: Long, decision: RocketMQEpochDecision): RocketMQEpochDecision = {
+    private[transaction] def record(epoch: Long, decision: RocketMQEpochDecision)
+        : RocketMQEpochDecision = {
       val lines = decision.run +: decision.attempts.toSeq.sorted.map { case (p, a) => s"$p $a" }
       if (writeOnce(epoch.toString, lines, s".${decision.run}")) {
         cache.put(epoch, decision)
@@ -265,17 +276,19 @@ private[rocketmq] object RocketMQDecisionLog {
       if (!fs.exists(root)) Nil
       else fs.listStatus(root).toSeq.flatMap { status =>
         val name = status.getPath.getName
-        if (name.nonEmpty && name.length < 19 && name.forall(_.isDigit) && status.getModificationTime >= sinceMs) {
+        if (name.nonEmpty && name.length < 19 && name.forall(_.isDigit) &&
+          status.getModificationTime >= sinceMs) {
           read(name.toLong).flatMap { decision =>
             val left = decision.attempts.keySet -- committed(name.toLong)
-            if (left.isEmpty) None else Some(Unconfirmed(name.toLong, decision.run, left, status.getModificationTime))
+            if (left.isEmpty) None
+            else Some(Unconfirmed(name.toLong, decision.run, left, status.getModificationTime))
           }
         } else None
       }.sortBy(_.epoch)
 
     /**
-     * Deletes the decisions of epochs more than [[RetainEpochs]] before `epoch` that are also older than
-     * a day: by then the broker has long stopped asking about their half messages.
+     * Deletes the decisions of epochs more than [[RetainEpochs]] before `epoch` that are also older
+     * than a day: by then the broker has long stopped asking about their half messages.
      */
     private def prune(epoch: Long): Unit = {
       val dayAgo = System.currentTimeMillis() - 24L * 3600 * 1000

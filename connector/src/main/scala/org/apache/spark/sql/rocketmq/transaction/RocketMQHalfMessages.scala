@@ -33,7 +33,8 @@ import org.apache.spark.sql.execution.streaming.sources.PackedRowCommitMessage
  * the query starts: `<start millis>-<random>`, so runs order by start), and how long the broker
  * leaves them to the driver before it checks back (`timeoutMs`).
  */
-private[rocketmq] final case class RocketMQTransactionScope(group: String, run: String, timeoutMs: Long)
+private[rocketmq] final case class RocketMQTransactionScope(group: String, run: String,
+    timeoutMs: Long)
 
 private[rocketmq] object RocketMQTransactionScope {
   def newRun(): String = s"${System.currentTimeMillis()}-${UUID.randomUUID().toString.take(8)}"
@@ -45,9 +46,9 @@ private[rocketmq] object RocketMQTransactionScope {
 }
 
 /**
- * Where one half message is: enough for an END_TRANSACTION request. `seq` is its place among the task's rows
- * (as its [[RocketMQHalfMessageRecorder.TransactionProperty]] names it); `keyed` says it had a sharding key:
- * then its commit must reach its queue in that order.
+ * Where one half message is: enough for an END_TRANSACTION request. `seq` is its place among the
+ * task's rows (as its [[RocketMQHalfMessageRecorder.TransactionProperty]] names it); `keyed` says
+ * it had a sharding key: then its commit must reach its queue in that order.
  */
 private[rocketmq] final case class RocketMQHalfMessage(
     endpoint: Int, queueId: Int, queueOffset: Long, commitLogOffset: Long, seq: Int, keyed: Boolean)
@@ -71,11 +72,16 @@ private[rocketmq] object RocketMQTaskHalfMessages {
   def toCommitMessage(bytes: Array[Byte]): WriterCommitMessage =
     PackedRowCommitMessage(Array[InternalRow](new GenericInternalRow(Array[Any](bytes))))
 
-  /** The half messages a commit message carries; None for one that carries none (a null, or another kind). */
-  def fromCommitMessage(message: WriterCommitMessage): Option[RocketMQTaskHalfMessages] = message match {
-    case packed: PackedRowCommitMessage if packed.rows.length == 1 => Some(decode(packed.rows(0).getBinary(0)))
-    case _ => None
-  }
+  /**
+   * The half messages a commit message carries; None for one that carries none (a null, or another
+   * kind).
+   */
+  def fromCommitMessage(message: WriterCommitMessage): Option[RocketMQTaskHalfMessages] =
+    message match {
+      case packed: PackedRowCommitMessage if packed.rows.length == 1 =>
+        Some(decode(packed.rows(0).getBinary(0)))
+      case _ => None
+    }
 
   def decode(bytes: Array[Byte]): RocketMQTaskHalfMessages = {
     val in = new DataInputStream(new ByteArrayInputStream(bytes))
@@ -83,7 +89,8 @@ private[rocketmq] object RocketMQTaskHalfMessages {
       (in.readUTF(), in.readLong(), in.readInt(), in.readLong(), in.readLong())
     val endpoints = IndexedSeq.fill(in.readInt())((in.readUTF(), in.readUTF()))
     val messages = IndexedSeq.fill(in.readInt())(
-      RocketMQHalfMessage(in.readInt(), in.readInt(), in.readLong(), in.readLong(), in.readInt(), in.readBoolean()))
+      RocketMQHalfMessage(in.readInt(), in.readInt(), in.readLong(), in.readLong(), in.readInt(),
+        in.readBoolean()))
     RocketMQTaskHalfMessages(run, epoch, partition, attempt, firstSendMs, endpoints, messages)
   }
 }
@@ -112,8 +119,10 @@ private[rocketmq] final class RocketMQHalfMessageRecorder(
     if (firstSendMs < 0) firstSendMs = System.currentTimeMillis()
     MessageAccessor.putProperty(message, MessageConst.PROPERTY_TRANSACTION_PREPARED, "true")
     MessageAccessor.putProperty(message, MessageConst.PROPERTY_PRODUCER_GROUP, scope.group)
-    MessageAccessor.putProperty(message, MessageConst.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS, immunitySeconds)
-    MessageAccessor.putProperty(message, RocketMQHalfMessageRecorder.TransactionProperty, prefix + nextSeq)
+    MessageAccessor.putProperty(message, MessageConst.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS,
+      immunitySeconds)
+    MessageAccessor.putProperty(message, RocketMQHalfMessageRecorder.TransactionProperty,
+      prefix + nextSeq)
     nextSeq += 1
   }
 
@@ -122,7 +131,8 @@ private[rocketmq] final class RocketMQHalfMessageRecorder(
 
   /**
    * Records an acknowledged half message (called from send callbacks, on any thread): `seq` is its
-   * [[lastPrepared]] place, `keyed` whether its commit must keep that place in its queue (a sharding key).
+   * [[lastPrepared]] place, `keyed` whether its commit must keep that place in its queue (a
+   * sharding key).
    */
   def record(result: SendResult, seq: Int, keyed: Boolean): Unit = synchronized {
     val queue = result.getMessageQueue
@@ -164,7 +174,10 @@ private[rocketmq] final class RocketMQHalfMessageRecorder(
 
 private[rocketmq] object RocketMQHalfMessageRecorder {
 
-  /** The user property naming a half message's run, epoch, partition, task attempt and sequence number. */
+  /**
+   * The user property naming a half message's run, epoch, partition, task attempt and sequence
+   * number.
+   */
   val TransactionProperty = "spark.rocketmq.txn"
 
   /** The parts of a [[TransactionProperty]] value, or None for one that is not ours. */

@@ -27,19 +27,20 @@ import org.apache.rocketmq.common.message.{Message, MessageExt}
 import org.slf4j.LoggerFactory
 
 /**
- * Answers a broker's check-back about a half message of an exactly-once write (the broker asks once the
- * message's check immunity, the transaction timeout, is over and no decision reached it), from the
- * decisions kept by the driver ([[RocketMQDecisionLog]]):
- *   - an attempt its epoch did not keep, or of an earlier run that never decided its epoch: roll back;
+ * Answers a broker's check-back about a half message of an exactly-once write (the broker asks once
+ * the message's check immunity, the transaction timeout, is over and no decision reached it), from
+ * the decisions kept by the driver ([[RocketMQDecisionLog]]):
+ * - an attempt its epoch did not keep, or of an earlier run that never decided its epoch: roll
+ *   back;
  *   - an epoch not decided yet by this run: unknown (the broker asks again);
- *   - an attempt its epoch kept, of a partition whose commits the driver saw confirmed, every one: roll
- *     back (the broker asks about a copy it made of a message already committed);
- *   - an attempt its epoch kept otherwise (the driver left it to the broker, or died while committing,
- *     or a request's answer never came): commit, unless the message is already in its topic. The broker
- *     is asked by the message's key (its index of keys, on by default); a broker that cannot tell (its
- *     index off) gets a commit, and an error in the log: a row may then be delivered twice.
- * Each epoch the broker asks about is logged once, with what was answered (see [[summary]]); `answered` hears
- * of every answer about a message of this connector.
+ * - an attempt its epoch kept, of a partition whose commits the driver saw confirmed, every one:
+ *   roll back (the broker asks about a copy it made of a message already committed);
+ * - an attempt its epoch kept otherwise (the driver left it to the broker, or died while
+ *   committing, or a request's answer never came): commit, unless the message is already in its
+ *   topic. The broker is asked by the message's key (its index of keys, on by default); a broker
+ *   that cannot tell (its index off) gets a commit, and an error in the log: a row may then be
+ *   delivered twice. Each epoch the broker asks about is logged once, with what was answered (see
+ *   [[summary]]); `answered` hears of every answer about a message of this connector.
  */
 private[rocketmq] final class RocketMQTransactionCheck(
     scope: RocketMQTransactionScope, decisions: RocketMQDecisionLog, index: RocketMQMessageIndex,
@@ -51,11 +52,15 @@ private[rocketmq] final class RocketMQTransactionCheck(
 
   private val epochsAsked = new ConcurrentHashMap[Long, AtomicLong]()
   private val committed, rolledBack, unknown, lookups = new AtomicLong()
-  /** When the answers so far were last logged (System.nanoTime): a minute apart while the broker asks. */
+  /**
+   * When the answers so far were last logged (System.nanoTime): a minute apart while the broker
+   * asks.
+   */
   private val lastReport = new AtomicLong(System.nanoTime())
 
   /** What was answered so far: commits, roll backs, unknowns, and index look-ups made. */
-  def summary: (Long, Long, Long, Long) = (committed.get(), rolledBack.get(), unknown.get(), lookups.get())
+  def summary: (Long, Long, Long, Long) =
+    (committed.get(), rolledBack.get(), unknown.get(), lookups.get())
 
   override def executeLocalTransaction(message: Message, arg: Any): LocalTransactionState =
     LocalTransactionState.UNKNOW // never called: this producer sends nothing
@@ -66,7 +71,10 @@ private[rocketmq] final class RocketMQTransactionCheck(
       case None => LocalTransactionState.ROLLBACK_MESSAGE
       case Some(origin) =>
         try answerFor(origin, message)
-        catch { case NonFatal(e) => log.warn(s"Cannot answer for $property yet: $e"); LocalTransactionState.UNKNOW }
+        catch {
+          case NonFatal(e) =>
+            log.warn(s"Cannot answer for $property yet: $e"); LocalTransactionState.UNKNOW
+        }
     }
     (answer match {
       case LocalTransactionState.COMMIT_MESSAGE => committed
@@ -77,21 +85,24 @@ private[rocketmq] final class RocketMQTransactionCheck(
       answered(origin, message, answer)
       val asked = epochsAsked.computeIfAbsent(origin.epoch, _ => new AtomicLong())
       if (asked.getAndIncrement() == 0) {
-        log.warn(s"The broker checks back about epoch ${origin.epoch} of run ${origin.run} (its half messages were " +
-          s"left to the broker, or are copies the broker keeps); first answer: $answer. Answers so far (commit, " +
-          s"roll back, unknown, look-ups): $summary")
+        log.warn(
+          s"The broker checks back about epoch ${origin.epoch} of run ${origin.run} (its half messages were " +
+            s"left to the broker, or are copies the broker keeps); first answer: $answer. Answers so far (commit, " +
+            s"roll back, unknown, look-ups): $summary")
       }
     }
     log.debug(s"Check-back for $property (queue offset ${message.getQueueOffset}): $answer")
     val now = System.nanoTime()
     val last = lastReport.get()
     if (now - last >= ReportEveryNs && lastReport.compareAndSet(last, now)) {
-      log.warn(s"Check-backs answered so far by run ${scope.run} (commit, roll back, unknown, look-ups): $summary")
+      log.warn(
+        s"Check-backs answered so far by run ${scope.run} (commit, roll back, unknown, look-ups): $summary")
     }
     answer
   }
 
-  private def answerFor(origin: RocketMQHalfMessageRecorder.Origin, message: MessageExt): LocalTransactionState =
+  private def answerFor(origin: RocketMQHalfMessageRecorder.Origin, message: MessageExt)
+      : LocalTransactionState =
     decisions.read(origin.epoch) match {
       case Some(decision) if !decision.names(origin) => LocalTransactionState.ROLLBACK_MESSAGE
       case Some(_) if decisions.committed(origin.epoch).contains(origin.partition) =>
@@ -103,7 +114,9 @@ private[rocketmq] final class RocketMQTransactionCheck(
           case Some(false) => LocalTransactionState.COMMIT_MESSAGE
           case None => LocalTransactionState.UNKNOW
         }
-      case None if RocketMQTransactionScope.startOf(origin.run) < RocketMQTransactionScope.startOf(scope.run) =>
+      case None
+          if RocketMQTransactionScope.startOf(origin.run) <
+            RocketMQTransactionScope.startOf(scope.run) =>
         LocalTransactionState.ROLLBACK_MESSAGE // a run that ended without deciding this epoch
       case None => LocalTransactionState.UNKNOW
     }

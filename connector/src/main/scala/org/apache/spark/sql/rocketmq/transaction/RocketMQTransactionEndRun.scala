@@ -32,11 +32,12 @@ import org.apache.spark.sql.rocketmq.client.RocketMQRetry
 import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionEnd._
 
 /**
- * One call of [[RocketMQTransactionEnd.decide]], in steps: every half message is queued on its broker
- * group's lane (rows with a sharding key in a chain per task and queue); then, until none is unresolved,
- * the ready ones are sent, the answers handled as they come, and commits that got no answer looked up in
- * the brokers' index. A message ends confirmed, or left to the broker's check-back as refused, uncertain
- * (no answer) or unsent (its lane given up, or past its task's `sendBy` time).
+ * One call of [[RocketMQTransactionEnd.decide]], in steps: every half message is queued on its
+ * broker group's lane (rows with a sharding key in a chain per task and queue); then, until none is
+ * unresolved, the ready ones are sent, the answers handled as they come, and commits that got no
+ * answer looked up in the brokers' index. A message ends confirmed, or left to the broker's
+ * check-back as refused, uncertain (no answer) or unsent (its lane given up, or past its task's
+ * `sendBy` time).
  */
 private[transaction] final class RocketMQTransactionEndRun(client: MQClientInstance, group: String,
     tasks: IndexedSeq[RocketMQTaskHalfMessages], commit: Boolean, retryTimeoutMs: Long,
@@ -65,22 +66,30 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
       if (unresolved > 0) handleAnswers(nextResumeNs)
     }
     tasks.indices.map(t =>
-      Ended(confirmed(t), refused(t), uncertain(t), unsent(t), left(t).toSeq, leftUnanswered(t).toSeq))
+      Ended(confirmed(t), refused(t), uncertain(t), unsent(t), left(t).toSeq,
+        leftUnanswered(t).toSeq))
   }
 
-  /** Step 1: each message on its broker group's lane; a chain's first row only, the others follow it. */
+  /**
+   * Step 1: each message on its broker group's lane; a chain's first row only, the others follow
+   * it.
+   */
   private def queueAll(): Unit = tasks.zipWithIndex.foreach { case (task, t) =>
     val (ordered, free) = task.messages.partition(_.keyed)
     free.foreach(m => laneOf(task, m).ready.add(new Item(t, m, null)))
     ordered.groupBy(m => (m.endpoint, m.queueId)).values.foreach { rows =>
       val chain = new Chain(new Array[Item](rows.size))
-      rows.sortBy(_.seq).zipWithIndex.foreach { case (m, i) => chain.items(i) = new Item(t, m, chain) }
+      rows.sortBy(_.seq).zipWithIndex.foreach { case (m, i) =>
+        chain.items(i) = new Item(t, m, chain)
+      }
       laneOf(task, rows.head).ready.add(chain.items(0))
     }
     unresolved += task.messages.size
   }
 
-  /** Step 2: sends what each lane not paused has ready, up to its window; when the next pause ends. */
+  /**
+   * Step 2: sends what each lane not paused has ready, up to its window; when the next pause ends.
+   */
   private def sendReady(): Long = {
     val now = System.nanoTime()
     var nextResumeNs = now + 100000000L
@@ -100,7 +109,8 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
 
   /** Step 3: the answers that came, waiting for the first until `untilNs` at most. */
   private def handleAnswers(untilNs: Long): Unit = {
-    var answer = answers.poll(math.max(1L, (untilNs - System.nanoTime()) / 1000000L), TimeUnit.MILLISECONDS)
+    var answer =
+      answers.poll(math.max(1L, (untilNs - System.nanoTime()) / 1000000L), TimeUnit.MILLISECONDS)
     while (answer != null) {
       handle(answer)
       answer = answers.poll()
@@ -143,7 +153,8 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
     header.setTranStateTableOffset(item.message.queueOffset)
     header.setCommitLogOffset(item.message.commitLogOffset)
     header.setCommitOrRollback(
-      if (commit) MessageSysFlag.TRANSACTION_COMMIT_TYPE else MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
+      if (commit) MessageSysFlag.TRANSACTION_COMMIT_TYPE
+      else MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
     header.setFromTransactionCheck(false)
     header.setMsgId(s"${task.run}/${task.epoch}/${task.partition}/${task.attempt}")
     header.setBrokerName(lane.broker)
@@ -155,7 +166,8 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
     }
     try {
       remoting.invokeAsync(lane.address,
-        RemotingCommand.createRequestCommand(RequestCode.END_TRANSACTION, header), AnswerTimeoutMs, callback)
+        RemotingCommand.createRequestCommand(RequestCode.END_TRANSACTION, header), AnswerTimeoutMs,
+        callback)
     } catch { case NonFatal(e) => callback.operationFail(e) }
   }
 
@@ -192,8 +204,9 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
   }
 
   /**
-   * A request to `lane` failed: no new one goes there for a pause (unless it is paused already), growing
-   * while the failures last; once the retry budget is spent, what is left there goes to the broker.
+   * A request to `lane` failed: no new one goes there for a pause (unless it is paused already),
+   * growing while the failures last; once the retry budget is spent, what is left there goes to the
+   * broker.
    */
   private def pause(lane: Lane, epoch: Long): Unit =
     if (lane.resumeAtNs <= System.nanoTime()) {
@@ -201,8 +214,9 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
       lane.budget.nextPauseMs() match {
         case Some(pauseMs) =>
           if (lane.budget.retries == 1 || lane.budget.retries % 10 == 0) {
-            log.warn(s"Epoch $epoch: broker group ${lane.broker} does not answer END_TRANSACTION requests " +
-              s"now (${lane.budget.elapsedMs} ms of retryTimeoutMs $retryTimeoutMs); asking again in $pauseMs ms")
+            log.warn(
+              s"Epoch $epoch: broker group ${lane.broker} does not answer END_TRANSACTION requests " +
+                s"now (${lane.budget.elapsedMs} ms of retryTimeoutMs $retryTimeoutMs); asking again in $pauseMs ms")
           }
           lane.resumeAtNs = System.nanoTime() + pauseMs * 1000000L
           lane.address = null
@@ -228,7 +242,8 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
         advance(lane, item)
       case Uncertain if commit =>
         unansweredCommits.incrementAndGet()
-        pause(lane, tasks(item.task).epoch) // a broker that lets requests time out: do not pile more on it
+        pause(lane,
+          tasks(item.task).epoch) // a broker that lets requests time out: do not pile more on it
         if (index == null) { leave(item, uncertain); dropRestOfChain(item) }
         else unanswered.add(item, System.nanoTime())
       case _ => notTaken(lane, item)
@@ -236,7 +251,10 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
     if (lane.resumeAtNs == Long.MaxValue && lane.inFlight == 0) giveUp(lane)
   }
 
-  /** Looks up the commits that went out without an answer, at most once a second (see the class doc). */
+  /**
+   * Looks up the commits that went out without an answer, at most once a second (see the class
+   * doc).
+   */
   private def lookUpUnanswered(): Unit =
     if (!unanswered.isEmpty && System.nanoTime() - lastLookUpNs > LookUpEveryNs) {
       lastLookUpNs = System.nanoTime()

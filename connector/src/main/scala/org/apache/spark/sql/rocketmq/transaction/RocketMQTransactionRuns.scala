@@ -20,13 +20,13 @@ import java.io.Closeable
 import java.util.concurrent.ConcurrentHashMap
 
 /**
- * The life of each exactly-once stream run in this driver, keyed by Spark's run id (a query restarted
- * at once is a new run while the end of its earlier run may still be on its way). A run
- *   - is resumed before it starts, when it restarts from a checkpoint (its coordinator answers the
- *     broker about epochs the earlier run left, even if the new run never plans a batch): held by its
- *     query id until Spark names the run;
- *   - starts when Spark says so (the query's start event, or the run's first plan), taking over what
- *     was resumed for its query;
+ * The life of each exactly-once stream run in this driver, keyed by Spark's run id (a query
+ * restarted at once is a new run while the end of its earlier run may still be on its way). A run
+ * - is resumed before it starts, when it restarts from a checkpoint (its coordinator answers the
+ *   broker about epochs the earlier run left, even if the new run never plans a batch): held by its
+ *   query id until Spark names the run;
+ * - starts when Spark says so (the query's start event, or the run's first plan), taking over what
+ *   was resumed for its query;
  *   - decides its epochs and answers check-backs through its one coordinator;
  *   - ends when Spark says that run ended: only that run's coordinator is closed.
  */
@@ -57,16 +57,17 @@ private[rocketmq] class RocketMQTransactionRuns[C <: Closeable] {
     resumed.computeIfAbsent(queryId, _ => newRun(group, timeoutMs)).scope
 
   /**
-   * Resumes query `queryId`'s next run (whose scope must exist): its coordinator, made by `create`, is
-   * running when this returns, though Spark has not named the run yet.
+   * Resumes query `queryId`'s next run (whose scope must exist): its coordinator, made by `create`,
+   * is running when this returns, though Spark has not named the run yet.
    */
   def resume(queryId: String)(create: RocketMQTransactionScope => C): Unit =
-    Option(resumed.get(queryId)).getOrElse(throw new IllegalStateException(s"No resumed run of $queryId"))
+    Option(resumed.get(queryId)).getOrElse(
+      throw new IllegalStateException(s"No resumed run of $queryId"))
       .coordinatorOr(create)
 
   /**
-   * Run `runId` of query `queryId` started at `startMs`: it takes over what was resumed for the query
-   * before it started (a resume made later is a later run's, heard of before this start was).
+   * Run `runId` of query `queryId` started at `startMs`: it takes over what was resumed for the
+   * query before it started (a resume made later is a later run's, heard of before this start was).
    */
   def started(queryId: String, runId: String, startMs: Long = Long.MaxValue): Unit =
     if (!runs.containsKey(runId)) {
@@ -76,7 +77,8 @@ private[rocketmq] class RocketMQTransactionRuns[C <: Closeable] {
     }
 
   /** The scope of run `runId` (of query `queryId`), made at its start or first micro-batch. */
-  def scope(queryId: String, runId: String, group: String, timeoutMs: Long): RocketMQTransactionScope =
+  def scope(queryId: String, runId: String, group: String, timeoutMs: Long)
+      : RocketMQTransactionScope =
     runs.computeIfAbsent(runId,
       _ => Option(resumed.remove(queryId)).getOrElse(newRun(group, timeoutMs))).scope
 
@@ -89,7 +91,9 @@ private[rocketmq] class RocketMQTransactionRuns[C <: Closeable] {
   def running(runId: String): Option[C] =
     Option(runs.get(runId)).flatMap(run => run.synchronized(Option(run.coordinator)))
 
-  /** Run `runId` ended: its coordinator is closed and the run forgotten (other runs are left alone). */
+  /**
+   * Run `runId` ended: its coordinator is closed and the run forgotten (other runs are left alone).
+   */
   def ended(runId: String): Unit = Option(runs.remove(runId)).foreach(_.close())
 
   /** The driver stops: every run ends (their end events may never be delivered). */

@@ -19,15 +19,16 @@ package org.apache.spark.sql.rocketmq.transaction
 import scala.collection.mutable.ArrayBuffer
 
 /**
- * Commit requests whose answer never came, each waiting to be found in its broker's index of keys: found, it is
- * confirmed; not found within `budgetMs` of its time-out, it is left to the broker's check-back.
+ * Commit requests whose answer never came, each waiting to be found in its broker's index of keys:
+ * found, it is confirmed; not found within `budgetMs` of its time-out, it is left to the broker's
+ * check-back.
  *
- * A broker does not carry out every request it read: one that waited too long in its queue (3 s by default, as
- * after a long pause) is dropped with an answer nobody hears. Such a commit is never found, and it must not hold
- * back the others: a round asks about at most `missesPerRound` commits that are not found, and those go to the
- * back, behind the ones not asked yet. A round stops asking at the first commit the broker cannot be asked about
- * now (it is down: the others would fail the same way). Each round leaves every commit past its budget, asked or
- * not.
+ * A broker does not carry out every request it read: one that waited too long in its queue (3 s by
+ * default, as after a long pause) is dropped with an answer nobody hears. Such a commit is never
+ * found, and it must not hold back the others: a round asks about at most `missesPerRound` commits
+ * that are not found, and those go to the back, behind the ones not asked yet. A round stops asking
+ * at the first commit the broker cannot be asked about now (it is down: the others would fail the
+ * same way). Each round leaves every commit past its budget, asked or not.
  */
 private[transaction] final class RocketMQUnansweredCommits[A](budgetMs: Long, missesPerRound: Int) {
   require(missesPerRound > 0, "missesPerRound must be positive")
@@ -40,9 +41,9 @@ private[transaction] final class RocketMQUnansweredCommits[A](budgetMs: Long, mi
   def size: Int = waiting.size
 
   /**
-   * One round of look-ups. `lookUp` answers Some(true) when the commit is in its topic, Some(false) when the
-   * broker says it is not (yet), None when the broker cannot be asked now; `found` and `left` hear of the
-   * commits confirmed and of those given up to the broker.
+   * One round of look-ups. `lookUp` answers Some(true) when the commit is in its topic, Some(false)
+   * when the broker says it is not (yet), None when the broker cannot be asked now; `found` and
+   * `left` hear of the commits confirmed and of those given up to the broker.
    */
   def round(nowNs: Long)(lookUp: A => Option[Boolean])(found: A => Unit, left: A => Unit): Unit = {
     val budgetNs = budgetMs * 1000000L

@@ -25,15 +25,20 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.{SparkConf, SparkContext}
 
-/** The sharing, eviction and replacement rules of the client cache (clients here are plain counters). */
+/**
+ * The sharing, eviction and replacement rules of the client cache (clients here are plain
+ * counters).
+ */
 class RocketMQClientCacheSuite extends AnyFunSuite {
 
   private final class Fixture {
     var created = 0
     val closed = mutable.Buffer.empty[String]
-    val cache = new RocketMQClientCache[String, String]("test", key => { created += 1; s"$key#$created" },
-      // closeAll closes clients on threads of their own; a test waiting for a close is told of each one.
-      client => closed.synchronized { closed += client; closed.notifyAll() })
+    val cache =
+      new RocketMQClientCache[String, String]("test", key => { created += 1; s"$key#$created" },
+        // closeAll closes clients on threads of their own; a test waiting for a close is told of each
+        // one.
+        client => closed.synchronized { closed += client; closed.notifyAll() })
   }
 
   test("one client per key, shared by concurrent borrowers") {
@@ -74,7 +79,9 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
     val f = new Fixture
     val lease = f.cache.borrow("x")
     var runs = 0
-    intercept[IllegalStateException](lease.once("prepare") { runs += 1; throw new IllegalStateException("boom") })
+    intercept[IllegalStateException](lease.once("prepare") {
+      runs += 1; throw new IllegalStateException("boom")
+    })
     lease.once("prepare")(runs += 1)
     lease.once("prepare")(runs += 1)
     assert(runs === 2)
@@ -87,8 +94,11 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
     val inSetUp = new CountDownLatch(1)
     val finishSetUp = new CountDownLatch(1)
     val events = new ConcurrentLinkedQueue[String]()
-    val a = new Thread(() => first.once("prepare") { inSetUp.countDown(); finishSetUp.await(); events.add("set up") })
-    val b = new Thread(() => { second.once("prepare")(events.add("set up twice")); events.add("second went on") })
+    val a = new Thread(() =>
+      first.once("prepare") { inSetUp.countDown(); finishSetUp.await(); events.add("set up") })
+    val b = new Thread(() => {
+      second.once("prepare")(events.add("set up twice")); events.add("second went on")
+    })
     a.start()
     assert(inSetUp.await(30, TimeUnit.SECONDS))
     b.start()
@@ -112,7 +122,8 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
   }
 
   test("closeAll closes the clients at once, not one after the other") {
-    // Each close returns only once all three have begun: one after the other, the first would wait in vain.
+    // Each close returns only once all three have begun: one after the other, the first would wait
+    // in vain.
     val begun = new CountDownLatch(3)
     val closed = new ConcurrentLinkedQueue[String]()
     val cache = new RocketMQClientCache[String, String]("test", key => key,
@@ -125,7 +136,8 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
     assert(closed.asScala.toSet === Set("a", "b", "c") && cache.size === 0)
   }
 
-  test("every client is closed when the Spark application ends, and again for the next application") {
+  test(
+    "every client is closed when the Spark application ends, and again for the next application") {
     val f = new Fixture
     def runApplication(key: String): Unit = {
       val sc = new SparkContext(new SparkConf().setMaster("local[1]").setAppName("cache-test")

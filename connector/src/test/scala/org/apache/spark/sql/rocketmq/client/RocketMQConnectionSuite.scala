@@ -25,12 +25,15 @@ import org.apache.spark.sql.rocketmq.producer.{RocketMQProducerPool, RocketMQWri
 
 class RocketMQConnectionSuite extends AnyFunSuite {
 
-  private def options(kv: (String, String)*) = new RocketMQOptions((Seq("nameServer" -> "h:1") ++ kv).toMap)
+  private def options(kv: (String, String)*) =
+    new RocketMQOptions((Seq("nameServer" -> "h:1") ++ kv).toMap)
 
-  private def resolve(o: RocketMQOptions, conf: Map[String, String] = Map.empty, env: Map[String, String] = Map.empty)
+  private def resolve(o: RocketMQOptions, conf: Map[String, String] = Map.empty,
+      env: Map[String, String] = Map.empty)
       : RocketMQConnection = RocketMQConnection.resolve(o, conf.get, env.get)
 
-  test("credentials come whole from the options, else the Spark configuration, else the environment") {
+  test(
+    "credentials come whole from the options, else the Spark configuration, else the environment") {
     val conf = Map("spark.rocketmq.accessKey" -> "conf-ak", "spark.rocketmq.secretKey" -> "conf-sk")
     val env = Map("ROCKETMQ_ACCESS_KEY" -> "env-ak", "ROCKETMQ_SECRET_KEY" -> "env-sk",
       "ROCKETMQ_SECURITY_TOKEN" -> "env-token")
@@ -38,22 +41,29 @@ class RocketMQConnectionSuite extends AnyFunSuite {
     assert(resolve(options(), env = env).credentials ===
       Some(RocketMQCredentials("env-ak", "env-sk", Some("env-token"))))
     // The configuration's pair, without the environment's token: places never mix.
-    assert(resolve(options(), conf, env).credentials === Some(RocketMQCredentials("conf-ak", "conf-sk", None)))
-    assert(resolve(options("accessKey" -> "opt-ak", "secretKey" -> "opt-sk", "securityToken" -> "opt-t"), conf, env)
+    assert(resolve(options(), conf, env).credentials ===
+      Some(RocketMQCredentials("conf-ak", "conf-sk", None)))
+    assert(resolve(options("accessKey" -> "opt-ak", "secretKey" -> "opt-sk",
+      "securityToken" -> "opt-t"), conf, env)
       .credentials === Some(RocketMQCredentials("opt-ak", "opt-sk", Some("opt-t"))))
     // Blank counts as unset.
-    assert(resolve(options("accessKey" -> " "), conf.map { case (k, _) => k -> " " }, env).credentials ===
+    assert(resolve(options("accessKey" -> " "), conf.map { case (k, _) => k -> " " },
+      env).credentials ===
       Some(RocketMQCredentials("env-ak", "env-sk", Some("env-token"))))
   }
 
-  test("half a credential is an error naming the place, what is set and what is missing, never the secret") {
+  test(
+    "half a credential is an error naming the place, what is set and what is missing, never the secret") {
     val conf = Map("spark.rocketmq.accessKey" -> "conf-ak", "spark.rocketmq.secretKey" -> "conf-sk")
     // A key in the options does not borrow the configuration's secret.
-    val noSecret = intercept[RocketMQInvalidInputException](resolve(options("accessKey" -> "ak"), conf))
+    val noSecret =
+      intercept[RocketMQInvalidInputException](resolve(options("accessKey" -> "ak"), conf))
     assert(noSecret.getCondition === "ROCKETMQ_INCOMPLETE_CREDENTIALS")
-    assert(noSecret.getMessage.contains("in the query's options are incomplete: accessKey is set but secretKey is not"),
+    assert(noSecret.getMessage.contains(
+        "in the query's options are incomplete: accessKey is set but secretKey is not"),
       noSecret.getMessage)
-    val noKey = intercept[RocketMQInvalidInputException](resolve(options(), env = Map("ROCKETMQ_SECRET_KEY" -> "s3")))
+    val noKey = intercept[RocketMQInvalidInputException](resolve(options(),
+      env = Map("ROCKETMQ_SECRET_KEY" -> "s3")))
     assert(noKey.getMessage.contains(
         "in the environment are incomplete: ROCKETMQ_SECRET_KEY is set but ROCKETMQ_ACCESS_KEY is not"),
       noKey.getMessage)
@@ -61,17 +71,20 @@ class RocketMQConnectionSuite extends AnyFunSuite {
     val tokenOnly = intercept[RocketMQInvalidInputException](
       resolve(options(), Map("spark.rocketmq.securityToken" -> "tk")))
     assert(tokenOnly.getMessage.contains(
-        "spark.rocketmq.securityToken is set but spark.rocketmq.accessKey is not"), tokenOnly.getMessage)
+        "spark.rocketmq.securityToken is set but spark.rocketmq.accessKey is not"),
+      tokenOnly.getMessage)
   }
 
   test("the secret and the token never show in toString, settings or pool keys") {
-    val o = options("accessKey" -> "ak-1", "secretKey" -> "sk-secret-1", "securityToken" -> "tok-secret-1",
+    val o = options("accessKey" -> "ak-1", "secretKey" -> "sk-secret-1",
+      "securityToken" -> "tok-secret-1",
       "topic" -> "t")
     val connection = resolve(o)
     val shown = Seq(connection.toString, connection.credentials.get.toString,
       RocketMQReadSettings(o).copy(connection = connection).toString,
       RocketMQWriteSettings(o).copy(connection = connection).toString,
-      RocketMQConsumerPool.Key(connection, "g").toString, RocketMQProducerPool.Key(connection, "g", 1).toString)
+      RocketMQConsumerPool.Key(connection, "g").toString,
+      RocketMQProducerPool.Key(connection, "g", 1).toString)
     shown.foreach { text =>
       assert(!text.contains("sk-secret-1") && !text.contains("tok-secret-1"), text)
       assert(text.contains("ak-1"), text)
@@ -89,7 +102,8 @@ class RocketMQConnectionSuite extends AnyFunSuite {
       resolve(options("accessKey" -> "ak", "secretKey" -> "s1", "accessChannel" -> "cloud")))
     variants.foreach { other =>
       assert(RocketMQConsumerPool.Key(base, "g") != RocketMQConsumerPool.Key(other, "g"), other)
-      assert(RocketMQProducerPool.Key(base, "g", 1) != RocketMQProducerPool.Key(other, "g", 1), other)
+      assert(RocketMQProducerPool.Key(base, "g", 1) != RocketMQProducerPool.Key(other, "g", 1),
+        other)
     }
     assert(RocketMQConsumerPool.Key(base, "g") === RocketMQConsumerPool.Key(
       resolve(options("accessKey" -> "ak", "secretKey" -> "s1")), "g"))
@@ -104,6 +118,7 @@ class RocketMQConnectionSuite extends AnyFunSuite {
     assert(scoped.inQuery("tenant_1%orders") === "orders")
     assert(RocketMQQueue("orders", "b", 3).toMessageQueue(scoped).getTopic === "tenant_1%orders")
     val bad = intercept[RocketMQInvalidInputException](resolve(options("namespace" -> "a%b")))
-    assert(bad.getCondition === "ROCKETMQ_INVALID_OPTION_VALUE.NAMESPACE" && bad.getMessage.contains("'a%b'"))
+    assert(bad.getCondition === "ROCKETMQ_INVALID_OPTION_VALUE.NAMESPACE" &&
+      bad.getMessage.contains("'a%b'"))
   }
 }

@@ -31,7 +31,8 @@ import org.apache.spark.sql.catalyst.util.ArrayBasedMapData
 import org.apache.spark.sql.connector.catalog.{Column, Identifier}
 import org.apache.spark.sql.connector.expressions.{Expressions, Transform}
 import org.apache.spark.sql.rocketmq.{
-  RocketMQCatalog, RocketMQException, RocketMQInvalidInputException, RocketMQOffsetResolver, RocketMQRowToMessage,
+  RocketMQCatalog, RocketMQException, RocketMQInvalidInputException, RocketMQOffsetResolver,
+  RocketMQRowToMessage,
   RocketMQSourceOffset, RocketMQUnsupportedOperationException, RocketMQWriteColumns
 }
 import org.apache.spark.sql.rocketmq.client.RocketMQErrors.{
@@ -54,14 +55,18 @@ class RocketMQErrorsSuite extends AnyFunSuite {
   private def options(kv: (String, String)*) =
     new RocketMQOptions((Seq("nameServer" -> "h:1", "topic" -> "t") ++ kv).toMap)
 
-  private def raised(body: => Any): Throwable = Try(body).failed.getOrElse(fail("no error was raised"))
+  private def raised(body: => Any): Throwable =
+    Try(body).failed.getOrElse(fail("no error was raised"))
 
   private val q = RocketMQQueue("t", "b", 0)
   private val cause = new IllegalStateException("the broker said no")
 
-  private def rowError(row: InternalRow, schema: StructType, topic: Option[String] = None): Throwable = {
-    val settings = RocketMQWriteSettings(new RocketMQOptions(Map("nameServer" -> "h:1") ++ topic.map("topic" -> _)))
-    raised(new RocketMQRowToMessage(settings, RocketMQWriteColumns.resolve(schema, topic)).toMessage(row, 4))
+  private def rowError(row: InternalRow, schema: StructType, topic: Option[String] = None)
+      : Throwable = {
+    val settings = RocketMQWriteSettings(
+      new RocketMQOptions(Map("nameServer" -> "h:1") ++ topic.map("topic" -> _)))
+    raised(new RocketMQRowToMessage(settings,
+      RocketMQWriteColumns.resolve(schema, topic)).toMessage(row, 4))
   }
 
   private def s(v: String) = UTF8String.fromString(v)
@@ -80,7 +85,8 @@ class RocketMQErrorsSuite extends AnyFunSuite {
   }
   private val table = Identifier.of(Array.empty[String], "t")
 
-  private def createTable(columns: Array[Column], partitions: Array[Transform], properties: Map[String, String]) =
+  private def createTable(columns: Array[Column], partitions: Array[Transform],
+      properties: Map[String, String]) =
     catalog.createTable(table, columns, partitions, properties.asJava)
 
   private def errors: Seq[Throwable] = Seq(
@@ -116,17 +122,20 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(options("endingOffsets" -> "earliest").validateForBatchRead()),
     raised(options("endingOffsets" -> """{"t":{"b":{"0":-2}}}""").validateForBatchRead()),
     raised(options("startingOffsets" -> """{"u":{"b":{"0":1}}}""").validateForStream()),
-    raised(options("minOffsetsPerTrigger" -> "9", "maxOffsetsPerTrigger" -> "5").validateForStream()),
+    raised(options("minOffsetsPerTrigger" -> "9",
+      "maxOffsetsPerTrigger" -> "5").validateForStream()),
     raised(options("startingOffsets" -> "{").validateForStream()),
     raised(options("startingOffsetsByTimestamp" -> "[]").validateForStream()),
     raised(options("endingOffsets" -> """{"t":1}""").validateForBatchRead()),
     raised(options("endingOffsets" -> """{"t":{"b":1}}""").validateForBatchRead()),
     raised(options("endingOffsets" -> """{"t":{"b":{"x":1}}}""").validateForBatchRead()),
     raised(options("endingOffsets" -> """{"t":{"b":{"0":"x"}}}""").validateForBatchRead()),
-    raised(options("startingTimestamp" -> "1", "startingOffsets" -> "earliest").validateForStream()),
+    raised(options("startingTimestamp" -> "1",
+      "startingOffsets" -> "earliest").validateForStream()),
     raised(options("maxOffsetsPerTrigger" -> "1").validateForBatchRead()),
     raised(options("endingTimestamp" -> "1").validateForStream()),
-    raised(RocketMQOffsetResolver.resolve(RocketMQOffsetRangeLimit.Specific(Map(RocketMQQueue("t", "b", 9) -> 1L)),
+    raised(RocketMQOffsetResolver.resolve(RocketMQOffsetRangeLimit.Specific(Map(RocketMQQueue("t",
+        "b", 9) -> 1L)),
       Map(q -> RocketMQQueueRange(0, 1)), isStart = true, fail("no broker request"))),
     RocketMQErrors.startAfterEnd(q, 5, 3),
     RocketMQErrors.saveModeNotSupported("Overwrite"),
@@ -134,12 +143,14 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(RocketMQWriteColumns.resolve(new StructType().add("body", StringType), None)),
     raised(RocketMQWriteColumns.resolve(new StructType().add("body", IntegerType), Some("t"))),
     rowError(InternalRow(null), new StructType().add("body", StringType), Some("t")),
-    rowError(InternalRow(s("x"), null), new StructType().add("body", StringType).add("topic", StringType)),
+    rowError(InternalRow(s("x"), null),
+      new StructType().add("body", StringType).add("topic", StringType)),
     rowError(withProperty(" "), propertySchema, Some("t")),
     rowError(withProperty("TAGS"), propertySchema, Some("t")),
     rowError(withProperty("a\u0001"), propertySchema, Some("t")),
     rowError(withProperty("a", " "), propertySchema, Some("t")),
-    rowError(InternalRow(s("x"), s("[1]")), new StructType().add("body", StringType).add("properties", StringType),
+    rowError(InternalRow(s("x"), s("[1]")),
+      new StructType().add("body", StringType).add("properties", StringType),
       Some("t")),
     RocketMQErrors.topicNotFound("t", "h:1"),
     raised(RocketMQSourceOffset.parse("x")),
@@ -174,42 +185,52 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(options("transactionTimeout" -> "1s").validateForWrite()),
     raised(RocketMQBrokerCheckSettings.defaults("g").requireCheckBacks("transactionTimeout", "10m",
       600000L)),
-    raised(RocketMQBrokerCheckSettings.defaults("g").requireCheckBacks("transactionTimeout", "59s", 59000L)),
+    raised(RocketMQBrokerCheckSettings.defaults("g").requireCheckBacks("transactionTimeout", "59s",
+      59000L)),
     RocketMQErrors.sendFailed("t", None, cause, GaveUp.TopicNotFound("h:1")),
     RocketMQErrors.sendStatusNotOk("t", Some(("g", 1)), "FLUSH_DISK_TIMEOUT"),
     RocketMQErrors.brokerUnavailable("t", Some("b"), "h:1", 60000, cause),
     RocketMQErrors.brokerUnavailable("t", None, "h:1", 60000, null),
-    RocketMQErrors.realTimeSlotsShort(Seq("t/b/0", "t/b/1", "t/b/2"), Some("2 tasks of a stage"), 5, 2, "local[2]"),
+    RocketMQErrors.realTimeSlotsShort(Seq("t/b/0", "t/b/1", "t/b/2"), Some("2 tasks of a stage"), 5,
+      2, "local[2]"),
     RocketMQErrors.indexingBehind("t", "b", 4096, 60000),
-    RocketMQErrors.expectedGroupsMissing("t", RocketMQExpectedGroups.Named(Seq("a", "b")), Set("a"), 60000),
+    RocketMQErrors.expectedGroupsMissing("t", RocketMQExpectedGroups.Named(Seq("a", "b")), Set("a"),
+      60000),
     RocketMQErrors.brokerUnavailable("t", Some("b"), "h:1", 60000,
       new NoServingBroker("b", "t", Seq("replica r:1 does not know the topic yet"))),
     RocketMQErrors.sendNotAcknowledged(3, 1000),
     RocketMQErrors.transactionUnresolved("t", 12, Seq(3, 1), "2026-11-25T12:00:00Z", 60000),
     raised(RocketMQCatalog.topicSettings("t", Map("queues" -> "abc"))),
     raised(RocketMQCatalog.topicSettings("t", Map("partitions" -> "3"))),
-    RocketMQErrors.invalidTableProperty("cluster", "c", "t", "UNKNOWN_CLUSTER", "nameServer" -> "h:1",
+    RocketMQErrors.invalidTableProperty("cluster", "c", "t", "UNKNOWN_CLUSTER",
+      "nameServer" -> "h:1",
       "clusters" -> "DefaultCluster"),
     raised(catalog.alterTable(table)),
     raised(catalog.renameTable(table, Identifier.of(Array.empty[String], "u"))),
     raised(catalog.dropTable(table)),
-    RocketMQErrors.catalogOperationNotSupported("rmq", "rmq.b", "DROP_ROCKETMQ_TOPIC", "topic" -> "b"),
+    RocketMQErrors.catalogOperationNotSupported("rmq", "rmq.b", "DROP_ROCKETMQ_TOPIC",
+      "topic" -> "b"),
     RocketMQErrors.optionFixedByTable("topic", "u", "rmq.t", "t"),
     raised(createTable(Array(Column.create("a", IntegerType)), Array.empty[Transform], Map.empty)),
     raised(createTable(Array.empty[Column], Array(Expressions.identity("queueId")), Map.empty)),
     RocketMQErrors.adminRequestFailed("name server h:1", 3, cause, AdminRequest.ListTopics),
     RocketMQErrors.adminRequestFailed("name server h:1", 3, cause, AdminRequest.ClusterBrokers),
     RocketMQErrors.adminRequestFailed("name server h:1", 3, cause, AdminRequest.TopicRoute("t")),
-    RocketMQErrors.adminRequestFailed("broker 'b' (h:2)", 3, cause, AdminRequest.CreateTopic("t", 8)),
+    RocketMQErrors.adminRequestFailed("broker 'b' (h:2)", 3, cause,
+      AdminRequest.CreateTopic("t", 8)),
     RocketMQErrors.adminRequestFailed("broker 'b' (h:2)", 3, cause, AdminRequest.DeleteTopic("t")),
     RocketMQErrors.adminRequestFailed("name server h:1", 3, cause, AdminRequest.DeleteRoute("t")),
-    RocketMQErrors.unlessAccessDenied(new MQBrokerException(ResponseCode.NO_PERMISSION, "check signature failed"),
+    RocketMQErrors.unlessAccessDenied(new MQBrokerException(ResponseCode.NO_PERMISSION,
+      "check signature failed"),
       Some("ak"), "t")(fail("a denial is an access error"))
   ) ++ Seq(DataLossReason.Expired(7), DataLossReason.BeingRemoved, DataLossReason.ConsumeQueueGone,
     DataLossReason.Truncated(3), DataLossReason.TopicRecreated(3), DataLossReason.OffsetsWentBack,
     DataLossReason.SkippedByBroker).map(RocketMQErrors.dataLoss(q, 1, 5, _))
 
-  /** The condition of one of our errors (through our types: Spark 3.5's SparkThrowable has no getCondition). */
+  /**
+   * The condition of one of our errors (through our types: Spark 3.5's SparkThrowable has no
+   * getCondition).
+   */
   private def condition(e: Throwable): String = e match {
     case e: RocketMQException => e.getCondition
     case e: RocketMQInvalidInputException => e.getCondition
@@ -224,7 +245,8 @@ class RocketMQErrorsSuite extends AnyFunSuite {
       case other => fail(s"not a SparkThrowable: $other")
     }
     assert(conditions.diff(conditions.distinct).isEmpty, "raised twice")
-    assert(conditions.sorted === RocketMQErrors.allConditions, "conditions never raised, or unknown")
+    assert(conditions.sorted === RocketMQErrors.allConditions,
+      "conditions never raised, or unknown")
     for (e <- all) {
       val t = e.asInstanceOf[SparkThrowable]
       val template = RocketMQErrors.template(condition(e))
@@ -242,24 +264,30 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     }
     assert(byType.keySet === Set("RocketMQInvalidInputException", "RocketMQDataLossException",
       "RocketMQRequestException", "RocketMQUnsupportedOperationException"))
-    assert(byType("RocketMQDataLossException") === Seq("ROCKETMQ_DATA_LOSS", "ROCKETMQ_DATA_LOSS_QUEUE_GONE"))
-    assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_ACCESS_DENIED", "ROCKETMQ_ADMIN_NOT_SERVED",
+    assert(byType("RocketMQDataLossException") === Seq("ROCKETMQ_DATA_LOSS",
+      "ROCKETMQ_DATA_LOSS_QUEUE_GONE"))
+    assert(byType("RocketMQRequestException") === Seq("ROCKETMQ_ACCESS_DENIED",
+      "ROCKETMQ_ADMIN_NOT_SERVED",
       "ROCKETMQ_ADMIN_REQUEST_FAILED",
       "ROCKETMQ_BROKER_REQUEST_FAILED", "ROCKETMQ_BROKER_UNAVAILABLE",
       "ROCKETMQ_ENDPOINT_UNCHECKED", "ROCKETMQ_NAME_SERVER_UNREACHABLE",
       "ROCKETMQ_PULL_FAILED", "ROCKETMQ_SEND_FAILED", "ROCKETMQ_SEND_NOT_ACKNOWLEDGED",
       "ROCKETMQ_TRANSACTION_UNRESOLVED"))
-    assert(byType("RocketMQUnsupportedOperationException") === Seq("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED"))
+    assert(byType("RocketMQUnsupportedOperationException") ===
+      Seq("ROCKETMQ_CATALOG_OPERATION_NOT_SUPPORTED"))
     assert(errors.filter(_.isInstanceOf[RocketMQUnsupportedOperationException])
       .forall(_.isInstanceOf[UnsupportedOperationException]))
     assert(
-      errors.filter(_.isInstanceOf[RocketMQInvalidInputException]).forall(_.isInstanceOf[IllegalArgumentException]))
+      errors.filter(_.isInstanceOf[RocketMQInvalidInputException]).forall(
+        _.isInstanceOf[IllegalArgumentException]))
   }
 
   test("a request error carries its cause and the cause's text") {
-    val e = RocketMQErrors.pullFailed(q, 5, new RuntimeException("outer", cause), GaveUp.NotRetryable)
+    val e =
+      RocketMQErrors.pullFailed(q, 5, new RuntimeException("outer", cause), GaveUp.NotRetryable)
     assert(e.getCause.getCause eq cause)
     assert(e.getMessage.endsWith("outer <- caused by: the broker said no"), e.getMessage)
-    assert(new String(e.getMessage.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8) === e.getMessage)
+    assert(new String(e.getMessage.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8) ===
+      e.getMessage)
   }
 }

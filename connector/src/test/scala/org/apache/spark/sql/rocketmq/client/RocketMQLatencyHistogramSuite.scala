@@ -27,7 +27,10 @@ import org.apache.spark.sql.rocketmq.{
   RocketMQQueueWaitP99Metric, RocketMQSendAckMaxMetric
 }
 
-/** The latency histogram: its percentiles against exact ones, its bounds, merging, and what it reports. */
+/**
+ * The latency histogram: its percentiles against exact ones, its bounds, merging, and what it
+ * reports.
+ */
 class RocketMQLatencyHistogramSuite extends AnyFunSuite {
 
   private def histogram(values: Long*): RocketMQLatencyHistogram = {
@@ -69,7 +72,8 @@ class RocketMQLatencyHistogramSuite extends AnyFunSuite {
       assert(h.count === values.size && h.max === values.max, s"round $round")
       for (p <- Seq(0.01, 0.5, 0.9, 0.99, 0.999, 1.0)) {
         val (got, want) = (h.percentile(p), exact(values, p))
-        assert(got >= want && got <= math.max(want, want + want / 16), s"round $round p$p: $got for $want")
+        assert(got >= want && got <= math.max(want, want + want / 16),
+          s"round $round p$p: $got for $want")
         assert(got <= h.max)
       }
     }
@@ -83,19 +87,23 @@ class RocketMQLatencyHistogramSuite extends AnyFunSuite {
     assert(one.percentile(0.5) === 1500 && one.percentile(0.99) === 1500)
   }
 
-  test("bounds: negative durations count as 0, huge ones share the last bucket and keep an exact max") {
+  test(
+    "bounds: negative durations count as 0, huge ones share the last bucket and keep an exact max") {
     val h = histogram(-5, -1, 0)
     assert(h.count === 3 && h.max === 0 && h.percentile(0.99) === 0)
     val huge = histogram(1L << 45, Long.MaxValue)
     assert(huge.count === 2 && huge.max === Long.MaxValue)
     assert(huge.percentile(0.5) === Long.MaxValue) // the last bucket has no upper bound but the max
-    val buckets = (0 until 64).map(b => RocketMQLatencyHistogram.bucketOf(if (b == 0) 0L else 1L << (b - 1)))
+    val buckets = (0 until 64).map(b =>
+      RocketMQLatencyHistogram.bucketOf(if (b == 0) 0L else 1L << (b - 1)))
     assert(buckets.forall(i => i >= 0 && i < RocketMQLatencyHistogram.Buckets))
-    assert(RocketMQLatencyHistogram.bucketOf(Long.MaxValue) === RocketMQLatencyHistogram.Buckets - 1)
+    assert(
+      RocketMQLatencyHistogram.bucketOf(Long.MaxValue) === RocketMQLatencyHistogram.Buckets - 1)
     // Each bucket's highest value is in it, and the next value is in the next bucket.
     for (i <- 0 until RocketMQLatencyHistogram.Buckets - 1) {
       val top = RocketMQLatencyHistogram.highestOf(i)
-      assert(RocketMQLatencyHistogram.bucketOf(top) === i && RocketMQLatencyHistogram.bucketOf(top + 1) === i + 1)
+      assert(RocketMQLatencyHistogram.bucketOf(top) === i &&
+        RocketMQLatencyHistogram.bucketOf(top + 1) === i + 1)
     }
   }
 
@@ -103,7 +111,8 @@ class RocketMQLatencyHistogramSuite extends AnyFunSuite {
     val a = histogram(10, 20, 30)
     val b = histogram(5000, 7)
     a.merge(b)
-    assert(a.count === 5 && a.max === 5000 && a.percentile(0.5) === 20 && a.percentile(1.0) === 5000)
+    assert(
+      a.count === 5 && a.max === 5000 && a.percentile(0.5) === 20 && a.percentile(1.0) === 5000)
     a.merge(new RocketMQLatencyHistogram)
     assert(a.count === 5)
     val c = a.copy()
@@ -113,7 +122,8 @@ class RocketMQLatencyHistogramSuite extends AnyFunSuite {
     assert(b.count === 2, "the merged histogram is left as it was")
   }
 
-  test("packed into numbers (a bucket each, and the max), it comes back the same, mixed with another's") {
+  test(
+    "packed into numbers (a bucket each, and the max), it comes back the same, mixed with another's") {
     val values = Seq(0L, 1L, 17L, 1500L, 1500L, 86400000L)
     val (h, other) = (histogram(values: _*), histogram(3L, 1600L))
     assert(h.packed.size === 6, "5 non-empty buckets and the maximum")
@@ -126,7 +136,8 @@ class RocketMQLatencyHistogramSuite extends AnyFunSuite {
   }
 
   test("the accumulator gathers what tasks add and drains what a batch measured") {
-    val sc = new SparkContext(new SparkConf().setMaster("local[1]").setAppName("latency-accumulator"))
+    val sc =
+      new SparkContext(new SparkConf().setMaster("local[1]").setAppName("latency-accumulator"))
     try {
       val acc = RocketMQLatencyAccumulator.register()
       // Two tasks, each adding its histogram on an executor; Spark merges them into the driver's.
@@ -136,20 +147,24 @@ class RocketMQLatencyHistogramSuite extends AnyFunSuite {
         acc.add(h)
       }
       // 1700 is in the bucket [1664, 1727]: its percentile is that bucket's top.
-      val metrics = RocketMQLatencyAccumulator.progressMetrics(RocketMQCustomMetrics.QueueWait, acc.drain())
-      assert(metrics === Map("queueWaitMsP50" -> "1727", "queueWaitMsP99" -> "1800", "queueWaitMsMax" -> "1800",
+      val metrics =
+        RocketMQLatencyAccumulator.progressMetrics(RocketMQCustomMetrics.QueueWait, acc.drain())
+      assert(metrics === Map("queueWaitMsP50" -> "1727", "queueWaitMsP99" -> "1800",
+        "queueWaitMsMax" -> "1800",
         "queueWaitCount" -> "3"))
       assert(acc.drain().isEmpty, "the next batch starts empty")
     } finally sc.stop()
   }
 
   test("the SQL UI's aggregates leave out tasks that measured nothing") {
-    assert(new RocketMQQueueWaitP50Metric().aggregateTaskMetrics(Array(-1L, 10L, 30L, 20L)) === "20")
+    assert(new RocketMQQueueWaitP50Metric().aggregateTaskMetrics(Array(-1L, 10L, 30L, 20L)) ===
+      "20")
     assert(new RocketMQQueueWaitP99Metric().aggregateTaskMetrics(Array(5L, -1L, 90L)) === "90")
     assert(new RocketMQSendAckMaxMetric().aggregateTaskMetrics(Array(-1L, -1L)) === "n/a")
     assert(new RocketMQSendAckMaxMetric().aggregateTaskMetrics(Array.empty) === "n/a")
     val task = RocketMQCustomMetrics.latencyTaskMetrics("a", "b", "c", histogram(4, 8, 100))
     assert(task.map(m => m.name() -> m.value()) === Seq("a" -> 8L, "b" -> 100L, "c" -> 100L))
-    assert(RocketMQCustomMetrics.latencyTaskMetrics("a", "b", "c", histogram()).forall(_.value() == -1L))
+    assert(RocketMQCustomMetrics.latencyTaskMetrics("a", "b", "c", histogram()).forall(
+      _.value() == -1L))
   }
 }

@@ -40,20 +40,25 @@ class RocketMQOptionsSuite extends AnyFunSuite {
 
   private val minimal = Seq("nameServer" -> "h:1", "topic" -> "t")
 
-  private def errorOf(body: => Any): RocketMQInvalidInputException = intercept[RocketMQInvalidInputException](body)
+  private def errorOf(body: => Any): RocketMQInvalidInputException =
+    intercept[RocketMQInvalidInputException](body)
 
   private def messageOf(body: => Any): String = errorOf(body).getMessage
 
   private val q0 = RocketMQQueue("t", "b", 0)
   private val q1 = RocketMQQueue("t", "b", 1)
 
-  /** A default as the option reference shows it, typed the way a user would type it (quotes dropped). */
+  /**
+   * A default as the option reference shows it, typed the way a user would type it (quotes
+   * dropped).
+   */
   private def typed(text: String): String = text.stripPrefix("\"").stripSuffix("\"")
 
   test("every documented default is the default in force") {
     for (option <- registry) option match {
       case o: Defaulted[_] =>
-        assert(o.kind.parse(o.key, typed(o.defaultText)) === o.default, s"${o.key}: documented default")
+        assert(o.kind.parse(o.key, typed(o.defaultText)) === o.default,
+          s"${o.key}: documented default")
         assert(options(minimal: _*)(o) === o.default, s"${o.key}: default in force")
       case o: DefaultPerQuery[_] =>
         assert(o.defaultText === s"${o.kind.render(o.streamDefault)} for streaming, " +
@@ -61,12 +66,14 @@ class RocketMQOptionsSuite extends AnyFunSuite {
         assert(o.kind.parse(o.key, typed(o.kind.render(o.streamDefault))) === o.streamDefault)
         assert(o.kind.parse(o.key, typed(o.kind.render(o.batchDefault))) === o.batchDefault)
       case o: Unset[_] =>
-        assert(options(minimal: _*)(o).isEmpty || o == Topic, s"${o.key} is set without being given")
+        assert(options(minimal: _*)(o).isEmpty || o == Topic,
+          s"${o.key} is set without being given")
         assert(o.defaultText.startsWith("(") && o.defaultText != "(required)", o.key)
       case o: Required[_] =>
         assert(o.defaultText === "(required)")
         val e = errorOf(options()(o))
-        assert(e.getCondition.startsWith("ROCKETMQ_MISSING_OPTION.") && e.getMessage.contains(s"'${o.key}'"))
+        assert(e.getCondition.startsWith("ROCKETMQ_MISSING_OPTION.") &&
+          e.getMessage.contains(s"'${o.key}'"))
     }
     assert(options(minimal: _*).streamStartingOffsets === StartingOffsets.streamDefault)
     assert(options(minimal: _*).batchStartingOffsets === StartingOffsets.batchDefault)
@@ -74,7 +81,8 @@ class RocketMQOptionsSuite extends AnyFunSuite {
   }
 
   test("setting every option to its documented default changes nothing executors or plans get") {
-    def withDefaults(applies: QueryType => Boolean): RocketMQOptions = options(minimal ++ registry.collect {
+    def withDefaults(
+        applies: QueryType => Boolean): RocketMQOptions = options(minimal ++ registry.collect {
       case o: Defaulted[_] if applies(o.queryType) => o.key -> typed(o.defaultText)
     }: _*)
     val explicit = withDefaults(_ => true)
@@ -85,73 +93,91 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     batch.validateForBatchRead()
     assert(batch.batchStartingOffsets === unset.batchStartingOffsets)
     assert(batch.batchEndingOffsets === unset.batchEndingOffsets)
-    val stream = options(withDefaults(_.streamRead).all.toSeq :+ ("startingOffsets" -> "latest"): _*)
+    val stream =
+      options(withDefaults(_.streamRead).all.toSeq :+ ("startingOffsets" -> "latest"): _*)
     stream.validateForStream()
     assert(stream.streamStartingOffsets === unset.streamStartingOffsets)
     withDefaults(_.write).validateForWrite()
   }
 
-  test("the registry: unique keys, every column of the option reference's table filled, kinds named") {
+  test(
+    "the registry: unique keys, every column of the option reference's table filled, kinds named") {
     assert(registry.map(_.key).distinct.size === registry.size)
-    assert(registry.forall(o => o.meaning.nonEmpty && o.valueText.nonEmpty && o.defaultText.nonEmpty))
+    assert(
+      registry.forall(o => o.meaning.nonEmpty && o.valueText.nonEmpty && o.defaultText.nonEmpty))
     assert(registry.map(_.kind.name).forall(_.nonEmpty))
     assert(registry.filter(_.isRequired).map(_.key) === Seq("nameServer"))
   }
 
   test("keys are case-insensitive and values trimmed") {
-    val o = options("NAMESERVER" -> " h:1 ", "Topic" -> "a, b", "pullbatchsize" -> "7", "FAILONDATALOSS" -> "FALSE")
+    val o = options("NAMESERVER" -> " h:1 ", "Topic" -> "a, b", "pullbatchsize" -> "7",
+      "FAILONDATALOSS" -> "FALSE")
     assert(o(NameServer) === "h:1")
     assert(o.topicsToRead === Seq("a", "b"))
     assert(o(PullBatchSize) === 7)
     assert(!o(FailOnDataLoss))
-    assert(options("subExpression" -> "  ")(SubExpression) === "*", "a blank name or expression counts as unset")
+    assert(options("subExpression" -> "  ")(SubExpression) === "*",
+      "a blank name or expression counts as unset")
   }
 
   test("name server list forms") {
     assert(options("nameServer" -> "a:1;b:2")(NameServer) === "a:1;b:2")
     for (bad <- Seq("a", "a:", ":1", "a:0", "a:70000", "a:1;b")) {
       val e = errorOf(options("nameServer" -> bad)(NameServer))
-      assert(e.getCondition === "ROCKETMQ_INVALID_OPTION_VALUE.NAME_SERVER" && e.getMessage.contains(s"'$bad'"))
+      assert(e.getCondition === "ROCKETMQ_INVALID_OPTION_VALUE.NAME_SERVER" &&
+        e.getMessage.contains(s"'$bad'"))
     }
   }
 
   test("expectedBrokerGroups: a number or names; what a topic's serving groups must include") {
     import RocketMQExpectedGroups._
     assert(options("expectedBrokerGroups" -> "3")(ExpectedBrokerGroups) === Some(AtLeast(3)))
-    assert(options("expectedBrokerGroups" -> " a , b,a")(ExpectedBrokerGroups) === Some(Named(Seq("a", "b"))))
+    assert(options("expectedBrokerGroups" -> " a , b,a")(ExpectedBrokerGroups) ===
+      Some(Named(Seq("a", "b"))))
     assert(options()(ExpectedBrokerGroups) === None)
     for (bad <- Seq("0", "-1", "a b", "a,,b")) {
       val m = messageOf(options("expectedBrokerGroups" -> bad)(ExpectedBrokerGroups))
-      assert(m.contains("BROKER_GROUPS") && m.contains(s"'$bad'") && m.contains("'expectedBrokerGroups'"), m)
+      assert(m.contains("BROKER_GROUPS") && m.contains(s"'$bad'") &&
+          m.contains("'expectedBrokerGroups'"), m)
     }
     assert(AtLeast(2).satisfiedBy(Set("a", "b")) && !AtLeast(2).satisfiedBy(Set("a")))
-    assert(Named(Seq("a", "b")).satisfiedBy(Set("a", "b", "c")) && !Named(Seq("a", "b")).satisfiedBy(Set("a", "c")))
+    assert(Named(Seq("a", "b")).satisfiedBy(Set("a", "b", "c")) &&
+      !Named(Seq("a", "b")).satisfiedBy(Set("a", "c")))
     assert(Named(Seq("a", "b")).describeMissing(Set("a")) === "broker group(s) 'b'")
   }
 
   test("numbers, booleans, names: errors name the option, the value and what is allowed") {
-    assert(messageOf(options("pullBatchSize" -> "lots")(PullBatchSize)) === "[ROCKETMQ_INVALID_OPTION_VALUE." +
+    assert(messageOf(options("pullBatchSize" -> "lots")(PullBatchSize)) ===
+      "[ROCKETMQ_INVALID_OPTION_VALUE." +
       s"POSITIVE_INTEGER] Invalid value 'lots' for option 'pullBatchSize': must be a positive integer (at most " +
       s"${Int.MaxValue}).")
-    assert(messageOf(options("pullBatchSize" -> "2147483648")(PullBatchSize)).contains("at most 2147483647"))
+    assert(messageOf(options("pullBatchSize" -> "2147483648")(PullBatchSize)).contains(
+      "at most 2147483647"))
     assert(options("pullTimeoutMs" -> "2147483648")(PullTimeoutMs) === 2147483648L)
     assert(messageOf(options("metadataRetryIntervalMs" -> "-1")(MetadataRetryIntervalMs))
       .contains("must be an integer >= 0"))
     assert(options("metadataRetryIntervalMs" -> "0")(MetadataRetryIntervalMs) === 0L)
-    assert(messageOf(options("sendRetries" -> "x")(SendRetries)).contains("must be an integer >= 0"))
-    assert(messageOf(options("failOnDataLoss" -> "yes")(FailOnDataLoss)).contains("must be 'true' or 'false'"))
-    assert(messageOf(options("consumerGroup" -> "bad group")(ConsumerGroup)).contains("RocketMQ group name"))
-    assert(messageOf(options("producerGroup" -> "bad group")(ProducerGroup)).contains("'producerGroup'"))
+    assert(
+      messageOf(options("sendRetries" -> "x")(SendRetries)).contains("must be an integer >= 0"))
+    assert(messageOf(options("failOnDataLoss" -> "yes")(FailOnDataLoss)).contains(
+      "must be 'true' or 'false'"))
+    assert(messageOf(options("consumerGroup" -> "bad group")(ConsumerGroup)).contains(
+      "RocketMQ group name"))
+    assert(
+      messageOf(options("producerGroup" -> "bad group")(ProducerGroup)).contains("'producerGroup'"))
     assert(messageOf(options("minPartitions" -> "0")(MinPartitions)).contains("positive integer"))
     val topic = errorOf(options("topic" -> "a,b c").topicsToRead)
     assert(topic.getCondition === "ROCKETMQ_INVALID_OPTION_VALUE.TOPIC_NAME")
     assert(topic.getMessageParameters.get("topic") === "b c")
-    assert(errorOf(options("topic" -> "a,b").topicToWrite).getMessageParameters.get("topic") === "a,b")
+    assert(
+      errorOf(options("topic" -> "a,b").topicToWrite).getMessageParameters.get("topic") === "a,b")
     assert(errorOf(options().topicsToRead).getCondition === "ROCKETMQ_MISSING_OPTION.TOPIC")
   }
 
-  test("an SQL92 filter RocketMQ cannot compile is refused, naming the option and the compiler's reason") {
-    assert(options("sqlFilter" -> "seq >= 60 AND TAGS = 'a'")(SqlFilter) === Some("seq >= 60 AND TAGS = 'a'"))
+  test(
+    "an SQL92 filter RocketMQ cannot compile is refused, naming the option and the compiler's reason") {
+    assert(options("sqlFilter" -> "seq >= 60 AND TAGS = 'a'")(SqlFilter) ===
+      Some("seq >= 60 AND TAGS = 'a'"))
     for (bad <- Seq("seq >>> 5", "seq >= 'x'", "seq >=")) {
       val e = errorOf(options(minimal :+ ("sqlFilter" -> bad): _*).validateForBatchRead())
       assert(e.getCondition === "ROCKETMQ_INVALID_OPTION_VALUE.SQL92", bad)
@@ -174,38 +200,51 @@ class RocketMQOptionsSuite extends AnyFunSuite {
         ("endingOffsets" -> """{"t":{"b":{"0":-2}}}""") -> "EARLIEST_OFFSET_END",
         ("startingOffsets" -> "soon") -> "OFFSET_KEYWORD")) {
       val e = errorOf(options(minimal :+ kv: _*).validateForBatchRead())
-      assert(e.getCondition === s"ROCKETMQ_INVALID_OPTION_VALUE.$sub" && e.getMessage.contains(s"'${kv._1}'"))
+      assert(e.getCondition === s"ROCKETMQ_INVALID_OPTION_VALUE.$sub" &&
+        e.getMessage.contains(s"'${kv._1}'"))
     }
-    val other = errorOf(options(minimal :+ ("startingOffsetsByTimestamp" -> """{"u":{"b":{"0":1}}}"""): _*)
-      .validateForStream())
+    val other =
+      errorOf(options(minimal :+ ("startingOffsetsByTimestamp" -> """{"u":{"b":{"0":1}}}"""): _*)
+        .validateForStream())
     assert(other.getCondition === "ROCKETMQ_INVALID_OPTION_VALUE.TOPIC_NOT_READ")
-    assert(other.getMessage.contains("topic 'u'") && other.getMessage.contains("'startingOffsetsByTimestamp'"))
-    assert(errorOf(options("startingOffsetsByTimestamp" -> """{"t":{"b":{"0":-5}}}""").streamStartingOffsets)
+    assert(other.getMessage.contains("topic 'u'") &&
+      other.getMessage.contains("'startingOffsetsByTimestamp'"))
+    assert(errorOf(
+      options("startingOffsetsByTimestamp" -> """{"t":{"b":{"0":-5}}}""").streamStartingOffsets)
       .getCondition === "ROCKETMQ_INVALID_OPTION_VALUE.NEGATIVE_TIMESTAMP")
   }
 
   test("start and end options exclude each other; the error names them all") {
-    val m = messageOf(options("nameServer" -> "h:1", "topic" -> "t", "startingOffsets" -> "earliest",
-      "startingTimestamp" -> "5", "startingOffsetsByTimestamp" -> """{"t":{"b":{"0":1}}}""").validateForStream())
-    assert(m.contains("ROCKETMQ_CONFLICTING_OPTIONS") && m.contains("'startingOffsets', 'startingTimestamp', " +
-        "'startingOffsetsByTimestamp'"), m)
+    val m =
+      messageOf(options("nameServer" -> "h:1", "topic" -> "t", "startingOffsets" -> "earliest",
+        "startingTimestamp" -> "5",
+        "startingOffsetsByTimestamp" -> """{"t":{"b":{"0":1}}}""").validateForStream())
+    assert(m.contains("ROCKETMQ_CONFLICTING_OPTIONS") &&
+        m.contains("'startingOffsets', 'startingTimestamp', " +
+          "'startingOffsetsByTimestamp'"), m)
     val m2 = messageOf(options("nameServer" -> "h:1", "topic" -> "t", "endingOffsets" -> "latest",
       "endingTimestamp" -> "5").validateForBatchRead())
     assert(m2.contains("'endingOffsets', 'endingTimestamp'"), m2)
-    assert(options("startingTimestamp" -> "1700000000000").streamStartingOffsets === Timestamp(1700000000000L))
-    assert(messageOf(options("startingTimestamp" -> "yesterday").streamStartingOffsets).contains("epoch"))
-    assert(messageOf(options("nameServer" -> "h:1", "topic" -> "t", "sqlFilter" -> "a > 1", "subExpression" -> "x")
+    assert(options("startingTimestamp" -> "1700000000000").streamStartingOffsets ===
+      Timestamp(1700000000000L))
+    assert(messageOf(options("startingTimestamp" -> "yesterday").streamStartingOffsets).contains(
+      "epoch"))
+    assert(messageOf(options("nameServer" -> "h:1", "topic" -> "t", "sqlFilter" -> "a > 1",
+      "subExpression" -> "x")
       .validateForStream()).contains("'subExpression', 'sqlFilter'"))
   }
 
   test("stream-only options refused in batch, batch-only options refused in streaming") {
     for (k <- Seq("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay")) {
-      val e = errorOf(options("nameServer" -> "h:1", "topic" -> "t", k -> "10").validateForBatchRead())
-      assert(e.getCondition === "ROCKETMQ_OPTION_NOT_ALLOWED.BATCH" && e.getMessage.contains(s"'$k'"))
+      val e =
+        errorOf(options("nameServer" -> "h:1", "topic" -> "t", k -> "10").validateForBatchRead())
+      assert(
+        e.getCondition === "ROCKETMQ_OPTION_NOT_ALLOWED.BATCH" && e.getMessage.contains(s"'$k'"))
     }
     for (k <- Seq("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp")) {
       val e = errorOf(options("nameServer" -> "h:1", "topic" -> "t", k -> "5").validateForStream())
-      assert(e.getCondition === "ROCKETMQ_OPTION_NOT_ALLOWED.STREAMING" && e.getMessage.contains(s"'$k'"))
+      assert(e.getCondition === "ROCKETMQ_OPTION_NOT_ALLOWED.STREAMING" &&
+        e.getMessage.contains(s"'$k'"))
     }
     val m = messageOf(options("nameServer" -> "h:1", "topic" -> "t", "minOffsetsPerTrigger" -> "10",
       "maxOffsetsPerTrigger" -> "5").validateForStream())

@@ -19,7 +19,8 @@ package org.apache.spark.sql.rocketmq.client
 import org.apache.rocketmq.client.common.ClientErrorCode
 import org.apache.rocketmq.client.exception.{MQBrokerException, MQClientException}
 import org.apache.rocketmq.remoting.exception.{
-  RemotingCommandException, RemotingConnectException, RemotingException, RemotingSendRequestException,
+  RemotingCommandException, RemotingConnectException, RemotingException,
+  RemotingSendRequestException,
   RemotingTimeoutException, RemotingTooMuchRequestException
 }
 import org.apache.rocketmq.remoting.protocol.{RemotingSysResponseCode, ResponseCode}
@@ -43,10 +44,14 @@ class RocketMQRetrySuite extends AnyFunSuite {
       new MQClientException("Send [3] times, still failed", new RemotingConnectException("a"))
         .setResponseCode(ClientErrorCode.CONNECT_BROKER_EXCEPTION),
       new MQClientException("wrapped", new RemotingTimeoutException("deep")),
-      // A send in flight when the broker was killed: the connection closed under it (seen in a CI run).
-      new MQClientException("unknown reason", new RemotingException("RemotingCommand [code=310, ...]")),
-      // A route request the name server did not answer, as the client throws it (seen in a cluster soak).
-      new IllegalStateException(new RemotingTimeoutException("wait response on the channel timeout")))
+      // A send in flight when the broker was killed: the connection closed under it (seen in a CI
+      // run).
+      new MQClientException("unknown reason",
+        new RemotingException("RemotingCommand [code=310, ...]")),
+      // A route request the name server did not answer, as the client throws it (seen in a cluster
+      // soak).
+      new IllegalStateException(
+        new RemotingTimeoutException("wait response on the channel timeout")))
     val nonRetryable = Seq(
       new MQBrokerException(ResponseCode.TOPIC_NOT_EXIST, "topic not exist"),
       new MQBrokerException(ResponseCode.NO_PERMISSION, "no permission"),
@@ -55,19 +60,23 @@ class RocketMQRetrySuite extends AnyFunSuite {
       new MQClientException(ResponseCode.NO_PERMISSION, "denied"),
       new RemotingCommandException("a command the client could not decode"),
       new IllegalStateException("a bug"),
-      new IllegalStateException(new RemotingCommandException("a command the client could not decode")))
+      new IllegalStateException(
+        new RemotingCommandException("a command the client could not decode")))
     retryable.foreach(e => assert(RocketMQRetry.isRetryable(e), e))
     nonRetryable.foreach(e => assert(!RocketMQRetry.isRetryable(e), e))
   }
 
   test("a send may have stored its message only when no answer came back") {
     assert(RocketMQRetry.mayHaveBeenStored(new RemotingTimeoutException("wait response timeout")))
-    assert(RocketMQRetry.mayHaveBeenStored(new MQClientException("send failed", new RemotingTimeoutException("t"))))
+    assert(RocketMQRetry.mayHaveBeenStored(new MQClientException("send failed",
+      new RemotingTimeoutException("t"))))
     assert(RocketMQRetry.mayHaveBeenStored(new RemotingException("connection closed mid-request")))
-    assert(!RocketMQRetry.mayHaveBeenStored(new MQBrokerException(RemotingSysResponseCode.SYSTEM_BUSY, "[OVERLOAD]")))
+    assert(!RocketMQRetry.mayHaveBeenStored(
+      new MQBrokerException(RemotingSysResponseCode.SYSTEM_BUSY, "[OVERLOAD]")))
     assert(!RocketMQRetry.mayHaveBeenStored(new RemotingConnectException("127.0.0.1:1")))
-    assert(!RocketMQRetry.mayHaveBeenStored(new MQClientException(ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION,
-      "no route")))
+    assert(!RocketMQRetry.mayHaveBeenStored(
+      new MQClientException(ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION,
+        "no route")))
   }
 
   test("a missing route is told apart from other retryable failures") {
@@ -79,7 +88,8 @@ class RocketMQRetrySuite extends AnyFunSuite {
   }
 
   test("backoff doubles from 100 ms up to 2 s") {
-    assert((1 to 8).map(RocketMQRetry.backoffMs) === Seq(100, 200, 400, 800, 1600, 2000, 2000, 2000))
+    assert(
+      (1 to 8).map(RocketMQRetry.backoffMs) === Seq(100, 200, 400, 800, 1600, 2000, 2000, 2000))
     assert(RocketMQRetry.backoffMs(1000) === 2000)
   }
 

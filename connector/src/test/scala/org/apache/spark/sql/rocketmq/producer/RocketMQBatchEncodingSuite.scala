@@ -38,7 +38,8 @@ class RocketMQBatchEncodingSuite extends AnyFunSuite {
   private def decode(bytes: Array[Byte]): Seq[Message] =
     MessageDecoder.decodeMessages(ByteBuffer.wrap(bytes)).asScala.toSeq
 
-  test("what is encoded decodes, as RocketMQ reads a batch, into the same messages, each with a unique id") {
+  test(
+    "what is encoded decodes, as RocketMQ reads a batch, into the same messages, each with a unique id") {
     val messages = Seq(
       message("plain"),
       message("tagged", tags = "TagA", keys = "k1 k2", flag = 7),
@@ -55,7 +56,8 @@ class RocketMQBatchEncodingSuite extends AnyFunSuite {
     assert(request.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) != null)
     assert(request.getBody.length === encoding.size)
     val decoded = decode(request.getBody)
-    assert(decoded.map(m => new String(m.getBody, "UTF-8")) === Seq("plain", "tagged", "ünïcödé bødy"))
+    assert(
+      decoded.map(m => new String(m.getBody, "UTF-8")) === Seq("plain", "tagged", "ünïcödé bødy"))
     assert(decoded.map(_.getFlag) === Seq(0, 7, 0))
     assert(decoded(1).getTags === "TagA")
     assert(decoded(1).getKeys === "k1 k2")
@@ -63,25 +65,30 @@ class RocketMQBatchEncodingSuite extends AnyFunSuite {
     assert(decoded(2).getUserProperty("spaced") === "a b")
     decoded.zip(messages).foreach { case (d, m) =>
       assert(
-        d.getProperties.asScala.toMap - MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX === m.getProperties.asScala)
+        d.getProperties.asScala.toMap - MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX ===
+          m.getProperties.asScala)
     }
     val uniqueIds = decoded.map(_.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX))
     assert(uniqueIds.forall(id => id != null && id.nonEmpty) && uniqueIds.distinct.size === 3)
-    val idBytes = uniqueIds.map(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX.length + _.length + 2).sum
+    val idBytes =
+      uniqueIds.map(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX.length + _.length + 2).sum
     assert(encoding.size === clientLayout.length + idBytes)
   }
 
-  test("the request is a copy: the encoding starts over and its array is reused without touching it") {
+  test(
+    "the request is a copy: the encoding starts over and its array is reused without touching it") {
     val encoding = new RocketMQBatchEncoding(64)
     encoding.add(message("first"))
     val request = encoding.toRequest("t")
     encoding.truncate(0, 0)
     encoding.add(message("second"))
     assert(decode(request.getBody).map(m => new String(m.getBody, "UTF-8")) === Seq("first"))
-    assert(decode(encoding.toRequest("t").getBody).map(m => new String(m.getBody, "UTF-8")) === Seq("second"))
+    assert(decode(encoding.toRequest("t").getBody).map(m => new String(m.getBody, "UTF-8")) ===
+      Seq("second"))
   }
 
-  test("a message whose properties do not fit a batch entry's short length is refused and leaves no trace") {
+  test(
+    "a message whose properties do not fit a batch entry's short length is refused and leaves no trace") {
     val encoding = new RocketMQBatchEncoding(64)
     encoding.add(message("a"))
     val (size, count) = (encoding.size, encoding.count)
@@ -89,6 +96,7 @@ class RocketMQBatchEncodingSuite extends AnyFunSuite {
     assert((encoding.size, encoding.count) === ((size, count)))
     encoding.add(message("c"))
     encoding.truncate(size, count)
-    assert(decode(encoding.toRequest("t").getBody).map(m => new String(m.getBody, "UTF-8")) === Seq("a"))
+    assert(
+      decode(encoding.toRequest("t").getBody).map(m => new String(m.getBody, "UTF-8")) === Seq("a"))
   }
 }

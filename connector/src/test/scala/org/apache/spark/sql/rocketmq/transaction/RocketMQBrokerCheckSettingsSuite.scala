@@ -18,13 +18,17 @@ package org.apache.spark.sql.rocketmq.transaction
 
 import org.scalatest.funsuite.AnyFunSuite
 
-/** A broker's check rounds, counted from the send (immune rounds included): what a transaction timeout leaves. */
+/**
+ * A broker's check rounds, counted from the send (immune rounds included): what a transaction
+ * timeout leaves.
+ */
 class RocketMQBrokerCheckSettingsSuite extends AnyFunSuite {
 
   private val rocketmq5 = RocketMQBrokerCheckSettings.defaults("g")
   private val rocketmq49 = RocketMQBrokerCheckSettings("g", 60000L, 15)
 
-  test("a half message lives transactionCheckMax rounds from its send; the immune rounds are used up first") {
+  test(
+    "a half message lives transactionCheckMax rounds from its send; the immune rounds are used up first") {
     assert(rocketmq5.lifeMs === 450000L && rocketmq49.lifeMs === 900000L)
     assert(rocketmq5.checksAfter(60000L) === 13 && rocketmq5.checksAfter(61000L) === 12)
     assert(rocketmq5.checksAfter(120000L) === 11 && rocketmq49.checksAfter(120000L) === 13)
@@ -33,11 +37,14 @@ class RocketMQBrokerCheckSettingsSuite extends AnyFunSuite {
     assert(rocketmq5.longestTimeoutMs === 360000L && rocketmq49.longestTimeoutMs === 720000L)
   }
 
-  test("a timeout leaving fewer than 3 check-backs is refused, naming the option, the value and the longest") {
+  test(
+    "a timeout leaving fewer than 3 check-backs is refused, naming the option, the value and the longest") {
     rocketmq5.requireCheckBacks("transactionTimeout", "6min", 360000L)
-    val e = intercept[Exception](rocketmq5.requireCheckBacks("transactionTimeout", "10min", 600000L))
+    val e =
+      intercept[Exception](rocketmq5.requireCheckBacks("transactionTimeout", "10min", 600000L))
     assert(e.getMessage.contains("'10min'") && e.getMessage.contains("'transactionTimeout'") &&
-        e.getMessage.contains("leaves it 0 check-backs") && e.getMessage.contains("Use at most 6m"), e.getMessage)
+        e.getMessage.contains("leaves it 0 check-backs") && e.getMessage.contains("Use at most 6m"),
+      e.getMessage)
     rocketmq49.requireCheckBacks("transactionTimeout", "10min", 600000L)
   }
 
@@ -48,18 +55,24 @@ class RocketMQBrokerCheckSettingsSuite extends AnyFunSuite {
         e.getMessage.contains("Use at least 1m"), e.getMessage)
     // Brokers that check every 2 s take a timeout of 4 s.
     RocketMQBrokerCheckSettings("g", 2000L, 15).requireCheckBacks("transactionTimeout", "4s", 4000L)
-    intercept[Exception](RocketMQBrokerCheckSettings("g", 2000L, 15).requireCheckBacks("t", "3s", 3000L))
+    intercept[Exception](RocketMQBrokerCheckSettings("g", 2000L, 15).requireCheckBacks("t", "3s",
+      3000L))
   }
 
-  test("settings the user states are taken for every group; a group that will not say is assumed, and said so") {
+  test(
+    "settings the user states are taken for every group; a group that will not say is assumed, and said so") {
     val masters = Map("b" -> "127.0.0.1:1", "a" -> "127.0.0.1:2")
     val stated = RocketMQBrokerCheckSettings.strictest(null, masters,
       RocketMQStatedChecks(Some(10000L), Some(6)), 1000L)
-    assert(stated === Some(RocketMQBrokerCheckSettings("a", 10000L, 6, RocketMQBrokerCheckSettings.Stated)))
+    assert(stated === Some(RocketMQBrokerCheckSettings("a", 10000L, 6,
+      RocketMQBrokerCheckSettings.Stated)))
     // No client to ask with: the request fails as a least-privilege user's does.
-    val assumed = RocketMQBrokerCheckSettings.strictest(null, masters, RocketMQStatedChecks(None, Some(4)), 1000L)
-    assert(assumed === Some(RocketMQBrokerCheckSettings("a", 30000L, 4, RocketMQBrokerCheckSettings.Assumed)))
-    assert(RocketMQBrokerCheckSettings.strictest(null, masters, RocketMQStatedChecks(None, None), 1000L)
+    val assumed = RocketMQBrokerCheckSettings.strictest(null, masters,
+      RocketMQStatedChecks(None, Some(4)), 1000L)
+    assert(assumed === Some(RocketMQBrokerCheckSettings("a", 30000L, 4,
+      RocketMQBrokerCheckSettings.Assumed)))
+    assert(RocketMQBrokerCheckSettings.strictest(null, masters, RocketMQStatedChecks(None, None),
+      1000L)
       .map(_.source) === Some(RocketMQBrokerCheckSettings.Assumed))
   }
 }

@@ -23,29 +23,39 @@ import org.apache.rocketmq.client.producer.{SendResult, SendStatus}
 import org.apache.rocketmq.common.message.{Message, MessageConst, MessageDecoder, MessageQueue}
 import org.scalatest.funsuite.AnyFunSuite
 
-/** The pure logic of exactly-once writes: what a task records and reports, and the decisions' files. */
+/**
+ * The pure logic of exactly-once writes: what a task records and reports, and the decisions' files.
+ */
 class RocketMQTransactionLogicSuite extends AnyFunSuite {
 
-  private val scope = RocketMQTransactionScope("spark-rocketmq-txn-q", "1700000000000-abcd1234", 120000L)
+  private val scope =
+    RocketMQTransactionScope("spark-rocketmq-txn-q", "1700000000000-abcd1234", 120000L)
 
-  private def result(topic: String, broker: String, queueId: Int, queueOffset: Long, commitLogOffset: Long) = {
+  private def result(topic: String, broker: String, queueId: Int, queueOffset: Long,
+      commitLogOffset: Long) = {
     // The store host is only encoded into the message id here: no socket is opened.
     val storeHost = java.nio.ByteBuffer.allocate(8).put(Array[Byte](127, 0, 0, 1)).putInt(0)
     storeHost.flip()
-    val offsetMsgId = MessageDecoder.createMessageId(java.nio.ByteBuffer.allocate(16), storeHost, commitLogOffset)
-    new SendResult(SendStatus.SEND_OK, "uniq", offsetMsgId, new MessageQueue(topic, broker, queueId), queueOffset)
+    val offsetMsgId =
+      MessageDecoder.createMessageId(java.nio.ByteBuffer.allocate(16), storeHost, commitLogOffset)
+    new SendResult(SendStatus.SEND_OK, "uniq", offsetMsgId,
+      new MessageQueue(topic, broker, queueId), queueOffset)
   }
 
-  test("a half message names its group, immunity and origin; the commit message carries what was stored") {
+  test(
+    "a half message names its group, immunity and origin; the commit message carries what was stored") {
     val recorder = new RocketMQHalfMessageRecorder(scope, epoch = 7, partition = 3, attempt = 42)
     val messages = Seq.fill(3)(new Message("out", "b".getBytes))
     messages.foreach(recorder.prepare)
-    assert(messages.map(_.getProperty(MessageConst.PROPERTY_TRANSACTION_PREPARED)).distinct === Seq("true"))
+    assert(messages.map(_.getProperty(MessageConst.PROPERTY_TRANSACTION_PREPARED)).distinct ===
+      Seq("true"))
     assert(messages.head.getProperty(MessageConst.PROPERTY_PRODUCER_GROUP) === scope.group)
-    assert(messages.head.getProperty(MessageConst.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS) === "120")
+    assert(
+      messages.head.getProperty(MessageConst.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS) === "120")
     assert(messages.map(_.getProperty(RocketMQHalfMessageRecorder.TransactionProperty)) ===
       (0 until 3).map(i => s"${scope.run}/7/3/42/$i"))
-    assert(RocketMQHalfMessageRecorder.origin(messages(2).getProperty(RocketMQHalfMessageRecorder.TransactionProperty))
+    assert(RocketMQHalfMessageRecorder.origin(
+      messages(2).getProperty(RocketMQHalfMessageRecorder.TransactionProperty))
       === Some(RocketMQHalfMessageRecorder.Origin(scope.run, 7, 3, 42, 2)))
     assert(RocketMQHalfMessageRecorder.origin("not/ours") === None)
     assert(RocketMQHalfMessageRecorder.origin("r/x/3/42/0") === None)
@@ -54,8 +64,10 @@ class RocketMQTransactionLogicSuite extends AnyFunSuite {
     recorder.record(result("out", "broker-b", 0, 11, 8192), 1, keyed = true)
     recorder.record(result("out", "broker-a", 1, 12, 12288), 2, keyed = false)
     val decoded =
-      RocketMQTaskHalfMessages.fromCommitMessage(RocketMQTaskHalfMessages.toCommitMessage(recorder.encode()))
-    assert(decoded.map(t => (t.run, t.epoch, t.partition, t.attempt)) === Some((scope.run, 7L, 3, 42L)))
+      RocketMQTaskHalfMessages.fromCommitMessage(
+        RocketMQTaskHalfMessages.toCommitMessage(recorder.encode()))
+    assert(
+      decoded.map(t => (t.run, t.epoch, t.partition, t.attempt)) === Some((scope.run, 7L, 3, 42L)))
     val task = decoded.get
     assert(task.firstSendMs > 0 && task.firstSendMs <= System.currentTimeMillis())
     assert(task.endpoints === IndexedSeq(("out", "broker-a"), ("out", "broker-b")))
@@ -73,10 +85,12 @@ class RocketMQTransactionLogicSuite extends AnyFunSuite {
     val decision = RocketMQEpochDecision(scope.run, Map(0 -> 5L, 1 -> 9L))
     assert(decision.names(RocketMQHalfMessageRecorder.Origin(scope.run, 3, 1, 9, 0)))
     assert(!decision.names(RocketMQHalfMessageRecorder.Origin(scope.run, 3, 1, 8, 0)))
-    assert(!decision.names(RocketMQHalfMessageRecorder.Origin("1700000000001-ffffffff", 3, 1, 9, 0)))
+    assert(!decision.names(RocketMQHalfMessageRecorder.Origin("1700000000001-ffffffff", 3, 1, 9,
+      0)))
   }
 
-  test("a decision file is written once (a later proposal gets the first, also after a restart); so are commits") {
+  test(
+    "a decision file is written once (a later proposal gets the first, also after a restart); so are commits") {
     val dir = Files.createTempDirectory("decisions-").resolve("d").toString
     val first = new RocketMQDecisionLog.Files(dir, new Configuration())
     assert(first.read(4) === None)
@@ -92,33 +106,40 @@ class RocketMQTransactionLogicSuite extends AnyFunSuite {
     assert(new RocketMQDecisionLog.Files(dir, new Configuration()).committed(4) === Set(0, 1))
     assert(first.committed(4) === Set(0, 1))
     val memory = new RocketMQDecisionLog.InMemory
-    assert(memory.decide(0, kept) === kept && memory.decide(0, RocketMQEpochDecision("2-b", Map.empty)) === kept)
+    assert(memory.decide(0, kept) === kept &&
+      memory.decide(0, RocketMQEpochDecision("2-b", Map.empty)) === kept)
   }
 
-  test("two drivers racing to decide an epoch (a zombie beside its successor): one decision holds for both") {
+  test(
+    "two drivers racing to decide an epoch (a zombie beside its successor): one decision holds for both") {
     val dir = Files.createTempDirectory("decisions-race-").resolve("d").toString
     val zombie = new RocketMQDecisionLog.Files(dir, new Configuration())
     val successor = new RocketMQDecisionLog.Files(dir, new Configuration())
     val first = RocketMQEpochDecision("1-zombie", Map(0 -> 1L))
     val second = RocketMQEpochDecision("2-successor", Map(0 -> 5L))
-    // Both looked before either wrote: each records its own; the second must get the first's, not replace it.
+    // Both looked before either wrote: each records its own; the second must get the first's, not
+    // replace it.
     assert(zombie.record(9, first) === first)
     assert(successor.record(9, second) === first)
     assert(new RocketMQDecisionLog.Files(dir, new Configuration()).read(9) === Some(first))
-    // And racing threads, epoch after epoch: both drivers always end with the decision the file holds.
+    // And racing threads, epoch after epoch: both drivers always end with the decision the file
+    // holds.
     val pool = java.util.concurrent.Executors.newFixedThreadPool(2)
     try {
       (10 until 110).foreach { epoch =>
         val start = new java.util.concurrent.CountDownLatch(1)
         val answers = Seq(zombie -> first, successor -> second).map { case (log, proposal) =>
           pool.submit(new java.util.concurrent.Callable[RocketMQEpochDecision] {
-            override def call(): RocketMQEpochDecision = { start.await(); log.decide(epoch, proposal) }
+            override def call(): RocketMQEpochDecision = {
+              start.await(); log.decide(epoch, proposal)
+            }
           })
         }
         start.countDown()
         val decided = answers.map(_.get())
         val stored = new RocketMQDecisionLog.Files(dir, new Configuration()).read(epoch)
-        assert(decided.distinct.size === 1 && stored === Some(decided.head), s"epoch $epoch: $decided, $stored")
+        assert(decided.distinct.size === 1 && stored === Some(decided.head),
+          s"epoch $epoch: $decided, $stored")
       }
     } finally pool.shutdownNow()
     assert(new java.io.File(dir).list().forall(!_.endsWith(".tmp")), "temporary files left behind")

@@ -41,11 +41,13 @@ class RocketMQTransactionRunsSuite extends AnyFunSuite {
     assert(coordinator.closed && runs.running("run-1").isEmpty && runs.size === 0)
   }
 
-  test("a query restarted at once: the earlier run's late end leaves the new run's coordinator open") {
+  test(
+    "a query restarted at once: the earlier run's late end leaves the new run's coordinator open") {
     val runs = newRuns
     runs.scope("q", "run-1", "group", 60000L)
     val first = runs.coordinator("run-1")(new Coordinator(_))
-    // The restart resumes the next run before Spark names it, while run-1's end is still on its way.
+    // The restart resumes the next run before Spark names it, while run-1's end is still on its
+    // way.
     runs.resumedScope("q", "group", 60000L)
     runs.resume("q")(new Coordinator(_))
     runs.started("q", "run-2")
@@ -78,7 +80,8 @@ class RocketMQTransactionRunsSuite extends AnyFunSuite {
     assert(!coordinator.closed && runs.size === 1)
   }
 
-  test("a start heard late takes over only a resume made before it; the driver's end ends every run") {
+  test(
+    "a start heard late takes over only a resume made before it; the driver's end ends every run") {
     val runs = newRuns
     runs.resumedScope("q", "group", 60000L)
     runs.resume("q")(new Coordinator(_))

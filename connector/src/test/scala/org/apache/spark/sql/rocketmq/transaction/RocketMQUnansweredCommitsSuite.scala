@@ -20,19 +20,24 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.scalatest.funsuite.AnyFunSuite
 
-/** How commits whose answer never came are looked up: none holds back the others, none waits past its budget. */
+/**
+ * How commits whose answer never came are looked up: none holds back the others, none waits past
+ * its budget.
+ */
 class RocketMQUnansweredCommitsSuite extends AnyFunSuite {
 
   private val SecondNs = 1000000000L
 
   /** One round over `commits`, answered by `state`; returns (asked, found, left) in order. */
-  private def round(commits: RocketMQUnansweredCommits[String], nowNs: Long)(state: String => Option[Boolean]) = {
+  private def round(commits: RocketMQUnansweredCommits[String], nowNs: Long)(
+      state: String => Option[Boolean]) = {
     val asked, found, left = ArrayBuffer[String]()
     commits.round(nowNs) { c => asked += c; state(c) }(found = found += _, left = left += _)
     (asked.toSeq, found.toSeq, left.toSeq)
   }
 
-  test("a commit the broker dropped (never found) does not hold back those it carried out behind it") {
+  test(
+    "a commit the broker dropped (never found) does not hold back those it carried out behind it") {
     val commits = new RocketMQUnansweredCommits[String](budgetMs = 60000, missesPerRound = 64)
     Seq("dropped", "a", "b", "c").foreach(commits.add(_, 0L))
     val (asked, found, left) = round(commits, SecondNs)(c => Some(c != "dropped"))
@@ -53,14 +58,15 @@ class RocketMQUnansweredCommitsSuite extends AnyFunSuite {
     assert(found.sorted === Seq("v", "w", "x", "y", "z") && commits.isEmpty)
   }
 
-  test("a broker that cannot be asked stops the round; past the budget every commit is left, asked or not") {
+  test(
+    "a broker that cannot be asked stops the round; past the budget every commit is left, asked or not") {
     val commits = new RocketMQUnansweredCommits[String](budgetMs = 5000, missesPerRound = 64)
     commits.add("early", 0L)
     commits.add("late", 3 * SecondNs)
     val (asked, found, left) = round(commits, SecondNs)(_ => None)
     assert(asked === Seq("early") && found.isEmpty && left.isEmpty && commits.size === 2)
-    // 6 s: "early" (asked last round, so now behind "late") is past its 5 s budget: left unasked, as the round
-    // stopped at "late", which is within its budget and stays.
+    // 6 s: "early" (asked last round, so now behind "late") is past its 5 s budget: left unasked,
+    // as the round stopped at "late", which is within its budget and stays.
     val (asked2, _, left2) = round(commits, 6 * SecondNs)(_ => None)
     assert(asked2 === Seq("late") && left2 === Seq("early") && commits.size === 1)
   }
@@ -68,10 +74,12 @@ class RocketMQUnansweredCommitsSuite extends AnyFunSuite {
   test("a commit whose request never reached the broker is asked again; one that may have is not") {
     import org.apache.rocketmq.remoting.exception._
     assert(RocketMQTransactionEnd.surelyNotSent(new RemotingConnectException("127.0.0.1:1")))
-    // Also how the client fails requests that went out when their connection closes: they may have been carried out.
+    // Also how the client fails requests that went out when their connection closes: they may have
+    // been carried out.
     assert(!RocketMQTransactionEnd.surelyNotSent(new RemotingSendRequestException("127.0.0.1:1")))
     assert(RocketMQTransactionEnd.surelyNotSent(new RemotingTooMuchRequestException("too many")))
-    assert(!RocketMQTransactionEnd.surelyNotSent(new RemotingTimeoutException("no answer in 30000 ms")))
+    assert(
+      !RocketMQTransactionEnd.surelyNotSent(new RemotingTimeoutException("no answer in 30000 ms")))
     assert(!RocketMQTransactionEnd.surelyNotSent(new IllegalStateException("connection closed")))
   }
 }

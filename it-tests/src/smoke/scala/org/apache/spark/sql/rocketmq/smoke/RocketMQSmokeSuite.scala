@@ -25,25 +25,30 @@ import org.apache.spark.sql.functions.{col, concat, lit}
 import org.apache.spark.sql.streaming.Trigger
 
 /**
- * The Scala smoke suite of the compatibility matrix: batch and streaming reads and writes, AvailableNow, a
- * restart from a checkpoint and the error paths, through the public DataFrame API only, so that one build runs
- * on every Spark of a line (it is compiled against Spark 4.2 and run on 4.0, 4.1 and 4.3; the Scala 2.12 and 2.13
- * builds against Spark 3.5.0 run on the Spark 3.5 they are given). python/tests/test_scala_smoke.py submits it
- * with the connector jar the Python package chooses for that Spark, against topics it created.
+ * The Scala smoke suite of the compatibility matrix: batch and streaming reads and writes,
+ * AvailableNow, a restart from a checkpoint and the error paths, through the public DataFrame API
+ * only, so that one build runs on every Spark of a line (it is compiled against Spark 4.2 and run
+ * on 4.0, 4.1 and 4.3; the Scala 2.12 and 2.13 builds against Spark 3.5.0 run on the Spark 3.5 they
+ * are given). python/tests/test_scala_smoke.py submits it with the connector jar the Python package
+ * chooses for that Spark, against topics it created.
  *
- * Arguments: name server, then three existing topics (source, copy, stream) and, for Spark 4.3's stateful real-time
- * checks, four more of one queue each (a source and a target for dropDuplicates, then for transformWithState: the
- * Spark 4 build's [[RocketMQSmokeTransformWithState]], loaded by name). Prints one line per check
- * (`ok - name (time)` or `FAILED - name: why`), then `smoke: Spark <version>, Scala <version>: N passed, M failed`, and
- * exits with 1 when any check failed.
+ * Arguments: name server, then three existing topics (source, copy, stream) and, for Spark 4.3's
+ * stateful real-time checks, four more of one queue each (a source and a target for dropDuplicates,
+ * then for transformWithState: the Spark 4 build's [[RocketMQSmokeTransformWithState]], loaded by
+ * name). Prints one line per check (`ok - name (time)` or `FAILED - name: why`), then `smoke: Spark
+ * <version>, Scala <version>: N passed, M failed`, and exits with 1 when any check failed.
  */
 object RocketMQSmokeSuite {
   private val Rows = 200
   private val MoreRows = 50
 
-  /** `Trigger.RealTime("10 minutes")` where Spark has real-time mode (4.1 and later); by reflection, as 3.5 lacks it. */
+  /**
+   * `Trigger.RealTime("10 minutes")` where Spark has real-time mode (4.1 and later); by reflection,
+   * as 3.5 lacks it.
+   */
   private def realTimeTrigger: Option[Trigger] =
-    try Some(classOf[Trigger].getMethod("RealTime", classOf[String]).invoke(null, "10 minutes").asInstanceOf[Trigger])
+    try Some(classOf[Trigger].getMethod("RealTime", classOf[String]).invoke(null,
+        "10 minutes").asInstanceOf[Trigger])
     catch { case _: NoSuchMethodException => None }
 
   /** Spark 4.3 and later run stateful operators (aggregations, deduplication) in real-time mode. */
@@ -64,16 +69,19 @@ object RocketMQSmokeSuite {
         (() => suite.batchWriteAndRead(source)),
       "AvailableNow from one topic into another: every row once, then only what came after the checkpoint" ->
         (() => suite.availableNowCopyAndRestart(source, copy)),
-      "a streaming query into a memory sink sees rows written while it runs" -> (() => suite.continuousRead(stream)),
+      "a streaming query into a memory sink sees rows written while it runs" ->
+        (() => suite.continuousRead(stream)),
       "a missing nameServer fails naming the option" -> (() => suite.missingNameServer(source)),
       "a bad startingOffsets fails naming the option, the value and what is allowed" ->
         (() => suite.badStartingOffsets(source)),
-      "a write without a body column fails naming the column" -> (() => suite.writeWithoutBody(source))
+      "a write without a body column fails naming the column" ->
+        (() => suite.writeWithoutBody(source))
     ) ++ RocketMQSmokeSuite.realTimeTrigger.toSeq.map { trigger =>
       "real time (Spark 4.1+): rows reach a foreach sink while the batch runs" ->
         (() => suite.realTime(stream, trigger))
     } ++
-      RocketMQSmokeSuite.realTimeTrigger.filter(_ => statefulRealTime(spark.version) && args.length == 8).toSeq
+      RocketMQSmokeSuite.realTimeTrigger.filter(_ =>
+        statefulRealTime(spark.version) && args.length == 8).toSeq
         .flatMap { trigger =>
           Seq(
             "stateful real time (Spark 4.3+): dropDuplicates into RocketMQ, each body once, sent while the batch runs" ->
@@ -105,7 +113,8 @@ object RocketMQSmokeSuite {
 private final class RocketMQSmokeSuite(spark: SparkSession, nameServer: String) {
   import spark.implicits._
 
-  private def check(condition: Boolean, what: => String): Unit = if (!condition) throw new AssertionError(what)
+  private def check(condition: Boolean, what: => String): Unit =
+    if (!condition) throw new AssertionError(what)
 
   private def rows(from: Int, until: Int): DataFrame =
     spark.range(from, until).select(concat(lit("smoke-"), col("id").cast("string")).as("body"),
@@ -121,20 +130,25 @@ private final class RocketMQSmokeSuite(spark: SparkSession, nameServer: String) 
   def batchWriteAndRead(topic: String): Unit = {
     rows(0, RocketMQSmokeSuite.Rows).write.format("rocketmq").option("nameServer", nameServer)
       .option("topic", topic).save()
-    val read = readAll(topic).selectExpr("CAST(body AS STRING) AS body", "tags", "keys", "queueId", "queueOffset")
+    val read = readAll(topic).selectExpr("CAST(body AS STRING) AS body", "tags", "keys", "queueId",
+      "queueOffset")
       .as[(String, String, Seq[String], Int, Long)].collect().toSeq
-    check(read.size == RocketMQSmokeSuite.Rows, s"read ${read.size} rows, wrote ${RocketMQSmokeSuite.Rows}")
-    val expected = (0 until RocketMQSmokeSuite.Rows).map(i => (s"smoke-$i", (i % 2).toString, Seq(i.toString)))
+    check(read.size == RocketMQSmokeSuite.Rows,
+      s"read ${read.size} rows, wrote ${RocketMQSmokeSuite.Rows}")
+    val expected = (0 until RocketMQSmokeSuite.Rows).map(i =>
+      (s"smoke-$i", (i % 2).toString, Seq(i.toString)))
     val got = read.map { case (body, tags, keys, _, _) => (body, tags, keys) }
     check(got.sortBy(_._1) == expected.sortBy(_._1), s"rows differ: ${got.sortBy(_._1).take(5)}")
     val offsets = read.groupBy(_._4).values.map(_.map(_._5).sorted)
-    check(offsets.forall(o => o == o.indices.map(_.toLong)), s"offsets per queue are not 0..n-1: $offsets")
+    check(offsets.forall(o => o == o.indices.map(_.toLong)),
+      s"offsets per queue are not 0..n-1: $offsets")
   }
 
   def availableNowCopyAndRestart(source: String, copy: String): Unit = {
     val checkpoint = Files.createTempDirectory("rocketmq-smoke-checkpoint").toString
     def runOnce(): Unit = {
-      val query = spark.readStream.format("rocketmq").option("nameServer", nameServer).option("topic", source)
+      val query = spark.readStream.format("rocketmq").option("nameServer", nameServer).option(
+        "topic", source)
         .option("startingOffsets", "earliest").option("includeExtraColumns", "true").load()
         .selectExpr("body", "tags")
         .writeStream.format("rocketmq").option("nameServer", nameServer).option("topic", copy)
@@ -156,35 +170,44 @@ private final class RocketMQSmokeSuite(spark: SparkSession, nameServer: String) 
   }
 
   def continuousRead(topic: String): Unit = {
-    val query = spark.readStream.format("rocketmq").option("nameServer", nameServer).option("topic", topic)
-      .option("startingOffsets", "earliest").load().selectExpr("CAST(body AS STRING) AS body")
-      .writeStream.format("memory").queryName("rocketmq_smoke_stream").start()
+    val query =
+      spark.readStream.format("rocketmq").option("nameServer", nameServer).option("topic", topic)
+        .option("startingOffsets", "earliest").load().selectExpr("CAST(body AS STRING) AS body")
+        .writeStream.format("memory").queryName("rocketmq_smoke_stream").start()
     try {
       query.processAllAvailable()
-      rows(0, 30).write.format("rocketmq").option("nameServer", nameServer).option("topic", topic).save()
+      rows(0, 30).write.format("rocketmq").option("nameServer", nameServer).option("topic",
+        topic).save()
       query.processAllAvailable()
       val got = spark.table("rocketmq_smoke_stream").as[String].collect().toSeq.sorted
-      check(got == (0 until 30).map(i => s"smoke-$i").sorted, s"the memory sink holds ${got.size} rows: $got")
+      check(got == (0 until 30).map(i => s"smoke-$i").sorted,
+        s"the memory sink holds ${got.size} rows: $got")
       val inputRows = query.recentProgress.map(_.numInputRows).sum
       check(inputRows == 30, s"progress counts $inputRows input rows, not 30")
     } finally query.stop()
   }
 
   /**
-   * Rows sent while a real-time batch of 10 minutes runs reach a foreach sink before it ends. The batch holds a
-   * core per queue of `topic` (two) for all its 10 minutes: the batch write that sends the rows needs a third.
+   * Rows sent while a real-time batch of 10 minutes runs reach a foreach sink before it ends. The
+   * batch holds a core per queue of `topic` (two) for all its 10 minutes: the batch write that
+   * sends the rows needs a third.
    */
   def realTime(topic: String, trigger: Trigger): Unit = {
     val slots = spark.sparkContext.defaultParallelism
-    check(slots >= 3, s"the real-time check needs 3 task slots (2 held by the batch, 1 for the write), not $slots")
-    val query = spark.readStream.format("rocketmq").option("nameServer", nameServer).option("topic", topic)
-      .option("startingOffsets", "earliest").load()
-      .selectExpr("CAST(body AS STRING) AS body").writeStream.outputMode("update")
-      .foreach(new RocketMQSmokeSink).trigger(trigger).start()
+    check(slots >= 3,
+      s"the real-time check needs 3 task slots (2 held by the batch, 1 for the write), not $slots")
+    val query =
+      spark.readStream.format("rocketmq").option("nameServer", nameServer).option("topic", topic)
+        .option("startingOffsets", "earliest").load()
+        .selectExpr("CAST(body AS STRING) AS body").writeStream.outputMode("update")
+        .foreach(new RocketMQSmokeSink).trigger(trigger).start()
     try {
-      // The topic holds smoke-0 to smoke-29 already (continuousRead); these come while the batch runs.
-      rows(100, 110).write.format("rocketmq").option("nameServer", nameServer).option("topic", topic).save()
-      if (!RocketMQSmokeSink.awaitAtLeast(40, timeoutMs = 120000)) query.exception.foreach(e => throw e)
+      // The topic holds smoke-0 to smoke-29 already (continuousRead); these come while the batch
+      // runs.
+      rows(100, 110).write.format("rocketmq").option("nameServer", nameServer).option("topic",
+        topic).save()
+      if (!RocketMQSmokeSink.awaitAtLeast(40, timeoutMs = 120000))
+        query.exception.foreach(e => throw e)
       val got = RocketMQSmokeSink.bodies.sorted
       val expected = ((0 until 30) ++ (100 until 110)).map(i => s"smoke-$i").sorted
       check(got == expected, s"the foreach sink holds ${got.size} rows: $got")
@@ -193,60 +216,78 @@ private final class RocketMQSmokeSuite(spark: SparkSession, nameServer: String) 
   }
 
   /**
-   * Spark 4.3's stateful real-time mode: a query that drops duplicate bodies writes into RocketMQ after its shuffle,
-   * in a task that reads nothing from RocketMQ. Each body (sent twice, in order, into a one-queue topic) reaches the
-   * target once, while the batch of 10 minutes runs: the sink sends each row as it comes under that trigger.
+   * Spark 4.3's stateful real-time mode: a query that drops duplicate bodies writes into RocketMQ
+   * after its shuffle, in a task that reads nothing from RocketMQ. Each body (sent twice, in order,
+   * into a one-queue topic) reaches the target once, while the batch of 10 minutes runs: the sink
+   * sends each row as it comes under that trigger.
    */
   def dropDuplicatesInRealTime(source: String, target: String, trigger: Trigger): Unit = {
     val sent = (0 until 20).flatMap(i => Seq(s"dup-$i", s"dup-$i")) ++ Seq("dup-end", "dup-end")
-    val got = statefulCopy(source, target, trigger, _.dropDuplicates("body"), sent, "dup-end").sorted
-    check(got == ((0 until 20).map(i => s"dup-$i") :+ "dup-end").sorted, s"the target holds ${got.size} rows: $got")
+    val got =
+      statefulCopy(source, target, trigger, _.dropDuplicates("body"), sent, "dup-end").sorted
+    check(got == ((0 until 20).map(i => s"dup-$i") :+ "dup-end").sorted,
+      s"the target holds ${got.size} rows: $got")
   }
 
   /**
-   * transformWithState (a processor of the Spark 4 build keeping a count per body in a value state, on RocksDB) in
-   * Spark 4.3's real-time mode: each count goes out as it changes; the last count per key is the number sent.
+   * transformWithState (a processor of the Spark 4 build keeping a count per body in a value state,
+   * on RocksDB) in Spark 4.3's real-time mode: each count goes out as it changes; the last count
+   * per key is the number sent.
    */
   def transformWithStateInRealTime(source: String, target: String, trigger: Trigger): Unit = {
-    val transform = Class.forName("org.apache.spark.sql.rocketmq.smoke.RocketMQSmokeTransformWithState")
-      .getDeclaredConstructor().newInstance().asInstanceOf[DataFrame => DataFrame]
+    val transform =
+      Class.forName("org.apache.spark.sql.rocketmq.smoke.RocketMQSmokeTransformWithState")
+        .getDeclaredConstructor().newInstance().asInstanceOf[DataFrame => DataFrame]
     val sent = Seq.fill(5)("k-a") ++ Seq.fill(3)("k-b") ++ Seq("k-c", "k-end")
     val stateStore = "spark.sql.streaming.stateStore.providerClass" ->
       "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
     val got = statefulCopy(source, target, trigger, transform, sent, "k-end:1", Seq(stateStore))
-    val last = got.map(_.split(":")).groupBy(_(0)).map { case (key, counts) => key -> counts.map(_(1).toInt).max }
-    check(last == Map("k-a" -> 5, "k-b" -> 3, "k-c" -> 1, "k-end" -> 1), s"the last counts are $last (of $got)")
+    val last = got.map(_.split(":")).groupBy(_(0)).map { case (key, counts) =>
+      key -> counts.map(_(1).toInt).max
+    }
+    check(last == Map("k-a" -> 5, "k-b" -> 3, "k-c" -> 1, "k-end" -> 1),
+      s"the last counts are $last (of $got)")
   }
 
   /**
-   * Runs `transform` of the bodies of `source` into `target` under the real-time `trigger`, on one shuffle
-   * partition, sends `sent` into `source` in order and returns what `target` holds once it holds `marker`, while
-   * the batch of 10 minutes still runs (rows that waited for its end would fail). The batch holds two cores (the
-   * source's one queue, the one shuffle partition) while the batch write that sends the rows needs a third.
+   * Runs `transform` of the bodies of `source` into `target` under the real-time `trigger`, on one
+   * shuffle partition, sends `sent` into `source` in order and returns what `target` holds once it
+   * holds `marker`, while the batch of 10 minutes still runs (rows that waited for its end would
+   * fail). The batch holds two cores (the source's one queue, the one shuffle partition) while the
+   * batch write that sends the rows needs a third.
    */
-  private def statefulCopy(source: String, target: String, trigger: Trigger, transform: DataFrame => DataFrame,
-      sent: Seq[String], marker: String, extraSettings: Seq[(String, String)] = Nil): Seq[String] = {
+  private def statefulCopy(source: String, target: String, trigger: Trigger,
+      transform: DataFrame => DataFrame,
+      sent: Seq[String], marker: String, extraSettings: Seq[(String, String)] = Nil)
+      : Seq[String] = {
     val settings = Seq("spark.sql.streaming.realTimeMode.allowlistCheck" -> "false",
       "spark.sql.shuffle.partitions" -> "1") ++ extraSettings
     val before = settings.map { case (key, _) => key -> spark.conf.getOption(key) }
     settings.foreach { case (key, value) => spark.conf.set(key, value) }
     val query =
       try {
-        transform(spark.readStream.format("rocketmq").option("nameServer", nameServer).option("topic", source)
+        transform(spark.readStream.format("rocketmq").option("nameServer", nameServer).option(
+          "topic", source)
           .option("startingOffsets", "earliest").load().selectExpr("CAST(body AS STRING) AS body"))
           .writeStream.outputMode("update").format("rocketmq").option("nameServer", nameServer)
           .option("topic", target).option("asyncProgressTrackingEnabled", "false")
-          .option("checkpointLocation", Files.createTempDirectory("rocketmq-smoke-stateful").toString)
+          .option("checkpointLocation",
+            Files.createTempDirectory("rocketmq-smoke-stateful").toString)
           .trigger(trigger).start()
-      } finally before.foreach { case (key, value) => value.fold(spark.conf.unset(key))(spark.conf.set(key, _)) }
+      } finally before.foreach { case (key, value) =>
+          value.fold(spark.conf.unset(key))(spark.conf.set(key, _))
+        }
     try {
       sent.toDF("body").coalesce(1).write.format("rocketmq").option("nameServer", nameServer)
         .option("topic", source).save()
-      // One queue, read in order, one shuffle partition: once the marker is stored, every row before it is.
+      // One queue, read in order, one shuffle partition: once the marker is stored, every row
+      // before it is.
       val deadline = System.nanoTime() + 120L * 1000000000L
-      while (!bodies(target).contains(marker) && System.nanoTime() < deadline && query.isActive) Thread.sleep(200)
+      while (!bodies(target).contains(marker) && System.nanoTime() < deadline && query.isActive)
+        Thread.sleep(200)
       query.exception.foreach(e => throw e)
-      check(query.lastProgress == null, "a batch ended before its 10 minutes: rows may have waited for its end")
+      check(query.lastProgress == null,
+        "a batch ended before its 10 minutes: rows may have waited for its end")
       bodies(target)
     } finally query.stop()
   }
@@ -257,7 +298,8 @@ private final class RocketMQSmokeSuite(spark: SparkSession, nameServer: String) 
       try { action; None }
       catch { case NonFatal(e) => Some(e) }
     check(error.isDefined, "no error")
-    Iterator.iterate[Throwable](error.get)(_.getCause).takeWhile(_ != null).map(e => s"$e").mkString("\n")
+    Iterator.iterate[Throwable](error.get)(_.getCause).takeWhile(_ != null).map(e =>
+      s"$e").mkString("\n")
   }
 
   def missingNameServer(topic: String): Unit = {
@@ -266,20 +308,24 @@ private final class RocketMQSmokeSuite(spark: SparkSession, nameServer: String) 
   }
 
   def badStartingOffsets(topic: String): Unit = {
-    val text = failureText(spark.read.format("rocketmq").option("nameServer", nameServer).option("topic", topic)
+    val text = failureText(spark.read.format("rocketmq").option("nameServer", nameServer).option(
+      "topic", topic)
       .option("startingOffsets", "sideways").load().collect())
     check(text.contains("ROCKETMQ_INVALID_OPTION_VALUE") && text.contains("startingOffsets") &&
         text.contains("sideways") && text.contains("earliest"), text)
   }
 
   def writeWithoutBody(topic: String): Unit = {
-    val text = failureText(spark.range(3).selectExpr("CAST(id AS STRING) AS tags").write.format("rocketmq")
-      .option("nameServer", nameServer).option("topic", topic).save())
+    val text =
+      failureText(spark.range(3).selectExpr("CAST(id AS STRING) AS tags").write.format("rocketmq")
+        .option("nameServer", nameServer).option("topic", topic).save())
     check(text.contains("ROCKETMQ_MISSING_COLUMN") && text.contains("body"), text)
   }
 }
 
-/** A foreach sink collecting bodies in the driver's JVM (the smoke suite runs on a local master). */
+/**
+ * A foreach sink collecting bodies in the driver's JVM (the smoke suite runs on a local master).
+ */
 private final class RocketMQSmokeSink extends ForeachWriter[Row] {
   override def open(partitionId: Long, epochId: Long): Boolean = true
   override def process(row: Row): Unit = RocketMQSmokeSink.add(row.getString(0))
@@ -293,7 +339,9 @@ private object RocketMQSmokeSink {
 
   def bodies: Seq[String] = synchronized(received.toList)
 
-  /** Waits, woken by each row, until the sink holds `count` rows; false if `timeoutMs` passes first. */
+  /**
+   * Waits, woken by each row, until the sink holds `count` rows; false if `timeoutMs` passes first.
+   */
   def awaitAtLeast(count: Int, timeoutMs: Long): Boolean = synchronized {
     val deadline = System.nanoTime() + timeoutMs * 1000000L
     while (received.size < count && deadline - System.nanoTime() > 0) {

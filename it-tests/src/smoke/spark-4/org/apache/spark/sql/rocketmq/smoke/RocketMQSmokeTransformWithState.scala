@@ -17,18 +17,22 @@
 package org.apache.spark.sql.rocketmq.smoke
 
 import org.apache.spark.sql.{DataFrame, Encoders}
-import org.apache.spark.sql.streaming.{OutputMode, StatefulProcessor, TimeMode, TimerValues, TTLConfig, ValueState}
+import org.apache.spark.sql.streaming.{
+  OutputMode, StatefulProcessor, TimeMode, TimerValues, TTLConfig, ValueState
+}
 
 /**
- * The smoke suite's transformWithState query, of the Spark 4 build only (Spark 3.5 has no such API): the bodies
- * grouped by themselves, each group's count kept in a value state, and `body:count` emitted as it changes. The suite
- * shared with the Spark 3.5 builds loads it by name and runs it under Spark 4.3's real-time mode.
+ * The smoke suite's transformWithState query, of the Spark 4 build only (Spark 3.5 has no such
+ * API): the bodies grouped by themselves, each group's count kept in a value state, and
+ * `body:count` emitted as it changes. The suite shared with the Spark 3.5 builds loads it by name
+ * and runs it under Spark 4.3's real-time mode.
  */
 final class RocketMQSmokeTransformWithState extends (DataFrame => DataFrame) {
   override def apply(bodies: DataFrame): DataFrame = {
     val strings = Encoders.STRING
     bodies.as(strings).groupByKey(identity)(strings)
-      .transformWithState(new RocketMQSmokeCountPerBody, TimeMode.None(), OutputMode.Update())(strings)
+      .transformWithState(new RocketMQSmokeCountPerBody, TimeMode.None(), OutputMode.Update())(
+        strings)
       .toDF("body")
   }
 }
@@ -40,7 +44,8 @@ final class RocketMQSmokeCountPerBody extends StatefulProcessor[String, String, 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit =
     count = getHandle.getValueState[Long]("count", Encoders.scalaLong, TTLConfig.NONE)
 
-  override def handleInputRows(key: String, rows: Iterator[String], timerValues: TimerValues): Iterator[String] = {
+  override def handleInputRows(key: String, rows: Iterator[String], timerValues: TimerValues)
+      : Iterator[String] = {
     val now = (if (count.exists()) count.get() else 0L) + rows.size
     count.update(now)
     Iterator(s"$key:$now")
