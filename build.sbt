@@ -123,7 +123,8 @@ def excludeFromClientInPom(pom: scala.xml.Node): scala.xml.Node = {
   val out = new RuleTransformer(rule).transform(pom).head
   require((out \\ "exclusion").count(e =>
       (e \ "groupId").text == "io.netty" && (e \ "artifactId").text == "*") == 2,
-    "rocketmq-client or rocketmq-filter is no longer a POM dependency: update excludeFromClientInPom")
+    "rocketmq-client or rocketmq-filter is no longer a POM dependency: update " +
+      "excludeFromClientInPom")
   out
 }
 

@@ -51,7 +51,8 @@ private[rocketmq] final case class RocketMQOpenPlan(from: Map[RocketMQQueue, Lon
       case RocketMQQueueOffset(name, next) =>
         byName.getOrElse(name,
           throw new IllegalStateException(
-            s"A task reported offset $next of queue id ${name.queueId} (fingerprint ${name.fingerprint}), not one of " +
+            s"A task reported offset $next of queue id ${name.queueId} (fingerprint " +
+              s"${name.fingerprint}), not one of " +
               s"the ${queues.size} queues planned: ${queues.mkString(", ")}")) -> next
       case other =>
         throw new IllegalArgumentException(s"Not the offset of a RocketMQ queue: $other")

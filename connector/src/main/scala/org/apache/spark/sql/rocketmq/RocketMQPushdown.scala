@@ -92,7 +92,8 @@ private[rocketmq] final case class RocketMQPushdown(
     storeFromMs.map(t => s"storeTimestamp >= ${java.time.Instant.ofEpochMilli(t)}"),
     storeUntilMs.map(t => s"storeTimestamp < ${java.time.Instant.ofEpochMilli(t)}"),
     bornFromMs.map(t =>
-      s"storeTimestamp >= ${java.time.Instant.ofEpochMilli(t)} (from bornTimestamp, less producerClockSkewMs)"),
+      s"storeTimestamp >= ${java.time.Instant.ofEpochMilli(t)} (from bornTimestamp, less " +
+        "producerClockSkewMs)"),
     tags.map(t => s"tags IN (${t.toSeq.sorted.mkString(", ")})"),
     limit.map(n => s"limit $n")).flatten.mkString(", ")
 }

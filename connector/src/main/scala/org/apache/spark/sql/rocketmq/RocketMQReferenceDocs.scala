@@ -38,7 +38,8 @@ private[rocketmq] object RocketMQReferenceDocs {
       Seq("| Option | Python keyword | Value | Default | Query type | Meaning |",
         "|---|---|---|---|---|---|")
     val rows = RocketMQOptions.registry.map { o =>
-      s"| `${o.key}` | `${pythonKeyword(o.key)}` | ${cell(o.valueText)} | ${cell(o.defaultText)} | " +
+      s"| `${o.key}` | `${pythonKeyword(o.key)}` | ${cell(o.valueText)} | ${cell(o.defaultText)} " +
+        "| " +
         s"${o.queryType.text} | ${cell(o.meaning)} |"
     }
     (header ++ rows).mkString("\n")
@@ -51,7 +52,8 @@ private[rocketmq] object RocketMQReferenceDocs {
     def escaped(text: String): String = cell(text.replace("<", "&lt;").replace(">", "&gt;"))
     val header = Seq("| Condition | SQLSTATE | Message |", "|---|---|---|")
     val rows = RocketMQErrors.allConditions.map { condition =>
-      s"| `$condition` | ${RocketMQErrors.sqlState(condition)} | ${escaped(RocketMQErrors.template(condition))} |"
+      s"| `$condition` | ${RocketMQErrors.sqlState(condition)} | " +
+        s"${escaped(RocketMQErrors.template(condition))} |"
     }
     (header ++ rows).mkString("\n")
   }

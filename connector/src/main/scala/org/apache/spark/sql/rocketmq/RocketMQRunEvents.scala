@@ -92,8 +92,10 @@ private[rocketmq] object RocketMQRunEvents {
       catch {
         case NonFatal(e) =>
           log.warn(
-            s"Not listening to the queries of a Spark session ($e): an exactly-once stream into a " +
-              "RocketMQ catalog table restarted there answers the broker's check-backs from its first micro-batch")
+            s"Not listening to the queries of a Spark session ($e): an exactly-once stream into " +
+              "a " +
+              "RocketMQ catalog table restarted there answers the broker's check-backs from its " +
+              "first micro-batch")
       }
     }
 

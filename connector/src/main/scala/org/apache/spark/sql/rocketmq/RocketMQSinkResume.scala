@@ -120,7 +120,8 @@ private[rocketmq] object RocketMQSinkResume {
     } catch {
       case NonFatal(e) =>
         log.warn(
-          s"Query $queryId: if it writes exactly-once to a RocketMQ catalog table, it answers the broker's " +
+          s"Query $queryId: if it writes exactly-once to a RocketMQ catalog table, it answers " +
+            "the broker's " +
             s"check-backs from its first micro-batch, not from its start: $e")
     }
 }

@@ -79,7 +79,8 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
       val offsets =
         RocketMQOffsetResolver.resolve(options.streamStartingOffsets, now, isStart = true, reader)
       log.info(
-        s"RocketMQ stream of ${topics.mkString(",")} starts at ${RocketMQOffsetsJson.format(offsets)}")
+        s"RocketMQ stream of ${topics.mkString(",")} starts at " +
+          "${RocketMQOffsetsJson.format(offsets)}")
       RocketMQSourceOffset(offsets)
     }
   }

@@ -182,7 +182,8 @@ private[rocketmq] object RocketMQWrite {
       } catch {
         case NonFatal(e) =>
           log.warn(
-            s"The exactly-once sink of the stream checkpointed at ${checkpoint.get} starts answering the " +
+            s"The exactly-once sink of the stream checkpointed at ${checkpoint.get} starts " +
+              "answering the " +
               s"broker's check-backs at its first micro-batch, not now: $e")
       }
     }

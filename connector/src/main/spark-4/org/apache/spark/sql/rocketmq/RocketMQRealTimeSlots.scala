@@ -129,7 +129,8 @@ private[rocketmq] object RocketMQRealTimeSlots {
     } catch {
       case e @ (NonFatal(_) | _: LinkageError) =>
         log.warn(
-          s"Could not tell whether this real-time query shuffles; counting its source's tasks only: $e")
+          "Could not tell whether this real-time query shuffles; counting its source's tasks " +
+            s"only: $e")
         None
     }
 

@@ -30,7 +30,8 @@ class RocketMQOpenPlanSuite extends AnyFunSuite {
   private val first0 = RocketMQQueue("t", "0-broker", 0)
 
   test(
-    "each task's offset moves its own queue on, whatever the plan's order and whichever plan runs") {
+    "each task's offset moves its own queue on, whatever the plan's order and whichever plan " +
+      "runs") {
     val before = RocketMQOpenPlan(Map(a0 -> 10L, a1 -> 20L, b0 -> 30L))
     val reported = Array(RocketMQQueueOffset(b0, 33L), RocketMQQueueOffset(a0, 11L))
     assert(before.end(reported).queueOffsets === Map(a0 -> 11L, a1 -> 20L, b0 -> 33L))
@@ -43,7 +44,8 @@ class RocketMQOpenPlanSuite extends AnyFunSuite {
   }
 
   test(
-    "an offset of a queue the plan does not read fails, naming the queue id and the queues planned") {
+    "an offset of a queue the plan does not read fails, naming the queue id and the queues " +
+      "planned") {
     val plan = RocketMQOpenPlan(Map(a0 -> 10L, b0 -> 30L))
     val e = intercept[IllegalStateException](plan.end(Array(RocketMQQueueOffset(a1, 21L))))
     assert(e.getMessage.contains("offset 21 of queue id 1"))
@@ -54,7 +56,8 @@ class RocketMQOpenPlanSuite extends AnyFunSuite {
   }
 
   test(
-    "the offset travels in Spark's own class, and a queue's fingerprint is the same on every JVM and release") {
+    "the offset travels in Spark's own class, and a queue's fingerprint is the same on every JVM " +
+      "and release") {
     val offset = RocketMQQueueOffset(RocketMQQueue("orders", "broker-a", 3), 7L)
     assert(offset.getClass.getName ===
       "org.apache.spark.sql.execution.streaming.continuous.RateStreamPartitionOffset")

@@ -59,7 +59,8 @@ class RocketMQPushdownSuite extends AnyFunSuite {
   }
 
   test(
-    "queueOffset bounds at Long.MaxValue do not wrap round: '<= max' keeps every row, '> max' none") {
+    "queueOffset bounds at Long.MaxValue do not wrap round: '<= max' keeps every row, '> max' " +
+      "none") {
     val whole = RocketMQOffsetRange(RocketMQQueue("t", "b", 0), 0, 100)
     def outcome(f: Filter) = {
       val t = translate(f).get
@@ -81,7 +82,8 @@ class RocketMQPushdownSuite extends AnyFunSuite {
   }
 
   test(
-    "store time bounds in microseconds become millisecond edges, from Timestamp and Instant values") {
+    "store time bounds in microseconds become millisecond edges, from Timestamp and Instant " +
+      "values") {
     import RocketMQPushdown.millisEdge
     assert(millisEdge(5000500L, lower = true, inclusive = true) === 5001) // >= 5000.5 ms: from 5001
     assert(millisEdge(5000000L, lower = true, inclusive = true) === 5000)
@@ -104,7 +106,8 @@ class RocketMQPushdownSuite extends AnyFunSuite {
   }
 
   test(
-    "a born time bound narrows the store time from below, less producerClockSkewMs, and only given it") {
+    "a born time bound narrows the store time from below, less producerClockSkewMs, and only " +
+      "given it") {
     val ts = new Timestamp(1700000000000L)
     // Unset: a producer's clock may run ahead of its broker's, so a born time says nothing of the
     // store time.
@@ -118,7 +121,8 @@ class RocketMQPushdownSuite extends AnyFunSuite {
   }
 
   test(
-    "tags: equality and IN become the tag expression, intersected with the option's; not beside a SQL filter") {
+    "tags: equality and IN become the tag expression, intersected with the option's; not beside " +
+      "a SQL filter") {
     val tags = translate(In("tags", Array("paid", "shipped"))).get
     assert(tags.exact)
     assert(tags.narrowing.tagExpression("*") === Some("paid || shipped"))
@@ -131,7 +135,8 @@ class RocketMQPushdownSuite extends AnyFunSuite {
   }
 
   test(
-    "what is not understood is left to Spark; a conjunction with one side understood only narrows") {
+    "what is not understood is left to Spark; a conjunction with one side understood only " +
+      "narrows") {
     assert(translate(Or(EqualTo("queueId", 1), EqualTo("queueId", 2))).isEmpty)
     assert(translate(EqualTo("body", Array[Byte](1))).isEmpty)
     assert(translate(IsNotNull("tags")).isEmpty)

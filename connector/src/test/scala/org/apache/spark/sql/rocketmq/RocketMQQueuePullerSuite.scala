@@ -122,7 +122,8 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
   }
 
   test(
-    "FOUND with a gap inside the range, or short of its end, is data loss unless a filter explains it") {
+    "FOUND with a gap inside the range, or short of its end, is data loss unless a filter " +
+      "explains it") {
     val gap = lossOf(0, 5, found(5, 0, 1, 3, 4))
     assert(gap.getCondition === "ROCKETMQ_DATA_LOSS.SKIPPED_BY_BROKER" &&
       gap.getMessage.contains("[2, 3)"))
@@ -163,7 +164,8 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
   }
 
   test(
-    "a replica that has not indexed the range yet while its group has no master: waited for, then unavailable") {
+    "a replica that has not indexed the range yet while its group has no master: waited for, " +
+      "then unavailable") {
     // "Pull again" for longer than a pull may take (pullTimeoutMs=200), then the replica has the
     // messages.
     val trailing = Seq.fill(14)(Right(answer(PullStatus.NO_MATCHED_MSG, 4)))
@@ -180,7 +182,8 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
   }
 
   test(
-    "a replica's word that offsets are gone (its group has no master) is waited on, not data loss") {
+    "a replica's word that offsets are gone (its group has no master) is waited on, not data " +
+      "loss") {
     // The range was planned from the master (to 10); the replica's queue ends at 5 (it trails, or
     // never got 5-9).
     for (gone <- Seq(answer(PullStatus.NO_NEW_MSG, 5, max = 5),
@@ -266,7 +269,8 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
   }
 
   test(
-    "a pull failing for a reason retrying cannot fix fails at once, naming the queue and the cause") {
+    "a pull failing for a reason retrying cannot fix fails at once, naming the queue and the " +
+      "cause") {
     implicit val s: RocketMQReadSettings = settings(failOnDataLoss = true)
     val unparsable =
       new MQBrokerException(ResponseCode.SUBSCRIPTION_PARSE_FAILED, "the filter does not parse")
@@ -308,7 +312,8 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
   }
 
   test(
-    "a replica that does not know the topic while its group has no master is an outage, not a deleted topic") {
+    "a replica that does not know the topic while its group has no master is an outage, not a " +
+      "deleted topic") {
     implicit val s: RocketMQReadSettings = settings(failOnDataLoss = true, retryTimeoutMs = 300)
     val denied =
       new MQBrokerException(ResponseCode.TOPIC_NOT_EXIST, "topic[t] not exist, apply first please!",
@@ -329,7 +334,8 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
   }
 
   test(
-    "the master answering that the topic does not exist (deleted under the read) is the queue gone: it fails " +
+    "the master answering that the topic does not exist (deleted under the read) is the queue " +
+      "gone: it fails " +
       "the read at once, or with failOnDataLoss=false skips the range (an open one idles)") {
     def denied =
       new MQBrokerException(ResponseCode.TOPIC_NOT_EXIST, "topic[t] not exist, apply first please!",
@@ -350,7 +356,8 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
   }
 
   test(
-    "a group left without any broker fails, once retryTimeoutMs is spent, as unavailable and named") {
+    "a group left without any broker fails, once retryTimeoutMs is spent, as unavailable and " +
+      "named") {
     val failed =
       intercept[PullerFailed](script(0, 5, Seq.fill(1000)(Left(refused)), allUsed = false,
         master = None)(settings(failOnDataLoss = true, retryTimeoutMs = 300)))
@@ -360,7 +367,8 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
   }
 
   test(
-    "a name server that does not answer the route request leaves the pull retried, not the task failed") {
+    "a name server that does not answer the route request leaves the pull retried, not the task " +
+      "failed") {
     // Nothing listens at port 1: each pull finds no route, and so does each look for the group's
     // master (a route request the client fails with an IllegalStateException); the read waits, then
     // fails as unavailable.

@@ -101,7 +101,8 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test(
-    "four pulls in flight read the exact range, each offset once, with more than one pull under way") {
+    "four pulls in flight read the exact range, each offset once, with more than one pull under " +
+      "way") {
     val model = new ModelQueue(5000, delayMs = 2)
     val (got, puller) = readAll(model, 100, 4100, pullsInFlight = 4)
     assert(got === (100L until 4100L))
@@ -120,7 +121,8 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test(
-    "answers shorter than guessed (a broker's byte cap) leave the range exact; wrong guesses are dropped") {
+    "answers shorter than guessed (a broker's byte cap) leave the range exact; wrong guesses are " +
+      "dropped") {
     // 8 per pull below offset 300 (as from disk), 32 above, 5 around 700: guesses miss at every
     // change.
     val cap: Long => Int = o => if (o < 300) 8 else if (o >= 700 && o < 760) 5 else 32
@@ -167,7 +169,8 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test(
-    "following the end, an answer that reaches it has the pull at the end under way before the reader asks") {
+    "following the end, an answer that reaches it has the pull at the end under way before the " +
+      "reader asks") {
     def afterFirstAnswer(until: Long, pullsInFlight: Int): (ModelQueue, RocketMQReadAhead) = {
       val model = new ModelQueue(32)
       val reads = new RocketMQReadAhead(model.pullAsync, until, 32, pullsInFlight, 1L << 20, 5000)

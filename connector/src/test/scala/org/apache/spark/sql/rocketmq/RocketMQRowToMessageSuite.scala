@@ -153,7 +153,8 @@ class RocketMQRowToMessageSuite extends AnyFunSuite {
   }
 
   test(
-    "a STRING properties value that is not a JSON object of strings fails, naming the column, row and value") {
+    "a STRING properties value that is not a JSON object of strings fails, naming the column, " +
+      "row and value") {
     val cases = Seq("[1]" -> "not an object", """{"a":1}""" -> "'a' is a number",
       """{"a":{"b":"c"}}""" -> "an object",
       """{"a":["b"]}""" -> "an array", """{"a":true}""" -> "a boolean",

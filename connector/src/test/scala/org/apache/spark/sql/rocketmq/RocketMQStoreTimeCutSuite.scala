@@ -38,7 +38,8 @@ class RocketMQStoreTimeCutSuite extends AnyFunSuite {
   }
 
   test(
-    "every answer the broker may give (nearest, not the first of a millisecond, 0 after a failure) is checked") {
+    "every answer the broker may give (nearest, not the first of a millisecond, 0 after a " +
+      "failure) is checked") {
     for (t <- 95L to 135L; answer <- Seq(0L) ++ (from - 2 to until + 2)) {
       val lower = RocketMQStoreTimeCut.cut(t, from, until, answer, lower = true)(storeTime)
       val upper = RocketMQStoreTimeCut.cut(t, from, until, answer, lower = false)(storeTime)

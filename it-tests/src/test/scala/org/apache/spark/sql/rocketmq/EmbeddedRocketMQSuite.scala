@@ -36,7 +36,8 @@ class EmbeddedRocketMQSuite extends AnyFunSuite {
   }
 
   test(
-    "ephemeral ports, a temporary store, topics, sends, offsets; stop frees the ports and removes the store") {
+    "ephemeral ports, a temporary store, topics, sends, offsets; stop frees the ports and " +
+      "removes the store") {
     val mq = new EmbeddedRocketMQ().start()
     val nameServer = mq.nameServer
     val store = mq.storeDirectory

@@ -187,7 +187,8 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a store-time window is read by offsets: only its messages, filters reported pushed, the size estimated") {
+    "a store-time window is read by offsets: only its messages, filters reported pushed, the " +
+      "size estimated") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
     def storeTimes() =
@@ -242,7 +243,8 @@ class RocketMQBatchReadSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "filters on topic, brokerName, queueId, queueOffset and tags prune queues and ranges; LIMIT caps each task") {
+    "filters on topic, brokerName, queueId, queueOffset and tags prune queues and ranges; LIMIT " +
+      "caps each task") {
     val (a, b) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(a, queues = 4)
     rocketmq.createTopic(b, queues = 2)

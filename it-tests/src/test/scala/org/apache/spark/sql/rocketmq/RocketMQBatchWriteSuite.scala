@@ -30,7 +30,8 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     rocketmq.readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8))
 
   test(
-    "string bodies with the topic option, default save mode (errorifexists), every message acknowledged") {
+    "string bodies with the topic option, default save mode (errorifexists), every message " +
+      "acknowledged") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 4)
     val rows = (0 until 500).map(i => s"body-$i")
@@ -59,7 +60,8 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "rows without a sharding key go out in batches: each batch lands whole in one queue, properties intact") {
+    "rows without a sharding key go out in batches: each batch lands whole in one queue, " +
+      "properties intact") {
     def write(topic: String, batchMessages: Int): Unit = (0 until 1200).map(i =>
       (f"r$i%04d", Map("n" -> i.toString), "tagged")).toDF("body", "properties", "tags")
       .coalesce(1).write.format("rocketmq").option("nameServer", rocketmq.nameServer).option(
@@ -104,7 +106,8 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a row whose properties are too long for a batch entry goes alone, and fails with the broker's reason") {
+    "a row whose properties are too long for a batch entry goes alone, and fails with the " +
+      "broker's reason") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
     // Row 0, a batch's first: 40,000 characters of properties, more than a batch entry's length
@@ -195,7 +198,8 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a task sending each row at once (real-time, continuous) keeps at most 4 requests unacknowledged, one row " +
+    "a task sending each row at once (real-time, continuous) keeps at most 4 requests " +
+      "unacknowledged, one row " +
       "per request at most 32; rows that come meanwhile go together; each stored once") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 4)
@@ -227,7 +231,8 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "rows with a sharding key go out in batches per queue, in order, also around one too large to batch") {
+    "rows with a sharding key go out in batches per queue, in order, also around one too large " +
+      "to batch") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 8)
     val sender = new RocketMQMessageSender(RocketMQWriteSettings(new RocketMQOptions(

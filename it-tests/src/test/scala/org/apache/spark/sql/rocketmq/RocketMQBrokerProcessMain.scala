@@ -118,7 +118,8 @@ object RocketMQBrokerProcessMain {
                 broker.getMessageStore.getMaxOffsetInQueue(topic, q)).mkString(",")
             case "logEnd" :: Nil => s"OK ${broker.getMessageStore.getMaxPhyOffset}"
             case "role" :: Nil =>
-              s"OK ${broker.getMessageStoreConfig.getBrokerRole} ${broker.getBrokerConfig.getBrokerId}"
+              s"OK ${broker.getMessageStoreConfig.getBrokerRole} " +
+                s"${broker.getBrokerConfig.getBrokerId}"
             case "pauseIndexing" :: Nil =>
               IndexingGate.close(broker)
               "OK"

@@ -49,11 +49,13 @@ class RocketMQBrokerProcessSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test(
-    "kill -9 and restart on the same store and port: all 1000 acknowledged messages survive, sends work") {
+    "kill -9 and restart on the same store and port: all 1000 acknowledged messages survive, " +
+      "sends work") {
     val topic = "process-self-test"
     val address = broker.brokerAddress
     info(
-      s"broker JVM listening after ${broker.lastReadyMillis} ms, registered after ${broker.lastStartMillis} ms")
+      s"broker JVM listening after ${broker.lastReadyMillis} ms, registered after " +
+        s"${broker.lastStartMillis} ms")
     assert(accepts(address) && accepts(s"127.0.0.1:${broker.brokerPort - 2}"))
     broker.createTopic(topic, queues = 4)
     val sent = (0 until 1000).map(i => s"m-$i")
@@ -66,7 +68,8 @@ class RocketMQBrokerProcessSuite extends AnyFunSuite with BeforeAndAfterAll {
     info(s"the name server dropped the broker ${broker.lastDropMillis} ms after SIGKILL")
     broker.restart()
     info(
-      s"restart: ports free after ${broker.lastPortWaitMillis} ms, listening after ${broker.lastReadyMillis} ms, " +
+      s"restart: ports free after ${broker.lastPortWaitMillis} ms, listening after " +
+        s"${broker.lastReadyMillis} ms, " +
         s"registered with its routes after ${broker.lastStartMillis} ms")
     assert(broker.isRunning && broker.brokerAddress === address && accepts(address))
     assert(broker.readBodies(topic).sorted === sent.sorted,

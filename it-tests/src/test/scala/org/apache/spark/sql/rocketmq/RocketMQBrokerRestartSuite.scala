@@ -98,7 +98,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
     while (System.nanoTime() < outageEnd) LockSupport.parkNanos(outageEnd - System.nanoTime())
     broker.restart()
     info(s"broker back after ${(System.nanoTime() - killedAt) / 1000000} ms (restart took " +
-      s"${broker.lastStartMillis} ms, listening after ${broker.lastReadyMillis} ms, ports free after " +
+      s"${broker.lastStartMillis} ms, listening after ${broker.lastReadyMillis} ms, ports free " +
+      "after " +
       s"${broker.lastPortWaitMillis} ms)")
   }
 
@@ -130,7 +131,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test(
-    "batch read of 100,000 messages, broker killed -9 mid-read and back 5 s later: every message once") {
+    "batch read of 100,000 messages, broker killed -9 mid-read and back 5 s later: every message " +
+      "once") {
     val topic = newTopic("restart-read")
     broker.createTopic(topic, queues = 4)
     broker.produce(topic, Total, i => s"id-$i")
@@ -146,7 +148,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       crashAndRestart(beforeKill = () => Gate.open(), whileDown = _ => assertNotDone(job))
       val (rows, distinct) = await(job, "the read")
       info(
-        s"read took ${(System.nanoTime() - started) / 1000000} ms; ${Gate.attempts.get} task attempts")
+        s"read took ${(System.nanoTime() - started) / 1000000} ms; ${Gate.attempts.get} task " +
+          "attempts")
       assert(rows === Total, "rows read")
       assert(distinct === Total, "distinct ids read")
       // One attempt per queue: the tasks rode out the outage themselves (retrying pulls), none was
@@ -156,7 +159,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test(
-    "streaming query into a parquet sink rides out a kill -9 and 5 s outage: 600 rows exactly once") {
+    "streaming query into a parquet sink rides out a kill -9 and 5 s outage: 600 rows exactly " +
+      "once") {
     val topic = newTopic("restart-stream")
     broker.createTopic(topic, queues = 4)
     broker.produce(topic, 300, i => s"s-$i")
@@ -195,7 +199,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
         progressWhileDown = progress.get() - before
       })
       info(
-        s"during the outage: progress events $progressWhileDown, a trigger seen running: $activeTriggerSeen")
+        s"during the outage: progress events $progressWhileDown, a trigger seen running: " +
+          s"$activeTriggerSeen")
       assert(query.isActive, s"the query stopped during the outage: ${query.exception}")
       assert(activeTriggerSeen || progressWhileDown > 0, "no trigger ran while the broker was down")
       broker.produce(topic, 300, i => s"s-${300 + i}")
@@ -212,7 +217,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test(
-    "batch write of 100,000 rows, broker killed -9 mid-write and back 5 s later: succeeds, every id stored") {
+    "batch write of 100,000 rows, broker killed -9 mid-write and back 5 s later: succeeds, every " +
+      "id stored") {
     val topic = newTopic("restart-write")
     broker.createTopic(topic, queues = 4)
     Gate.reset(rowsBeforeGate = 2000)
@@ -232,7 +238,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       crashAndRestart(beforeKill = () => Gate.open(), whileDown = _ => assertNotDone(job))
       await(job, "the write")
       info(
-        s"write took ${(System.nanoTime() - started) / 1000000} ms; ${Gate.attempts.get} task attempts")
+        s"write took ${(System.nanoTime() - started) / 1000000} ms; ${Gate.attempts.get} task " +
+          "attempts")
       val stored = broker.readBodies(topic)
       val distinct = stored.toSet
       val missing = (0 until Total).map(_.toString).filterNot(distinct)
@@ -246,7 +253,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test(
-    "exactly-once batch write whose commits get no answer (broker frozen by SIGSTOP): none asked twice, every " +
+    "exactly-once batch write whose commits get no answer (broker frozen by SIGSTOP): none asked " +
+      "twice, every " +
       "row once") {
     val topic = newTopic("frozen-commit")
     broker.createTopic(topic, queues = 4)
@@ -319,7 +327,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test(
-    "a stream's sends that time out in its tasks' commits (the broker frozen) are asked about, not sent " +
+    "a stream's sends that time out in its tasks' commits (the broker frozen) are asked about, " +
+      "not sent " +
       "again: the broker stores each row once, and the progress counts no possible duplicate") {
     val topic = newTopic("resent-in-commit")
     broker.createTopic(topic, queues = 2)
@@ -358,7 +367,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test(
-    "a broker that comes back between the route request and the live-broker request is no missing topic, to a " +
+    "a broker that comes back between the route request and the live-broker request is no " +
+      "missing topic, to a " +
       "read or to a write's topic check; a topic that does not exist still is missing") {
     val topic = newTopic("restart-between")
     broker.createTopic(topic, queues = 2)
@@ -402,7 +412,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   test(
-    "a broker down for longer than retryTimeoutMs fails a streaming query naming the outage, not data loss") {
+    "a broker down for longer than retryTimeoutMs fails a streaming query naming the outage, not " +
+      "data loss") {
     val topic = newTopic("restart-gone")
     broker.createTopic(topic, queues = 2)
     broker.produce(topic, 50, i => s"g-$i")

@@ -112,13 +112,15 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "INSERT INTO sends rows as messages, columns taken by name; they read back; OVERWRITE is refused") {
+    "INSERT INTO sends rows as messages, columns taken by name; they read back; OVERWRITE is " +
+      "refused") {
     val topic = rocketmq.newTopic("insert")
     rocketmq.createTopic(topic, queues = 2)
     val catalog = newCatalog()
     val table = s"$catalog.`$topic`"
     spark.sql(
-      s"INSERT INTO $table SELECT 'inserted' AS tags, concat('row-', CAST(id AS STRING)) AS body FROM range(25)")
+      s"INSERT INTO $table SELECT 'inserted' AS tags, concat('row-', CAST(id AS STRING)) AS body " +
+        "FROM range(25)")
     val expected = (0 until 25).map(i => s"row-$i")
     assert(storedBodies(topic).sorted === expected.sorted)
     assert(rocketmq.readAll(topic).forall(_.getTags == "inserted"))
@@ -131,7 +133,8 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "INSERT INTO ... SELECT * copies a table: bodies, tags, keys and user properties arrive unchanged") {
+    "INSERT INTO ... SELECT * copies a table: bodies, tags, keys and user properties arrive " +
+      "unchanged") {
     val sent = Seq(
       TestMessage("plain"),
       TestMessage("tagged", tags = "tag-a", keys = "k1 k2",
@@ -187,7 +190,8 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "DESCRIBE TABLE EXTENDED shows the queues of each broker group and the message count, never a secret") {
+    "DESCRIBE TABLE EXTENDED shows the queues of each broker group and the message count, never " +
+      "a secret") {
     val topic = rocketmq.newTopic("describe")
     rocketmq.createTopic(topic, queues = 4)
     rocketmq.sendBodies(topic, (0 until 10).map(i => s"d$i"))
@@ -204,11 +208,13 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "CREATE TABLE creates the topic with the queues and on the cluster asked; an existing one is refused") {
+    "CREATE TABLE creates the topic with the queues and on the cluster asked; an existing one is " +
+      "refused") {
     val catalog = newCatalog()
     val topic = rocketmq.newTopic("created")
     spark.sql(
-      s"CREATE TABLE $catalog.`$topic` TBLPROPERTIES ('queues'='3', 'cluster'='${rocketmq.clusterName}')")
+      s"CREATE TABLE $catalog.`$topic` TBLPROPERTIES ('queues'='3', " +
+        s"'cluster'='${rocketmq.clusterName}')")
     assert(rocketmq.latestOffsets(topic).keySet === (0 until 3).map(RocketMQQueue(topic,
       rocketmq.brokerName, _)).toSet)
     assert(tables(catalog).contains(topic))
@@ -225,7 +231,8 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "CREATE TABLE refuses bad properties, columns and partitioning, naming them, and creates nothing") {
+    "CREATE TABLE refuses bad properties, columns and partitioning, naming them, and creates " +
+      "nothing") {
     val catalog = newCatalog()
     val topic = rocketmq.newTopic("refused")
     def refusal(ddl: String): String =
@@ -322,7 +329,8 @@ class RocketMQCatalogSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "the catalog API: a missing topic is NoSuchTableException, only the empty namespace, no secret shown") {
+    "the catalog API: a missing topic is NoSuchTableException, only the empty namespace, no " +
+      "secret shown") {
     val catalog = new RocketMQCatalog()
     catalog.initialize("direct",
       new CaseInsensitiveStringMap(Map("nameServer" -> rocketmq.nameServer,

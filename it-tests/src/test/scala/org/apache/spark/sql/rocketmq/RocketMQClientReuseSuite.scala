@@ -45,7 +45,8 @@ import org.apache.spark.sql.streaming.Trigger
 class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
 
   test(
-    "100 micro-batches RocketMQ to RocketMQ: consumers, producers, client instances and threads stay flat") {
+    "100 micro-batches RocketMQ to RocketMQ: consumers, producers, client instances and threads " +
+      "stay flat") {
     // Clients pooled by earlier suites would be closed in the middle of the count (the last task of
     // an earlier query giving a consumer back, the driver's metadata client of an earlier stream,
     // or the pools' idle eviction): once every earlier task and stream has given its client back,
@@ -147,7 +148,8 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a real-time reader takes pull answers on the connection's thread; a send leaves from the sending thread") {
+    "a real-time reader takes pull answers on the connection's thread; a send leaves from the " +
+      "sending thread") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
     val group = s"threads-${System.nanoTime()}"

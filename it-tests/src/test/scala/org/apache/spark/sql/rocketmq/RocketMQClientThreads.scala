@@ -67,7 +67,8 @@ object RocketMQClientThreads {
     val instances = if (after._1 == before._1) Nil
     else
       Seq(
-        s"client instances ${before._1.size} -> ${after._1.size} (new: ${(after._1 -- before._1).mkString(", ")}; " +
+        s"client instances ${before._1.size} -> ${after._1.size} (new: " +
+          s"${(after._1 -- before._1).mkString(", ")}; " +
           s"closed: ${(before._1 -- after._1).mkString(", ")})")
     instances ++ grown ++ overCap ++
       (if (before._2.isEmpty)

@@ -55,7 +55,8 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
   // below). Isolated from that backlog, it tests the election alone; the delay behind a backlog is
   // the broker's (see the stop-39 note).
   test(
-    "exactly-once batch write, its controller-mode master frozen during the commits then killed: the elected " +
+    "exactly-once batch write, its controller-mode master frozen during the commits then killed: " +
+      "the elected " +
       "replica's check-backs commit every row once") {
     val topic = newTopic("eo-election", groups = Seq(GroupC))
     val master = cluster.awaitMaster(GroupC)

@@ -58,7 +58,8 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
   }
 
   test(
-    "a micro-batch stream restarted while a master is down reads on from its replica, which trails it") {
+    "a micro-batch stream restarted while a master is down reads on from its replica, which " +
+      "trails it") {
     val topic = newTopic("stream-replica", groups = Seq(GroupA, GroupB))
     val (sink, checkpoint) = (s"cluster-mb-${UUID.randomUUID().toString.take(8)}", newDir())
     def start(): StreamingQuery =
@@ -106,7 +107,8 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
   }
 
   test(
-    "a broker group wholly down (a master without replicas) is unavailable to an AvailableNow run, not gone: " +
+    "a broker group wholly down (a master without replicas) is unavailable to an AvailableNow " +
+      "run, not gone: " +
       "the run waits for it (failOnDataLoss=false), and every message comes once") {
     val topic = newTopic("stream-whole-group", groups = Seq(GroupA, GroupB))
     val (sink, checkpoint) = (s"cluster-an-${UUID.randomUUID().toString.take(8)}", newDir())
@@ -143,7 +145,8 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
   }
 
   test(
-    "a broker group wholly down is unavailable to a continuous query too: its plan waits for the group, which " +
+    "a broker group wholly down is unavailable to a continuous query too: its plan waits for the " +
+      "group, which " +
       "is read on from where it was (failOnDataLoss=false)") {
     val topic = newTopic("continuous-whole-group", groups = Seq(GroupA, GroupB),
       queues = 1) // a task slot each
@@ -173,7 +176,8 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
   for ((kind, trigger) <- Seq("micro-batch" -> Trigger.ProcessingTime("200 milliseconds"),
       "real-time" -> Trigger.RealTime("5 seconds"))) {
     test(
-      s"a broker group wholly down is unavailable to a $kind stream, not gone: it reads on from where it was " +
+      s"a broker group wholly down is unavailable to a $kind stream, not gone: it reads on from " +
+        "where it was " +
         "once the group is back (failOnDataLoss=false)") {
       // One queue a group: a real-time batch runs a task per queue at once, on 2 task slots.
       val topic = newTopic(s"whole-group-$kind", groups = Seq(GroupA, GroupB), queues = 1)
@@ -206,7 +210,8 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
   }
 
   test(
-    "a real-time stream reads on from the replica while the master is down, and through an election") {
+    "a real-time stream reads on from the replica while the master is down, and through an " +
+      "election") {
     // A real-time batch runs a task per queue at once for its whole length: one queue a group, on 2
     // task slots.
     val topic = newTopic("stream-real-time", groups = Seq(GroupA, GroupC), queues = 1)
@@ -252,7 +257,8 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
   }
 
   test(
-    "a master that has not indexed all it stored is not a queue gone back: the stream waits for its index") {
+    "a master that has not indexed all it stored is not a queue gone back: the stream waits for " +
+      "its index") {
     // As a restarted master is while it rebuilds its queues' tails from its commit log: its queue
     // ends before where the stream already is. Made here by holding its indexing back and starting
     // the stream past its end.

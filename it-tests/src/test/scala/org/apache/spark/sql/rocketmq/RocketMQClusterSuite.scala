@@ -51,7 +51,8 @@ class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
   }
 
   test(
-    "a group whose master is down and whose replica refuses reads is unavailable: the read fails naming it") {
+    "a group whose master is down and whose replica refuses reads is unavailable: the read fails " +
+      "naming it") {
     val topic = newTopic("replica-refuses")
     cluster.produce(topic, 400, i => s"m$i")
     cluster.awaitReplicated(GroupA, topic)
@@ -69,8 +70,10 @@ class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
     assert(bodies(read(topic)).size === 400)
   }
 
-  test("a group wholly down (a master without replicas) is forgotten by the name server: expectedBrokerGroups " +
-    "makes the read wait for it and fail naming it, as offsets naming its queues do (a stream's too); with the " +
+  test("a group wholly down (a master without replicas) is forgotten by the name server: " +
+    "expectedBrokerGroups " +
+    "makes the read wait for it and fail naming it, as offsets naming its queues do (a stream's " +
+    "too); with the " +
     "group back, every message") {
     val topic = newTopic("whole-group", groups = Seq(GroupA, GroupB))
     cluster.produce(topic, 1000, i => s"m$i")
@@ -115,7 +118,8 @@ class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
   }
 
   test(
-    "a replica that has not copied the topic yet does not make its group's queues gone: planning waits, fails") {
+    "a replica that has not copied the topic yet does not make its group's queues gone: planning " +
+      "waits, fails") {
     // A topic created on the masters; the master of group a dies before its replica copies the
     // topic (it copies every few seconds: when it did in the moment between, the attempt is made
     // again, a few times).
@@ -145,7 +149,8 @@ class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
   }
 
   test(
-    "a batch read planned after an acknowledged write sees all of it, though the broker indexes it later") {
+    "a batch read planned after an acknowledged write sees all of it, though the broker indexes " +
+      "it later") {
     val topic = newTopic("read-after-write", groups = Seq(GroupB))
     cluster.produce(topic, 100, i => s"m$i")
     cluster.command("b-master", "pauseIndexing")
@@ -166,7 +171,8 @@ class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
   }
 
   test(
-    "controller mode: the master killed, a replica elected; a batch read before and after sees every message") {
+    "controller mode: the master killed, a replica elected; a batch read before and after sees " +
+      "every message") {
     val topic = newTopic("controller", groups = Seq(GroupC))
     cluster.produce(topic, 500, i => s"m$i")
     val master = cluster.awaitMaster(GroupC)
@@ -181,7 +187,8 @@ class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
   }
 
   test(
-    "a write while a master is down: rows without a key go to the live groups, keyed rows keep their queue") {
+    "a write while a master is down: rows without a key go to the live groups, keyed rows keep " +
+      "their queue") {
     val topic = newTopic("write-outage", groups = Seq(GroupA, GroupB))
     def write(rows: Seq[(String, String)], options: (String, String)*): Unit =
       spark.createDataFrame(rows).toDF("body", "shardingKey").write.format("rocketmq").option(

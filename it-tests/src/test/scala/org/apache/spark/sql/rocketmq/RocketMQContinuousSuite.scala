@@ -53,7 +53,8 @@ class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
     Option(new File(checkpoint, "commits").list()).map(_.count(_.forall(_.isDigit))).getOrElse(0)
 
   test(
-    "continuous processing reads each message as it arrives; a queue added while it runs from its first offset") {
+    "continuous processing reads each message as it arrives; a queue added while it runs from " +
+      "its first offset") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
     val sink = rocketmq.newTopic("sink")
@@ -72,7 +73,8 @@ class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a topic deleted while continuous tasks read it: failOnDataLoss=true fails naming the queue gone; false " +
+    "a topic deleted while continuous tasks read it: failOnDataLoss=true fails naming the queue " +
+      "gone; false " +
       "reads on from the other topics") {
     for (failOnDataLoss <- Seq(false, true)) {
       val (kept, deleted) = (rocketmq.newTopic(), rocketmq.newTopic())
@@ -105,7 +107,8 @@ class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "restarted from its checkpoint, a continuous query goes on after the last recorded epoch: nothing lost or repeated") {
+    "restarted from its checkpoint, a continuous query goes on after the last recorded epoch: " +
+      "nothing lost or repeated") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
     val (sink, checkpoint) = (rocketmq.newTopic("sink"), newDir())
@@ -130,7 +133,8 @@ class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "into RocketMQ each row is sent as it arrives; exactly-once and options that bound a batch are refused") {
+    "into RocketMQ each row is sent as it arrives; exactly-once and options that bound a batch " +
+      "are refused") {
     val (sourceTopic, target) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(sourceTopic, queues = 2)
     rocketmq.createTopic(target, queues = 2)

@@ -57,7 +57,8 @@ class RocketMQDataLossSuite extends RocketMQSparkSuiteBase {
       .trigger(trigger).start()
 
   test(
-    "failOnDataLoss=true: the query fails naming topic, broker, queue, the lost range and the opt-out") {
+    "failOnDataLoss=true: the query fails naming topic, broker, queue, the lost range and the " +
+      "opt-out") {
     val (topic, min, _) = topicWithExpiredOffsets()
     val q = streamFromZero(topic, failOnDataLoss = true)
     intercept[Exception](q.awaitTermination(120000))
@@ -69,7 +70,8 @@ class RocketMQDataLossSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "failOnDataLoss=false: the query goes on from the first available offset and counts what it skipped") {
+    "failOnDataLoss=false: the query goes on from the first available offset and counts what it " +
+      "skipped") {
     val (topic, min, max) = topicWithExpiredOffsets()
     val q = streamFromZero(topic, failOnDataLoss = false)
     assert(q.awaitTermination(120000))
@@ -89,7 +91,8 @@ class RocketMQDataLossSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "continuous processing: failOnDataLoss=true fails naming the lost range; false reads on from what is left") {
+    "continuous processing: failOnDataLoss=true fails naming the lost range; false reads on from " +
+      "what is left") {
     val (topic, min, _) = topicWithExpiredOffsets()
     val failing =
       streamFromZero(topic, failOnDataLoss = true, Trigger.Continuous("1 second"), "continuous")

@@ -77,7 +77,8 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a batch job that fails after some tasks succeeded leaves nothing visible (at-least-once leaves them)") {
+    "a batch job that fails after some tasks succeeded leaves nothing visible (at-least-once " +
+      "leaves them)") {
     val failLastPartition = udf { (s: String) =>
       if (TaskContext.getPartitionId() == 3)
         throw new IllegalStateException("task 3 fails on purpose")
@@ -103,7 +104,8 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a micro-batch that Spark runs again after a restart is not committed twice (at-least-once duplicates)") {
+    "a micro-batch that Spark runs again after a restart is not committed twice (at-least-once " +
+      "duplicates)") {
     var lastRuns = Set.empty[String]
     def writeTwice(guarantee: String): Seq[String] = {
       val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
@@ -169,7 +171,8 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
 
   for (sink <- Seq("start()", "toTable")) {
     test(
-      s"a stream restarted at once, with no new input and its earlier run's end not yet heard, answers the " +
+      "a stream restarted at once, with no new input and its earlier run's end not yet heard, " +
+        "answers the " +
         s"broker about the epoch that run left unconfirmed (written with $sink)") {
       val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
       rocketmq.createTopic(in, queues = 2)
@@ -223,8 +226,10 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
     }
   }
 
-  test("the transaction producer's requests are answered while check-backs hold every thread of the client's that " +
-    "takes requests in; a look-up with no master to ask cannot tell (it never says 'not committed')") {
+  test("the transaction producer's requests are answered while check-backs hold every thread of " +
+    "the client's that " +
+    "takes requests in; a look-up with no master to ask cannot tell (it never says 'not " +
+    "committed')") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
     rocketmq.sendBodies(topic, Seq("looked-up"))
@@ -268,7 +273,8 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "the options are checked: the guarantee's name, the timeout's floor and ceiling, no delivery delay; before " +
+    "the options are checked: the guarantee's name, the timeout's floor and ceiling, no delivery " +
+      "delay; before " +
       "any send") {
     val df = Seq("a").toDF("body")
     val topic = rocketmq.newTopic()

@@ -76,7 +76,8 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a batch write whose broker connections are reset, its answers lost, stores every row, at most 1% " +
+    "a batch write whose broker connections are reset, its answers lost, stores every row, at " +
+      "most 1% " +
       "twice, and its possibleDuplicates are the extra copies") {
     val topic = rocketmq.newTopic("resets")
     rocketmq.createTopic(topic, queues = 8)
@@ -110,7 +111,8 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a stream into RocketMQ whose broker connections are reset during a batch's sends stores every row, at " +
+    "a stream into RocketMQ whose broker connections are reset during a batch's sends stores " +
+      "every row, at " +
       "most 1% twice, and its progress's possibleDuplicates are the extra copies") {
     val (topic, input, query) = streamInto("stream-resets")
     val rows = (0 until 5000).map(i => s"s$i")
@@ -140,8 +142,10 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a batch read of a broker that takes requests and never answers fails naming the broker after " +
-      "requestTimeoutMs, then retryTimeoutMs and at most one more requestTimeoutMs, as the options say") {
+    "a batch read of a broker that takes requests and never answers fails naming the broker " +
+      "after " +
+      "requestTimeoutMs, then retryTimeoutMs and at most one more requestTimeoutMs, as the " +
+      "options say") {
     val topic = rocketmq.newTopic("silent")
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendBodies(topic, Seq("a", "b"))
@@ -161,7 +165,8 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a batch read through 100 ms of latency each way and a 200 KB/s pipe returns every message once") {
+    "a batch read through 100 ms of latency each way and a 200 KB/s pipe returns every message " +
+      "once") {
     val topic = rocketmq.newTopic("slow-read")
     rocketmq.createTopic(topic, queues = 4)
     val sent = (0 until 1000).map(i => f"m$i%05d-" + "x" * 200)
@@ -178,7 +183,8 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a real-time query copying between topics through 100 ms of latency each way copies every message " +
+    "a real-time query copying between topics through 100 ms of latency each way copies every " +
+      "message " +
       "once") {
     val (source, target) = (rocketmq.newTopic("rt-in"), rocketmq.newTopic("rt-out"))
     rocketmq.createTopic(source, queues = 2)
@@ -206,8 +212,10 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
     finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
   }
 
-  test("an exactly-once stream whose broker connections are reset during a batch's half messages delivers " +
-    "every row once: the tasks that lost answers fail, and their retries' rows are the ones committed") {
+  test("an exactly-once stream whose broker connections are reset during a batch's half messages " +
+    "delivers " +
+    "every row once: the tasks that lost answers fail, and their retries' rows are the ones " +
+    "committed") {
     val (topic, input, query) = streamInto("eo-resets", "deliveryGuarantee" -> "exactly_once")
     val rows = (0 until 2000).map(i => s"e$i")
     try {

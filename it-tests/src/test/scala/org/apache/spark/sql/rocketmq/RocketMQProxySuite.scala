@@ -105,7 +105,8 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a stream through the proxy (AvailableNow) reads every message once, and commits the group's offsets") {
+    "a stream through the proxy (AvailableNow) reads every message once, and commits the group's " +
+      "offsets") {
     val sent = (0 until 30).map(i => s"s$i")
     val topic = topicHolding("proxy-stream", 2, sent)
     val checkpoint = Files.createTempDirectory("rocketmq-proxy-cp-").toString
@@ -133,7 +134,8 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a write of many rows through the proxy stores each once: no answer is lost and nothing is sent twice") {
+    "a write of many rows through the proxy stores each once: no answer is lost and nothing is " +
+      "sent twice") {
     // Apache's proxy writes no answer to a connection holding more than 64 KiB unread; with
     // thousands of sends in flight over one connection, answers were lost, the sends repeated, and
     // rows stored twice.
@@ -146,7 +148,8 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "rows with a sharding key go through the proxy to a NORMAL topic, each key in order on one queue") {
+    "rows with a sharding key go through the proxy to a NORMAL topic, each key in order on one " +
+      "queue") {
     val topic = rocketmq.newTopic("proxy-keyed")
     rocketmq.createTopic(topic, queues = 4, messageType = Some("NORMAL"))
     val rows = (0 until 60).map(i => (f"$i%03d", s"key-${i % 3}"))
@@ -196,7 +199,8 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "exactly-once through the proxy is refused before anything is sent, naming why and what to do") {
+    "exactly-once through the proxy is refused before anything is sent, naming why and what to " +
+      "do") {
     val topic = rocketmq.newTopic("proxy-eo")
     rocketmq.createTopic(topic, queues = 2, messageType = Some("TRANSACTION"))
     val message = errorMessage {
@@ -259,7 +263,8 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "the catalog reads and writes tables through the proxy; SHOW TABLES says it needs the name server") {
+    "the catalog reads and writes tables through the proxy; SHOW TABLES says it needs the name " +
+      "server") {
     val topic = rocketmq.newTopic("proxy_cat")
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendBodies(topic, Seq("a", "b"))

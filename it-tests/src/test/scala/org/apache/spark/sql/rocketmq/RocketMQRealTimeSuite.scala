@@ -70,7 +70,8 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "restarted from its checkpoint, a real-time query into a foreach sink loses and repeats nothing") {
+    "restarted from its checkpoint, a real-time query into a foreach sink loses and repeats " +
+      "nothing") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
     val (sink, checkpoint) = (rocketmq.newTopic("sink"), newDir())
@@ -103,7 +104,8 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a real-time query into RocketMQ (allowlist check off): a restart after a batch ended loses and repeats nothing") {
+    "a real-time query into RocketMQ (allowlist check off): a restart after a batch ended loses " +
+      "and repeats nothing") {
     val (source, target) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(source, queues = 2)
     rocketmq.createTopic(target, queues = 2)
@@ -151,7 +153,8 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "into RocketMQ, each row is sent as it arrives, not when the batch ends (no sink setting needed); " +
+    "into RocketMQ, each row is sent as it arrives, not when the batch ends (no sink setting " +
+      "needed); " +
       "exactly-once is refused before anything is sent") {
     val (source, target) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(source, queues = 2)
@@ -190,7 +193,8 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "in real-time mode a tag filter skips what it does not match, and progress reports no offsets behind") {
+    "in real-time mode a tag filter skips what it does not match, and progress reports no " +
+      "offsets behind") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
     val sink = rocketmq.newTopic("sink")
@@ -239,7 +243,8 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "more source queues than task slots fail the query before its tasks run, naming queues and slots") {
+    "more source queues than task slots fail the query before its tasks run, naming queues and " +
+      "slots") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 3)
     rocketmq.sendBodies(topic, Seq("m0"))
@@ -256,7 +261,8 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "between two real-time batches the brokers are asked for the queues' ends once, and each batch planned once") {
+    "between two real-time batches the brokers are asked for the queues' ends once, and each " +
+      "batch planned once") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendBodies(topic, (0 until 4).map(i => s"m$i"))
@@ -297,7 +303,8 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "the tasks a real-time batch needs past the source: the stage after a stateful operator or a repartition") {
+    "the tasks a real-time batch needs past the source: the stage after a stateful operator or a " +
+      "repartition") {
     import org.apache.spark.sql.catalyst.expressions.AttributeReference
     import org.apache.spark.sql.catalyst.plans.logical.{
       Deduplicate, LocalRelation, Project, Repartition

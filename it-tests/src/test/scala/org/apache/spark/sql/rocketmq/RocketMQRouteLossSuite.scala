@@ -28,7 +28,8 @@ import org.apache.spark.sql.streaming.Trigger
 class RocketMQRouteLossSuite extends RocketMQSparkSuiteBase {
 
   test(
-    "a stream survives a topic route missing from the name server for a few triggers, and loses nothing") {
+    "a stream survives a topic route missing from the name server for a few triggers, and loses " +
+      "nothing") {
     val topic = rocketmq.newTopic("route")
     rocketmq.createTopic(topic, queues = 4)
     rocketmq.sendBodies(topic, (0 until 40).map(i => s"m$i"))

@@ -99,7 +99,8 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
     }.toSeq
 
   test(
-    "a secured query end to end: no secret or token in logs, plans, UI data, progress, checkpoint or errors") {
+    "a secured query end to end: no secret or token in logs, plans, UI data, progress, " +
+      "checkpoint or errors") {
     val (source, sink) = (rocketmq.newTopic("leak-src"), rocketmq.newTopic("leak-sink"))
     rocketmq.createTopic(source, queues = 2)
     rocketmq.createTopic(sink, queues = 2)
@@ -213,7 +214,8 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
     }
     assert(leaks.isEmpty, s"${leaks.size} leak(s):\n${leaks.take(10).mkString("\n\n")}")
     info(s"searched ${capture.lines.size} log lines, ${plans.size} plans, ${events.size} events, " +
-      s"${progress.result().size} progress reports, ${filesUnder(checkpoint).size} checkpoint files, " +
+      s"${progress.result().size} progress reports, ${filesUnder(checkpoint).size} checkpoint " +
+      "files, " +
       s"${clientLogs.size} RocketMQ log file(s), ${errors.result().size} errors")
   }
 }

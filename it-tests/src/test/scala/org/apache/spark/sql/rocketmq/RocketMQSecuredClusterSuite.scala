@@ -81,7 +81,8 @@ class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a wrong secret, an unknown access key and no credentials fail fast, naming the key, never the secret") {
+    "a wrong secret, an unknown access key and no credentials fail fast, naming the key, never " +
+      "the secret") {
     val topic = rocketmq.newTopic("acl-denied")
     rocketmq.createTopic(topic, queues = 2)
     write(topic, Seq("x"), writer.options)
@@ -175,7 +176,8 @@ class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "least privilege, directly and through a proxy: Sub+Get on the topic and Sub on the group read; Pub writes") {
+    "least privilege, directly and through a proxy: Sub+Get on the topic and Sub on the group " +
+      "read; Pub writes") {
     val (topic, copy) = (rocketmq.newTopic("lp"), rocketmq.newTopic("lp-copy"))
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.createTopic(copy, queues = 2)

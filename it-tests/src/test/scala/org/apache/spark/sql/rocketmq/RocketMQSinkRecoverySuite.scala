@@ -41,7 +41,8 @@ class RocketMQSinkRecoverySuite extends RocketMQSparkSuiteBase {
   override protected def sparkMaster: String = "local[2,4]"
 
   test(
-    "the sink's broker down for longer than retryTimeoutMs: the query fails; restarted, every row lands") {
+    "the sink's broker down for longer than retryTimeoutMs: the query fails; restarted, every " +
+      "row lands") {
     val (in, out) = (sourceBroker.newTopic("in"), rocketmq.newTopic("out"))
     sourceBroker.createTopic(in, queues = 2)
     rocketmq.createTopic(out, queues = 2)

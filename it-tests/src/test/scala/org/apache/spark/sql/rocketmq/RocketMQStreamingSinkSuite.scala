@@ -89,7 +89,8 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "source -> transform -> sink -> another topic: counts equal, and the write metrics count them") {
+    "source -> transform -> sink -> another topic: counts equal, and the write metrics count " +
+      "them") {
     val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(in, queues = 4)
     rocketmq.createTopic(out, queues = 2)
@@ -118,7 +119,8 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "progress and SQL metrics: how long messages waited in RocketMQ, and how long sends took to be acknowledged") {
+    "progress and SQL metrics: how long messages waited in RocketMQ, and how long sends took to " +
+      "be acknowledged") {
     val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(in, queues = 1) // one task: its SQL metrics are the task's own values
     rocketmq.createTopic(out, queues = 2)
@@ -191,7 +193,8 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "clear errors: a message over the size limit, a bad property name, a topic that does not exist") {
+    "clear errors: a message over the size limit, a bad property name, a topic that does not " +
+      "exist") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
     def write(df: DataFrame, options: (String, String)*): String = errorMessage(
@@ -215,7 +218,8 @@ class RocketMQStreamingSinkSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "a stream's sink table asks whether its topic exists at the query's first plan, not at every micro-batch's") {
+    "a stream's sink table asks whether its topic exists at the query's first plan, not at every " +
+      "micro-batch's") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)
     val options = new RocketMQOptions(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic))

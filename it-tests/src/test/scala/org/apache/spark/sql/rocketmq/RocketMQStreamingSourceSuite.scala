@@ -227,7 +227,8 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "startingTimestamp and startingOffsetsByTimestamp start at the first message stored at or after it") {
+    "startingTimestamp and startingOffsetsByTimestamp start at the first message stored at or " +
+      "after it") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendBodies(topic, (0 until 40).map(i => s"m$i"))
@@ -372,7 +373,8 @@ class RocketMQStreamingSourceSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "an open plan (real-time, continuous) whose start names a queue its last look-up lacks looks again") {
+    "an open plan (real-time, continuous) whose start names a queue its last look-up lacks looks " +
+      "again") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)
     val planner = new RocketMQStreamPlanner(

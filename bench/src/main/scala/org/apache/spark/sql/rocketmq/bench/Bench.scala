@@ -278,7 +278,8 @@ object Bench {
       if (sections.contains("realtime")) {
         val version = sys.props.getOrElse("bench.realTimeSparkVersion",
           sys.error(
-            "no -Dbench.realTimeSparkVersion: run build/sbt bench/exportBenchClasspath (dev/bench does)"))
+            "no -Dbench.realTimeSparkVersion: run build/sbt bench/exportBenchClasspath " +
+              "(dev/bench does)"))
         val realTime = new RealTimeBench(results,
           PythonLatencyBench.venvPython(Paths.get(""), s".venv-spark-$version"),
           Paths.get("bench/python_real_time.py"),
@@ -312,8 +313,10 @@ object Bench {
           val systems = Seq(rocketmq, kafka).map(s => s.name -> s).toMap
           def named(name: String): realTime.Run = {
             def refuse(why: String) = throw new IllegalArgumentException(
-              s"--realtime-runs: '$name' $why; a run is <system>/<query>/<rate> or <source>-to-<sink>/<query>/<rate>, " +
-                s"a system one of ${systems.keys.toSeq.sorted.mkString(", ")}, a query one of stateless, stateful, " +
+              s"--realtime-runs: '$name' $why; a run is <system>/<query>/<rate> or " +
+                "<source>-to-<sink>/<query>/<rate>, " +
+                s"a system one of ${systems.keys.toSeq.sorted.mkString(", ")}, a query one of " +
+                "stateless, stateful, " +
                 "relay (one system only), a rate a positive number of messages a second")
             name.split("/") match {
               case Array(which, query, rate) =>

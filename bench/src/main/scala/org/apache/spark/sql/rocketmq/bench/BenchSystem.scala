@@ -92,7 +92,8 @@ object RocketMQSystem {
   final case class PullLimits(memoryMessages: Int, memoryBytes: Int, diskMessages: Int,
       diskBytes: Int) {
     override def toString: String =
-      s"$memoryMessages / ${memoryBytes / 1024} KiB from memory, $diskMessages / ${diskBytes / 1024} KiB from disk"
+      s"$memoryMessages / ${memoryBytes / 1024} KiB from memory, $diskMessages / " +
+        s"${diskBytes / 1024} KiB from disk"
   }
 
   /** RocketMQ's defaults, which the bench's broker keeps except while measuring raised limits. */

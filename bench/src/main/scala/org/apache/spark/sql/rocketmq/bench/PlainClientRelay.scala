@@ -192,7 +192,8 @@ object PlainClientRelay {
         consumer.getDefaultMQPushConsumerImpl.getRebalanceImpl.getProcessQueueTable.keySet.asScala
           .count(_.getTopic == topic)
       require(within(ReadyTimeoutMs)(held == queues),
-        s"the relay's push consumer held $held of the $queues queues of $topic after $ReadyTimeoutMs ms")
+        s"the relay's push consumer held $held of the $queues queues of $topic after " +
+          s"$ReadyTimeoutMs ms")
     }
 
     protected def closeClients(): Unit =

@@ -105,8 +105,10 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
       val cores = started.get("cpuCount").asInt()
       val processes = Measure.watched ++
         Seq(SparkJvm -> started.get("jvmPid").asLong(), "Python" -> program.pid)
-      println(s"BENCH realtime: pyspark ${started.get("pyspark").asText()}, ${started.get("master").asText()} " +
-        s"on $cores cores, Spark's Kafka connector ${kafkaJars.map(_.split('/').last).mkString(", ")}")
+      println(
+        s"BENCH realtime: pyspark ${started.get("pyspark").asText()}, ${started.get("master").asText()} " +
+          s"on $cores cores, Spark's Kafka connector " +
+          s"${kafkaJars.map(_.split('/').last).mkString(", ")}")
       def ask(
           run: Run) = Map[String, Any]("system" -> run.system.name, "sinkSystem" -> run.sink.name,
         "query" -> run.query, "batch" -> batch, "keys" -> keys) ++ connection(run.system) ++
@@ -203,8 +205,10 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     // acknowledged.
     relay.foreach { r =>
       require(r.awaitRelayed(held, RelayWaitMs),
-        s"$name: the relay had ${r.relayed} of the $held messages of the source acknowledged in the target " +
-          s"${RelayWaitMs / 1000} s after the source held them all (${r.resent} sent again after a failure)")
+        s"$name: the relay had ${r.relayed} of the $held messages of the source acknowledged in " +
+          "the target " +
+          s"${RelayWaitMs / 1000} s after the source held them all (${r.resent} sent again after " +
+          "a failure)")
       run.system.awaitReadable()
       println(s"BENCH realtime $name: relayed ${r.relayed}, ${r.resent} sent again after a failure")
     }
@@ -220,8 +224,10 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
         s"; source rows read ${reads.get("inputRows")}, offsets spanned ${reads.get("offsetsSpanned")}, read " +
           s"again ${reads.get("offsetsReadAgain")}; send requests acknowledged ${reads.get("sendsAcknowledged")}; " +
           s"caught up ${result.get("caughtUp")}"
-    println(s"BENCH realtime $name: sent ${sent.acknowledged}, all acknowledged (${sent.resent} sent again after a " +
-      s"failure; failures: ${sent.failureKinds}), source held $held, target stored $stored, accounted for $accounted, duplicates " +
+    println(s"BENCH realtime $name: sent ${sent.acknowledged}, all acknowledged (${sent.resent} " +
+      "sent again after a " +
+      s"failure; failures: ${sent.failureKinds}), source held $held, target stored $stored, " +
+      s"accounted for $accounted, duplicates " +
       s"${result.get("duplicates")} (first to last copy p50 ${result.get("duplicateApartMsP50")} ms, p99 " +
       s"${result.get("duplicateApartMsP99")} ms)$queryReads; p50 / p95 / p99 " +
       s"${result.get("p50")} / ${result.get("p95")} / ${result.get("p99")} ms over ${result.get("counted")} copies")
@@ -229,7 +235,8 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     // source row counted.
     val expected = if (run.query == "stateful") held else sent.acknowledged
     require(accounted == expected,
-      s"$name: the target accounts for $accounted of the $expected messages expected (${sent.acknowledged} sent " +
+      s"$name: the target accounts for $accounted of the $expected messages expected " +
+        s"(${sent.acknowledged} sent " +
         s"and acknowledged, $held in the source topic, $stored copies stored)")
     if (reported) report(run, cores, sent, held, result, cpu, relay.map(_.resent))
   }

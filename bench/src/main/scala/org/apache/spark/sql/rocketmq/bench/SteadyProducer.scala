@@ -67,7 +67,8 @@ object SteadyProducer {
     /** Fails unless every message issued was acknowledged. */
     def requireAcknowledged(what: String): Unit =
       require(unacknowledged == 0,
-        s"$what: $unacknowledged of the $issued messages sent were never acknowledged ($resent sent again; " +
+        s"$what: $unacknowledged of the $issued messages sent were never acknowledged ($resent " +
+          "sent again; " +
           s"failures: $failureKinds; last: ${lastError.map(_.toString).getOrElse("none")})")
   }
 

@@ -92,7 +92,8 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
             case Some(pauseMs) =>
               RocketMQOffsetReader.unavailablePauses.incrementAndGet()
               log.warn(
-                s"RocketMQ topic '$topic' is not available now (${unavailable.describe}); asking again in " +
+                s"RocketMQ topic '$topic' is not available now (${unavailable.describe}); asking " +
+                  "again in " +
                   s"$pauseMs ms (${budget.elapsedMs} ms of retryTimeoutMs $retryTimeoutMs spent)")
               Thread.sleep(pauseMs)
             case None if unavailable.served.isDefined =>
@@ -164,7 +165,8 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
   private case class Unavailable(broker: Option[String], cause: Throwable,
       served: Option[Set[String]] = None) {
     def describe: String = if (served.isDefined) {
-      s"expectedBrokerGroups ${expectedGroups.get.render}: ${expectedGroups.get.describeMissing(served.get)} missing"
+      s"expectedBrokerGroups ${expectedGroups.get.render}: " +
+        s"${expectedGroups.get.describeMissing(served.get)} missing"
     } else broker.map(b =>
       s"broker '$b' " + Option(cause).map(c => s"does not answer: $c")
         .getOrElse("is missing from the route")).getOrElse("the name server lists no live broker")
@@ -292,7 +294,8 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
       // group is unavailable.
       case (None, true) => throw BrokerDown(broker,
           new IllegalStateException(
-            s"broker group '$broker' is missing from the route of topic '$topic', and $nameServer does not tell its queues"))
+            s"broker group '$broker' is missing from the route of topic '$topic', and " +
+              s"$nameServer does not tell its queues"))
       case (_, false) =>
         try Some(request(broker, TopicStats(topic)) {
             requestCount += 1
@@ -391,7 +394,8 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
           budget.nextPauseMs() match {
             case Some(pauseMs) =>
               log.warn(
-                s"The name server lists no live broker, so topic '$topic' has no route; asking again in " +
+                s"The name server lists no live broker, so topic '$topic' has no route; asking " +
+                  "again in " +
                   s"$pauseMs ms")
               Thread.sleep(pauseMs)
             case None => throw RocketMQErrors.brokerUnavailable(topic, None, nameServer,

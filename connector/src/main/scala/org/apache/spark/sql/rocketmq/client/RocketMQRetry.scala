@@ -217,7 +217,8 @@ private[rocketmq] object RocketMQRetry {
       } catch {
         case NonFatal(e) if attempt < attempts && isRetryable(e) =>
           log.warn(
-            s"RocketMQ request '$what' failed (attempt $attempt of $attempts), retrying in $intervalMs ms: $e")
+            s"RocketMQ request '$what' failed (attempt $attempt of $attempts), retrying in " +
+              s"$intervalMs ms: $e")
           if (intervalMs > 0) Thread.sleep(intervalMs)
           beforeRetry()
           attempt += 1

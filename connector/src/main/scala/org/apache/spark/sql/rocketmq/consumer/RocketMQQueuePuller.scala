@@ -249,7 +249,8 @@ private[rocketmq] final class RocketMQQueuePuller(
     case Some(pauseMs) =>
       if (replicaBudget.retries == 1 || replicaBudget.retries % 10 == 0) {
         log.warn(s"$queue has no master, and its replica does not have offset $offset yet " +
-          s"(${replicaBudget.elapsedMs} ms into a retry budget of ${settings.retryTimeoutMs} ms); pulling again")
+          s"(${replicaBudget.elapsedMs} ms into a retry budget of ${settings.retryTimeoutMs} " +
+          "ms); pulling again")
       }
       Thread.sleep(pauseMs)
     case None =>
@@ -279,7 +280,8 @@ private[rocketmq] final class RocketMQQueuePuller(
           retryBudget.nextPauseMs() match {
             case Some(pauseMs) =>
               log.warn(
-                s"Pull of $queue at offset $offset failed (${retryBudget.elapsedMs} ms into a retry budget " +
+                s"Pull of $queue at offset $offset failed (${retryBudget.elapsedMs} ms into a " +
+                  "retry budget " +
                   s"of ${settings.retryTimeoutMs} ms); pulling again in $pauseMs ms: $e")
               Thread.sleep(pauseMs)
             case None =>

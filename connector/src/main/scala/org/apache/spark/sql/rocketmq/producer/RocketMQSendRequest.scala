@@ -189,7 +189,8 @@ private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, 
           val next =
             if (RocketMQRetry.mayHaveBeenStored(e)) "asking whether it was stored" else "resending"
           log.warn(
-            s"Send to topic $topicInQuery failed (retry ${budget.retries}, ${budget.elapsedMs} ms " +
+            s"Send to topic $topicInQuery failed (retry ${budget.retries}, ${budget.elapsedMs} " +
+              "ms " +
               s"into a retry budget of ${settings.retryTimeoutMs} ms); $next in $pauseMs ms: $e")
         }
         Right(pauseMs)

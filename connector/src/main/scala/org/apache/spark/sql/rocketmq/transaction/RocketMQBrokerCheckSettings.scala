@@ -141,7 +141,8 @@ private[rocketmq] object RocketMQBrokerCheckSettings {
       case NonFatal(e) =>
         log.warn(
           s"Broker group $group does not say how it checks back on half messages ($e): assuming " +
-            "RocketMQ 5's defaults (every 30 s, 15 times), so the transactionTimeout check may guard nothing. " +
+            "RocketMQ 5's defaults (every 30 s, 15 times), so the transactionTimeout check may " +
+            "guard nothing. " +
             "State the brokers' settings with the options brokerTransactionCheckInterval and " +
             "brokerTransactionCheckMax.")
         defaults(group)

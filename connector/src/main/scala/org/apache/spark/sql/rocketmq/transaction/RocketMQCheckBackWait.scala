@@ -81,7 +81,8 @@ private[transaction] final class RocketMQCheckBackWait(scope: RocketMQTransactio
     }
     var lastProbe = 0L
     log.warn(
-      s"Epoch $epoch (a batch write): waiting until the broker has checked back about ${awaited.size} half " +
+      s"Epoch $epoch (a batch write): waiting until the broker has checked back about " +
+        s"${awaited.size} half " +
         s"messages, at the latest until ${java.time.Instant.ofEpochMilli(deadlineMs)}")
     var lastReport = System.currentTimeMillis()
     while (!awaited.isEmpty && System.currentTimeMillis() < deadlineMs) {

@@ -79,7 +79,8 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
       case Unreachable => None
       case NotIndexed =>
         log.error(s"No broker of $topic has half message $key in its index of message keys " +
-          "(messageIndexEnable=false?): it is committed without knowing whether the driver committed it already; " +
+          "(messageIndexEnable=false?): it is committed without knowing whether the driver " +
+          "committed it already; " +
           "it may be delivered twice")
         Some(false)
     }

@@ -86,8 +86,10 @@ private[rocketmq] final class RocketMQTransactionCheck(
       val asked = epochsAsked.computeIfAbsent(origin.epoch, _ => new AtomicLong())
       if (asked.getAndIncrement() == 0) {
         log.warn(
-          s"The broker checks back about epoch ${origin.epoch} of run ${origin.run} (its half messages were " +
-            s"left to the broker, or are copies the broker keeps); first answer: $answer. Answers so far (commit, " +
+          s"The broker checks back about epoch ${origin.epoch} of run ${origin.run} (its half " +
+            "messages were " +
+            s"left to the broker, or are copies the broker keeps); first answer: $answer. " +
+            "Answers so far (commit, " +
             s"roll back, unknown, look-ups): $summary")
       }
     }
@@ -96,7 +98,8 @@ private[rocketmq] final class RocketMQTransactionCheck(
     val last = lastReport.get()
     if (now - last >= ReportEveryNs && lastReport.compareAndSet(last, now)) {
       log.warn(
-        s"Check-backs answered so far by run ${scope.run} (commit, roll back, unknown, look-ups): $summary")
+        s"Check-backs answered so far by run ${scope.run} (commit, roll back, unknown, " +
+          s"look-ups): $summary")
     }
     answer
   }

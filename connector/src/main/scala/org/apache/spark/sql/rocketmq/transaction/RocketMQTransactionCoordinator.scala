@@ -129,7 +129,8 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
     val decision = decisions.decide(epoch, proposed)
     if (decision != proposed) {
       log.warn(
-        s"Epoch $epoch was committed before (run ${decision.run}); rolling back this run's copy of it " +
+        s"Epoch $epoch was committed before (run ${decision.run}); rolling back this run's copy " +
+          "of it " +
           s"(${tasks.map(_.messages.size).sum} messages)")
       rollBack(tasks)
       return
@@ -156,9 +157,12 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
       if (firstSends.isEmpty) 0L else firstSends.min, (System.nanoTime() - started) / 1000000L)
     lastInThisDriver = lastEpoch
     if (lastEpoch.leftToBroker > 0) {
-      log.warn(s"Epoch $epoch: ${lastEpoch.leftToBroker} of ${lastEpoch.messages} half messages are left for the " +
-        s"broker to commit when it checks back (${ended.map(_.refused).sum} refused past the transaction timeout, " +
-        s"${ended.map(_.uncertain).sum} without an answer, ${ended.map(_.unsent).sum + later.map(_.messages.size).sum}" +
+      log.warn(s"Epoch $epoch: ${lastEpoch.leftToBroker} of ${lastEpoch.messages} half messages " +
+        "are left for the " +
+        s"broker to commit when it checks back (${ended.map(_.refused).sum} refused past the " +
+        "transaction timeout, " +
+        s"${ended.map(_.uncertain).sum} without an answer, " +
+        s"${ended.map(_.unsent).sum + later.map(_.messages.size).sum}" +
         s" not asked). ${brokerWindow(lastEpoch.firstSendMs)}")
       // A batch job has no later run to answer the broker: it waits for the check-backs itself.
       if (waitForCheckBacks) {
@@ -182,10 +186,14 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
    * check-back.
    */
   private def brokerWindow(firstSendMs: Long): String =
-    s"The broker checks back from ${java.time.Instant.ofEpochMilli(firstSendMs + scope.timeoutMs)} (the " +
-      s"transaction timeout, ${scope.timeoutMs} ms, after the first send); a query of this checkpoint must be " +
-      s"running to answer before about ${java.time.Instant.ofEpochMilli(firstSendMs + giveUpAfterMs)}, when broker " +
-      s"group ${brokerChecks.broker} gives the messages up (${brokerChecks.maxChecks} check rounds, one each " +
+    "The broker checks back from " +
+      s"${java.time.Instant.ofEpochMilli(firstSendMs + scope.timeoutMs)} (the " +
+      s"transaction timeout, ${scope.timeoutMs} ms, after the first send); a query of this " +
+      "checkpoint must be " +
+      "running to answer before about " +
+      s"${java.time.Instant.ofEpochMilli(firstSendMs + giveUpAfterMs)}, when broker " +
+      s"group ${brokerChecks.broker} gives the messages up (${brokerChecks.maxChecks} check " +
+      "rounds, one each " +
       s"${brokerChecks.intervalMs / 1000} s, counted from the send)"
 
   /** How long after a half message's first send the brokers give it up. */
@@ -204,8 +212,10 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
         decisions.unconfirmed(System.currentTimeMillis() - giveUpAfterMs).filter(_.run != scope.run)
       found.foreach { e =>
         log.warn(s"Epoch ${e.epoch} of an earlier run (${e.run}) was decided at " +
-          s"${java.time.Instant.ofEpochMilli(e.decidedMs)}, but its driver did not see the commits of partitions " +
-          s"${e.partitions.toSeq.sorted.mkString(", ")} confirmed: the broker commits what is missing when it checks " +
+          s"${java.time.Instant.ofEpochMilli(e.decidedMs)}, but its driver did not see the " +
+          "commits of partitions " +
+          s"${e.partitions.toSeq.sorted.mkString(", ")} confirmed: the broker commits what is " +
+          "missing when it checks " +
           s"back, and this run answers it. ${brokerWindow(e.decidedMs - scope.timeoutMs / 2)}")
       }
       found

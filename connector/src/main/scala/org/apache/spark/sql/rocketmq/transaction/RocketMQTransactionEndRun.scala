@@ -215,8 +215,10 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
         case Some(pauseMs) =>
           if (lane.budget.retries == 1 || lane.budget.retries % 10 == 0) {
             log.warn(
-              s"Epoch $epoch: broker group ${lane.broker} does not answer END_TRANSACTION requests " +
-                s"now (${lane.budget.elapsedMs} ms of retryTimeoutMs $retryTimeoutMs); asking again in $pauseMs ms")
+              s"Epoch $epoch: broker group ${lane.broker} does not answer END_TRANSACTION " +
+                "requests " +
+                s"now (${lane.budget.elapsedMs} ms of retryTimeoutMs $retryTimeoutMs); asking " +
+                s"again in $pauseMs ms")
           }
           lane.resumeAtNs = System.nanoTime() + pauseMs * 1000000L
           lane.address = null

@@ -53,7 +53,8 @@ class RocketMQConnectionSuite extends AnyFunSuite {
   }
 
   test(
-    "half a credential is an error naming the place, what is set and what is missing, never the secret") {
+    "half a credential is an error naming the place, what is set and what is missing, never the " +
+      "secret") {
     val conf = Map("spark.rocketmq.accessKey" -> "conf-ak", "spark.rocketmq.secretKey" -> "conf-sk")
     // A key in the options does not borrow the configuration's secret.
     val noSecret =
@@ -65,7 +66,8 @@ class RocketMQConnectionSuite extends AnyFunSuite {
     val noKey = intercept[RocketMQInvalidInputException](resolve(options(),
       env = Map("ROCKETMQ_SECRET_KEY" -> "s3")))
     assert(noKey.getMessage.contains(
-        "in the environment are incomplete: ROCKETMQ_SECRET_KEY is set but ROCKETMQ_ACCESS_KEY is not"),
+        "in the environment are incomplete: ROCKETMQ_SECRET_KEY is set but ROCKETMQ_ACCESS_KEY " +
+          "is not"),
       noKey.getMessage)
     assert(!noKey.getMessage.contains("s3"), noKey.getMessage)
     val tokenOnly = intercept[RocketMQInvalidInputException](

@@ -88,7 +88,8 @@ class RocketMQLatencyHistogramSuite extends AnyFunSuite {
   }
 
   test(
-    "bounds: negative durations count as 0, huge ones share the last bucket and keep an exact max") {
+    "bounds: negative durations count as 0, huge ones share the last bucket and keep an exact " +
+      "max") {
     val h = histogram(-5, -1, 0)
     assert(h.count === 3 && h.max === 0 && h.percentile(0.99) === 0)
     val huge = histogram(1L << 45, Long.MaxValue)
@@ -123,7 +124,8 @@ class RocketMQLatencyHistogramSuite extends AnyFunSuite {
   }
 
   test(
-    "packed into numbers (a bucket each, and the max), it comes back the same, mixed with another's") {
+    "packed into numbers (a bucket each, and the max), it comes back the same, mixed with " +
+      "another's") {
     val values = Seq(0L, 1L, 17L, 1500L, 1500L, 86400000L)
     val (h, other) = (histogram(values: _*), histogram(3L, 1600L))
     assert(h.packed.size === 6, "5 non-empty buckets and the maximum")

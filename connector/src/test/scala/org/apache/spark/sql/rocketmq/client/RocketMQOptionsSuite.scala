@@ -149,7 +149,8 @@ class RocketMQOptionsSuite extends AnyFunSuite {
   test("numbers, booleans, names: errors name the option, the value and what is allowed") {
     assert(messageOf(options("pullBatchSize" -> "lots")(PullBatchSize)) ===
       "[ROCKETMQ_INVALID_OPTION_VALUE." +
-      s"POSITIVE_INTEGER] Invalid value 'lots' for option 'pullBatchSize': must be a positive integer (at most " +
+      "POSITIVE_INTEGER] Invalid value 'lots' for option 'pullBatchSize': must be a positive " +
+      "integer (at most " +
       s"${Int.MaxValue}).")
     assert(messageOf(options("pullBatchSize" -> "2147483648")(PullBatchSize)).contains(
       "at most 2147483647"))
@@ -175,7 +176,8 @@ class RocketMQOptionsSuite extends AnyFunSuite {
   }
 
   test(
-    "an SQL92 filter RocketMQ cannot compile is refused, naming the option and the compiler's reason") {
+    "an SQL92 filter RocketMQ cannot compile is refused, naming the option and the compiler's " +
+      "reason") {
     assert(options("sqlFilter" -> "seq >= 60 AND TAGS = 'a'")(SqlFilter) ===
       Some("seq >= 60 AND TAGS = 'a'"))
     for (bad <- Seq("seq >>> 5", "seq >= 'x'", "seq >=")) {

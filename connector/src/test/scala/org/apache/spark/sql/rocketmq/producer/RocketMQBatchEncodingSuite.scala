@@ -39,7 +39,8 @@ class RocketMQBatchEncodingSuite extends AnyFunSuite {
     MessageDecoder.decodeMessages(ByteBuffer.wrap(bytes)).asScala.toSeq
 
   test(
-    "what is encoded decodes, as RocketMQ reads a batch, into the same messages, each with a unique id") {
+    "what is encoded decodes, as RocketMQ reads a batch, into the same messages, each with a " +
+      "unique id") {
     val messages = Seq(
       message("plain"),
       message("tagged", tags = "TagA", keys = "k1 k2", flag = 7),
@@ -88,7 +89,8 @@ class RocketMQBatchEncodingSuite extends AnyFunSuite {
   }
 
   test(
-    "a message whose properties do not fit a batch entry's short length is refused and leaves no trace") {
+    "a message whose properties do not fit a batch entry's short length is refused and leaves no " +
+      "trace") {
     val encoding = new RocketMQBatchEncoding(64)
     encoding.add(message("a"))
     val (size, count) = (encoding.size, encoding.count)

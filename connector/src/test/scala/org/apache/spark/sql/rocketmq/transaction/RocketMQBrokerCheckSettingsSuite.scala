@@ -28,7 +28,8 @@ class RocketMQBrokerCheckSettingsSuite extends AnyFunSuite {
   private val rocketmq49 = RocketMQBrokerCheckSettings("g", 60000L, 15)
 
   test(
-    "a half message lives transactionCheckMax rounds from its send; the immune rounds are used up first") {
+    "a half message lives transactionCheckMax rounds from its send; the immune rounds are used " +
+      "up first") {
     assert(rocketmq5.lifeMs === 450000L && rocketmq49.lifeMs === 900000L)
     assert(rocketmq5.checksAfter(60000L) === 13 && rocketmq5.checksAfter(61000L) === 12)
     assert(rocketmq5.checksAfter(120000L) === 11 && rocketmq49.checksAfter(120000L) === 13)
@@ -38,7 +39,8 @@ class RocketMQBrokerCheckSettingsSuite extends AnyFunSuite {
   }
 
   test(
-    "a timeout leaving fewer than 3 check-backs is refused, naming the option, the value and the longest") {
+    "a timeout leaving fewer than 3 check-backs is refused, naming the option, the value and the " +
+      "longest") {
     rocketmq5.requireCheckBacks("transactionTimeout", "6min", 360000L)
     val e =
       intercept[Exception](rocketmq5.requireCheckBacks("transactionTimeout", "10min", 600000L))
@@ -60,7 +62,8 @@ class RocketMQBrokerCheckSettingsSuite extends AnyFunSuite {
   }
 
   test(
-    "settings the user states are taken for every group; a group that will not say is assumed, and said so") {
+    "settings the user states are taken for every group; a group that will not say is assumed, " +
+      "and said so") {
     val masters = Map("b" -> "127.0.0.1:1", "a" -> "127.0.0.1:2")
     val stated = RocketMQBrokerCheckSettings.strictest(null, masters,
       RocketMQStatedChecks(Some(10000L), Some(6)), 1000L)

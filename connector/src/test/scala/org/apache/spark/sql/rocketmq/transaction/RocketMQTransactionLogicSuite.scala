@@ -43,7 +43,8 @@ class RocketMQTransactionLogicSuite extends AnyFunSuite {
   }
 
   test(
-    "a half message names its group, immunity and origin; the commit message carries what was stored") {
+    "a half message names its group, immunity and origin; the commit message carries what was " +
+      "stored") {
     val recorder = new RocketMQHalfMessageRecorder(scope, epoch = 7, partition = 3, attempt = 42)
     val messages = Seq.fill(3)(new Message("out", "b".getBytes))
     messages.foreach(recorder.prepare)
@@ -90,7 +91,8 @@ class RocketMQTransactionLogicSuite extends AnyFunSuite {
   }
 
   test(
-    "a decision file is written once (a later proposal gets the first, also after a restart); so are commits") {
+    "a decision file is written once (a later proposal gets the first, also after a restart); so " +
+      "are commits") {
     val dir = Files.createTempDirectory("decisions-").resolve("d").toString
     val first = new RocketMQDecisionLog.Files(dir, new Configuration())
     assert(first.read(4) === None)
@@ -111,7 +113,8 @@ class RocketMQTransactionLogicSuite extends AnyFunSuite {
   }
 
   test(
-    "two drivers racing to decide an epoch (a zombie beside its successor): one decision holds for both") {
+    "two drivers racing to decide an epoch (a zombie beside its successor): one decision holds " +
+      "for both") {
     val dir = Files.createTempDirectory("decisions-race-").resolve("d").toString
     val zombie = new RocketMQDecisionLog.Files(dir, new Configuration())
     val successor = new RocketMQDecisionLog.Files(dir, new Configuration())

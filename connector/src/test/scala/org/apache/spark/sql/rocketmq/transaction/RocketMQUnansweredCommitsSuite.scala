@@ -59,7 +59,8 @@ class RocketMQUnansweredCommitsSuite extends AnyFunSuite {
   }
 
   test(
-    "a broker that cannot be asked stops the round; past the budget every commit is left, asked or not") {
+    "a broker that cannot be asked stops the round; past the budget every commit is left, asked " +
+      "or not") {
     val commits = new RocketMQUnansweredCommits[String](budgetMs = 5000, missesPerRound = 64)
     commits.add("early", 0L)
     commits.add("late", 3 * SecondNs)

@@ -67,7 +67,8 @@ object RocketMQSmokeSuite {
     val checks = Seq[(String, () => Unit)](
       "batch write, then batch read: every row once with its body, tags, keys and queue" ->
         (() => suite.batchWriteAndRead(source)),
-      "AvailableNow from one topic into another: every row once, then only what came after the checkpoint" ->
+      "AvailableNow from one topic into another: every row once, then only what came after the " +
+        "checkpoint" ->
         (() => suite.availableNowCopyAndRestart(source, copy)),
       "a streaming query into a memory sink sees rows written while it runs" ->
         (() => suite.continuousRead(stream)),
@@ -84,9 +85,11 @@ object RocketMQSmokeSuite {
         statefulRealTime(spark.version) && args.length == 8).toSeq
         .flatMap { trigger =>
           Seq(
-            "stateful real time (Spark 4.3+): dropDuplicates into RocketMQ, each body once, sent while the batch runs" ->
+            "stateful real time (Spark 4.3+): dropDuplicates into RocketMQ, each body once, sent " +
+              "while the batch runs" ->
               (() => suite.dropDuplicatesInRealTime(args(4), args(5), trigger)),
-            "stateful real time (Spark 4.3+): transformWithState counts per key into RocketMQ while the batch runs" ->
+            "stateful real time (Spark 4.3+): transformWithState counts per key into RocketMQ " +
+              "while the batch runs" ->
               (() => suite.transformWithStateInRealTime(args(6), args(7), trigger)))
         }
     val results = checks.map { case (name, check) =>
@@ -159,14 +162,16 @@ private final class RocketMQSmokeSuite(spark: SparkSession, nameServer: String) 
     runOnce()
     val first = bodies(copy)
     check(first.sorted == (0 until RocketMQSmokeSuite.Rows).map(i => s"smoke-$i").sorted,
-      s"the copy holds ${first.size} rows (${first.distinct.size} distinct), not the ${RocketMQSmokeSuite.Rows}")
+      s"the copy holds ${first.size} rows (${first.distinct.size} distinct), not the " +
+        s"${RocketMQSmokeSuite.Rows}")
     val all = RocketMQSmokeSuite.Rows + RocketMQSmokeSuite.MoreRows
     rows(RocketMQSmokeSuite.Rows, all).write.format("rocketmq").option("nameServer", nameServer)
       .option("topic", source).save()
     runOnce()
     val second = bodies(copy)
     check(second.sorted == (0 until all).map(i => s"smoke-$i").sorted,
-      s"after the restart the copy holds ${second.size} rows (${second.distinct.size} distinct), not $all")
+      s"after the restart the copy holds ${second.size} rows (${second.distinct.size} distinct), " +
+        s"not $all")
   }
 
   def continuousRead(topic: String): Unit = {
