@@ -23,8 +23,8 @@ import java.util.Map;
  * or topic was removed or recreated. A streaming query opts out with option failOnDataLoss=false.
  */
 public final class RocketMQDataLossException extends RocketMQException {
-  RocketMQDataLossException(String condition, String sqlState, Map<String, String> parameters, String message,
-      Throwable cause) {
+  RocketMQDataLossException(String condition, String sqlState, Map<String, String> parameters,
+      String message, Throwable cause) {
     super(condition, sqlState, parameters, message, cause);
   }
 }

@@ -36,8 +36,8 @@ public abstract class RocketMQException extends RuntimeException implements Spar
   private final String sqlState;
   private final Map<String, String> parameters;
 
-  RocketMQException(String condition, String sqlState, Map<String, String> parameters, String message,
-      Throwable cause) {
+  RocketMQException(String condition, String sqlState, Map<String, String> parameters,
+      String message, Throwable cause) {
     super(message, cause);
     this.condition = condition;
     this.sqlState = sqlState;

@@ -28,12 +28,14 @@ import org.apache.spark.SparkThrowable;
  *
  * <p>Written in Java, as {@link RocketMQException} says why.
  */
-public final class RocketMQInvalidInputException extends IllegalArgumentException implements SparkThrowable {
+public final class RocketMQInvalidInputException extends IllegalArgumentException
+    implements SparkThrowable {
   private final String condition;
   private final String sqlState;
   private final Map<String, String> parameters;
 
-  RocketMQInvalidInputException(String condition, String sqlState, Map<String, String> parameters, String message, Throwable cause) {
+  RocketMQInvalidInputException(String condition, String sqlState, Map<String, String> parameters,
+      String message, Throwable cause) {
     super(message, cause);
     this.condition = condition;
     this.sqlState = sqlState;

@@ -23,8 +23,8 @@ import java.util.Map;
  * error) after the attempts the options allow. The message carries the broker's own reason.
  */
 public final class RocketMQRequestException extends RocketMQException {
-  RocketMQRequestException(String condition, String sqlState, Map<String, String> parameters, String message,
-      Throwable cause) {
+  RocketMQRequestException(String condition, String sqlState, Map<String, String> parameters,
+      String message, Throwable cause) {
     super(condition, sqlState, parameters, message, cause);
   }
 }

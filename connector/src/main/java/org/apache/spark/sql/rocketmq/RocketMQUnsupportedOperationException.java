@@ -34,8 +34,8 @@ public final class RocketMQUnsupportedOperationException extends UnsupportedOper
   private final String sqlState;
   private final Map<String, String> parameters;
 
-  RocketMQUnsupportedOperationException(String condition, String sqlState, Map<String, String> parameters,
-      String message, Throwable cause) {
+  RocketMQUnsupportedOperationException(String condition, String sqlState,
+      Map<String, String> parameters, String message, Throwable cause) {
     super(message, cause);
     this.condition = condition;
     this.sqlState = sqlState;

@@ -50,7 +50,8 @@ private[rocketmq] class RocketMQWrite(
   extends RocketMQDriverMetrics {
 
   override def description(): String =
-    s"RocketMQWrite[topic=${settings.topic.getOrElse("(from column topic)")}, ${settings.deliveryGuarantee}]"
+    s"RocketMQWrite[topic=${settings.topic.getOrElse("(from column topic)")}, " +
+      s"${settings.deliveryGuarantee}]"
 
   /**
    * A batch write's accumulators, made when Spark asks for it: what its tasks counted, complete.

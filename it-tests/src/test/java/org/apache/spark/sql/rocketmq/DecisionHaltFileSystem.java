@@ -60,8 +60,8 @@ public class DecisionHaltFileSystem extends RawLocalFileSystem {
 
   // RawLocalFileSystem creates through either of these, with or without a permission.
   @Override
-  public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize,
-      short replication, long blockSize, Progressable progress) throws IOException {
+  public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite,
+      int bufferSize, short replication, long blockSize, Progressable progress) throws IOException {
     return haltingIfDecision(f, overwrite,
         super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress));
   }

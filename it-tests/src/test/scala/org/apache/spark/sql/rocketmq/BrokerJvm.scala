@@ -43,7 +43,8 @@ final class BrokerJvm(logDir: Path, jvmOptions: Seq[String], arguments: Seq[Stri
       s"-Drocketmq.log.root=$logDir",
       s"-Drmq.logback.configurationFile=${logDir.resolve("rmq.logback.xml")}",
       "-Drocketmq.broker.diskSpaceWarningLevelRatio=0.99",
-      "-Dtls.server.mode=disabled", // else building a self-signed TLS context takes seconds at each start
+      // Else building a self-signed TLS context takes seconds at each start.
+      "-Dtls.server.mode=disabled",
       "-cp",
       System.getProperty("java.class.path"),
       RocketMQBrokerProcessMain.getClass.getName.stripSuffix("$")) ++ arguments

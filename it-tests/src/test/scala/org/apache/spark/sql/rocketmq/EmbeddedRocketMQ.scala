@@ -267,7 +267,8 @@ final class EmbeddedRocketMQ(
       // Every commitlog file but the newest is expired (a reserved time of 0 hours): deleted now.
       store.getCommitLog.deleteExpiredFile(0L, 0, config.getDestroyMapedFileIntervalForcibly.toLong,
         true, 100)
-      store.getConsumeQueue(topic, queueId) match { // and the queue's index files pointing into them
+      // And the queue's index files pointing into them.
+      store.getConsumeQueue(topic, queueId) match {
         case queue: ConsumeQueue => queue.deleteExpiredFile(store.getMinPhyOffset)
         case other => other.correctMinOffset(store.getMinPhyOffset)
       }

@@ -73,7 +73,8 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
       cluster.command("a-replica", "pauseIndexing")
       sent ++= send(topic, "b")
       awaitRows(first, sink, sent)
-      first.processAllAvailable() // its last batch committed: the next run plans anew, from the replica
+      // Its last batch committed: the next run plans anew, from the replica.
+      first.processAllAvailable()
     } finally first.stop()
     try {
       sent ++= send(topic,

@@ -186,7 +186,8 @@ class RocketMQSecuredClusterSuite extends RocketMQSparkSuiteBase {
     val producer = leastPrivileged("producer", s"Topic:$copy=Pub")
     val rows = (0 until 20).map(i => s"m$i")
     write(topic, rows, writer.options)
-    rocketmq.awaitIndexed() // through a proxy planning cannot wait for indexing (docs/managed-rocketmq.md)
+    // Through a proxy planning cannot wait for indexing (docs/managed-rocketmq.md).
+    rocketmq.awaitIndexed()
     for (nameServer <- Seq(rocketmq.nameServer, proxy.endpoint)) {
       val via = Map("nameServer" -> nameServer, "consumerGroup" -> group) ++ consumer.options
       val batch = spark.read.format("rocketmq").option("topic", topic).options(via).load()

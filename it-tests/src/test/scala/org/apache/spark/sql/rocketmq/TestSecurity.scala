@@ -172,6 +172,7 @@ object TestSecurity {
   }
 
   private def pem(kind: String, der: Array[Byte]): String =
-    s"-----BEGIN $kind-----\n${Base64.getMimeEncoder(64, "\n".getBytes(US_ASCII)).encodeToString(der)}\n" +
+    s"-----BEGIN $kind-----\n" +
+      s"${Base64.getMimeEncoder(64, "\n".getBytes(US_ASCII)).encodeToString(der)}\n" +
       s"-----END $kind-----\n"
 }

@@ -72,7 +72,8 @@ private[rocketmq] object RocketMQKeyLookup {
         val all = MessageDecoder.decodes(ByteBuffer.wrap(response.getBody), false).asScala.toSeq
         Found(all.filter(m => m.getTopic == topic && key == MessageClientIDSetter.getUniqID(m)))
       case ResponseCode.QUERY_NOT_FOUND => Found(Nil)
-      case code @ (ResponseCode.NO_PERMISSION | RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED) =>
+      case code @ (ResponseCode.NO_PERMISSION |
+          RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED) =>
         Refused(s"$code ${response.getRemark}")
       case other => Unanswered(s"$other ${response.getRemark}")
     }

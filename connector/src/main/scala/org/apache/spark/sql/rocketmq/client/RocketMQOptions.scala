@@ -179,8 +179,8 @@ private[rocketmq] object RocketMQOptions {
       "allowed in batch queries. `group`: where consumerGroup committed its progress on the " +
       "brokers, each queue; " +
       "queues the group has not committed start at groupOffsetFallback.",
-    """"earliest", "latest" (streaming only), "group", or JSON {"topic":{"broker":{"0":23}}} (-2 = earliest, """ +
-      """-1 = latest)"""))
+    """"earliest", "latest" (streaming only), "group", or JSON """ +
+      """{"topic":{"broker":{"0":23}}} (-2 = earliest, -1 = latest)"""))
 
   /** Where a queue the group has not committed starts, with startingOffsets=group. */
   val GroupOffsetFallback: Defaulted[RocketMQOffsetRangeLimit] = defaulted("groupOffsetFallback",

@@ -49,8 +49,8 @@ private[rocketmq] object RocketMQRetry {
 
   def isRetryable(t: Throwable): Boolean = t match {
     case _ if isAccessDenied(t) => false
-    case _: RemotingConnectException | _: RemotingTimeoutException | _: RemotingSendRequestException |
-        _: RemotingTooMuchRequestException => true
+    case _: RemotingConnectException | _: RemotingTimeoutException |
+        _: RemotingSendRequestException | _: RemotingTooMuchRequestException => true
     // The client fails every request still in flight on a connection that closed (a broker killed
     // mid-request) with a plain RemotingException; its subclasses (a bad command) are final.
     case e: RemotingException if e.getClass == classOf[RemotingException] => true

@@ -66,8 +66,8 @@ private[rocketmq] object RocketMQProducerPool {
     // is made). They still reach the sender on the client's callback pool, never on the
     // connection's thread: an acknowledgement may send the rows that waited for it (see
     // RocketMQMessageSender).
-    producer.getDefaultMQProducerImpl.getMqClientFactory.getNettyClientConfig.setDisableNettyWorkerGroup(
-      true)
+    val client = producer.getDefaultMQProducerImpl.getMqClientFactory
+    client.getNettyClientConfig.setDisableNettyWorkerGroup(true)
     producer.setAsyncSenderExecutor(
       new InlineSends(producer.getDefaultMQProducerImpl.getAsyncSenderExecutor))
     producer

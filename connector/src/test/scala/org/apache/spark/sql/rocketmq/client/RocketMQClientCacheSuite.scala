@@ -36,8 +36,8 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
     val closed = mutable.Buffer.empty[String]
     val cache =
       new RocketMQClientCache[String, String]("test", key => { created += 1; s"$key#$created" },
-        // closeAll closes clients on threads of their own; a test waiting for a close is told of each
-        // one.
+        // closeAll closes clients on threads of their own; a test waiting for a close is told of
+        // each one.
         client => closed.synchronized { closed += client; closed.notifyAll() })
   }
 
