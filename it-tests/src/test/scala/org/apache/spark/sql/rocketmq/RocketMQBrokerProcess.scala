@@ -94,6 +94,12 @@ final class RocketMQBrokerProcess(
    * SIGKILLs the broker JVM and waits until the name server has dropped it (it sees the channel
    * close).
    */
+  /** Runs `hook` around every request the name server takes in, until [[clearNameServerHooks]]. */
+  def addNameServerHook(hook: org.apache.rocketmq.remoting.RPCHook): Unit =
+    namesrv.getRemotingServer.registerRPCHook(hook)
+
+  def clearNameServerHooks(): Unit = namesrv.getRemotingServer.clearRPCHook()
+
   def kill(): Unit = synchronized {
     require(isRunning, "the broker is not running")
     val begin = System.nanoTime()

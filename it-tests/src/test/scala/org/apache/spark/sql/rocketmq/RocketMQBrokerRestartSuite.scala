@@ -27,6 +27,8 @@ import scala.concurrent.ExecutionContext.Implicits.global
 import scala.concurrent.duration._
 
 import org.apache.rocketmq.client.producer.DefaultMQProducer
+import org.apache.rocketmq.remoting.RPCHook
+import org.apache.rocketmq.remoting.protocol.{RemotingCommand, RequestCode, ResponseCode}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -35,7 +37,6 @@ import org.apache.spark.sql.{DataFrame, Encoders, SparkSession}
 import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.expressions.UserDefinedFunction
 import org.apache.spark.sql.functions.{col, count, count_distinct, lit, udf}
-import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
 import org.apache.spark.sql.rocketmq.producer.RocketMQProducerPool
 import org.apache.spark.sql.rocketmq.transaction.{
   RocketMQTransactionCoordinator, RocketMQTransactionEnd
@@ -378,9 +379,8 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
     // The reader's first "no route" answer restarts the broker (until its routes are back) before
     // the reader asks the name server for live brokers: the order of a crash-and-restart that CI
     // once hit by chance.
-    val restarts = new AtomicInteger(0)
-    RocketMQOffsetReader.afterMissingRoute =
-      () => if (restarts.getAndIncrement() == 0) broker.restart()
+    val restarts = new RestartAfterNoRoute(topic)
+    broker.addNameServerHook(restarts)
     try {
       val (rows, distinct) = countAndDistinct(read(topic).selectExpr("CAST(body AS STRING) AS id"))
       assert(restarts.get >= 1,
@@ -397,7 +397,7 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(read(topic).count() === 110)
       // The write's check (RocketMQProducerPool.topicMissing) still finds a topic that does not
       // exist missing.
-      RocketMQOffsetReader.afterMissingRoute = () => ()
+      broker.clearNameServerHooks()
       val producer = new DefaultMQProducer(s"restart-check-${UUID.randomUUID()}")
       producer.setNamesrvAddr(broker.nameServer)
       producer.setInstanceName(s"restart-check-${UUID.randomUUID()}")
@@ -406,9 +406,35 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
           3000))
       finally producer.shutdown()
     } finally {
-      RocketMQOffsetReader.afterMissingRoute = () => ()
+      broker.clearNameServerHooks()
       cleanUp()
     }
+  }
+
+  /**
+   * On the name server: once it has answered a route request for `topic` with "no route", restarts
+   * the broker, and holds the next live-broker request until the broker is back (the order of a
+   * crash and restart between the two requests). `get` counts the restarts begun; `set(0)` arms it
+   * again.
+   */
+  private final class RestartAfterNoRoute(topic: String) extends RPCHook {
+    private val begun = new AtomicInteger(0)
+    @volatile private var restart: Future[Unit] = Future.successful(())
+
+    def get: Int = begun.get
+    def set(value: Int): Unit = begun.set(value)
+
+    override def doBeforeRequest(address: String, request: RemotingCommand): Unit =
+      if (request.getCode == RequestCode.GET_BROKER_CLUSTER_INFO) Await.ready(restart, 2.minutes)
+
+    override def doAfterResponse(address: String, request: RemotingCommand,
+        response: RemotingCommand): Unit =
+      if (request.getCode == RequestCode.GET_ROUTEINFO_BY_TOPIC && response != null &&
+        response.getCode == ResponseCode.TOPIC_NOT_EXIST &&
+        Option(request.getExtFields).exists(_.get("topic") == topic) &&
+        begun.getAndIncrement() == 0) {
+        restart = Future(broker.restart())
+      }
   }
 
   test(

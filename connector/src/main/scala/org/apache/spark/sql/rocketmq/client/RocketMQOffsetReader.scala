@@ -406,15 +406,11 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
     throw new IllegalStateException("unreachable")
   }
 
-  /**
-   * `topic`'s route; None when the name server has none (then the test hook `afterMissingRoute`
-   * runs).
-   */
+  /** `topic`'s route; None when the name server has none. */
   private def routeIfAny(topic: String): Option[TopicRouteData] =
     try Some(fetchRoute(topic))
     catch {
       case e: RocketMQInvalidInputException if e.getCondition == "ROCKETMQ_TOPIC_NOT_FOUND" =>
-        RocketMQOffsetReader.afterMissingRoute()
         None
     }
 
@@ -451,13 +447,6 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
 }
 
 private[rocketmq] object RocketMQOffsetReader {
-
-  /**
-   * Run after each route request the name server answered with "no route", here and in a writer's
-   * topic check (`RocketMQProducerPool.topicMissing`). Tests only: a test restarts a broker here,
-   * to place its registration between that answer and the next request.
-   */
-  @volatile private[rocketmq] var afterMissingRoute: () => Unit = () => ()
 
   /**
    * Pauses of planning for a topic not available now (a broker group down), in this JVM

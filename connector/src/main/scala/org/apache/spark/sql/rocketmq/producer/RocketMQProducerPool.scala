@@ -24,9 +24,7 @@ import org.apache.rocketmq.client.exception.MQClientException
 import org.apache.rocketmq.client.producer.DefaultMQProducer
 import org.apache.rocketmq.remoting.protocol.ResponseCode
 
-import org.apache.spark.sql.rocketmq.client.{
-  RocketMQClientCache, RocketMQConnection, RocketMQOffsetReader, RocketMQRetry
-}
+import org.apache.spark.sql.rocketmq.client.{RocketMQClientCache, RocketMQConnection, RocketMQRetry}
 
 /**
  * The producers of one executor JVM, one per (connection, producer group, compression threshold),
@@ -118,9 +116,7 @@ private[rocketmq] object RocketMQProducerPool {
       def routed(): Boolean =
         try { api.getTopicRouteInfoFromNameServer(topic, timeoutMs); true }
         catch {
-          case e: MQClientException if e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST =>
-            RocketMQOffsetReader.afterMissingRoute()
-            false
+          case e: MQClientException if e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST => false
         }
       // A RocketMQ 5 proxy refuses the cluster request; it answers routes from its own name server,
       // so that no route there means no topic.
