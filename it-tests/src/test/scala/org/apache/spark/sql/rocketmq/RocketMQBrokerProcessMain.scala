@@ -26,7 +26,8 @@ import org.apache.rocketmq.common.{MixAll, MQVersion, TopicConfig}
 import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.remoting.netty.{NettyClientConfig, NettyServerConfig}
 import org.apache.rocketmq.store.{CommitLogDispatcher, DispatchRequest}
-import org.apache.rocketmq.remoting.protocol.RemotingCommand
+import org.apache.rocketmq.remoting.RPCHook
+import org.apache.rocketmq.remoting.protocol.{RemotingCommand, RequestCode}
 
 /**
  * The broker JVM of [[RocketMQBrokerProcess]]: one RocketMQ broker configured as the in-JVM
@@ -47,6 +48,9 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand
  *   - `indexed`: returns once every message stored in the commit log is indexed into its queue;
  * - `pauseIndexing` / `resumeIndexing`: holds the indexing of newly stored messages back, and lets
  *   it go on (sends are still stored and acknowledged: the lag a busy broker shows, made to order);
+ * - `resumeIndexingAfterStatusRequests <n>`: lets indexing go on once the broker has answered `n`
+ *   more status requests (what planning polls while it waits for the index); answers `OK`; then
+ *   `statusRequests` answers `OK <status requests since>`;
  *   - `set <key> <value>`: changes a broker setting at run time (as `mqadmin updateBrokerConfig`);
  * - `knowsTopic <topic>`: answers `OK true` or `OK false` (a replica learns its master's topics
  *   late);
@@ -126,6 +130,10 @@ object RocketMQBrokerProcessMain {
             case "resumeIndexing" :: Nil =>
               IndexingGate.open()
               "OK"
+            case "resumeIndexingAfterStatusRequests" :: n :: Nil =>
+              IndexingGate.openAfterStatusRequests(broker, n.toInt)
+              "OK"
+            case "statusRequests" :: Nil => s"OK ${IndexingGate.statusRequests}"
             case "indexed" :: Nil =>
               val store = broker.getMessageStore
               EmbeddedRocketMQ.awaitCondition("the broker to index every stored message", 60000) {
@@ -207,5 +215,28 @@ private object IndexingGate {
   def open(): Unit = lock.synchronized {
     closed = false
     lock.notifyAll()
+  }
+
+  private val seen = new java.util.concurrent.atomic.AtomicInteger()
+  @volatile private var openAt = -1
+  @volatile private var counting = false
+
+  /** Status requests answered since the last [[openAfterStatusRequests]]. */
+  def statusRequests: Int = seen.get
+
+  /** Opens the gate once the broker has answered `n` more status requests. */
+  def openAfterStatusRequests(broker: BrokerController, n: Int): Unit = lock.synchronized {
+    if (!counting) {
+      broker.getRemotingServer.registerRPCHook(new RPCHook {
+        override def doBeforeRequest(address: String, request: RemotingCommand): Unit = ()
+        override def doAfterResponse(address: String, request: RemotingCommand,
+            response: RemotingCommand): Unit =
+          if (request.getCode == RequestCode.GET_BROKER_RUNTIME_INFO &&
+            seen.incrementAndGet() == openAt) open()
+      })
+      counting = true
+    }
+    seen.set(0)
+    openAt = n
   }
 }

@@ -267,14 +267,11 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
     val sink = s"cluster-indexing-${UUID.randomUUID().toString.take(8)}"
     cluster.produce(topic, 100, i => s"a$i")
     cluster.command("b-master", "pauseIndexing")
-    @volatile var waits = 0
     try {
       cluster.produce(topic, 100,
         i => s"b$i") // stored and acknowledged at offsets 100 to 199, not indexed yet
-      RocketMQOffsetReader.whileIndexing = () => {
-        waits += 1
-        if (waits == 3) cluster.command("b-master", "resumeIndexing")
-      }
+      // Planning asks the broker's status until its index has caught up.
+      cluster.command("b-master", s"resumeIndexingAfterStatusRequests $StatusPolls")
       val query = stream(topic, "startingOffsets" -> s"""{"$topic":{"$GroupB":{"0":150}}}""")
         .selectExpr("CAST(body AS STRING) AS body").writeStream.outputMode("update").foreach(
           new EpochOutput(sink))
@@ -284,10 +281,7 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
       try awaitRows(query, sink, expected)
       finally query.stop()
       assert(EpochOutput.rows(sink).map(_._1).sorted === expected.sorted)
-      assert(waits >= 3)
-    } finally {
-      RocketMQOffsetReader.whileIndexing = () => ()
-      cluster.command("b-master", "resumeIndexing")
-    }
+      assert(cluster.command("b-master", "statusRequests").split(" ").last.toInt >= StatusPolls)
+    } finally cluster.command("b-master", "resumeIndexing")
   }
 }

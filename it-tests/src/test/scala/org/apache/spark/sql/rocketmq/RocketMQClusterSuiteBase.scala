@@ -44,6 +44,12 @@ trait RocketMQClusterSuiteBase extends AnyFunSuite with BeforeAndAfterAll {
   /** The suite's Spark master: two task slots in this JVM. */
   protected def sparkMaster: String = "local[2]"
 
+  /**
+   * Status requests a broker answers before its held-back index is let go: planning asks for the
+   * status once before it waits, then once a poll, so this makes it wait at least three polls.
+   */
+  protected val StatusPolls = 4
+
   override protected def afterAll(): Unit = {
     try {
       if (spark != null) spark.stop()

@@ -16,8 +16,6 @@
 
 package org.apache.spark.sql.rocketmq.bench
 
-import java.util.concurrent.atomic.AtomicLong
-
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.rocketmq.RocketMQPlainClients
 import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
@@ -56,21 +54,14 @@ final class ReadAfterWriteBench(
       () => while (loading) plain.produce(load, 1000, _ => loadBody), "bench-load-writer")
     loader.setDaemon(true)
     loader.start()
-    val firstLook, lastLook = new AtomicLong()
-    RocketMQOffsetReader.whileIndexing = () => {
-      val now = System.nanoTime()
-      firstLook.compareAndSet(0L, now)
-      lastLook.set(now)
-    }
     val outcomes = try (1 to rounds).map { round =>
         val target = topic("raw")
         rows.write.format(system.format).options(system.sinkOptions(target)).save()
         val atOnce = stored(target)
-        firstLook.set(0L)
+        val waitedBefore = RocketMQOffsetReader.indexingWaitMs.get()
         val counted =
           spark.read.format(system.format).options(system.sourceOptions(target)).load().count()
-        val waitedMs =
-          if (firstLook.get() == 0L) 0.0 else (lastLook.get() - firstLook.get()) / 1e6 + 10
+        val waitedMs = (RocketMQOffsetReader.indexingWaitMs.get() - waitedBefore).toDouble
         system.awaitReadable()
         val inTheEnd = stored(target)
         println(
@@ -83,7 +74,6 @@ final class ReadAfterWriteBench(
     finally {
       loading = false
       loader.join()
-      RocketMQOffsetReader.whileIndexing = () => ()
       rows.unpersist()
     }
     def add(name: String, unit: String, values: Seq[Double]): Unit =

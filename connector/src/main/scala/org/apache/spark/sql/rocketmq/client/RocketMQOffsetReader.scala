@@ -347,8 +347,9 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
     var polls = 0
     storedEnd().foreach { target =>
       val short = RocketMQIndexing.await(target, retryTimeoutMs)(() => storedEnd(), () => behind(),
-        () => { polls += 1; RocketMQOffsetReader.whileIndexing() })
+        () => polls += 1)
       val waitedMs = (System.nanoTime() - begin) / 1000000
+      if (polls > 0) RocketMQOffsetReader.indexingWaitMs.addAndGet(waitedMs)
       if (short > 0) throw RocketMQErrors.indexingBehind(topic, broker, short, waitedMs)
       if (polls > 0) log.info(
         s"Broker '$broker' indexed what it had stored after $waitedMs ms; planning goes on")
@@ -454,11 +455,8 @@ private[rocketmq] object RocketMQOffsetReader {
    */
   private[rocketmq] val unavailablePauses = new java.util.concurrent.atomic.AtomicLong()
 
-  /**
-   * Run each time planning finds a broker still indexing what it stored. Tests and the bench only:
-   * a test resumes indexing here, the bench times the wait.
-   */
-  @volatile private[rocketmq] var whileIndexing: () => Unit = () => ()
+  /** How long planning waited for brokers to index what they stored, in this JVM (diagnostics). */
+  private[rocketmq] val indexingWaitMs = new java.util.concurrent.atomic.AtomicLong()
 
   /**
    * Fails fast, on the driver, when `topic` does not exist; waits (up to `retryTimeoutMs`) while
