@@ -66,7 +66,10 @@ object TestSecurity {
    */
   def authConfig(root: Path, clusterName: String): AuthConfig = {
     val config = new AuthConfig()
-    config.setConfigName("broker")
+    // RocketMQ keeps one set of auth providers (and their RocksDB) per config name, JVM-wide: a
+    // shared name let a stopped broker close the users of the next secured broker in this JVM (or
+    // of itself, started again).
+    config.setConfigName(s"broker-${UUID.randomUUID()}")
     config.setClusterName(clusterName)
     config.setAuthConfigPath(root.resolve("auth").toString)
     config.setAuthenticationEnabled(true)
