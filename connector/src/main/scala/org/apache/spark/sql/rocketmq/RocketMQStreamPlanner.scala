@@ -27,7 +27,8 @@ import org.apache.spark.SparkContext
 import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.connector.read.streaming.Offset
 import org.apache.spark.sql.rocketmq.client.{
-  RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetReader, RocketMQOffsetsJson, RocketMQOptions,
+  RocketMQErrorKinds, RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetReader,
+  RocketMQOffsetsJson, RocketMQOptions,
   RocketMQQueue,
   RocketMQQueueRange
 }
@@ -80,7 +81,7 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
         RocketMQOffsetResolver.resolve(options.streamStartingOffsets, now, isStart = true, reader)
       log.info(
         s"RocketMQ stream of ${topics.mkString(",")} starts at " +
-          "${RocketMQOffsetsJson.format(offsets)}")
+          s"${RocketMQOffsetsJson.format(offsets)}")
       RocketMQSourceOffset(offsets)
     }
   }
@@ -151,7 +152,7 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
       val f = from.getOrElse(q, newQueueStarts(q))
       if (u < f) {
         reportDataLoss(RocketMQErrors.dataLoss(q, u, f,
-          RocketMQErrors.DataLossReason.OffsetsWentBack))
+          RocketMQErrorKinds.DataLossReason.OffsetsWentBack))
         // Going on: read the recreated queue from its first offset.
         val first =
           ranges.get(q).orElse(reader.fetchQueueRanges(Seq(q.topic), allowMissing = true).get(q))
@@ -182,7 +183,7 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
     latest.foreach { case (q, l) =>
       startOffsets.get(q).filter(_ > l).foreach { s =>
         reportDataLoss(RocketMQErrors.dataLoss(q, l, s,
-          RocketMQErrors.DataLossReason.OffsetsWentBack))
+          RocketMQErrorKinds.DataLossReason.OffsetsWentBack))
       }
     }
     RocketMQOpenPlan(startsOf(startOffsets, latest))

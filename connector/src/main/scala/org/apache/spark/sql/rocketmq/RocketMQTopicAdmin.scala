@@ -31,8 +31,8 @@ import org.slf4j.LoggerFactory
 import org.apache.spark.sql.rocketmq.client.{
   RocketMQEndpoint, RocketMQErrors, RocketMQMetadataClient, RocketMQOptions, RocketMQRetry
 }
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.AdminRequest
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.AdminRequest._
+import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.AdminRequest
+import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.AdminRequest._
 
 /**
  * The topic administration behind [[RocketMQCatalog]]: which topics the name server knows, and
@@ -232,8 +232,8 @@ private[rocketmq] object RocketMQTopicAdmin {
 
   /**
    * Whether `topic` holds users' messages: not one of RocketMQ's system topics (schedule,
-   * transaction, trace, `rmq_sys_…`), not one of `ownTopics` (see [[registeredByBrokers]]), and not
-   * a consumer group's retry or dead-letter topic or a light message queue.
+   * transaction, trace, `rmq_sys_…`), not one of `ownTopics` (see [[registeredByBrokers]]), and
+   * not a consumer group's retry or dead-letter topic or a light message queue.
    */
   def holdsUserMessages(topic: String, ownTopics: Set[String]): Boolean =
     !TopicValidator.isSystemTopic(topic) && !ownTopics.contains(topic) &&

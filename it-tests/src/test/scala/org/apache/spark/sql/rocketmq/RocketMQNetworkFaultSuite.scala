@@ -42,8 +42,19 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
   private var toxiproxy: Toxiproxy = _
   private val Proxy = "broker"
 
-  /** How long the reset fault lasts (FAULT_SECONDS to measure another; docs/benchmarks.md). */
-  private val faultMs = sys.env.get("FAULT_SECONDS").map(_.toLong * 1000).getOrElse(5000L)
+  /**
+   * How long the reset fault lasts: until the connector has connected again this many times, each
+   * connection's answers lost (FAULT_CONNECTIONS to measure another; docs/benchmarks.md).
+   */
+  private val faultConnections = sys.env.get("FAULT_CONNECTIONS").map(_.toInt).getOrElse(6)
+
+  /** Waits until a send's answer was lost, then until [[faultConnections]] more were reset. */
+  private def awaitResets(log: SendLog): Unit = {
+    EmbeddedRocketMQ.awaitCondition("a send whose answer the fault dropped", 60000)(log.seen)
+    val accepted = toxiproxy.clientsAccepted(Proxy)
+    EmbeddedRocketMQ.awaitCondition(s"$faultConnections connections of the connector reset",
+      120000)(toxiproxy.clientsAccepted(Proxy) >= accepted + faultConnections)
+  }
 
   override protected def newRocketMQ(): EmbeddedRocketMQ = {
     toxiproxy = Toxiproxy.start()
@@ -85,6 +96,7 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
     val log = new SendLog(topic)
     try {
       val started = System.nanoTime()
+      var faultMs = 0L
       val write = withFault("reset_peer", "downstream", "\"timeout\":500") {
         val write = Future {
           spark.range(rows).select(col("id").cast("string").as("body")).repartition(2)
@@ -92,8 +104,8 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
               topic)
             .save()
         }
-        EmbeddedRocketMQ.awaitCondition("a send whose answer the fault dropped", 60000)(log.seen)
-        Thread.sleep(faultMs) // the fault's length is the scenario: answers are lost for this long
+        awaitResets(log)
+        faultMs = (System.nanoTime() - started) / 1000000
         write
       }
       Await.result(write, 5.minutes)
@@ -102,7 +114,7 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
       val extra = stored.size - rows
       val counted = log.saveCounts.getOrElse("possibleDuplicates", -1L)
       info(
-        s"reset fault of $faultMs ms: $rows rows stored as ${stored.size} ($extra extra copies), " +
+        s"reset fault of $faultMs ms ($faultConnections connections): $rows rows stored as ${stored.size} ($extra extra copies), " +
           s"possibleDuplicates $counted, the write took $tookMs ms")
       assert(stored.toSet === (0 until rows).map(_.toString).toSet)
       assert(extra <= rows / 100, s"$extra extra copies of $rows rows")
@@ -122,8 +134,7 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
       query.processAllAvailable() // connected, the topic checked: the fault meets the batch's sends
       withFault("reset_peer", "downstream", "\"timeout\":500") {
         input.addData(rows: _*)
-        EmbeddedRocketMQ.awaitCondition("a send whose answer the fault dropped", 60000)(log.seen)
-        Thread.sleep(faultMs) // the fault's length is the scenario
+        awaitResets(log)
       }
       query.processAllAvailable()
       val stored = rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8"))

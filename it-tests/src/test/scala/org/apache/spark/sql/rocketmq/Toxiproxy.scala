@@ -26,7 +26,8 @@ import java.util.concurrent.TimeUnit
  * checkout's `target/toxiproxy`) running in its own process, driven through its HTTP API: proxies
  * between the connector and a broker, and the faults ("toxics") they apply to the bytes that pass.
  */
-final class Toxiproxy private (process: Process, apiPort: Int) extends AutoCloseable {
+final class Toxiproxy private (process: Process, apiPort: Int, log: java.io.File)
+  extends AutoCloseable {
   private val http = HttpClient.newHttpClient()
   private val api = s"http://127.0.0.1:$apiPort"
 
@@ -44,6 +45,18 @@ final class Toxiproxy private (process: Process, apiPort: Int) extends AutoClose
     call("POST", s"/proxies/$proxy/toxics",
       s"""{"name":"$toxic","type":"$kind","stream":"$stream","attributes":{$attributes}}""")
 
+  /** Connections `proxy` has accepted so far (from the server's log): a client's reconnections. */
+  def clientsAccepted(proxy: String): Int = {
+    val lines = Files.readAllLines(log.toPath).iterator()
+    var accepted = 0
+    while (lines.hasNext) {
+      val line = lines.next()
+      if (line.contains("\"Accepted client\"") && line.contains(s"\"name\":\"$proxy\"")) accepted +=
+        1
+    }
+    accepted
+  }
+
   def removeToxic(proxy: String, toxic: String): Unit =
     call("DELETE", s"/proxies/$proxy/toxics/$toxic", "")
 
@@ -59,6 +72,8 @@ final class Toxiproxy private (process: Process, apiPort: Int) extends AutoClose
         response.body())
     response.body()
   }
+
+  private def isAlive: Boolean = process.isAlive
 
   override def close(): Unit = {
     process.destroy()
@@ -98,11 +113,12 @@ object Toxiproxy {
       finally s.close()
     }
     val log = Files.createTempFile("toxiproxy-", ".log").toFile
-    val process = new ProcessBuilder(binary.toString, "-host", "127.0.0.1", "-port", port.toString)
-      .redirectErrorStream(true).redirectOutput(log).start()
-    val proxy = new Toxiproxy(process, port)
+    val builder = new ProcessBuilder(binary.toString, "-host", "127.0.0.1", "-port", port.toString)
+      .redirectErrorStream(true).redirectOutput(log)
+    builder.environment().put("LOG_LEVEL", "info") // connections accepted, not every write
+    val proxy = new Toxiproxy(builder.start(), port, log)
     EmbeddedRocketMQ.awaitCondition(s"Toxiproxy to answer on port $port ($log)", 30000) {
-      require(process.isAlive, s"Toxiproxy exited: see $log")
+      require(proxy.isAlive, s"Toxiproxy exited: see $log")
       scala.util.Try(proxy.call("GET", "/version", "")).isSuccess
     }
     proxy

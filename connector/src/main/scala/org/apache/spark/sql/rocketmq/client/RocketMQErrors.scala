@@ -37,6 +37,7 @@ import org.apache.spark.sql.rocketmq.{
  * answer as needed).
  */
 private[rocketmq] object RocketMQErrors {
+  import RocketMQErrorKinds._
 
   private lazy val reader = {
     val url = getClass.getClassLoader.getResource("error/rocketmq-error-conditions.json")
@@ -416,103 +417,4 @@ private[rocketmq] object RocketMQErrors {
   final class NoServingBroker(val group: String, topic: String, reasons: Seq[String])
     extends Exception(s"topic '$topic': no master in broker group '$group'" +
       (if (reasons.isEmpty) ", and no replica" else reasons.mkString("; ", "; ", "")))
-
-  /** Why offsets were lost: a sub-condition of ROCKETMQ_DATA_LOSS and the details it names. */
-  sealed abstract class DataLossReason(val condition: String, val details: (String, String)*)
-
-  object DataLossReason {
-    final case class Expired(minOffset: Long)
-      extends DataLossReason("EXPIRED", "minOffset" -> minOffset.toString)
-    case object BeingRemoved extends DataLossReason("BEING_REMOVED")
-    case object ConsumeQueueGone extends DataLossReason("CONSUME_QUEUE_GONE")
-    final case class Truncated(maxOffset: Long)
-      extends DataLossReason("TRUNCATED", "maxOffset" -> maxOffset.toString)
-    final case class TopicRecreated(maxOffset: Long)
-      extends DataLossReason("TOPIC_RECREATED", "maxOffset" -> maxOffset.toString)
-    case object OffsetsWentBack extends DataLossReason("OFFSETS_WENT_BACK")
-    case object SkippedByBroker extends DataLossReason("SKIPPED_BY_BROKER")
-  }
-
-  /**
-   * Why a pull or send failed for good: a sub-condition of ROCKETMQ_PULL_FAILED or
-   * ROCKETMQ_SEND_FAILED.
-   */
-  sealed abstract class GaveUp(val condition: String, val details: (String, String)*)
-
-  object GaveUp {
-    case object NotRetryable extends GaveUp("NOT_RETRYABLE")
-    case object ExactlyOnce extends GaveUp("EXACTLY_ONCE")
-    final case class BudgetSpent(retries: Long, elapsedMs: Long, retryTimeoutMs: Long)
-      extends GaveUp("RETRIES_EXHAUSTED", "retries" -> retries.toString,
-        "elapsedMs" -> elapsedMs.toString,
-        "retryTimeoutMs" -> retryTimeoutMs.toString)
-    final case class TopicNotFound(nameServer: String)
-      extends GaveUp("TOPIC_NOT_FOUND", "nameServer" -> nameServer)
-    final case class SendRetriesReached(retries: Long)
-      extends GaveUp("SEND_RETRIES_REACHED", "retries" -> retries.toString)
-  }
-
-  /**
-   * A driver request to a broker: a sub-condition of ROCKETMQ_BROKER_REQUEST_FAILED and its
-   * details.
-   */
-  sealed abstract class BrokerRequest(val condition: String, val details: (String, String)*) {
-    def topic: String
-  }
-
-  object BrokerRequest {
-    final case class TopicStats(topic: String)
-      extends BrokerRequest("TOPIC_STATS", "topic" -> topic)
-    final case class QueueOffsets(
-        queue: RocketMQQueue) extends BrokerRequest("QUEUE_OFFSETS", "queue" -> queue.toString) {
-      override def topic: String = queue.topic
-    }
-    final case class GroupOffset(group: String, queue: RocketMQQueue)
-      extends BrokerRequest("GROUP_OFFSET", "group" -> group, "queue" -> queue.toString) {
-      override def topic: String = queue.topic
-    }
-    final case class GroupOffsetTable(group: String, topic: String)
-      extends BrokerRequest("GROUP_OFFSET_TABLE", "group" -> group, "topic" -> topic)
-    final case class IndexProgress(topic: String)
-      extends BrokerRequest("INDEX_PROGRESS", "topic" -> topic)
-    final case class SearchOffset(queue: RocketMQQueue, timestampMs: Long)
-      extends BrokerRequest("SEARCH_OFFSET", "queue" -> queue.toString,
-        "timestamp" -> timestampMs.toString) {
-      override def topic: String = queue.topic
-    }
-    final case class CommitOffset(group: String, queue: RocketMQQueue, offset: Long)
-      extends BrokerRequest("COMMIT_OFFSET", "group" -> group, "queue" -> queue.toString,
-        "offset" -> offset.toString) {
-      override def topic: String = queue.topic
-    }
-  }
-
-  /**
-   * A request of the catalog's topic administration: a sub-condition of
-   * ROCKETMQ_ADMIN_REQUEST_FAILED and its details. `topic`: the topic it acts on, for an access
-   * denial (None for the name server's lists).
-   */
-  sealed abstract class AdminRequest(val condition: String, val details: (String, String)*) {
-    def topic: Option[String] = None
-  }
-
-  object AdminRequest {
-    case object ListTopics extends AdminRequest("LIST_TOPICS")
-    case object ClusterBrokers extends AdminRequest("CLUSTER_INFO")
-    final case class TopicRoute(name: String) extends AdminRequest("TOPIC_ROUTE", "topic" -> name) {
-      override def topic: Option[String] = Some(name)
-    }
-    final case class CreateTopic(name: String, queues: Int)
-      extends AdminRequest("CREATE_TOPIC", "topic" -> name, "queues" -> queues.toString) {
-      override def topic: Option[String] = Some(name)
-    }
-    final case class DeleteTopic(
-        name: String) extends AdminRequest("DELETE_TOPIC", "topic" -> name) {
-      override def topic: Option[String] = Some(name)
-    }
-    final case class DeleteRoute(
-        name: String) extends AdminRequest("DELETE_ROUTE", "topic" -> name) {
-      override def topic: Option[String] = Some(name)
-    }
-  }
 }

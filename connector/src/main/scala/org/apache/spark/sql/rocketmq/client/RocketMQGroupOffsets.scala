@@ -25,7 +25,7 @@ import org.apache.rocketmq.remoting.protocol.header.{
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.RocketMQRequestException
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.BrokerRequest._
+import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.BrokerRequest._
 import org.apache.spark.sql.rocketmq.client.RocketMQGroupOffsetAnswer._
 
 /**

@@ -31,8 +31,8 @@ import org.apache.rocketmq.remoting.protocol.route.{BrokerData, TopicRouteData}
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.{RocketMQInvalidInputException, RocketMQRequestException}
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.BrokerRequest
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.BrokerRequest._
+import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.BrokerRequest
+import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.BrokerRequest._
 
 /**
  * The driver's view of RocketMQ metadata: which queues a topic has and which offsets they hold.

@@ -116,7 +116,8 @@ private[rocketmq] object RocketMQOptionKind {
   }
 
   /** One topic name, or several separated by `,` (distinct, in the order given). */
-  case object Topics extends RocketMQOptionKind[Seq[String]]("topics", "topic name[,topic name…]") {
+  case object Topics
+    extends RocketMQOptionKind[Seq[String]]("topics", "topic name[,topic name…]") {
     override def parse(key: String, value: String): Seq[String] =
       value.split(',').map(_.trim).toSeq.map(checkTopicName(key, value, _)).distinct
     override def render(value: Seq[String]): String = value.mkString(",")

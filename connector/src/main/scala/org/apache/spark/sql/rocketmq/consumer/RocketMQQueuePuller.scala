@@ -34,8 +34,9 @@ import org.slf4j.LoggerFactory
 import org.apache.spark.sql.rocketmq.client.{
   RocketMQErrors, RocketMQIndexing, RocketMQQueue, RocketMQRetry
 }
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.{DataLossReason, GaveUp, NoServingBroker}
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.DataLossReason._
+import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.{DataLossReason, GaveUp}
+import org.apache.spark.sql.rocketmq.client.RocketMQErrors.NoServingBroker
+import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.DataLossReason._
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
 
 /**

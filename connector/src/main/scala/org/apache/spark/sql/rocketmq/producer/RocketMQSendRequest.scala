@@ -22,7 +22,7 @@ import org.apache.rocketmq.client.producer.{SendCallback, SendResult, SendStatus
 import org.apache.rocketmq.common.message.{Message, MessageClientIDSetter, MessageQueue}
 
 import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQRetry}
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.GaveUp
+import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.GaveUp
 import org.apache.spark.sql.rocketmq.producer.RocketMQStoredCheck.{
   CannotTell, NotAnswered, NotStored, Stored
 }

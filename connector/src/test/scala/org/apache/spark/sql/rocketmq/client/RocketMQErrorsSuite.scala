@@ -35,9 +35,10 @@ import org.apache.spark.sql.rocketmq.{
   RocketMQRowToMessage,
   RocketMQSourceOffset, RocketMQUnsupportedOperationException, RocketMQWriteColumns
 }
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.{
-  AdminRequest, BrokerRequest, DataLossReason, GaveUp, NoServingBroker
+import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.{
+  AdminRequest, BrokerRequest, DataLossReason, GaveUp
 }
+import org.apache.spark.sql.rocketmq.client.RocketMQErrors.NoServingBroker
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.rocketmq.transaction.RocketMQBrokerCheckSettings
 import org.apache.spark.sql.types._

@@ -20,7 +20,7 @@ import org.apache.rocketmq.client.consumer.PullStatus
 import org.apache.rocketmq.client.consumer.PullStatus._
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.DataLossReason._
+import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.DataLossReason._
 import org.apache.spark.sql.rocketmq.consumer.RocketMQPullAnswer._
 
 /**

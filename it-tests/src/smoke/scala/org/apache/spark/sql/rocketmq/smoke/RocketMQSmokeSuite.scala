@@ -287,14 +287,23 @@ private final class RocketMQSmokeSuite(spark: SparkSession, nameServer: String) 
         .option("topic", source).save()
       // One queue, read in order, one shuffle partition: once the marker is stored, every row
       // before it is.
-      val deadline = System.nanoTime() + 120L * 1000000000L
-      while (!bodies(target).contains(marker) && System.nanoTime() < deadline && query.isActive)
-        Thread.sleep(200)
+      waitUntil(120000L)(bodies(target).contains(marker) || !query.isActive)
       query.exception.foreach(e => throw e)
       check(query.lastProgress == null,
         "a batch ended before its 10 minutes: rows may have waited for its end")
       bodies(target)
     } finally query.stop()
+  }
+
+  /**
+   * Polls `condition` until it holds or `timeoutMs` passes (the caller's checks then say what is
+   * missing).
+   */
+  private def waitUntil(timeoutMs: Long)(condition: => Boolean): Unit = {
+    val deadline = System.nanoTime() + timeoutMs * 1000000L
+    while (!condition && System.nanoTime() < deadline) {
+      java.util.concurrent.locks.LockSupport.parkNanos(200L * 1000 * 1000) // poll interval
+    }
   }
 
   /** The error `action` fails with: its message and those of its causes. */
