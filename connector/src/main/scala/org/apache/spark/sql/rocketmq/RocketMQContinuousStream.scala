@@ -83,8 +83,7 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
     if (next.queues.size > slots) {
       log.warn(s"Continuous processing of ${topics.mkString(",")} runs one task per queue, " +
         s"${next.queues.size} in all, but Spark has $slots task slots: the tasks that do not " +
-        "start hold every " +
-        "epoch back")
+        "start hold every epoch back")
     }
     planner.openPartitions(next).toArray[InputPartition]
   }

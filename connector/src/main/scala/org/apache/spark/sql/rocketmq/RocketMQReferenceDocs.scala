@@ -39,8 +39,7 @@ private[rocketmq] object RocketMQReferenceDocs {
         "|---|---|---|---|---|---|")
     val rows = RocketMQOptions.registry.map { o =>
       s"| `${o.key}` | `${pythonKeyword(o.key)}` | ${cell(o.valueText)} | ${cell(o.defaultText)} " +
-        "| " +
-        s"${o.queryType.text} | ${cell(o.meaning)} |"
+        s"| ${o.queryType.text} | ${cell(o.meaning)} |"
     }
     (header ++ rows).mkString("\n")
   }

@@ -121,7 +121,6 @@ private[rocketmq] object RocketMQSinkResume {
       case NonFatal(e) =>
         log.warn(
           s"Query $queryId: if it writes exactly-once to a RocketMQ catalog table, it answers " +
-            "the broker's " +
-            s"check-backs from its first micro-batch, not from its start: $e")
+            s"the broker's check-backs from its first micro-batch, not from its start: $e")
     }
 }

@@ -184,8 +184,7 @@ private[rocketmq] object RocketMQWrite {
         case NonFatal(e) =>
           log.warn(
             s"The exactly-once sink of the stream checkpointed at ${checkpoint.get} starts " +
-              "answering the " +
-              s"broker's check-backs at its first micro-batch, not now: $e")
+              s"answering the broker's check-backs at its first micro-batch, not now: $e")
       }
     }
   }

@@ -100,8 +100,7 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
     broker.restart()
     info(s"broker back after ${(System.nanoTime() - killedAt) / 1000000} ms (restart took " +
       s"${broker.lastStartMillis} ms, listening after ${broker.lastReadyMillis} ms, ports free " +
-      "after " +
-      s"${broker.lastPortWaitMillis} ms)")
+      s"after ${broker.lastPortWaitMillis} ms)")
   }
 
   /**
@@ -255,8 +254,7 @@ class RocketMQBrokerRestartSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   test(
     "exactly-once batch write whose commits get no answer (broker frozen by SIGSTOP): none asked " +
-      "twice, every " +
-      "row once") {
+      "twice, every row once") {
     val topic = newTopic("frozen-commit")
     broker.createTopic(topic, queues = 4)
     // Few enough rows that every commit is in flight when the broker stops, and that the resumed

@@ -56,8 +56,7 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
   // the broker's (see the stop-39 note).
   test(
     "exactly-once batch write, its controller-mode master frozen during the commits then killed: " +
-      "the elected " +
-      "replica's check-backs commit every row once") {
+      "the elected replica's check-backs commit every row once") {
     val topic = newTopic("eo-election", groups = Seq(GroupC))
     val master = cluster.awaitMaster(GroupC)
     val replica = cluster.brokers.find(b => b.group == GroupC && b != master).get

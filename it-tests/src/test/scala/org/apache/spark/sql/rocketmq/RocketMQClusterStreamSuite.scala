@@ -109,8 +109,7 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
 
   test(
     "a broker group wholly down (a master without replicas) is unavailable to an AvailableNow " +
-      "run, not gone: " +
-      "the run waits for it (failOnDataLoss=false), and every message comes once") {
+      "run, not gone: the run waits for it (failOnDataLoss=false), and every message comes once") {
     val topic = newTopic("stream-whole-group", groups = Seq(GroupA, GroupB))
     val (sink, checkpoint) = (s"cluster-an-${UUID.randomUUID().toString.take(8)}", newDir())
     def availableNow(): StreamingQuery =
@@ -147,8 +146,7 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
 
   test(
     "a broker group wholly down is unavailable to a continuous query too: its plan waits for the " +
-      "group, which " +
-      "is read on from where it was (failOnDataLoss=false)") {
+      "group, which is read on from where it was (failOnDataLoss=false)") {
     val topic = newTopic("continuous-whole-group", groups = Seq(GroupA, GroupB),
       queues = 1) // a task slot each
     val sink = s"cluster-cont-${UUID.randomUUID().toString.take(8)}"
@@ -178,8 +176,7 @@ class RocketMQClusterStreamSuite extends RocketMQClusterSuiteBase {
       "real-time" -> Trigger.RealTime("5 seconds"))) {
     test(
       s"a broker group wholly down is unavailable to a $kind stream, not gone: it reads on from " +
-        "where it was " +
-        "once the group is back (failOnDataLoss=false)") {
+        "where it was once the group is back (failOnDataLoss=false)") {
       // One queue a group: a real-time batch runs a task per queue at once, on 2 task slots.
       val topic = newTopic(s"whole-group-$kind", groups = Seq(GroupA, GroupB), queues = 1)
       val sink = s"cluster-whole-$kind-${UUID.randomUUID().toString.take(8)}"

@@ -72,8 +72,7 @@ class RocketMQClusterSuite extends RocketMQClusterSuiteBase {
   test("a group wholly down (a master without replicas) is forgotten by the name server: " +
     "expectedBrokerGroups " +
     "makes the read wait for it and fail naming it, as offsets naming its queues do (a stream's " +
-    "too); with the " +
-    "group back, every message") {
+    "too); with the group back, every message") {
     val topic = newTopic("whole-group", groups = Seq(GroupA, GroupB))
     cluster.produce(topic, 1000, i => s"m$i")
     val onB = cluster.storedOffsets("b-master", topic).sum

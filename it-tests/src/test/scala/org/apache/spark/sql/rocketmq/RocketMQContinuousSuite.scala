@@ -74,8 +74,7 @@ class RocketMQContinuousSuite extends RocketMQSparkSuiteBase {
 
   test(
     "a topic deleted while continuous tasks read it: failOnDataLoss=true fails naming the queue " +
-      "gone; false " +
-      "reads on from the other topics") {
+      "gone; false reads on from the other topics") {
     for (failOnDataLoss <- Seq(false, true)) {
       val (kept, deleted) = (rocketmq.newTopic(), rocketmq.newTopic())
       rocketmq.createTopic(kept, queues = 1)

@@ -172,8 +172,7 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
   for (sink <- Seq("start()", "toTable")) {
     test(
       "a stream restarted at once, with no new input and its earlier run's end not yet heard, " +
-        "answers the " +
-        s"broker about the epoch that run left unconfirmed (written with $sink)") {
+        s"answers the broker about the epoch that run left unconfirmed (written with $sink)") {
       val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
       rocketmq.createTopic(in, queues = 2)
       rocketmq.createTopic(out, queues = 2)
@@ -274,8 +273,7 @@ class RocketMQExactlyOnceSuite extends RocketMQSparkSuiteBase {
 
   test(
     "the options are checked: the guarantee's name, the timeout's floor and ceiling, no delivery " +
-      "delay; before " +
-      "any send") {
+      "delay; before any send") {
     val df = Seq("a").toDF("body")
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 1)

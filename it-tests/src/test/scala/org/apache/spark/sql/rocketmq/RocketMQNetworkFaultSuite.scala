@@ -88,8 +88,7 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
 
   test(
     "a batch write whose broker connections are reset, its answers lost, stores every row, at " +
-      "most 1% " +
-      "twice, and its possibleDuplicates are the extra copies") {
+      "most 1% twice, and its possibleDuplicates are the extra copies") {
     val topic = rocketmq.newTopic("resets")
     rocketmq.createTopic(topic, queues = 8)
     val rows = 20000
@@ -124,8 +123,7 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
 
   test(
     "a stream into RocketMQ whose broker connections are reset during a batch's sends stores " +
-      "every row, at " +
-      "most 1% twice, and its progress's possibleDuplicates are the extra copies") {
+      "every row, at most 1% twice, and its progress's possibleDuplicates are the extra copies") {
     val (topic, input, query) = streamInto("stream-resets")
     val rows = (0 until 5000).map(i => s"s$i")
     val log = new SendLog(topic)
@@ -154,8 +152,7 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
 
   test(
     "a batch read of a broker that takes requests and never answers fails naming the broker " +
-      "after " +
-      "requestTimeoutMs, then retryTimeoutMs and at most one more requestTimeoutMs, as the " +
+      "after requestTimeoutMs, then retryTimeoutMs and at most one more requestTimeoutMs, as the " +
       "options say") {
     val topic = rocketmq.newTopic("silent")
     rocketmq.createTopic(topic, queues = 2)
@@ -195,8 +192,7 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
 
   test(
     "a real-time query copying between topics through 100 ms of latency each way copies every " +
-      "message " +
-      "once") {
+      "message once") {
     val (source, target) = (rocketmq.newTopic("rt-in"), rocketmq.newTopic("rt-out"))
     rocketmq.createTopic(source, queues = 2)
     rocketmq.createTopic(target, queues = 2)

@@ -154,8 +154,7 @@ class RocketMQRealTimeSuite extends RocketMQSparkSuiteBase {
 
   test(
     "into RocketMQ, each row is sent as it arrives, not when the batch ends (no sink setting " +
-      "needed); " +
-      "exactly-once is refused before anything is sent") {
+      "needed); exactly-once is refused before anything is sent") {
     val (source, target) = (rocketmq.newTopic(), rocketmq.newTopic())
     rocketmq.createTopic(source, queues = 2)
     rocketmq.createTopic(target, queues = 2)

@@ -215,7 +215,6 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
     assert(leaks.isEmpty, s"${leaks.size} leak(s):\n${leaks.take(10).mkString("\n\n")}")
     info(s"searched ${capture.lines.size} log lines, ${plans.size} plans, ${events.size} events, " +
       s"${progress.result().size} progress reports, ${filesUnder(checkpoint).size} checkpoint " +
-      "files, " +
-      s"${clientLogs.size} RocketMQ log file(s), ${errors.result().size} errors")
+      s"files, ${clientLogs.size} RocketMQ log file(s), ${errors.result().size} errors")
   }
 }

@@ -261,8 +261,7 @@ final class LatencyBench(spark: SparkSession, results: BenchResults, scratch: Pa
       val deadline = System.currentTimeMillis() + 60000
       while (latencies.size() < sent.get()) {
         require(System.currentTimeMillis() < deadline,
-          s"$name: ${latencies.size()} of ${sent.get()} " +
-            "messages reached the sink within 60 s")
+          s"$name: ${latencies.size()} of ${sent.get()} messages reached the sink within 60 s")
         require(!query.awaitTermination(50), s"the $name latency query stopped: ${query.exception}")
       }
       val inWindow = latencies.asScala.toSeq.filter { case (produced, _) =>

@@ -396,8 +396,7 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
             case Some(pauseMs) =>
               log.warn(
                 s"The name server lists no live broker, so topic '$topic' has no route; asking " +
-                  "again in " +
-                  s"$pauseMs ms")
+                  s"again in $pauseMs ms")
               Thread.sleep(pauseMs)
             case None => throw RocketMQErrors.brokerUnavailable(topic, None, nameServer,
                 budget.elapsedMs, null)

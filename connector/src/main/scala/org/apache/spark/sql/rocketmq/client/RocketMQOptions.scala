@@ -167,8 +167,7 @@ private[rocketmq] object RocketMQOptions extends RocketMQOptionRegistry with Roc
   val SendBatchBytes: Defaulted[Long] = defaulted("sendBatchBytes", PositiveLong, 256L * 1024,
     SinkOnly,
     "Most bytes of one batch request (bodies and properties); keep it under the broker's " +
-      "maxMessageSize (4 MiB by " +
-      "default), which bounds a whole batch.",
+      "maxMessageSize (4 MiB by default), which bounds a whole batch.",
     value = "positive integer (bytes)")
 
   /** Producer group of the writers. */
@@ -212,17 +211,14 @@ private[rocketmq] object RocketMQOptions extends RocketMQOptionRegistry with Roc
     "With exactly_once: the brokers' transactionCheckInterval, taken instead of asking each " +
       "broker group (an " +
       "admin request that least-privilege credentials may not make). Unset, it is asked; a group " +
-      "that will " +
-      "not say is assumed to run RocketMQ 5's default (30s), with a warning and " +
-      "brokerChecks=assumed in the " +
-      "sink's progress.", default = "(asked of the brokers)")
+      "that will not say is assumed to run RocketMQ 5's default (30s), with a warning and " +
+      "brokerChecks=assumed in the sink's progress.", default = "(asked of the brokers)")
 
   val BrokerCheckMax: Unset[Int] = unset("brokerTransactionCheckMax", PositiveInt, SinkOnly,
     "With exactly_once: the brokers' transactionCheckMax (check rounds before a half message is " +
       "given up), " +
       "taken instead of asking, as brokerTransactionCheckInterval. Unset, it is asked, else " +
-      "RocketMQ 5's " +
-      "default (15) is assumed, with a warning.", default = "(asked of the brokers)")
+      "RocketMQ 5's default (15) is assumed, with a warning.", default = "(asked of the brokers)")
 
   /** A cap on resends of one message. */
   val SendRetries: Unset[Int] = unset("sendRetries", NonNegativeInt, SinkOnly,
@@ -248,19 +244,16 @@ private[rocketmq] object RocketMQOptions extends RocketMQOptionRegistry with Roc
     "Access key of RocketMQ ACL credentials (4.x/5.x plain ACL and RocketMQ 5 authentication); " +
       "every request is " +
       "signed with it and secretKey. Credentials are taken whole from the first place that sets " +
-      "any: these " +
-      "options, else the Spark configuration (spark.rocketmq.accessKey, " +
+      "any: these options, else the Spark configuration (spark.rocketmq.accessKey, " +
       "spark.rocketmq.secretKey, " +
       "spark.rocketmq.securityToken), else the environment (ROCKETMQ_ACCESS_KEY, " +
-      "ROCKETMQ_SECRET_KEY, " +
-      "ROCKETMQ_SECURITY_TOKEN).",
+      "ROCKETMQ_SECRET_KEY, ROCKETMQ_SECURITY_TOKEN).",
     value = "access key", default = "(none: no credentials)")
 
   /** ACL secret. */
   val SecretKey: Unset[String] = unset("secretKey", Text, Everywhere,
     "Secret of the access key (see accessKey for where else it may come from). Never shown in " +
-      "logs, plans, " +
-      "progress or errors.",
+      "logs, plans, progress or errors.",
     value = "secret key")
 
   /** Temporary credentials. */
@@ -271,8 +264,7 @@ private[rocketmq] object RocketMQOptions extends RocketMQOptionRegistry with Roc
   /** Namespace of topics and groups. */
   val Namespace: Unset[String] = unset("namespace", NamespaceName, Everywhere,
     "Namespace of the topics and groups: a topic t is read and written as namespace%t on the " +
-      "brokers, as " +
-      "RocketMQ's clients do; the topic column holds the plain name.")
+      "brokers, as RocketMQ's clients do; the topic column holds the plain name.")
 
   /** TLS. */
   val UseTLS: Defaulted[Boolean] = defaulted("useTLS", Bool, false, Everywhere,

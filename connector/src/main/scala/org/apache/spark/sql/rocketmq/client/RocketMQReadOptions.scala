@@ -43,8 +43,7 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
     "Where a query starts. Queues missing from the JSON start at their earliest offset. `latest` " +
       "(or -1) is not " +
       "allowed in batch queries. `group`: where consumerGroup committed its progress on the " +
-      "brokers, each queue; " +
-      "queues the group has not committed start at groupOffsetFallback.",
+      "brokers, each queue; queues the group has not committed start at groupOffsetFallback.",
     """"earliest", "latest" (streaming only), "group", or JSON """ +
       """{"topic":{"broker":{"0":23}}} (-2 = earliest, -1 = latest)"""))
 
@@ -53,16 +52,14 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
     GroupFallbackKind,
     Latest, SourceBoth,
     "With startingOffsets=group: where a queue for which consumerGroup has committed no offset " +
-      "starts (as a " +
-      "RocketMQ consumer of a new group starts at the latest offset by default).",
+      "starts (as a RocketMQ consumer of a new group starts at the latest offset by default).",
     value = """"earliest" or "latest"""")
 
   /** End of a batch read. */
   val EndingOffsets: Defaulted[RocketMQOffsetRangeLimit] = defaulted("endingOffsets", Offsets,
     Latest, BatchOnly,
     "Where a batch query ends (exclusive). Queues missing from the JSON end at their latest " +
-      "offset. -2 (earliest) " +
-      "is not allowed.",
+      "offset. -2 (earliest) is not allowed.",
     value = """"latest", or JSON as above (-1 = latest)""")
 
   /** Tag filter. */
@@ -89,15 +86,13 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
   val ReadAheadBytes: Defaulted[Long] = defaulted("readAheadBytes", PositiveLong, 16L * 1024 * 1024,
     SourceBoth,
     "No pull is issued ahead while the answers a task holds unread carry this many message bytes " +
-      "(a broker bounds " +
-      "one answer, by default to 256 KiB).",
+      "(a broker bounds one answer, by default to 256 KiB).",
     value = "positive integer (bytes)")
 
   /** Data-loss policy. */
   val FailOnDataLoss: Defaulted[Boolean] = defaulted("failOnDataLoss", Bool, true, SourceBoth,
     "Whether to fail when data may have been lost (expired or deleted messages). Batch queries " +
-      "always fail on " +
-      "lost data.")
+      "always fail on lost data.")
 
   /** The broker groups that must serve the topics read. */
   val ExpectedBrokerGroups: Unset[RocketMQExpectedGroups] = unset("expectedBrokerGroups",
@@ -139,15 +134,13 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
       "broker. A broker that keeps its connections open and never answers is unavailable from " +
       "the first request " +
       "to it that times out (requestTimeoutMs): the driver fails retryTimeoutMs later, once the " +
-      "request then in " +
-      "progress has timed out too (70 to 80 s on the defaults). 0: no retries.",
+      "request then in progress has timed out too (70 to 80 s on the defaults). 0: no retries.",
     value = "integer >= 0 (ms)")
 
   /** Start of a read by time. */
   val StartingTimestamp: Unset[Long] = unset("startingTimestamp", EpochMillis, SourceBoth,
     "Start every queue at its first message stored at or after this time (latest if none). " +
-      "Excludes the other " +
-      "start options.")
+      "Excludes the other start options.")
 
   /** Start of a read by time, per queue. */
   val StartingOffsetsByTimestamp: Unset[Map[RocketMQQueue, Long]] = unset(
@@ -200,8 +193,7 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
   /** SQL92 property filter. */
   val SqlFilter: Unset[String] = unset("sqlFilter", Sql92, SourceBoth,
     "Reads only messages the broker's SQL92 filter matches (needs enablePropertyFilter=true on " +
-      "brokers). " +
-      "Excludes a subExpression other than *.",
+      "brokers). Excludes a subExpression other than *.",
     value = "SQL92 expression over message properties, e.g. \"a > 5\"")
 
   /** Progress commits. */
@@ -209,8 +201,7 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
     "Executors pull as this group, and after each micro-batch the processed offsets are " +
       "committed to the brokers " +
       "for it, so RocketMQ's tools show the query's lag. The Spark checkpoint stays the source " +
-      "of truth. Not set: " +
-      "nothing is written to the brokers.",
+      "of truth. Not set: nothing is written to the brokers.",
     value = "consumer group name")
 
   /** Extra columns. */

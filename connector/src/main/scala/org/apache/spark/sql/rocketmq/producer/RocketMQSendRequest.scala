@@ -190,8 +190,7 @@ private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, 
             if (RocketMQRetry.mayHaveBeenStored(e)) "asking whether it was stored" else "resending"
           log.warn(
             s"Send to topic $topicInQuery failed (retry ${budget.retries}, ${budget.elapsedMs} " +
-              "ms " +
-              s"into a retry budget of ${settings.retryTimeoutMs} ms); $next in $pauseMs ms: $e")
+              s"ms into a retry budget of ${settings.retryTimeoutMs} ms); $next in $pauseMs ms: $e")
         }
         Right(pauseMs)
       case None =>

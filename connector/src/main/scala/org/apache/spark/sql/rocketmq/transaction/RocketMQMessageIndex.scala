@@ -80,8 +80,7 @@ private[rocketmq] final class RocketMQMessageIndex(client: () => MQClientInstanc
       case NotIndexed =>
         log.error(s"No broker of $topic has half message $key in its index of message keys " +
           "(messageIndexEnable=false?): it is committed without knowing whether the driver " +
-          "committed it already; " +
-          "it may be delivered twice")
+          "committed it already; it may be delivered twice")
         Some(false)
     }
   }

@@ -89,8 +89,7 @@ private[rocketmq] final class RocketMQTransactionCheck(
           s"The broker checks back about epoch ${origin.epoch} of run ${origin.run} (its half " +
             "messages were " +
             s"left to the broker, or are copies the broker keeps); first answer: $answer. " +
-            "Answers so far (commit, " +
-            s"roll back, unknown, look-ups): $summary")
+            s"Answers so far (commit, roll back, unknown, look-ups): $summary")
       }
     }
     log.debug(s"Check-back for $property (queue offset ${message.getQueueOffset}): $answer")

@@ -130,8 +130,7 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
     if (decision != proposed) {
       log.warn(
         s"Epoch $epoch was committed before (run ${decision.run}); rolling back this run's copy " +
-          "of it " +
-          s"(${tasks.map(_.messages.size).sum} messages)")
+          s"of it (${tasks.map(_.messages.size).sum} messages)")
       rollBack(tasks)
       return
     }
@@ -160,8 +159,7 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
       log.warn(s"Epoch $epoch: ${lastEpoch.leftToBroker} of ${lastEpoch.messages} half messages " +
         "are left for the " +
         s"broker to commit when it checks back (${ended.map(_.refused).sum} refused past the " +
-        "transaction timeout, " +
-        s"${ended.map(_.uncertain).sum} without an answer, " +
+        s"transaction timeout, ${ended.map(_.uncertain).sum} without an answer, " +
         s"${ended.map(_.unsent).sum + later.map(_.messages.size).sum}" +
         s" not asked). ${brokerWindow(lastEpoch.firstSendMs)}")
       // A batch job has no later run to answer the broker: it waits for the check-backs itself.
@@ -189,12 +187,10 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
     "The broker checks back from " +
       s"${java.time.Instant.ofEpochMilli(firstSendMs + scope.timeoutMs)} (the " +
       s"transaction timeout, ${scope.timeoutMs} ms, after the first send); a query of this " +
-      "checkpoint must be " +
-      "running to answer before about " +
+      "checkpoint must be running to answer before about " +
       s"${java.time.Instant.ofEpochMilli(firstSendMs + giveUpAfterMs)}, when broker " +
       s"group ${brokerChecks.broker} gives the messages up (${brokerChecks.maxChecks} check " +
-      "rounds, one each " +
-      s"${brokerChecks.intervalMs / 1000} s, counted from the send)"
+      s"rounds, one each ${brokerChecks.intervalMs / 1000} s, counted from the send)"
 
   /** How long after a half message's first send the brokers give it up. */
   private def giveUpAfterMs: Long = brokerChecks.lifeMs

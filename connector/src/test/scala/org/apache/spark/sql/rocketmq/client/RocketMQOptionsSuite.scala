@@ -150,8 +150,7 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     assert(messageOf(options("pullBatchSize" -> "lots")(PullBatchSize)) ===
       "[ROCKETMQ_INVALID_OPTION_VALUE." +
       "POSITIVE_INTEGER] Invalid value 'lots' for option 'pullBatchSize': must be a positive " +
-      "integer (at most " +
-      s"${Int.MaxValue}).")
+      s"integer (at most ${Int.MaxValue}).")
     assert(messageOf(options("pullBatchSize" -> "2147483648")(PullBatchSize)).contains(
       "at most 2147483647"))
     assert(options("pullTimeoutMs" -> "2147483648")(PullTimeoutMs) === 2147483648L)
@@ -222,8 +221,7 @@ class RocketMQOptionsSuite extends AnyFunSuite {
         "startingTimestamp" -> "5",
         "startingOffsetsByTimestamp" -> """{"t":{"b":{"0":1}}}""").validateForStream())
     assert(m.contains("ROCKETMQ_CONFLICTING_OPTIONS") &&
-        m.contains("'startingOffsets', 'startingTimestamp', " +
-          "'startingOffsetsByTimestamp'"), m)
+        m.contains("'startingOffsets', 'startingTimestamp', 'startingOffsetsByTimestamp'"), m)
     val m2 = messageOf(options("nameServer" -> "h:1", "topic" -> "t", "endingOffsets" -> "latest",
       "endingTimestamp" -> "5").validateForBatchRead())
     assert(m2.contains("'endingOffsets', 'endingTimestamp'"), m2)
