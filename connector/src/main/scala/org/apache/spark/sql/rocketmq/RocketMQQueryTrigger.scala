@@ -16,7 +16,6 @@
 
 package org.apache.spark.sql.rocketmq
 
-import java.util.UUID
 import java.util.concurrent.atomic.AtomicBoolean
 
 import scala.util.control.NonFatal
@@ -32,29 +31,23 @@ import org.apache.spark.sql.SparkSession
  * it comes, whatever stage the sink runs in (after a stateful operator's shuffle too) and whatever
  * source feeds it. Spark tells a writer nothing of the trigger. Continuous processing is told by
  * the local property Spark sets on a continuous query's thread; real-time mode by the trigger of
- * the running query of that id, found among the queries the session's shared state runs. That is
- * read by reflection: the classes that hold it moved between Spark releases, and real-time mode's
- * trigger exists from Spark 4.1 only.
+ * the running query of that id (both through [[RocketMQSparkInternals]]; real-time mode's trigger
+ * exists from Spark 4.1 only).
  */
 private[rocketmq] object RocketMQQueryTrigger {
   private val log = LoggerFactory.getLogger(getClass)
   private val warned = new AtomicBoolean()
 
-  /**
-   * Spark's local property of a continuous query's thread and tasks (its name is the same on 3.5
-   * and 4.x).
-   */
-  val ContinuousProcessingProperty = "__is_continuous_processing"
-
   /** Whether the query being planned on this thread runs under continuous processing. */
   def isContinuous(session: SparkSession): Boolean =
-    "true" == session.sparkContext.getLocalProperty(ContinuousProcessingProperty)
+    "true" ==
+      session.sparkContext.getLocalProperty(RocketMQSparkInternals.ContinuousProcessingProperty)
 
   /**
    * Whether the running streaming query `queryId` runs under real-time mode (`Trigger.RealTime`).
    */
   def isRealTime(session: SparkSession, queryId: String): Boolean =
-    triggerOf(session, queryId).exists(_.getClass.getSimpleName == "RealTimeTrigger")
+    triggerOf(session, queryId).exists(RocketMQSparkInternals.isRealTimeTrigger)
 
   /** Whether a sink of query `queryId` should send each row as it comes. */
   def sendsEachRowAtOnce(session: SparkSession, queryId: String): Boolean =
@@ -62,11 +55,8 @@ private[rocketmq] object RocketMQQueryTrigger {
 
   private def triggerOf(session: SparkSession, queryId: String): Option[AnyRef] =
     try {
-      val shared = session.getClass.getMethod("sharedState").invoke(session)
-      val running = shared.getClass.getMethod("activeStreamingQueries").invoke(shared)
-        .asInstanceOf[java.util.Map[UUID, AnyRef]]
-      Option(running.get(UUID.fromString(queryId))).map(q =>
-        q.getClass.getMethod("trigger").invoke(q))
+      RocketMQSparkInternals.runningExecution(session, queryId).map(
+        RocketMQSparkInternals.triggerOf)
     } catch {
       case e @ (NonFatal(_) | _: LinkageError) =>
         // A Spark whose internals differ: rows then go out in fuller requests (sendBatchMessages=1

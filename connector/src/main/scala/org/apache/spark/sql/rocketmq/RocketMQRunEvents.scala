@@ -44,13 +44,10 @@ private[rocketmq] object RocketMQRunEvents {
    * group after the run); else the query id, which stands for the run.
    */
   def runIdOf(queryId: String): String =
-    Option(SparkContext.getActive.orNull).filter(_.getLocalProperty(QueryIdProperty) == queryId)
-      .flatMap(sc => Option(sc.getLocalProperty(JobGroupProperty))).getOrElse(queryId)
-
-  // The stream thread's local properties, named alike in Spark 3.5 to 4.3
-  // (StreamExecution.runStream).
-  private val QueryIdProperty = "sql.streaming.queryId"
-  private val JobGroupProperty = "spark.jobGroup.id"
+    Option(SparkContext.getActive.orNull)
+      .filter(_.getLocalProperty(RocketMQSparkInternals.QueryIdProperty) == queryId)
+      .flatMap(sc => Option(sc.getLocalProperty(RocketMQSparkInternals.JobGroupProperty)))
+      .getOrElse(queryId)
 
   private val contexts =
     Collections.newSetFromMap(new WeakHashMap[SparkContext, java.lang.Boolean]())

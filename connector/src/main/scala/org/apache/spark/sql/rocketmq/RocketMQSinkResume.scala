@@ -92,21 +92,19 @@ private[rocketmq] object RocketMQSinkResume {
   /**
    * Starts the coordinator of query `queryId`'s run `runId` if it writes to a catalog table
    * exactly-once and its earlier run recorded its writer's options. Spark's query object says its
-   * sink and checkpoint through methods of its internal classes (`streamingQuery`, `sink`,
-   * `resolvedCheckpointRoot`, named alike in Spark 3.5 to 4.3), found by name; anything missing is
-   * logged, and the run answers from its first micro-batch.
+   * sink and checkpoint only through its internal classes ([[RocketMQSparkInternals]]); anything
+   * missing is logged, and the run answers from its first micro-batch.
    */
   def resume(session: SparkSession, queryId: String, runId: String): Unit =
     try {
       Option(session.streams.get(queryId)).foreach { query =>
-        val execution = query.getClass.getMethod("streamingQuery").invoke(query)
-        def call(method: String): AnyRef = execution.getClass.getMethod(method).invoke(execution)
-        call("sink") match {
+        val execution = RocketMQSparkInternals.executionOf(query)
+        RocketMQSparkInternals.sinkOf(execution) match {
           case table: RocketMQCatalogTable =>
             val hadoopConf = session.sessionState.newHadoopConf()
             // Where the sink kept its state: the writer's checkpointLocation, else its own place
             // under the root.
-            val dirs = Seq(call("resolvedCheckpointRoot").toString) ++
+            val dirs = Seq(RocketMQSparkInternals.checkpointRootOf(execution)) ++
               session.conf.getOption("spark.sql.streaming.checkpointLocation").map(r =>
                 s"$r/rocketmq-sink-$queryId")
             dirs.iterator.flatMap(dir => recorded(dir, hadoopConf).map(dir -> _)).take(1).foreach {

@@ -16,8 +16,6 @@
 
 package org.apache.spark.sql.rocketmq
 
-import java.util.UUID
-
 import scala.util.control.NonFatal
 
 import org.slf4j.LoggerFactory
@@ -46,9 +44,6 @@ import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQQueue}
  */
 private[rocketmq] object RocketMQRealTimeSlots {
   private val log = LoggerFactory.getLogger(getClass)
-
-  /** Spark's local property naming the streaming query a driver thread runs. */
-  private val QueryIdProperty = "sql.streaming.queryId"
 
   /**
    * Stateful operators of a stream: each puts a shuffle, and a stage of
@@ -118,13 +113,10 @@ private[rocketmq] object RocketMQRealTimeSlots {
    */
   private def laterStage(session: SparkSession): Option[LaterStage] =
     try {
-      val id = session.sparkContext.getLocalProperty(QueryIdProperty)
-      val shared = session.getClass.getMethod("sharedState").invoke(session)
-      val running = shared.getClass.getMethod("activeStreamingQueries").invoke(shared)
-        .asInstanceOf[java.util.Map[UUID, AnyRef]]
-      val query = Option(id).flatMap(i => Option(running.get(UUID.fromString(i))))
+      val id = session.sparkContext.getLocalProperty(RocketMQSparkInternals.QueryIdProperty)
+      val execution = Option(id).flatMap(RocketMQSparkInternals.runningExecution(session, _))
         .getOrElse(throw new IllegalStateException(s"no running streaming query of id $id"))
-      val plan = query.getClass.getMethod("logicalPlan").invoke(query).asInstanceOf[LogicalPlan]
+      val plan = RocketMQSparkInternals.logicalPlanOf(execution)
       shuffleOf(plan, session.conf.get("spark.sql.shuffle.partitions").toInt)
     } catch {
       case e @ (NonFatal(_) | _: LinkageError) =>
