@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Drives the embedded RocketMQ harness (it-tests' EmbeddedRocketMQ.main) as a separate process.
+"""Drives the embedded RocketMQ harness (EmbeddedRocketMQHarness.main) as a separate process.
 
 The process prints ``NAMESRV host:port`` once the name server and broker are up, then answers one
 command per stdin line with one line (``OK ...`` or ``ERROR ...``); it stops when stdin closes.

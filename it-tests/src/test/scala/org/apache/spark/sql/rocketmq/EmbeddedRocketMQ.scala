@@ -16,14 +16,13 @@
 
 package org.apache.spark.sql.rocketmq
 
-import java.io.{BufferedReader, File, InputStreamReader}
+import java.io.File
 import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Path}
 import java.util.UUID
 
 import scala.jdk.CollectionConverters._
 
-import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.rocketmq.broker.BrokerController
 import org.apache.rocketmq.client.producer.{SendResult, SendStatus}
 import org.apache.rocketmq.common.TopicConfig
@@ -34,7 +33,7 @@ import org.apache.rocketmq.namesrv.NamesrvController
 import org.apache.rocketmq.remoting.netty.{NettyClientConfig, NettyServerConfig}
 import org.apache.rocketmq.store.ConsumeQueue
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQOffsetsJson, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.client.RocketMQQueue
 
 /** A message to send from tests, with the fields the connector maps to columns. */
 final case class TestMessage(
@@ -227,24 +226,7 @@ final class EmbeddedRocketMQ(
    * broker's, or behind); waits until it is readable.
    */
   def sendBornAt(topic: String, body: String, bornMs: Long): SendResult = {
-    val producer = plainClients.producer.getDefaultMQProducerImpl
-    val header = new org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeader()
-    header.setProducerGroup(plainClients.producer.getProducerGroup)
-    header.setTopic(topic)
-    header.setDefaultTopic(
-      org.apache.rocketmq.common.topic.TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC)
-    header.setDefaultTopicQueueNums(4)
-    header.setQueueId(0)
-    header.setSysFlag(0)
-    header.setBornTimestamp(bornMs)
-    header.setFlag(0)
-    header.setReconsumeTimes(0)
-    header.setBatch(false)
-    header.setBrokerName(brokerName)
-    val message = new Message(topic, body.getBytes(StandardCharsets.UTF_8))
-    val result = producer.getMqClientFactory.getMQClientAPIImpl.sendMessage(broker.getBrokerAddr,
-      brokerName, message,
-      header, 10000L, org.apache.rocketmq.client.impl.CommunicationMode.SYNC, null, producer)
+    val result = plainClients.sendBornAt(broker.getBrokerAddr, brokerName, topic, body, bornMs)
     require(result.getSendStatus == SendStatus.SEND_OK, s"send failed: $result")
     awaitCondition(s"dispatch of the message born at $bornMs", 30000) {
       broker.getMessageStore.getMaxOffsetInQueue(topic, 0) > result.getQueueOffset
@@ -286,15 +268,9 @@ final class EmbeddedRocketMQ(
     broker.getConsumerOffsetManager.commitOffset("test", group, queue.topic, queue.queueId, offset)
 
   /** The offset consumer group `group` has committed for a queue on the broker, -1 if none. */
-
   def committedOffset(group: String, queue: RocketMQQueue): Long =
     broker.getConsumerOffsetManager.queryOffset(group, queue.topic, queue.queueId)
 
-  /**
-   * Waits until the broker has indexed every message it stored into its queues. It acknowledges a
-   * send once the message is in its commit log and indexes it a moment later, so a test that checks
-   * what a write left in the queues waits for this first.
-   */
   /**
    * Changes a broker setting at run time, as `mqadmin updateBrokerConfig` does. The transaction
    * check service is woken, so that a new `transactionCheckInterval` applies from now, not after
@@ -307,6 +283,11 @@ final class EmbeddedRocketMQ(
     broker.getTransactionalMessageCheckService.wakeup()
   }
 
+  /**
+   * Waits until the broker has indexed every message it stored into its queues. It acknowledges a
+   * send once the message is in its commit log and indexes it a moment later, so a test that checks
+   * what a write left in the queues waits for this first.
+   */
   def awaitIndexed(): Unit =
     awaitCondition("the broker to index every stored message", 30000)(
       broker.getMessageStore.dispatchBehindBytes() == 0)
@@ -408,118 +389,5 @@ object EmbeddedRocketMQ {
   private[rocketmq] def deleteRecursively(f: File): Unit = {
     Option(f.listFiles()).foreach(_.foreach(deleteRecursively))
     f.delete()
-  }
-
-  /**
-   * Runs the harness as a process: prints `NAMESRV host:port` once ready, then answers one command
-   * per stdin line with one line (`OK …` or `ERROR …`); stops when stdin closes or on SIGTERM.
-   *
-   * Commands: `createTopic <topic> <queues> [messageType]`, `send <topic> <count> <bodyPrefix>
-   * [tag]`, `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies),
-   * `storeDir`, `awaitIndexed`, `stop`, `set <key> <value>` (a broker setting changed at run time,
-   * such as `transactionCheckInterval`), `startProxy` (a RocketMQ 5 proxy in front of the broker,
-   * [[RocketMQProxyProcess]]: its endpoint), `stopProxy`; with `--acl`, `createUser <accessKey>
-   * <secretKey> <none|read|readwrite>` and `createUserWithRights <accessKey> <secretKey>
-   * <Topic:t=Sub+Get,Group:g=Sub>` (exactly those rights).
-   *
-   * Arguments: `--acl` turns authentication and authorization on (see [[TestSecurity]]); `--tls`
-   * makes the name server and the broker accept TLS connections only, with a certificate made at
-   * start; `--cluster` runs a cluster of broker JVMs instead ([[RocketMQClusterHarness]], with
-   * commands of its own).
-   */
-  def main(args: Array[String]): Unit = {
-    val started = System.nanoTime()
-    if (args.sameElements(Seq("--cluster"))) RocketMQClusterHarness.run()
-    val unknown = args.filterNot(Set("--acl", "--tls"))
-    require(unknown.isEmpty,
-      s"unknown arguments: ${unknown.mkString(" ")} (known: --acl, --tls, --cluster)")
-    if (args.contains("--tls")) {
-      // Before any RocketMQ class loads: RocketMQ reads its TLS settings once, from system
-      // properties.
-      val dir = Files.createTempDirectory("rocketmq-spark-tls-")
-      TestSecurity.generateCertificate(dir)
-      TestSecurity.tlsServerProperties(dir).foreach { case (k, v) => System.setProperty(k, v) }
-    }
-    val mq = new EmbeddedRocketMQ(secured = args.contains("--acl")).start()
-    val startSeconds = (System.nanoTime() - started) / 1e9
-    // The process only ever holds throwaway data: stopping removes the store and exits at once.
-    Runtime.getRuntime.addShutdownHook(new Thread(() => mq.discard()))
-    val rt = Runtime.getRuntime
-    System.err.println(f"embedded RocketMQ started in $startSeconds%.2f s (JVM up ${
-        java.lang.management.ManagementFactory.getRuntimeMXBean.getUptime / 1000.0
-      }%.2f s), " +
-      f"heap used ${(rt.totalMemory() - rt.freeMemory()) / 1048576.0}%.0f MiB")
-    println(s"NAMESRV ${mq.nameServer}")
-    System.out.flush()
-
-    val json = new ObjectMapper()
-    // A RocketMQ 5 proxy in front of this broker, started by the first `startProxy`; stopped with
-    // the harness.
-    var proxy: Option[RocketMQProxyProcess] = None
-    Runtime.getRuntime.addShutdownHook(new Thread(() => proxy.foreach(_.stop())))
-    serveCommands {
-      case "startProxy" :: Nil =>
-        if (proxy.isEmpty) {
-          proxy = Some(new RocketMQProxyProcess(mq.nameServer, mq.clusterName,
-            auth = if (mq.secured) Some(TestSecurity.Admin) else None).start())
-        }
-        s"OK ${proxy.get.endpoint}"
-      case "stopProxy" :: Nil =>
-        proxy.foreach(_.stop())
-        proxy = None
-        "OK"
-      case "createTopic" :: topic :: queues :: Nil => mq.createTopic(topic, queues.toInt); "OK"
-      case "createTopic" :: topic :: queues :: messageType :: Nil =>
-        mq.createTopic(topic, queues.toInt, Some(messageType)); "OK"
-      case "createUserWithRights" :: accessKey :: secretKey :: rights :: Nil =>
-        TestSecurity.createUserWithRights(mq.brokerController,
-          TestSecurity.User(accessKey, secretKey),
-          TestSecurity.parseRights(rights))
-        "OK"
-      case "send" :: topic :: count :: prefix :: rest =>
-        val tag = rest.headOption.orNull
-        mq.sendMessages(topic,
-          (0 until count.toInt).map(i => TestMessage(s"$prefix$i", tags = tag)))
-        "OK"
-      case "latestOffsets" :: topic :: Nil =>
-        "OK " + RocketMQOffsetsJson.format(mq.latestOffsets(topic))
-      case "storeDir" :: Nil => s"OK ${mq.storeDirectory}"
-      case "awaitIndexed" :: Nil => mq.awaitIndexed(); "OK"
-      case "set" :: key :: value :: Nil => mq.setBrokerSetting(key, value); "OK"
-      case "createUser" :: accessKey :: secretKey :: rights :: Nil =>
-        val actions = rights match {
-          case "none" => Nil
-          case "read" => TestSecurity.ReadOnly
-          case "readwrite" => TestSecurity.ReadWrite
-          case other =>
-            throw new IllegalArgumentException(s"rights must be none, read or readwrite: $other")
-        }
-        mq.createUser(TestSecurity.User(accessKey, secretKey), actions)
-        "OK"
-      case "bodies" :: topic :: Nil =>
-        "OK " + json.writeValueAsString(
-          mq.readAll(topic).map(m => new String(m.getBody, StandardCharsets.UTF_8)).asJava)
-    }
-  }
-
-  /**
-   * Answers one command per stdin line with one line: `handle`'s reply to the line's words, `ERROR
-   * unknown command: …` where it has none, or `ERROR <exception>`. Exits the JVM when stdin closes
-   * or says `stop`.
-   */
-  private[rocketmq] def serveCommands(handle: PartialFunction[List[String], String]): Nothing = {
-    val in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
-    var line = in.readLine()
-    while (line != null && line.trim != "stop") {
-      val words = line.trim.split("\\s+").toList
-      val reply =
-        try handle.applyOrElse(words, (_: List[String]) => s"ERROR unknown command: $line")
-        catch { case e: Throwable => s"ERROR ${e.toString.replace('\n', ' ')}" }
-      println(reply)
-      System.out.flush()
-      line = in.readLine()
-    }
-    System.exit(0)
-    throw new IllegalStateException("unreachable")
   }
 }

@@ -46,7 +46,7 @@ private[rocketmq] object RocketMQClusterHarness {
     println(s"NAMESRV ${cluster.nameServer}")
     System.out.flush()
     val json = new ObjectMapper()
-    EmbeddedRocketMQ.serveCommands {
+    EmbeddedRocketMQHarness.serveCommands {
       case "createTopic" :: topic :: queues :: Nil => cluster.createTopic(topic, queues.toInt); "OK"
       case "send" :: topic :: count :: prefix :: Nil =>
         cluster.produce(topic, count.toInt, i => s"$prefix$i")

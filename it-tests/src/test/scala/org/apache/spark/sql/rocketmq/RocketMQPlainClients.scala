@@ -66,6 +66,31 @@ final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null)
     }
   }
 
+  /**
+   * Sends `body` to queue 0 of `topic` on the broker at `brokerAddress` (of group `brokerName`)
+   * as a producer whose clock reads `bornMs` would (ahead of the broker's, or behind).
+   */
+  def sendBornAt(brokerAddress: String, brokerName: String, topic: String, body: String,
+      bornMs: Long): SendResult = {
+    val impl = producer.getDefaultMQProducerImpl
+    val header = new org.apache.rocketmq.remoting.protocol.header.SendMessageRequestHeader()
+    header.setProducerGroup(producer.getProducerGroup)
+    header.setTopic(topic)
+    header.setDefaultTopic(
+      org.apache.rocketmq.common.topic.TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC)
+    header.setDefaultTopicQueueNums(4)
+    header.setQueueId(0)
+    header.setSysFlag(0)
+    header.setBornTimestamp(bornMs)
+    header.setFlag(0)
+    header.setReconsumeTimes(0)
+    header.setBatch(false)
+    header.setBrokerName(brokerName)
+    val message = new Message(topic, body.getBytes(UTF_8))
+    impl.getMqClientFactory.getMQClientAPIImpl.sendMessage(brokerAddress, brokerName, message,
+      header, 10000L, org.apache.rocketmq.client.impl.CommunicationMode.SYNC, null, impl)
+  }
+
   /** The next offset to be written per queue of `topic`, as its broker answers. */
   def maxOffsets(topic: String): Map[Int, Long] = {
     val c = consumer

@@ -20,19 +20,18 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.ClientConfig
-import org.apache.rocketmq.client.exception.MQClientException
 import org.apache.rocketmq.client.impl.MQClientManager
 import org.apache.rocketmq.client.impl.factory.MQClientInstance
 import org.apache.rocketmq.common.{BoundaryType, MixAll}
 import org.apache.rocketmq.common.constant.PermName
-import org.apache.rocketmq.remoting.protocol.ResponseCode
 import org.apache.rocketmq.remoting.protocol.route.{BrokerData, TopicRouteData}
 
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.{RocketMQInvalidInputException, RocketMQRequestException}
+import org.apache.spark.sql.rocketmq.RocketMQRequestException
 import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.BrokerRequest
 import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.BrokerRequest._
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader.BrokerDown
 
 /**
  * The driver's view of RocketMQ metadata: which queues a topic has and which offsets they hold.
@@ -41,10 +40,12 @@ import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.BrokerRequest._
  * topic's queues it hosts: a plan costs requests per broker, never per queue. Only queues that the
  * route marks readable are returned. Its client joins no consumer or producer group, so it sends no
  * heartbeats and takes part in no rebalance; it is started fully (its scheduled tasks refresh
- * routes), so that closing it stops all its threads.
+ * routes), so that closing it stops all its threads. Routes and live brokers come from
+ * [[RocketMQTopicRoutes]], the wait for brokers to index from [[RocketMQIndexingWait]].
  */
 private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
-  extends RocketMQMetadataClient(options) with RocketMQGroupOffsets {
+  extends RocketMQMetadataClient(options) with RocketMQTopicRoutes with RocketMQIndexingWait
+  with RocketMQGroupOffsets {
   private val log = LoggerFactory.getLogger(getClass)
 
   /** Master (else replica) address of each broker group, from the latest route lookup. */
@@ -172,31 +173,6 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
         .getOrElse("is missing from the route")).getOrElse("the name server lists no live broker")
   }
 
-  /** A routed broker that did not answer a request, for a retryable reason. */
-  private case class BrokerDown(broker: String, cause: Throwable) extends Exception(cause)
-
-  /**
-   * Broker groups the name server lists as live (with at least one broker up), by name; None where
-   * the endpoint refuses to tell (cluster info is an admin request, which a RocketMQ 5 proxy
-   * refuses, and a name server with ACL may refuse to these credentials).
-   */
-  private def liveBrokers(): Option[Map[String, BrokerData]] = {
-    if (RocketMQEndpoint.refuses(connection, RocketMQEndpoint.ClusterInfo)) return None
-    val cluster =
-      try RocketMQRetry.withRetries("cluster info", attempts, intervalMs, () => rebuildClient()) {
-          requestCount += 1
-          api.getBrokerClusterInfo(timeoutMs)
-        }
-      catch {
-        case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) =>
-          RocketMQEndpoint.rememberRefusal(connection, RocketMQEndpoint.ClusterInfo, e)
-          return None
-      }
-    Some(cluster.getBrokerAddrTable.asScala.filter { case (_, data) =>
-      !data.getBrokerAddrs.isEmpty
-    }.toMap)
-  }
-
   /** The readable queues of `topic` in its route, with their offsets (empty: none readable). */
   private def queueRanges(topic: String, route: TopicRouteData)
       : Map[RocketMQQueue, RocketMQQueueRange] = {
@@ -316,47 +292,6 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
   }
 
   /**
-   * Masters that have indexed what they stored, in this call of [[fetchQueueRanges]] (null: not
-   * waited for).
-   */
-  private var indexedBrokers: Set[String] = _
-
-  /**
-   * Returns once the master at `address` has indexed every message it had stored when asked. A
-   * broker acknowledges a send once the message is in its commit log and builds the queues' indexes
-   * from the log a moment later (longer on a busy machine), while offsets count indexed messages
-   * only. Two requests when nothing is behind; a broker that cannot tell (RocketMQ 4.x) is not
-   * waited for. Bounded by retryTimeoutMs.
-   */
-  private def awaitIndexing(topic: String, broker: String, address: String): Unit = {
-    def storedEnd(): Option[Long] = try {
-      requestCount += 1
-      RocketMQIndexing.storedEnd(api, address, timeoutMs)
-    } catch {
-      case NonFatal(e) if RocketMQRetry.isRetryable(e) => throw BrokerDown(broker, e)
-    }
-    def behind(): Long = try request(broker, IndexProgress(topic)) {
-        requestCount += 1
-        RocketMQIndexing.behindBytes(api, address, timeoutMs)
-      }
-    catch {
-      case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) =>
-        throw BrokerDown(broker, e.getCause)
-    }
-    val begin = System.nanoTime()
-    var polls = 0
-    storedEnd().foreach { target =>
-      val short = RocketMQIndexing.await(target, retryTimeoutMs)(() => storedEnd(), () => behind(),
-        () => polls += 1)
-      val waitedMs = (System.nanoTime() - begin) / 1000000
-      if (polls > 0) RocketMQOffsetReader.indexingWaitMs.addAndGet(waitedMs)
-      if (short > 0) throw RocketMQErrors.indexingBehind(topic, broker, short, waitedMs)
-      if (polls > 0) log.info(
-        s"Broker '$broker' indexed what it had stored after $waitedMs ms; planning goes on")
-    }
-  }
-
-  /**
    * For each queue, the offset of its first message stored at or after `timestampMs` (its max
    * offset if there is none). One request per queue: used when a query starts, not per trigger.
    */
@@ -380,54 +315,6 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
       brokerAddresses.getOrElse(queue.brokerName,
         throw RocketMQErrors.topicNotFound(queue.topic, nameServer))
     })
-
-  /** `topic`'s route, waiting for one while the name server lists no live broker at all. */
-  private def awaitRoute(topic: String): TopicRouteData = {
-    val budget = new RocketMQRetry.Budget(retryTimeoutMs)
-    while (true) {
-      routeIfAny(topic) match {
-        case Some(route) => return route
-        // Asked once more when brokers are live: one may have registered since the route request.
-        // (or the endpoint does not tell: a proxy asks its own name server, so no route means no
-        // topic).
-        case None if !liveBrokers().contains(Map.empty) => return fetchRoute(topic)
-        case None =>
-          budget.nextPauseMs() match {
-            case Some(pauseMs) =>
-              log.warn(
-                s"The name server lists no live broker, so topic '$topic' has no route; asking " +
-                  s"again in $pauseMs ms")
-              Thread.sleep(pauseMs)
-            case None => throw RocketMQErrors.brokerUnavailable(topic, None, nameServer,
-                budget.elapsedMs, null)
-          }
-      }
-    }
-    throw new IllegalStateException("unreachable")
-  }
-
-  /** `topic`'s route; None when the name server has none. */
-  private def routeIfAny(topic: String): Option[TopicRouteData] =
-    try Some(fetchRoute(topic))
-    catch {
-      case e: RocketMQInvalidInputException if e.getCondition == "ROCKETMQ_TOPIC_NOT_FOUND" =>
-        None
-    }
-
-  private[rocketmq] def fetchRoute(topic: String): TopicRouteData = {
-    try {
-      RocketMQRetry.withRetries(s"route of topic '$topic'", attempts, intervalMs,
-        () => rebuildClient()) {
-        requestCount += 1
-        api.getTopicRouteInfoFromNameServer(connection.onBroker(topic), timeoutMs)
-      }
-    } catch {
-      case e: MQClientException if e.getResponseCode == ResponseCode.TOPIC_NOT_EXIST =>
-        throw RocketMQErrors.topicNotFound(topic, nameServer)
-      case NonFatal(e) if RocketMQRetry.isRetryable(e) =>
-        throw RocketMQErrors.nameServerUnreachable(nameServer, topic, attempts, timeoutMs, e)
-    }
-  }
 
   /**
    * A request to `broker`, retried (with the shared client replaced in between, unless `rebuild` is
@@ -456,6 +343,9 @@ private[rocketmq] object RocketMQOffsetReader {
 
   /** How long planning waited for brokers to index what they stored, in this JVM (diagnostics). */
   private[rocketmq] val indexingWaitMs = new java.util.concurrent.atomic.AtomicLong()
+
+  /** A routed broker that did not answer a request, for a retryable reason. */
+  private[client] case class BrokerDown(broker: String, cause: Throwable) extends Exception(cause)
 
   /**
    * Fails fast, on the driver, when `topic` does not exist; waits (up to `retryTimeoutMs`) while

@@ -1,0 +1,129 @@
+/*
+ * Copyright the rocketmq-spark authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+package org.apache.spark.sql.rocketmq.consumer
+
+import scala.annotation.nowarn
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.apache.rocketmq.client.consumer.{DefaultMQPullConsumer, PullCallback, PullResult}
+import org.apache.rocketmq.client.impl.MQClientManager
+import org.apache.rocketmq.common.MixAll
+import org.slf4j.LoggerFactory
+
+import org.apache.spark.sql.rocketmq.client.{
+  RocketMQErrors, RocketMQIndexing, RocketMQQueue, RocketMQRetry
+}
+import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.GaveUp
+import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.Open
+
+/**
+ * Makes a [[RocketMQQueuePuller]] on a consumer from the executor's [[RocketMQConsumerPool]]: its
+ * pulls, and its callbacks that ask where the group's master is and wait for it to index.
+ */
+private[rocketmq] object RocketMQPooledPuller {
+
+  private val log = LoggerFactory.getLogger(classOf[RocketMQQueuePuller])
+
+  /**
+   * How much longer than `pullTimeoutMs` an answer may take before the reader stops waiting for it.
+   */
+  private val AnswerGraceMs = 5000L
+
+  /**
+   * A puller whose pulls go through a consumer borrowed from the executor's pool, returned on
+   * close.
+   */
+  @nowarn("cat=deprecation") // see RocketMQConsumerPool
+  def apply(queue: RocketMQQueue, from: Long, until: Long, settings: RocketMQReadSettings)
+      : RocketMQQueuePuller = {
+    val lease = RocketMQConsumerPool.borrow(settings, followsEnd = until == Open)
+    val consumer: DefaultMQPullConsumer = lease.client
+    if (settings.sqlFilter.isDefined) {
+      try lease.once(s"sql:${queue.topic}")(RocketMQConsumerPool.prepareForSqlFilter(consumer,
+          settings.connection.onBroker(queue.topic)))
+      catch {
+        case NonFatal(e) =>
+          lease.markBroken()
+          lease.release()
+          throw RocketMQErrors.unlessAccessDenied(e, settings.connection.accessKey, queue.topic)(
+            RocketMQErrors.pullFailed(queue, from, e, GaveUp.NotRetryable))
+      }
+    }
+    val messageQueue = queue.toMessageQueue(settings.connection)
+    val selector = settings.selector
+    def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit)
+        : Unit = {
+      val callback = new PullCallback {
+        override def onSuccess(result: PullResult): Unit = done(Right(result))
+        override def onException(e: Throwable): Unit = done(Left(e))
+      }
+      // An open range long-polls: at the queue's end the broker holds the pull until a message
+      // arrives (for at most the consumer's suspend time, RocketMQConsumerPool.LongPollMs).
+      if (until == Open)
+        consumer.pullBlockIfNotFoundWithMessageSelector(messageQueue, selector, offset, maxMessages,
+          callback)
+      else
+        consumer.pull(messageQueue, selector, offset, maxMessages, callback, settings.pullTimeoutMs)
+    }
+    val inFlight = settings.effectivePullsInFlight
+    val answerTimeoutMs =
+      if (until == Open) RocketMQConsumerPool.LongPollAnswerTimeoutMs else settings.pullTimeoutMs
+    val reads = new RocketMQReadAhead(pullAsync, until, settings.pullBatchSize, inFlight,
+      settings.readAheadBytes,
+      answerTimeoutMs = answerTimeoutMs + AnswerGraceMs)
+    val client = MQClientManager.getInstance().getOrCreateMQClientInstance(consumer)
+    val topicOnBroker = settings.connection.onBroker(queue.topic)
+    // The route as the name server gives it now; while the name server does not answer (busy, or
+    // restarting), the last one the client had: a route request failing is no reason to fail the
+    // read.
+    def groupMaster(): Option[String] = {
+      try client.updateTopicRouteInfoFromNameServer(topicOnBroker)
+      catch {
+        case NonFatal(e) =>
+          log.warn(s"$queue: no answer from the name server for the route, using the last: $e")
+      }
+      Option(client.getTopicRouteTable.get(topicOnBroker)).toSeq.flatMap(_.getBrokerDatas.asScala)
+        .find(_.getBrokerName == queue.brokerName).flatMap(group =>
+          Option(group.getBrokerAddrs.get(MixAll.MASTER_ID)))
+    }
+    // Waits until the group's master has indexed what it stored; a master that cannot tell
+    // (RocketMQ 4.x) or does not answer now is not waited for (the pull asked again meets the
+    // outage).
+    def awaitMasterIndexed(): Unit = groupMaster().foreach { address =>
+      val api = client.getMQClientAPIImpl
+      val timeoutMs = settings.pullTimeoutMs
+      try RocketMQIndexing.storedEnd(api, address, timeoutMs).foreach { target =>
+          val begin = System.nanoTime()
+          val short = RocketMQIndexing.await(target, settings.retryTimeoutMs)(
+            () => RocketMQIndexing.storedEnd(api, address, timeoutMs),
+            () =>
+              RocketMQIndexing.behindBytes(api,
+                address, timeoutMs), () => ())
+          val waitedMs = (System.nanoTime() - begin) / 1000000
+          if (short > 0)
+            throw RocketMQErrors.indexingBehind(queue.topic, queue.brokerName, short, waitedMs)
+          if (waitedMs > 1000)
+            log.info(
+              s"$queue: broker '${queue.brokerName}' indexed what it stored after $waitedMs ms")
+        }
+      catch { case NonFatal(e) if RocketMQRetry.isRetryable(e) => () }
+    }
+    new RocketMQQueuePuller(queue, from, until, settings, reads, () => groupMaster(),
+      () => awaitMasterIndexed(),
+      () => lease.markBroken(), () => lease.release())
+  }
+}
