@@ -199,8 +199,7 @@ final class EmbeddedRocketMQ(
   def sendMessages(topic: String, messages: Seq[TestMessage], queueId: Option[Int] = None)
       : Seq[SendResult] = {
     val results = messages.map { m =>
-      val message = new Message(topic, m.tags, m.keys, m.body.getBytes(StandardCharsets.UTF_8))
-      m.properties.foreach { case (k, v) => message.putUserProperty(k, v) }
+      val message = toMessage(topic, m)
       val result = queueId match {
         case Some(id) =>
           plainClients.producer.send(message, new MessageQueue(topic, brokerName, id))
@@ -209,14 +208,33 @@ final class EmbeddedRocketMQ(
       require(result.getSendStatus == SendStatus.SEND_OK, s"send failed: $result")
       result
     }
-    results.groupBy(_.getMessageQueue).foreach { case (mq, rs) =>
-      val needed = rs.map(_.getQueueOffset).max + 1
-      awaitCondition(s"dispatch of ${rs.size} messages to $mq", 30000) {
-        broker.getMessageStore.getMaxOffsetInQueue(topic, mq.getQueueId) >= needed
-      }
-    }
+    awaitDispatched(topic,
+      results.groupBy(_.getMessageQueue).map { case (mq, rs) =>
+        mq -> (rs.map(_.getQueueOffset).max + 1)
+      })
     results
   }
+
+  /**
+   * Sends `messages` spread over the topic's queues as `sendMessages` spreads them, in batches per
+   * queue (a request per message takes seconds for tens of thousands); waits until all are readable.
+   */
+  def sendSpread(topic: String, messages: Seq[TestMessage]): Unit =
+    awaitDispatched(topic, plainClients.sendSpread(topic, messages.map(toMessage(topic, _))))
+
+  private def toMessage(topic: String, m: TestMessage): Message = {
+    val message = new Message(topic, m.tags, m.keys, m.body.getBytes(StandardCharsets.UTF_8))
+    m.properties.foreach { case (k, v) => message.putUserProperty(k, v) }
+    message
+  }
+
+  /** Waits until each queue of `ends` holds the offsets before its end. */
+  private def awaitDispatched(topic: String, ends: Map[MessageQueue, Long]): Unit =
+    ends.foreach { case (mq, end) =>
+      awaitCondition(s"dispatch of the messages before offset $end of $mq", 30000) {
+        broker.getMessageStore.getMaxOffsetInQueue(topic, mq.getQueueId) >= end
+      }
+    }
 
   def sendBodies(topic: String, bodies: Seq[String]): Seq[SendResult] =
     sendMessages(topic, bodies.map(TestMessage(_)))

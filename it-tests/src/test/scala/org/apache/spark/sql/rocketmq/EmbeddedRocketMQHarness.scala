@@ -99,8 +99,7 @@ object EmbeddedRocketMQHarness {
         "OK"
       case "send" :: topic :: count :: prefix :: rest =>
         val tag = rest.headOption.orNull
-        mq.sendMessages(topic,
-          (0 until count.toInt).map(i => TestMessage(s"$prefix$i", tags = tag)))
+        mq.sendSpread(topic, (0 until count.toInt).map(i => TestMessage(s"$prefix$i", tags = tag)))
         "OK"
       case "latestOffsets" :: topic :: Nil =>
         "OK " + RocketMQOffsetsJson.format(mq.latestOffsets(topic))

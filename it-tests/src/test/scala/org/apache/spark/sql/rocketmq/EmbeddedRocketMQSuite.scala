@@ -73,6 +73,13 @@ class EmbeddedRocketMQSuite extends AnyFunSuite {
       assert(stored.map(m => new String(m.getBody, StandardCharsets.UTF_8)) === Seq("a", "b"))
       assert(stored.head.getTags === "x" && stored.head.getKeys === "k" &&
         stored.head.getUserProperty("p") === "1")
+      // The harness's bulk send: the i-th message to the i-th queue in turn, as one-by-one sends go.
+      mq.createTopic("spread-topic", queues = 3)
+      mq.sendSpread("spread-topic", (0 until 7).map(i => TestMessage(s"s$i")))
+      val spread = mq.readAll("spread-topic").map(m =>
+        (m.getQueueId, m.getQueueOffset, new String(m.getBody, StandardCharsets.UTF_8)))
+      assert(spread.sortBy(_._3) === Seq((0, 0L, "s0"), (1, 0L, "s1"), (2, 0L, "s2"),
+        (0, 1L, "s3"), (1, 1L, "s4"), (2, 1L, "s5"), (0, 2L, "s6")))
     } finally mq.stop()
     assert(!Files.exists(store), s"$store was left behind")
     assert(!accepts(nameServer) && !accepts(brokerAddress))

@@ -67,6 +67,24 @@ final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null)
   }
 
   /**
+   * Sends `messages` spread over `topic`'s queues as the producer's round robin spreads sends of one
+   * message (the i-th to the i-th queue in turn), in batches of up to 256 per queue. Returns each
+   * queue's end offset after its batches.
+   */
+  def sendSpread(topic: String, messages: Seq[Message]): Map[MessageQueue, Long] = {
+    val (queues, all) = (producer.fetchPublishMessageQueues(topic).asScala.toIndexedSeq,
+      messages.toIndexedSeq)
+    all.indices.groupBy(_ % queues.size).map { case (q, indices) =>
+      val ends = indices.map(all).grouped(256).map { batch =>
+        val result = producer.send(batch.asJava, queues(q))
+        require(result.getSendStatus == SendStatus.SEND_OK, s"batch send to $topic failed: $result")
+        result.getQueueOffset + batch.size
+      }
+      queues(q) -> ends.max
+    }
+  }
+
+  /**
    * Sends `body` to queue 0 of `topic` on the broker at `brokerAddress` (of group `brokerName`)
    * as a producer whose clock reads `bornMs` would (ahead of the broker's, or behind).
    */
