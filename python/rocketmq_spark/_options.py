@@ -178,6 +178,7 @@ _CONVERTERS: Dict[str, Convert] = {
     "group name": checked_text,
     "sql92": checked_text,
     "topics": _topics,
+    "topic pattern": checked_text,
     "positive int": _int32,
     "non-negative int": _non_negative_int32,
     "positive long": _positive,
@@ -202,6 +203,7 @@ _CONVERTERS: Dict[str, Convert] = {
 _OPTIONS: Dict[str, Tuple[str, str]] = {
     "name_server": ("nameServer", "name server"),
     "topic": ("topic", "topics"),
+    "topic_pattern": ("topicPattern", "topic pattern"),
     "starting_offsets": ("startingOffsets", "offsets"),
     "ending_offsets": ("endingOffsets", "offsets"),
     "sub_expression": ("subExpression", "text"),

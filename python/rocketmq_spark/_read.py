@@ -42,7 +42,8 @@ def _read_options(values: Dict[str, object]) -> Dict[str, str]:
     those of ``options`` added."""
     extra = cast("Optional[Mapping[str, str]]", values.pop("options"))
     required("name_server", values["name_server"])
-    required("topic", values["topic"])
+    if (values["topic"] is None) == (values["topic_pattern"] is None):
+        raise ValueError("pass one of topic (a topic name or a list of them) and topic_pattern (a regular expression)")
     starts = [
         k
         for k in ("starting_offsets", "starting_timestamp", "starting_offsets_by_timestamp")
@@ -61,8 +62,9 @@ def _read_options(values: Dict[str, object]) -> Dict[str, str]:
 def read_rocketmq(
     spark: "SparkSession",
     name_server: str,
-    topic: Topics,
+    topic: Optional[Topics] = None,
     *,
+    topic_pattern: Optional[str] = None,
     starting_offsets: Optional[Offsets] = None,
     ending_offsets: Optional[Offsets] = None,
     starting_timestamp: Optional[Timestamp] = None,
@@ -107,8 +109,13 @@ def read_rocketmq(
         The session to read with (classic or Spark Connect).
     name_server : str
         The cluster's name server, ``"host:port"`` (several separated by ``;``).
-    topic : str or list of str
-        The topic to read, or several.
+    topic : str or list of str, optional
+        The topic to read, or several; or, instead, ``topic_pattern``.
+    topic_pattern : str, optional
+        Instead of ``topic``: every topic of the cluster whose whole name matches this Java regular expression
+        (RocketMQ's retry, dead-letter and system topics never match). A batch read lists the topics once; a stream
+        also reads each topic that starts to match while it runs, from its first message. A RocketMQ 5 proxy does
+        not list topics: through one, name them with ``topic``.
     starting_offsets : str or dict, optional
         Where each queue starts: ``EARLIEST`` (the default), ``GROUP`` (where ``consumer_group`` committed its
         progress on the brokers), or per-queue offsets ``{"topic": {"broker": {queue_id: offset}}}`` or their JSON
@@ -188,8 +195,9 @@ def read_rocketmq(
 def read_rocketmq_stream(
     spark: "SparkSession",
     name_server: str,
-    topic: Topics,
+    topic: Optional[Topics] = None,
     *,
+    topic_pattern: Optional[str] = None,
     starting_offsets: Optional[Offsets] = None,
     starting_timestamp: Optional[Timestamp] = None,
     starting_offsets_by_timestamp: Optional[Timestamps] = None,
@@ -233,8 +241,13 @@ def read_rocketmq_stream(
         The session to read with (classic or Spark Connect).
     name_server : str
         The cluster's name server, ``"host:port"`` (several separated by ``;``).
-    topic : str or list of str
-        The topic to read, or several.
+    topic : str or list of str, optional
+        The topic to read, or several; or, instead, ``topic_pattern``.
+    topic_pattern : str, optional
+        Instead of ``topic``: every topic of the cluster whose whole name matches this Java regular expression
+        (RocketMQ's retry, dead-letter and system topics never match). A batch read lists the topics once; a stream
+        also reads each topic that starts to match while it runs, from its first message. A RocketMQ 5 proxy does
+        not list topics: through one, name them with ``topic``.
     starting_offsets : str or dict, optional
         Where a new query starts: ``LATEST`` (the default: only messages that arrive after it starts),
         ``EARLIEST`` (everything retained), ``GROUP`` (where ``consumer_group`` committed), or per-queue offsets

@@ -90,6 +90,7 @@ HINTS = {
     "group name": "str",
     "sql92": "str",
     "topics": "Topics",
+    "topic pattern": "str",
     "positive int": "int",
     "non-negative int": "int",
     "positive long": "int",
@@ -155,8 +156,9 @@ def test_keyword_types_and_defaults_follow_the_declarations(spark) -> None:
             if kw in NOT_OPTIONS:
                 continue
             declared = options[OPTION_KEYS[kw]]
-            # Required: nameServer everywhere, and the topic of a read (a write may take it from a column).
-            required = declared.required or (kw == "topic" and name in READS)
+            # Required: nameServer everywhere. A read takes topic or topic_pattern (the function checks it has
+            # one); a write may take its topic from a column.
+            required = declared.required
             hint = "str" if (kw == "topic" and name in WRITES) else HINTS[declared.kind]
             if required:
                 assert parameter.default is inspect.Parameter.empty, f"{name}({kw}) must be required"

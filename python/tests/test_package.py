@@ -69,7 +69,13 @@ NO_SPARK: Any = _NoSpark()
     "call, error, message",
     [
         (lambda: read_rocketmq(NO_SPARK, 1234, "t"), TypeError, "name_server must be a str, not int"),
-        (lambda: read_rocketmq(NO_SPARK, "h:1", None), ValueError, "topic is required"),
+        (lambda: read_rocketmq(NO_SPARK, "h:1", None), ValueError, "pass one of topic"),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "t", topic_pattern="t.*"),
+            ValueError,
+            r"and topic_pattern \(a regular expression\)",
+        ),
+        (lambda: read_rocketmq(NO_SPARK, "h:1", topic_pattern="  "), ValueError, "topic_pattern must not be empty"),
         (lambda: read_rocketmq(NO_SPARK, "h:1", "  "), ValueError, "topic must not be empty or blank"),
         (lambda: read_rocketmq(NO_SPARK, "h:1", ["a", 3]), TypeError, "topic must be a topic name or a list"),
         (lambda: read_rocketmq(NO_SPARK, "h:1", ["a", "b,c"]), ValueError, "'b,c' is not a topic name"),

@@ -18,6 +18,7 @@ package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.rocketmq.client.{
+  RocketMQTopicSelection,
   RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetReader, RocketMQOptions
 }
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
@@ -57,14 +58,17 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions,
 
   /** The ranges to read, each queue's `[start, end)` narrowed by the pushed filters. */
   private def plannedRanges(): Seq[RocketMQOffsetRange] = {
-    val topics = options.topicsToRead.filter(t => pushdown.topics.forall(_.contains(t)))
-    if (topics.isEmpty) return Nil
+    val selection = options.topicSelection
     val reader = new RocketMQOffsetReader(options)
     try {
+      // A pattern is resolved once, here: a topic deleted since the list is not read.
+      val topics = reader.topicsOf(selection).filter(t => pushdown.topics.forall(_.contains(t)))
+      if (topics.isEmpty) return Nil
       // Queues the offsets name are waited for while their broker group is missing from the route
       // (unavailable).
       val named = options.batchStartingOffsets.namedQueues ++ options.batchEndingOffsets.namedQueues
-      val ranges = reader.fetchQueueRanges(topics, knownQueues = named, awaitIndexed = true)
+      val ranges = reader.fetchQueueRanges(topics, knownQueues = named, awaitIndexed = true,
+        allowMissing = selection.isInstanceOf[RocketMQTopicSelection.Matching])
       val start =
         RocketMQOffsetResolver.resolve(options.batchStartingOffsets, ranges, isStart = true, reader)
       val end =

@@ -50,7 +50,7 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
   import RocketMQContinuousStream._
 
   private val planner = new RocketMQStreamPlanner(options, checkpointLocation)
-  private val topics = planner.topics
+  private val topics = planner.describe
 
   /** The running plan: where its tasks started, by queue. */
   @volatile private var plan = RocketMQOpenPlan(Map.empty)
@@ -60,7 +60,7 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
    * stalls no epoch).
    */
   private lazy val checker = Executors.newSingleThreadExecutor((r: Runnable) => {
-    val thread = new Thread(r, s"rocketmq-continuous-queues-${topics.mkString(",")}")
+    val thread = new Thread(r, s"rocketmq-continuous-queues-$topics")
     thread.setDaemon(true)
     thread
   })
@@ -68,7 +68,7 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
   private var check: Future[Boolean] = _
   private var lastCheckMs = 0L
 
-  override def toString: String = s"RocketMQContinuousStream[${topics.mkString(",")}]"
+  override def toString: String = s"RocketMQContinuousStream[$topics]"
 
   override def initialOffset(): Offset = planner.initialOffset()
 
@@ -81,7 +81,7 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
     val slots =
       Option(SparkContext.getActive.orNull).map(_.defaultParallelism).getOrElse(Int.MaxValue)
     if (next.queues.size > slots) {
-      log.warn(s"Continuous processing of ${topics.mkString(",")} runs one task per queue, " +
+      log.warn(s"Continuous processing of $topics runs one task per queue, " +
         s"${next.queues.size} in all, but Spark has $slots task slots: the tasks that do not " +
         "start hold every epoch back")
     }
@@ -109,7 +109,8 @@ private[rocketmq] final class RocketMQContinuousStream(options: RocketMQOptions,
       lastCheckMs = System.currentTimeMillis()
       check = checker.submit(new Callable[Boolean] {
         override def call(): Boolean =
-          checkReader.fetchQueueRanges(topics, allowMissing = true).keySet != planned
+          checkReader.fetchQueueRanges(planner.topicsNow(checkReader, planned),
+            allowMissing = true).keySet != planned
       })
     }
     changed

@@ -57,7 +57,7 @@ private[rocketmq] final class RocketMQMicroBatchStream(
   private var availableNowTarget: Option[Map[RocketMQQueue, Long]] = None
   private var lastBatchMs = System.currentTimeMillis()
 
-  override def toString: String = s"RocketMQMicroBatchStream[${planner.topics.mkString(",")}]"
+  override def toString: String = s"RocketMQMicroBatchStream[${planner.describe}]"
 
   override def initialOffset(): Offset = planner.initialOffset()
 

@@ -28,9 +28,7 @@ import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.connector.read.streaming.Offset
 import org.apache.spark.sql.rocketmq.client.{
   RocketMQErrorKinds, RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetReader,
-  RocketMQOffsetsJson, RocketMQOptions,
-  RocketMQQueue,
-  RocketMQQueueRange
+  RocketMQOffsetsJson, RocketMQOptions, RocketMQQueue, RocketMQQueueRange, RocketMQTopicSelection
 }
 import org.apache.spark.sql.rocketmq.consumer.{RocketMQQueuePuller, RocketMQReadSettings}
 
@@ -50,7 +48,7 @@ import org.apache.spark.sql.rocketmq.consumer.{RocketMQQueuePuller, RocketMQRead
 private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions,
     checkpointLocation: String) {
   private val log = LoggerFactory.getLogger(getClass)
-  val topics: Seq[String] = options.topicsToRead
+  private val selection = options.topicSelection
   val settings: RocketMQReadSettings = RocketMQReadSettings(options)
   private[rocketmq] val reader = new RocketMQOffsetReader(options)
 
@@ -68,6 +66,19 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
 
   def latestRanges: Map[RocketMQQueue, RocketMQQueueRange] = ranges
 
+  /** What the stream reads, for names and logs. */
+  def describe: String = selection.describe
+
+  /**
+   * The topics to look at now with `reader`: those the selection reads (a pattern's as the name
+   * server lists them now), and those of the queues `known`, so that a topic deleted is seen gone.
+   */
+  def topicsNow(reader: RocketMQOffsetReader, known: Set[RocketMQQueue]): Seq[String] =
+    (reader.topicsOf(selection) ++ known.map(_.topic).toSeq.sorted).distinct
+
+  /** A pattern's topics may be none for now, or go: they are looked for again at each batch. */
+  private val matching = selection.isInstanceOf[RocketMQTopicSelection.Matching]
+
   /** The stream's first offsets: from the start options once, then from the checkpoint's store. */
   def initialOffset(): RocketMQSourceOffset = {
     val store = new RocketMQInitialOffsetStore(checkpointLocation,
@@ -75,12 +86,12 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
     store.getOrCreate { () =>
       // Queues the start names are waited for while their group is missing from the route, as in a
       // batch read.
-      val now =
-        reader.fetchQueueRanges(topics, knownQueues = options.streamStartingOffsets.namedQueues)
+      val now = reader.fetchQueueRanges(topicsNow(reader, Set.empty), allowMissing = matching,
+        knownQueues = options.streamStartingOffsets.namedQueues)
       val offsets =
         RocketMQOffsetResolver.resolve(options.streamStartingOffsets, now, isStart = true, reader)
       log.info(
-        s"RocketMQ stream of ${topics.mkString(",")} starts at " +
+        s"RocketMQ stream of $describe starts at " +
           s"${RocketMQOffsetsJson.format(offsets)}")
       RocketMQSourceOffset(offsets)
     }
@@ -95,8 +106,8 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
       : Map[RocketMQQueue, RocketMQQueueRange] = {
     val reuse = freshAfterBatch && !awaitIndexed && known.forall(ranges.contains)
     freshAfterBatch = false
-    if (!reuse) ranges = reader.fetchQueueRanges(topics, allowMissing = true, knownQueues = known,
-      awaitIndexed = awaitIndexed)
+    if (!reuse) ranges = reader.fetchQueueRanges(topicsNow(reader, known), allowMissing = true,
+      knownQueues = known, awaitIndexed = awaitIndexed)
     ranges
   }
 
@@ -145,7 +156,8 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
     (from.keySet -- until.keySet).foreach(q => reportDataLoss(RocketMQErrors.queueGone(q, from(q))))
     val unknownStarts = until.keySet -- from.keySet -- newQueueStarts.keySet
     if (unknownStarts.nonEmpty) { // a restart replays a batch that found new queues
-      val now = reader.fetchQueueRanges(topics, allowMissing = true)
+      val now = reader.fetchQueueRanges(unknownStarts.map(_.topic).toSeq.sorted.distinct,
+        allowMissing = true)
       unknownStarts.foreach(q => newQueueStarts += q -> now.get(q).map(_.min).getOrElse(0L))
     }
     val planned = until.toSeq.sortBy(_._1).map { case (q, u) =>

@@ -59,6 +59,13 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
     topic
   }
 
+  test("topicPattern through the proxy, which lists no topics, fails naming why and what to set") {
+    val text = errorMessage(spark.read.format("rocketmq").options(viaProxy("unused") -
+      "topic" + ("topicPattern" -> "orders-.*")).load().collect())
+    assert(text.contains("ROCKETMQ_TOPIC_LIST_REFUSED") && text.contains(proxy.endpoint) &&
+        text.contains("option 'topic' instead"), text)
+  }
+
   test("a batch read through the proxy returns every message, at the brokers' own offsets") {
     val sent = (0 until 40).map(i => s"m$i")
     val topic = topicHolding("proxy-read", 4, sent)

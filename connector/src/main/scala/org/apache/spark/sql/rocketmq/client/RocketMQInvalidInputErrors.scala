@@ -63,6 +63,11 @@ private[rocketmq] trait RocketMQInvalidInputErrors {
     invalidInput("ROCKETMQ_CONFLICTING_OPTIONS",
       "options" -> options.map(o => s"'$o'").mkString(", "))
 
+  /** `topicPattern` needs the topic list, which the endpoint (a proxy, an ACL) refused. */
+  def topicListRefused(pattern: String, nameServer: String, cause: Throwable): Throwable =
+    invalidInput("ROCKETMQ_TOPIC_LIST_REFUSED", "pattern" -> pattern, "nameServer" -> nameServer,
+      "cause" -> String.valueOf(cause))
+
   /** `sub`: the kind of query the option does not apply to (BATCH …), or UNKNOWN_OPTION. */
   def optionNotAllowed(option: String, sub: String, details: (String, String)*): Throwable =
     invalidInput(s"ROCKETMQ_OPTION_NOT_ALLOWED.$sub", ("option" -> option) +: details: _*)

@@ -86,7 +86,7 @@ private[client] trait RocketMQOptionChecks { this: RocketMQOptions =>
       throw RocketMQErrors.optionNotAllowed(o.key, refusedIn)
     }
     parseAll(applies)
-    topicsToRead
+    topicSelection
     if (this(SqlFilter).isDefined && this(SubExpression) != "*") {
       throw RocketMQErrors.conflictingOptions(Seq(SubExpression.key, SqlFilter.key))
     }
@@ -109,10 +109,10 @@ private[client] trait RocketMQOptionChecks { this: RocketMQOptions =>
   }
 
   private def checkTopicsNamed(option: RocketMQOption[_], queues: Iterable[RocketMQQueue]): Unit = {
-    val topics = topicsToRead
-    queues.map(_.topic).toSeq.sorted.find(t => !topics.contains(t)).foreach { t =>
+    val selection = topicSelection
+    queues.map(_.topic).toSeq.sorted.find(t => !selection.admits(t)).foreach { t =>
       throw RocketMQErrors.invalidOption(option.key, rawValue(option).get, "TOPIC_NOT_READ",
-        "topic" -> t, "topics" -> topics.mkString(","))
+        "topic" -> t, "topics" -> selection.describe)
     }
   }
 }

@@ -124,6 +124,20 @@ private[rocketmq] object RocketMQOptionKind {
     override def emptyIsUnset: Boolean = true
   }
 
+  /** A Java regular expression over topic names, compiled here so that a typo fails at once. */
+  case object TopicPatternKind
+    extends RocketMQOptionKind[java.util.regex.Pattern]("topic pattern",
+      "Java regular expression") {
+    override def parse(key: String, value: String): java.util.regex.Pattern =
+      try java.util.regex.Pattern.compile(value)
+      catch {
+        case e: java.util.regex.PatternSyntaxException =>
+          invalid(key, value, "TOPIC_PATTERN", "reason" -> e.getDescription)
+      }
+    override def render(value: java.util.regex.Pattern): String = value.pattern
+    override def emptyIsUnset: Boolean = true
+  }
+
   /** A name the whole of which must match `pattern`; `sub` is the error's sub-condition. */
   sealed abstract class Name(name: String, description: String, pattern: String, sub: String)
     extends RocketMQOptionKind[String](name, description) {

@@ -63,9 +63,14 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String])
 
   def apply[T](option: Unset[T]): Option[T] = parsed(option)
 
-  /** The topics to read: option `topic` is required for reads. */
-  def topicsToRead: Seq[String] =
-    this(Topic).getOrElse(throw RocketMQErrors.missingOption(Topic.key))
+  /** What a read subscribes to: option `topic`, or `topicPattern` (one of them, not both). */
+  def topicSelection: RocketMQTopicSelection = (this(Topic), this(TopicPattern)) match {
+    case (Some(_), Some(_)) => throw RocketMQErrors.conflictingOptions(Seq(Topic.key,
+        TopicPattern.key))
+    case (Some(topics), None) => RocketMQTopicSelection.Named(topics)
+    case (None, Some(pattern)) => RocketMQTopicSelection.Matching(pattern)
+    case (None, None) => throw RocketMQErrors.missingOption(Topic.key)
+  }
 
   /** The topic to write to, if the option is set (it then overrides any `topic` column). */
   def topicToWrite: Option[String] =

@@ -34,7 +34,17 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
   /** Topic(s) to read, or the topic every row is written to. */
   val Topic: Unset[Seq[String]] = unset("topic", Topics, Everywhere,
     "Topic(s) to read. When writing, the topic every row goes to; it overrides a `topic` column.",
-    value = "topic name; a comma-separated list when reading", default = "(required to read)")
+    value = "topic name; a comma-separated list when reading",
+    default = "(to read: this or topicPattern)")
+
+  /** A pattern over the cluster's topic names, read in place of `topic`. */
+  val TopicPattern: Unset[java.util.regex.Pattern] = unset("topicPattern", TopicPatternKind,
+    SourceBoth,
+    "Instead of `topic`: every topic of the cluster whose whole name matches this Java regular " +
+      "expression (RocketMQ's retry, dead-letter and system topics never match). A batch read " +
+      "lists the topics once; a stream also reads each topic that starts to match while it runs, " +
+      "from its first offset, and treats one that disappears as a deleted topic.",
+    value = "Java regular expression")
 
   /** Start of a read. */
   val StartingOffsets: DefaultPerQuery[RocketMQOffsetRangeLimit] = declare(DefaultPerQuery(

@@ -19,6 +19,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.exception.MQClientException
+import org.apache.rocketmq.common.MixAll
 import org.apache.rocketmq.remoting.protocol.ResponseCode
 import org.apache.rocketmq.remoting.protocol.route.{BrokerData, TopicRouteData}
 import org.slf4j.LoggerFactory
@@ -54,6 +55,34 @@ private[rocketmq] trait RocketMQTopicRoutes extends RocketMQMetadataClient {
     Some(cluster.getBrokerAddrTable.asScala.filter { case (_, data) =>
       !data.getBrokerAddrs.isEmpty
     }.toMap)
+  }
+
+  /**
+   * The topics `selection` reads now: for a pattern, those of the name server's list it admits,
+   * without the ones brokers name after themselves (their own and their cluster's names, the
+   * cluster's reply topic), which hold no application's messages.
+   */
+  def topicsOf(selection: RocketMQTopicSelection): Seq[String] = selection match {
+    case RocketMQTopicSelection.Named(topics) => topics
+    case matching: RocketMQTopicSelection.Matching =>
+      val listed =
+        try RocketMQRetry.withRetries("topic list", attempts, intervalMs, () => rebuildClient()) {
+            requestCount += 1
+            api.getTopicListFromNameServer(timeoutMs).getTopicList.asScala.toSet[String]
+          }
+        catch {
+          case NonFatal(e) if RocketMQRetry.refusesAdminRequest(e) =>
+            throw RocketMQErrors.topicListRefused(matching.pattern.pattern, nameServer, e)
+          case NonFatal(e) if RocketMQRetry.isRetryable(e) =>
+            throw RocketMQErrors.nameServerUnreachable(nameServer, matching.describe, attempts,
+              timeoutMs, e)
+        }
+      val brokersOwn = liveBrokers().fold(Set.empty[String]) { live =>
+        val clusters = live.values.map(_.getCluster).toSet
+        live.keySet ++ clusters ++ clusters.map(_ + "_" + MixAll.REPLY_TOPIC_POSTFIX)
+      }
+      (listed -- brokersOwn).toList.filter(t => connection.onBroker(connection.inQuery(t)) == t)
+        .map(connection.inQuery).filter(matching.admits).sorted
   }
 
   /** `topic`'s route, waiting for one while the name server lists no live broker at all. */

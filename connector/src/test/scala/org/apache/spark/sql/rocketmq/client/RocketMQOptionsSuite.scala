@@ -113,7 +113,7 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     val o = options("NAMESERVER" -> " h:1 ", "Topic" -> "a, b", "pullbatchsize" -> "7",
       "FAILONDATALOSS" -> "FALSE")
     assert(o(NameServer) === "h:1")
-    assert(o.topicsToRead === Seq("a", "b"))
+    assert(o.topicSelection === RocketMQTopicSelection.Named(Seq("a", "b")))
     assert(o(PullBatchSize) === 7)
     assert(!o(FailOnDataLoss))
     assert(options("subExpression" -> "  ")(SubExpression) === "*",
@@ -166,12 +166,38 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     assert(
       messageOf(options("producerGroup" -> "bad group")(ProducerGroup)).contains("'producerGroup'"))
     assert(messageOf(options("minPartitions" -> "0")(MinPartitions)).contains("positive integer"))
-    val topic = errorOf(options("topic" -> "a,b c").topicsToRead)
+    val topic = errorOf(options("topic" -> "a,b c").topicSelection)
     assert(topic.getCondition === "ROCKETMQ_INVALID_OPTION_VALUE.TOPIC_NAME")
     assert(topic.getMessageParameters.get("topic") === "b c")
     assert(
       errorOf(options("topic" -> "a,b").topicToWrite).getMessageParameters.get("topic") === "a,b")
-    assert(errorOf(options().topicsToRead).getCondition === "ROCKETMQ_MISSING_OPTION.TOPIC")
+    assert(errorOf(options().topicSelection).getCondition === "ROCKETMQ_MISSING_OPTION.TOPIC")
+  }
+
+  test(
+    "topicPattern: a Java regular expression in place of topic (not with it), matching whole " +
+      "names and never RocketMQ's own topics") {
+    val matching = options("topicPattern" -> "orders-.*").topicSelection
+    Seq("orders-eu", "orders-").foreach(t => assert(matching.admits(t), t))
+    assert(!matching.admits("orders") && !matching.admits("x-orders-eu"))
+    val everything = options("topicPattern" -> ".*").topicSelection
+    assert(everything.admits("orders"))
+    Seq("%RETRY%orders-g", "%DLQ%orders-g", "rmq_sys_orders-x", "RMQ_SYS_TRANS_HALF_TOPIC",
+      "TBW102").foreach(t => assert(!everything.admits(t), t))
+    val bad = errorOf(options("topicPattern" -> "orders-(").topicSelection)
+    assert(bad.getCondition === "ROCKETMQ_INVALID_OPTION_VALUE.TOPIC_PATTERN")
+    assert(bad.getMessage.contains("'topicPattern'") && bad.getMessage.contains("'orders-('"))
+    val both = errorOf(options("topic" -> "a", "topicPattern" -> "a.*").topicSelection)
+    assert(both.getCondition === "ROCKETMQ_CONFLICTING_OPTIONS")
+    assert(both.getMessage.contains("'topic', 'topicPattern'"))
+    // Offsets JSON may name any topic the pattern reads, and no other.
+    val named = options("nameServer" -> "h:1", "topicPattern" -> "orders-.*",
+      "startingOffsets" -> """{"orders-eu":{"b":{"0":1}}}""")
+    named.validateForStream()
+    val other = errorOf(options("nameServer" -> "h:1", "topicPattern" -> "orders-.*",
+      "startingOffsets" -> """{"refunds":{"b":{"0":1}}}""").validateForStream())
+    assert(other.getCondition === "ROCKETMQ_INVALID_OPTION_VALUE.TOPIC_NOT_READ")
+    assert(other.getMessage.contains("topics matching /orders-.*/"))
   }
 
   test(
