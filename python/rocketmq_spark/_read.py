@@ -244,10 +244,8 @@ def read_rocketmq_stream(
     topic : str or list of str, optional
         The topic to read, or several; or, instead, ``topic_pattern``.
     topic_pattern : str, optional
-        Instead of ``topic``: every topic of the cluster whose whole name matches this Java regular expression
-        (RocketMQ's retry, dead-letter and system topics never match). A batch read lists the topics once; a stream
-        also reads each topic that starts to match while it runs, from its first message. A RocketMQ 5 proxy does
-        not list topics: through one, name them with ``topic``.
+        Instead of ``topic``, a Java regular expression over topic names, as in ``read_rocketmq``; the stream looks
+        for matching topics at each batch and reads one that appears from its first message.
     starting_offsets : str or dict, optional
         Where a new query starts: ``LATEST`` (the default: only messages that arrive after it starts),
         ``EARLIEST`` (everything retained), ``GROUP`` (where ``consumer_group`` committed), or per-queue offsets
