@@ -45,6 +45,8 @@ def register_rocketmq_catalog(
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
     retry_timeout_ms: Optional[int] = None,
+    max_messages_per_second: Optional[int] = None,
+    max_bytes_per_second: Optional[int] = None,
     access_key: Optional[str] = None,
     secret_key: Optional[str] = None,
     security_token: Optional[str] = None,
@@ -81,6 +83,9 @@ def register_rocketmq_catalog(
     request_timeout_ms, metadata_retries, metadata_retry_interval_ms, retry_timeout_ms : int, optional
         Metadata requests: the timeout of each, their attempts and the pause between two; and how long failed
         pulls and sends are retried and a missing broker waited for.
+    max_messages_per_second, max_bytes_per_second : int, optional
+        A cap on the messages, or bytes of message bodies, the whole query moves a second, shared out over its tasks
+        that run at once (a managed service's rate quota, say).
     access_key, secret_key, security_token : str, optional
         ACL credentials (the token for temporary ones).
     namespace : str, optional

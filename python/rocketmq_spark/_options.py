@@ -217,6 +217,8 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "metadata_retries": ("metadataRetries", "positive int"),
     "metadata_retry_interval_ms": ("metadataRetryIntervalMs", "non-negative long"),
     "retry_timeout_ms": ("retryTimeoutMs", "non-negative long"),
+    "max_messages_per_second": ("maxMessagesPerSecond", "positive long"),
+    "max_bytes_per_second": ("maxBytesPerSecond", "positive long"),
     "send_timeout_ms": ("sendTimeoutMs", "positive long"),
     "max_in_flight_messages": ("maxInFlightMessages", "positive int"),
     "max_in_flight_bytes": ("maxInFlightBytes", "positive long"),

@@ -87,6 +87,8 @@ def read_rocketmq(
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
     retry_timeout_ms: Optional[int] = None,
+    max_messages_per_second: Optional[int] = None,
+    max_bytes_per_second: Optional[int] = None,
     access_key: Optional[str] = None,
     secret_key: Optional[str] = None,
     security_token: Optional[str] = None,
@@ -151,6 +153,9 @@ def read_rocketmq(
     request_timeout_ms, metadata_retries, metadata_retry_interval_ms, retry_timeout_ms : int, optional
         Metadata requests: the timeout of each, their attempts and the pause between two; and how long failed pulls
         are retried and a missing broker waited for.
+    max_messages_per_second, max_bytes_per_second : int, optional
+        A cap on the messages, or bytes of message bodies, the whole query moves a second, shared out over its tasks
+        that run at once (a managed service's rate quota, say).
     access_key, secret_key, security_token : str, optional
         ACL credentials (the token for temporary ones); see docs/security.md for the other places they may come from.
     namespace : str, optional
@@ -220,6 +225,8 @@ def read_rocketmq_stream(
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
     retry_timeout_ms: Optional[int] = None,
+    max_messages_per_second: Optional[int] = None,
+    max_bytes_per_second: Optional[int] = None,
     access_key: Optional[str] = None,
     secret_key: Optional[str] = None,
     security_token: Optional[str] = None,
@@ -285,6 +292,9 @@ def read_rocketmq_stream(
     request_timeout_ms, metadata_retries, metadata_retry_interval_ms, retry_timeout_ms : int, optional
         Metadata requests: the timeout of each, their attempts and the pause between two; and how long failed pulls
         are retried and a missing broker waited for.
+    max_messages_per_second, max_bytes_per_second : int, optional
+        A cap on the messages, or bytes of message bodies, the whole query moves a second, shared out over its tasks
+        that run at once (a managed service's rate quota, say).
     access_key, secret_key, security_token : str, optional
         ACL credentials (the token for temporary ones).
     namespace : str, optional

@@ -57,6 +57,8 @@ def rocketmq_stream_writer(
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
     retry_timeout_ms: Optional[int] = None,
+    max_messages_per_second: Optional[int] = None,
+    max_bytes_per_second: Optional[int] = None,
     access_key: Optional[str] = None,
     secret_key: Optional[str] = None,
     security_token: Optional[str] = None,
@@ -104,6 +106,9 @@ def rocketmq_stream_writer(
         The brokers' check-back settings, stated, as :func:`write_rocketmq` takes them.
     request_timeout_ms, metadata_retries, metadata_retry_interval_ms, retry_timeout_ms : int, optional
         Metadata requests and retries, as :func:`write_rocketmq` takes them.
+    max_messages_per_second, max_bytes_per_second : int, optional
+        A cap on the messages, or bytes of message bodies, the whole query moves a second, shared out over its tasks
+        that run at once (a managed service's rate quota, say).
     access_key, secret_key, security_token, namespace, use_tls, access_channel : optional
         The connection's keywords, as :func:`write_rocketmq` takes them.
     checkpoint_location : str, optional
@@ -163,6 +168,8 @@ def write_rocketmq_stream(
     metadata_retries: Optional[int] = None,
     metadata_retry_interval_ms: Optional[int] = None,
     retry_timeout_ms: Optional[int] = None,
+    max_messages_per_second: Optional[int] = None,
+    max_bytes_per_second: Optional[int] = None,
     access_key: Optional[str] = None,
     secret_key: Optional[str] = None,
     security_token: Optional[str] = None,
@@ -217,6 +224,9 @@ def write_rocketmq_stream(
         The brokers' check-back settings, stated, as :func:`write_rocketmq` takes them.
     request_timeout_ms, metadata_retries, metadata_retry_interval_ms, retry_timeout_ms : int, optional
         Metadata requests and retries, as :func:`write_rocketmq` takes them.
+    max_messages_per_second, max_bytes_per_second : int, optional
+        A cap on the messages, or bytes of message bodies, the whole query moves a second, shared out over its tasks
+        that run at once (a managed service's rate quota, say).
     access_key, secret_key, security_token, namespace, use_tls, access_channel : optional
         The connection's keywords, as :func:`write_rocketmq` takes them.
     checkpoint_location : str, optional

@@ -37,7 +37,7 @@ private[rocketmq] class RocketMQBatchWrite(settings: RocketMQWriteSettings,
   private lazy val transactions = coordinator()
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
-    new RocketMQDataWriterFactory(settings, columns, accumulators)
+    new RocketMQDataWriterFactory(settings.forTasks(info.numPartitions()), columns, accumulators)
 
   override def useCommitCoordinator(): Boolean = settings.transaction.isDefined
 

@@ -66,6 +66,8 @@ private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPart
   private var rows = 0L
   private val waited = new RocketMQLatencyHistogram
   private var closed = false
+  /** Holds this task to its part of maxMessagesPerSecond / maxBytesPerSecond (null: no cap). */
+  private val pacer = partition.settings.rateCap.newPacer()
 
   override def next(): Boolean = {
     if (rows >= partition.maxRows) return false
@@ -94,7 +96,10 @@ private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPart
    */
   protected final def nextBefore(deadlineNanos: Long): MessageExt = {
     val message = puller.next(deadlineNanos)
-    if (message != null) current = converter.toRow(message)
+    if (message != null) {
+      if (pacer != null) pacer.take(1, message.getBody.length)
+      current = converter.toRow(message)
+    }
     message
   }
 

@@ -43,8 +43,9 @@ private[rocketmq] object RocketMQRelationWrite {
     val write = RocketMQWrite.plan(options, data.schema, UUID.randomUUID().toString,
       checkpointLocation = None)
     val accumulators = RocketMQWriteAccumulators.register()
-    val factory = new RocketMQDataWriterFactory(write.settings, write.columns, accumulators)
     val rdd = data.queryExecution.toRdd
+    val factory = new RocketMQDataWriterFactory(write.settings.forTasks(rdd.getNumPartitions),
+      write.columns, accumulators)
     RocketMQWrite.batchCoordinator(write.settings) match {
       case None => rdd.foreachPartition(rows => writePartition(factory, rows))
       case Some(coordinator) =>

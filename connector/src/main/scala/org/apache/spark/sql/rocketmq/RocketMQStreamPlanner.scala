@@ -206,8 +206,9 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
    */
   def openPartitions(plan: RocketMQOpenPlan): IndexedSeq[RocketMQInputPartition] = {
     val executors = RocketMQOffsetRangeCalculator.executorLocations()
+    val planned = settings.asPlanned(plan.queues.size) // every task runs the whole batch at once
     plan.queues.map { q =>
-      RocketMQInputPartition(q, plan.from(q), RocketMQQueuePuller.Open, settings.asPlanned,
+      RocketMQInputPartition(q, plan.from(q), RocketMQQueuePuller.Open, planned,
         RocketMQOffsetRangeCalculator.preferredExecutor(q, executors))
     }
   }

@@ -58,7 +58,9 @@ private[rocketmq] class RocketMQStreamingWrite(settings: RocketMQWriteSettings,
     // row goes out as it comes rather than waiting for a fuller request until then (see
     // RocketMQMessageSender).
     val eachAtOnce = session.exists(RocketMQQueryTrigger.sendsEachRowAtOnce(_, queryId))
-    new RocketMQDataWriterFactory(settings.copy(sendEachAtOnce = eachAtOnce), columns, accumulators)
+    new RocketMQDataWriterFactory(
+      settings.copy(sendEachAtOnce = eachAtOnce).forTasks(info.numPartitions()), columns,
+      accumulators)
   }
 
   override def useCommitCoordinator(): Boolean = coordinator.isDefined

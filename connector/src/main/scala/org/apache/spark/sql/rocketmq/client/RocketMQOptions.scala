@@ -63,6 +63,10 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String])
 
   def apply[T](option: Unset[T]): Option[T] = parsed(option)
 
+  /** The cap on the whole read's or write's rate (maxMessagesPerSecond, maxBytesPerSecond). */
+  def rateCap: RocketMQRateCap =
+    RocketMQRateCap(this(MaxMessagesPerSecond), this(MaxBytesPerSecond))
+
   /** What a read subscribes to: option `topic`, or `topicPattern` (one of them, not both). */
   def topicSelection: RocketMQTopicSelection = (this(Topic), this(TopicPattern)) match {
     case (Some(_), Some(_)) => throw RocketMQErrors.conflictingOptions(Seq(Topic.key,
@@ -243,6 +247,18 @@ private[rocketmq] object RocketMQOptions extends RocketMQOptionRegistry with Roc
     "Delivers every message this long after it is sent (RocketMQ 5 timer messages); a " +
       "deliverTime column wins.",
     value = "positive integer (ms)")
+
+  /** A cap on a read's or write's messages a second, shared by its tasks. */
+  val MaxMessagesPerSecond: Unset[Long] = unset("maxMessagesPerSecond", PositiveLong, Everywhere,
+    "The most messages a second the whole read or write moves, shared out over the tasks that " +
+      "run at once (a managed service's TPS quota, say): its tasks slow down to hold it.",
+    value = "positive integer")
+
+  /** A cap on a read's or write's bytes (of message bodies) a second, shared by its tasks. */
+  val MaxBytesPerSecond: Unset[Long] = unset("maxBytesPerSecond", PositiveLong, Everywhere,
+    "The most bytes of message bodies a second the whole read or write moves, shared out over " +
+      "the tasks that run at once; with maxMessagesPerSecond, the tighter of the two holds.",
+    value = "positive integer (bytes)")
 
   /** ACL access key. */
   val AccessKey: Unset[String] = unset("accessKey", Text, Everywhere,

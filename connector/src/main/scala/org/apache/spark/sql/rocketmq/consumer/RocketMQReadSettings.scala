@@ -18,7 +18,9 @@ package org.apache.spark.sql.rocketmq.consumer
 
 import org.apache.rocketmq.client.consumer.MessageSelector
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQConnection, RocketMQEndpoint, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.client.{
+  RocketMQConnection, RocketMQEndpoint, RocketMQOptions, RocketMQRateCap
+}
 import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
 
 /**
@@ -38,7 +40,8 @@ private[rocketmq] final case class RocketMQReadSettings(
     failOnDataLoss: Boolean,
     group: String,
     includeExtraColumns: Boolean,
-    throughProxy: Boolean = false) {
+    throughProxy: Boolean = false,
+    rateCap: RocketMQRateCap = RocketMQRateCap.None) {
 
   /** With a tag or SQL filter the broker skips offsets: a gap is then normal, not data loss. */
   def filtered: Boolean = subExpression.trim != "*" || sqlFilter.isDefined
@@ -52,9 +55,12 @@ private[rocketmq] final case class RocketMQReadSettings(
    * the connection already holds answers the client has not read (Apache's proxy writes no response
    * to a channel that is not writable, past 64 KiB unread): a pull answer is up to 256 KiB, so
    * through a proxy each task pulls one at a time over a connection of its own, and no answer waits
-   * behind another.
+   * behind another. With a rate cap, each of the `tasksAtOnce` tasks that run together gets its
+   * part.
    */
-  def asPlanned: RocketMQReadSettings = copy(throughProxy = RocketMQEndpoint.knownProxy(connection))
+  def asPlanned(tasksAtOnce: Int): RocketMQReadSettings =
+    copy(throughProxy = RocketMQEndpoint.knownProxy(connection),
+      rateCap = rateCap.perTask(tasksAtOnce))
 
   /**
    * Pulls a task keeps under way: one with a filter (the next offset is unknowable) or through a
@@ -76,5 +82,6 @@ private[rocketmq] object RocketMQReadSettings {
     retryTimeoutMs = options(RetryTimeoutMs),
     failOnDataLoss = options(FailOnDataLoss),
     group = options(ConsumerGroup).getOrElse(RocketMQConsumerPool.readerGroupOfThisApplication),
-    includeExtraColumns = options(IncludeExtraColumns))
+    includeExtraColumns = options(IncludeExtraColumns),
+    rateCap = options.rateCap)
 }

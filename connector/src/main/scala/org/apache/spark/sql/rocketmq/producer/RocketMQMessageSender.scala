@@ -67,6 +67,8 @@ private[rocketmq] final class RocketMQMessageSender(
   private[producer] val storedCheck = new RocketMQStoredCheck(producer, settings.sendTimeoutMs)
   private[producer] val inFlight = new Semaphore(settings.effectiveMaxInFlightMessages)
   private val byteBudget = math.min(settings.maxInFlightBytes, Int.MaxValue.toLong).toInt
+  /** Holds this task to its part of maxMessagesPerSecond / maxBytesPerSecond (null: no cap). */
+  private val pacer = settings.rateCap.newPacer()
   private[producer] val inFlightBytes = new Semaphore(byteBudget)
   private val peakBytes = new AtomicLong()
   private[producer] val firstFailure = new AtomicReference[Throwable]()
@@ -146,6 +148,7 @@ private[rocketmq] final class RocketMQMessageSender(
   /** Sends `message` once a slot is free; `shardingKey` (or null) pins its queue and order. */
   def send(message: Message, shardingKey: String): Unit = {
     throwIfFailed()
+    if (pacer != null) pacer.take(1, message.getBody.length)
     val bytes = math.min(message.getBody.length, byteBudget)
     // Slots held by a batch not yet sent free only once it is: send the batches before waiting.
     if (!inFlight.tryAcquire()) { sendPendingBatches(); inFlight.acquire() }

@@ -16,7 +16,9 @@
 
 package org.apache.spark.sql.rocketmq.producer
 
-import org.apache.spark.sql.rocketmq.client.{DeliveryGuarantee, RocketMQConnection, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.client.{
+  DeliveryGuarantee, RocketMQConnection, RocketMQOptions, RocketMQRateCap
+}
 import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
 import org.apache.spark.sql.rocketmq.transaction.{
   RocketMQCoordinatorSettings, RocketMQStatedChecks, RocketMQTransactionScope
@@ -47,7 +49,8 @@ private[rocketmq] final case class RocketMQWriteSettings(
     statedBrokerChecks: RocketMQStatedChecks = RocketMQStatedChecks(None, None),
     transaction: Option[RocketMQTransactionScope] = None,
     throughProxy: Boolean = false,
-    sendEachAtOnce: Boolean = false) {
+    sendEachAtOnce: Boolean = false,
+    rateCap: RocketMQRateCap = RocketMQRateCap.None) {
 
   /**
    * Messages a task keeps unacknowledged. Through a RocketMQ 5 proxy at most
@@ -59,6 +62,17 @@ private[rocketmq] final case class RocketMQWriteSettings(
   def effectiveMaxInFlightMessages: Int =
     if (throughProxy) math.min(maxInFlightMessages, RocketMQWriteSettings.ProxyInFlight)
     else maxInFlightMessages
+
+  /**
+   * These settings as the tasks of a write of `partitions` get them: a rate cap shared by those
+   * that run at once (all of them under real-time mode and continuous processing, where each runs
+   * the whole batch; else at most one a core).
+   */
+  def forTasks(partitions: Int): RocketMQWriteSettings = {
+    val cores = Option(org.apache.spark.SparkContext.getActive.orNull).map(_.defaultParallelism)
+    val atOnce = if (sendEachAtOnce) partitions else math.min(partitions, cores.getOrElse(1))
+    copy(rateCap = rateCap.perTask(atOnce))
+  }
 
   /** What the driver's coordinator of an exactly-once write takes of these settings. */
   def coordinatorSettings: RocketMQCoordinatorSettings =
@@ -90,5 +104,6 @@ private[rocketmq] object RocketMQWriteSettings {
     deliveryGuarantee = options(DeliveryGuaranteeOption),
     transactionTimeoutMs = options(TransactionTimeoutOption),
     statedBrokerChecks = RocketMQStatedChecks(options(BrokerCheckInterval),
-      options(BrokerCheckMax)))
+      options(BrokerCheckMax)),
+    rateCap = options.rateCap)
 }

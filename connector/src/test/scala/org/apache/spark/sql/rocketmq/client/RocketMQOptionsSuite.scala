@@ -174,6 +174,16 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     assert(errorOf(options().topicSelection).getCondition === "ROCKETMQ_MISSING_OPTION.TOPIC")
   }
 
+  test("rate caps: a whole query's, split evenly over the tasks that run at once") {
+    assert(options().rateCap === RocketMQRateCap.None && options().rateCap.newPacer() == null)
+    val cap = options("maxMessagesPerSecond" -> "1000", "maxBytesPerSecond" -> "3000").rateCap
+    assert(cap === RocketMQRateCap(Some(1000L), Some(3000L)))
+    assert(cap.perTask(4) === RocketMQRateCap(Some(250L), Some(750L)))
+    assert(cap.perTask(0) === cap && cap.perTask(5000).messages === Some(1L))
+    assert(messageOf(options("maxMessagesPerSecond" -> "0")(MaxMessagesPerSecond)).contains(
+      "'maxMessagesPerSecond'"))
+  }
+
   test(
     "topicPattern: a Java regular expression in place of topic (not with it), matching whole " +
       "names and never RocketMQ's own topics") {
