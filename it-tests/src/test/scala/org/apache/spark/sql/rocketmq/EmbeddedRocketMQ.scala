@@ -17,7 +17,6 @@
 package org.apache.spark.sql.rocketmq
 
 import java.io.File
-import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Path}
 import java.util.UUID
 
@@ -28,7 +27,7 @@ import org.apache.rocketmq.client.producer.{SendResult, SendStatus}
 import org.apache.rocketmq.common.TopicConfig
 import org.apache.rocketmq.common.action.Action
 import org.apache.rocketmq.common.constant.PermName
-import org.apache.rocketmq.common.message.{Message, MessageExt, MessageQueue}
+import org.apache.rocketmq.common.message.{MessageExt, MessageQueue}
 import org.apache.rocketmq.namesrv.NamesrvController
 import org.apache.rocketmq.remoting.netty.{NettyClientConfig, NettyServerConfig}
 import org.apache.rocketmq.store.ConsumeQueue
@@ -55,7 +54,7 @@ final class EmbeddedRocketMQ(
     val commitLogFileSize: Int = 16 * 1024 * 1024,
     val consumeQueueFileEntries: Int = 300000,
     val secured: Boolean = false,
-    val advertisedHost: String = "127.0.0.1") {
+    val advertisedHost: String = "127.0.0.1") extends EmbeddedRocketMQSends {
   import EmbeddedRocketMQ._
 
   val brokerName = "broker-a"
@@ -195,50 +194,6 @@ final class EmbeddedRocketMQ(
   /** A fresh topic name for one test. */
   def newTopic(prefix: String = "t"): String = s"$prefix-${UUID.randomUUID().toString.take(8)}"
 
-  /** Sends synchronously and waits until every message is readable (dispatched to its queue). */
-  def sendMessages(topic: String, messages: Seq[TestMessage], queueId: Option[Int] = None)
-      : Seq[SendResult] = {
-    val results = messages.map { m =>
-      val message = toMessage(topic, m)
-      val result = queueId match {
-        case Some(id) =>
-          plainClients.producer.send(message, new MessageQueue(topic, brokerName, id))
-        case None => plainClients.producer.send(message)
-      }
-      require(result.getSendStatus == SendStatus.SEND_OK, s"send failed: $result")
-      result
-    }
-    awaitDispatched(topic,
-      results.groupBy(_.getMessageQueue).map { case (mq, rs) =>
-        mq -> (rs.map(_.getQueueOffset).max + 1)
-      })
-    results
-  }
-
-  /**
-   * Sends `messages` spread over the topic's queues as `sendMessages` spreads them, in batches per
-   * queue (a request per message takes seconds for tens of thousands); waits until all are readable.
-   */
-  def sendSpread(topic: String, messages: Seq[TestMessage]): Unit =
-    awaitDispatched(topic, plainClients.sendSpread(topic, messages.map(toMessage(topic, _))))
-
-  private def toMessage(topic: String, m: TestMessage): Message = {
-    val message = new Message(topic, m.tags, m.keys, m.body.getBytes(StandardCharsets.UTF_8))
-    m.properties.foreach { case (k, v) => message.putUserProperty(k, v) }
-    message
-  }
-
-  /** Waits until each queue of `ends` holds the offsets before its end. */
-  private def awaitDispatched(topic: String, ends: Map[MessageQueue, Long]): Unit =
-    ends.foreach { case (mq, end) =>
-      awaitCondition(s"dispatch of the messages before offset $end of $mq", 30000) {
-        broker.getMessageStore.getMaxOffsetInQueue(topic, mq.getQueueId) >= end
-      }
-    }
-
-  def sendBodies(topic: String, bodies: Seq[String]): Seq[SendResult] =
-    sendMessages(topic, bodies.map(TestMessage(_)))
-
   /**
    * Sends `body` to queue 0 of `topic` as a producer whose clock reads `bornMs` would (ahead of the
    * broker's, or behind); waits until it is readable.
@@ -333,7 +288,7 @@ final class EmbeddedRocketMQ(
   /**
    * The harness's own producer and consumer, started on first use (again after a broker restart).
    */
-  private def plainClients: RocketMQPlainClients = synchronized {
+  private[rocketmq] def plainClients: RocketMQPlainClients = synchronized {
     if (clients == null) {
       clients =
         new RocketMQPlainClients(nameServer, if (secured) TestSecurity.Admin.rpcHook else null)

@@ -73,7 +73,7 @@ class EmbeddedRocketMQSuite extends AnyFunSuite {
       assert(stored.map(m => new String(m.getBody, StandardCharsets.UTF_8)) === Seq("a", "b"))
       assert(stored.head.getTags === "x" && stored.head.getKeys === "k" &&
         stored.head.getUserProperty("p") === "1")
-      // The harness's bulk send: the i-th message to the i-th queue in turn, as one-by-one sends go.
+      // The harness's bulk send: the i-th message to the i-th queue in turn, as sends of one go.
       mq.createTopic("spread-topic", queues = 3)
       mq.sendSpread("spread-topic", (0 until 7).map(i => TestMessage(s"s$i")))
       val spread = mq.readAll("spread-topic").map(m =>

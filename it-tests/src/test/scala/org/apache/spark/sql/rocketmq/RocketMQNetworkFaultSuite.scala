@@ -113,7 +113,8 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
       val extra = stored.size - rows
       val counted = log.saveCounts.getOrElse("possibleDuplicates", -1L)
       info(
-        s"reset fault of $faultMs ms ($faultConnections connections): $rows rows stored as ${stored.size} ($extra extra copies), " +
+        s"reset fault of $faultMs ms ($faultConnections connections): $rows rows stored as " +
+          s"${stored.size} ($extra extra copies), " +
           s"possibleDuplicates $counted, the write took $tookMs ms")
       assert(stored.toSet === (0 until rows).map(_.toString).toSet)
       assert(extra <= rows / 100, s"$extra extra copies of $rows rows")

@@ -67,8 +67,8 @@ final class RocketMQPlainClients(nameServer: String, rpcHook: RPCHook = null)
   }
 
   /**
-   * Sends `messages` spread over `topic`'s queues as the producer's round robin spreads sends of one
-   * message (the i-th to the i-th queue in turn), in batches of up to 256 per queue. Returns each
+   * Sends `messages` spread over `topic`'s queues as the producer's round robin spreads lone
+   * messages (the i-th to the i-th queue in turn), in batches of up to 256 a queue. Returns each
    * queue's end offset after its batches.
    */
   def sendSpread(topic: String, messages: Seq[Message]): Map[MessageQueue, Long] = {
