@@ -313,8 +313,12 @@ final class EmbeddedRocketMQ(
       clients = null; broker = null; namesrv = null
       taken
     }
-    if (c != null) c.close()
-    if (b != null) RocketMQBrokerShutdown.shutdown(b)
+    // Each RocketMQ client and server ends its event thread's 3 s poll before it returns: the
+    // harness's clients close while the broker stops, and the name server goes last.
+    val closing = new Thread(() => if (c != null) c.close(), "embedded-rocketmq-clients-close")
+    closing.start()
+    try if (b != null) RocketMQBrokerShutdown.shutdown(b)
+    finally closing.join()
     if (n != null) n.shutdown()
     discard()
   }
