@@ -49,8 +49,16 @@ ThisBuild / organization := "io.github.rocketmq-spark"
 ThisBuild / version := projectVersion
 ThisBuild / scalaVersion := scala213Version
 ThisBuild / versionScheme := Some("early-semver")
+// What Maven Central asks of every published POM: name (the project's), description (each
+// published project's own), url, licenses, developers and scm (RELEASING.md;
+// python/tests/test_release_artifacts.py checks the published POMs).
+val projectUrl = "https://github.com/rocketmq-spark/rocketmq-spark"
 ThisBuild / licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0"))
-ThisBuild / homepage := Some(url("https://github.com/rocketmq-spark/rocketmq-spark"))
+ThisBuild / homepage := Some(url(projectUrl))
+ThisBuild / developers :=
+  List(Developer("rocketmq-spark", "the rocketmq-spark authors", "", url(projectUrl)))
+ThisBuild / scmInfo := Some(ScmInfo(url(projectUrl), s"scm:git:$projectUrl.git",
+  "scm:git:git@github.com:rocketmq-spark/rocketmq-spark.git"))
 
 // Parts of rocketmq-client's tree that a client never loads, kept out of both the POM and the
 // assembly: broker storage, native codecs Spark already ships, and what the broker, the proxy and
@@ -218,6 +226,8 @@ lazy val connector = (project in file("connector"))
   .settings(connectorPackaging)
   .settings(
     name := "rocketmq-spark-connector",
+    description := "Apache RocketMQ source and sink for Spark 4 (DataSource V2), batch and " +
+      "streaming; the RocketMQ client is a dependency.",
     Compile / unmanagedSourceDirectories += baseDirectory.value / "src" / "main" / "spark-4",
     // Unit tests of the Spark 4 sources, which the Spark 3.5 builds do not compile.
     Test / unmanagedSourceDirectories += baseDirectory.value / "src" / "test" / "spark-4"
@@ -226,7 +236,8 @@ lazy val connector = (project in file("connector"))
 /**
  * The connector for Spark 3.5 and Scala `scala`: the same sources as [[connector]] (with the few
  * that differ by Spark version from src/main/spark-3.5), compiled against Spark 3.5.0. Its artifact
- * is rocketmq-spark-connector-spark35_<scala binary version>, thin and shaded as the main one.
+ * is rocketmq-spark-connector-spark35_<scala binary version>, thin and shaded as the main one,
+ * published with the sources and Scaladoc jars of its own sources, as Maven Central requires.
  */
 def connectorForSpark35(scala: String): Project = {
   val binary = CrossVersion.binaryScalaVersion(scala)
@@ -235,15 +246,14 @@ def connectorForSpark35(scala: String): Project = {
     .settings(connectorPackaging)
     .settings(
       name := "rocketmq-spark-connector-spark35",
+      description := "Apache RocketMQ source and sink for Spark 3.5 (DataSource V2), batch and " +
+        "streaming; the RocketMQ client is shaded into the jar.",
       scalaVersion := scala,
       // The published jar is the shaded one: Spark 3.5 puts its own guava 14 first on the
       // classpath, where the RocketMQ client (guava 32) fails with NoSuchMethodError; --packages of
       // a thin jar cannot work there.
       Compile / packageBin := assembly.value,
       pomPostProcess := bundledOutOfPom,
-      // Sources and API docs are the main build's; the test command need not build them twice more.
-      Compile / packageDoc / publishArtifact := false,
-      Compile / packageSrc / publishArtifact := false,
       // The Scala 2.12 build needs scala.jdk.CollectionConverters, which 2.13 has built in.
       libraryDependencies ++=
         (if (binary == "2.12")
