@@ -83,7 +83,8 @@ class RocketMQBadInputSuite extends RocketMQSparkSuiteBase {
     assertContainsAll(m, "ROCKETMQ_UNKNOWN_QUEUE", s"$topic/broker-a/7", "broker-a/0, broker-a/1")
     val m2 = readError("nameServer" -> rocketmq.nameServer, "topic" -> topic,
       "startingOffsets" -> """{"other":{"broker-a":{"0":0}}}""")
-    assertContainsAll(m2, "'startingOffsets'", "topic 'other'", "not in option 'topic'")
+    assertContainsAll(m2, "'startingOffsets'", "topic 'other'", "which the query does not read",
+      s"it reads $topic")
   }
 
   test("non-positive or non-numeric pullBatchSize and pullTimeoutMs") {
