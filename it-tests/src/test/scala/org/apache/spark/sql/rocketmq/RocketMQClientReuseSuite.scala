@@ -55,6 +55,11 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
       Seq(RocketMQConsumerPool.cache, RocketMQProducerPool.cache, RocketMQOffsetReader.clients)
     EmbeddedRocketMQ.awaitCondition("earlier queries gave their pooled clients back", 60000)(
       pools.forall(_.lent == 0))
+    // An earlier suite's application, when it ended, handed its clients to closing threads of
+    // their own (each close takes seconds): they finish before the count starts.
+    EmbeddedRocketMQ.awaitCondition("the clients of earlier applications closed", 60000)(
+      !Thread.getAllStackTraces.keySet.asScala.exists(t =>
+        t.isAlive && t.getName.matches("rocketmq-[a-z]+-close")))
     val everyIdleOne = System.currentTimeMillis() + 24L * 3600 * 1000
     pools.foreach(_.evictIdle(everyIdleOne))
     val (in, out) = (rocketmq.newTopic(), rocketmq.newTopic())
