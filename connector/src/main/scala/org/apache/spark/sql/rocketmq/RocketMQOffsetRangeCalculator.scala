@@ -16,7 +16,7 @@
 
 package org.apache.spark.sql.rocketmq
 
-import org.apache.spark.{SparkContext, SparkEnv}
+import org.apache.spark.SparkEnv
 import org.apache.spark.sql.rocketmq.client.{RocketMQOffsetRange, RocketMQQueue}
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 
@@ -38,9 +38,7 @@ private[rocketmq] object RocketMQOffsetRangeCalculator {
       case Some(min) if min > nonEmpty.size => split(nonEmpty, min)
       case _ => nonEmpty.map(_ -> false)
     }
-    // Tasks beyond the cores wait for one to end: a rate cap is shared by those that run at once.
-    val cores = Option(SparkContext.getActive.orNull).map(_.defaultParallelism).getOrElse(1)
-    val planned = settings.asPlanned(math.min(pieces.size, cores))
+    val planned = settings.asPlanned(pieces.size, allAtOnce = false)
     pieces.map { case (r, isPiece) =>
       RocketMQInputPartition(r.queue, r.from, r.until, planned,
         if (isPiece) None else preferredExecutor(r.queue, executors))

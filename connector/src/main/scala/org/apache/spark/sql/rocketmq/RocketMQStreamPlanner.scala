@@ -206,7 +206,8 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
    */
   def openPartitions(plan: RocketMQOpenPlan): IndexedSeq[RocketMQInputPartition] = {
     val executors = RocketMQOffsetRangeCalculator.executorLocations()
-    val planned = settings.asPlanned(plan.queues.size) // every task runs the whole batch at once
+    // Every task of an open plan runs the whole batch or epoch at once.
+    val planned = settings.asPlanned(plan.queues.size, allAtOnce = true)
     plan.queues.map { q =>
       RocketMQInputPartition(q, plan.from(q), RocketMQQueuePuller.Open, planned,
         RocketMQOffsetRangeCalculator.preferredExecutor(q, executors))

@@ -152,12 +152,10 @@ private[rocketmq] object RocketMQOptions extends RocketMQOptionRegistry with Roc
   val MaxInFlightMessages: Defaulted[Int] = defaulted("maxInFlightMessages", PositiveInt, 10000,
     SinkOnly,
     "Most messages a write task has sent but not yet seen acknowledged (a count; " +
-      "maxInFlightBytes bounds their " +
-      "bytes). Each request carries up to sendBatchMessages of them, so this also bounds " +
-      "requests in flight; with " +
-      "one message per request a task keeps at most 32 requests unacknowledged, and under a " +
-      "real-time or continuous " +
-      "trigger at most 4 (rows that come meanwhile go together in the next).")
+      "maxInFlightBytes bounds their bytes). Each request carries up to sendBatchMessages of " +
+      "them, so this also bounds requests in flight; with one message per request a task keeps " +
+      "at most 32 requests unacknowledged, and under a real-time or continuous trigger at most 4 " +
+      "(rows that come meanwhile go together in the next).")
 
   /** Bound on unacknowledged bytes per task. */
   val MaxInFlightBytes: Defaulted[Long] = defaulted("maxInFlightBytes", PositiveLong,
@@ -189,51 +187,45 @@ private[rocketmq] object RocketMQOptions extends RocketMQOptionRegistry with Roc
     DeliveryGuaranteeKind,
     DeliveryGuarantee.AtLeastOnce, SinkOnly,
     "exactly_once sends rows as RocketMQ transactional (half) messages and commits each " +
-      "micro-batch's (or batch " +
-      "job's) only when Spark commits it, so consumers see every row once, even after task " +
-      "retries and driver " +
-      "restarts; one request per row (sendBatchMessages does not apply). See \"Exactly-once " +
-      "writes\".")
+      "micro-batch's (or batch job's) only when Spark commits it, so consumers see every row " +
+      "once, even after task retries and driver restarts; one request per row (sendBatchMessages " +
+      "does not apply). See \"Exactly-once writes\".")
 
   /** How long half messages wait for the driver before the broker asks it. */
   val TransactionTimeoutOption: Defaulted[Long] = defaulted("transactionTimeout",
     TransactionTimeout,
     2L * 60 * 1000, SinkOnly,
     "With exactly_once: the driver commits a task's half messages itself within half this time " +
-      "of the task's " +
-      "first send; later, and after a driver crash, the broker's check-back commits them from " +
-      "the decisions " +
-      "kept beside the checkpoint. A write refuses a timeout under twice the brokers' " +
-      "transactionCheckInterval " +
-      "(60s with RocketMQ 5's defaults): a check round must fall in its second half, while the " +
-      "messages are " +
-      "immune, to see the driver's commits. A broker gives a half message up transactionCheckMax " +
-      "check rounds " +
-      "after it is sent, counting the rounds before this timeout is over: a write refuses a " +
-      "timeout that " +
-      "leaves fewer than 3 check-backs (above 6m with RocketMQ 5's defaults, 15 rounds of 30 s).")
+      "of the task's first send; later, and after a driver crash, the broker's check-back " +
+      "commits them from the decisions kept beside the checkpoint. A write refuses a timeout " +
+      "under twice the brokers' transactionCheckInterval (60s with RocketMQ 5's defaults): a " +
+      "check round must fall in its second half, while the messages are immune, to see the " +
+      "driver's commits. A broker gives a half message up transactionCheckMax check rounds after " +
+      "it is sent, counting the rounds before this timeout is over: a write refuses a timeout " +
+      "that leaves fewer than 3 check-backs (above 6m with RocketMQ 5's defaults, 15 rounds of " +
+      "30 s).")
 
   /**
    * The brokers' check-back settings as the user states them: a least-privilege user cannot ask.
    */
   val BrokerCheckInterval: Unset[Long] = unset("brokerTransactionCheckInterval", Duration, SinkOnly,
     "With exactly_once: the brokers' transactionCheckInterval, taken instead of asking each " +
-      "broker group (an " +
-      "admin request that least-privilege credentials may not make). Unset, it is asked; a group " +
-      "that will not say is assumed to run RocketMQ 5's default (30s), with a warning and " +
-      "brokerChecks=assumed in the sink's progress.", default = "(asked of the brokers)")
+      "broker group (an admin request that least-privilege credentials may not make). Unset, it " +
+      "is asked; a group that will not say is assumed to run RocketMQ 5's default (30s), with a " +
+      "warning and brokerChecks=assumed in the sink's progress.",
+    default = "(asked of the brokers)")
 
   val BrokerCheckMax: Unset[Int] = unset("brokerTransactionCheckMax", PositiveInt, SinkOnly,
     "With exactly_once: the brokers' transactionCheckMax (check rounds before a half message is " +
-      "given up), " +
-      "taken instead of asking, as brokerTransactionCheckInterval. Unset, it is asked, else " +
-      "RocketMQ 5's default (15) is assumed, with a warning.", default = "(asked of the brokers)")
+      "given up), taken instead of asking, as brokerTransactionCheckInterval. Unset, it is " +
+      "asked, else RocketMQ 5's default (15) is assumed, with a warning.",
+    default = "(asked of the brokers)")
 
   /** A cap on resends of one message. */
   val SendRetries: Unset[Int] = unset("sendRetries", NonNegativeInt, SinkOnly,
     "Most resends of one message whose send failed for a retryable reason; then the task fails. " +
-      "Unset, resends go " +
-      "on while retryTimeoutMs lasts.", default = "(as many as retryTimeoutMs allows)")
+      "Unset, resends go on while retryTimeoutMs lasts.",
+    default = "(as many as retryTimeoutMs allows)")
 
   /** Compression threshold. */
   val CompressionThreshold: Defaulted[Int] = defaulted("compressionThreshold", PositiveInt, 4096,
@@ -263,12 +255,10 @@ private[rocketmq] object RocketMQOptions extends RocketMQOptionRegistry with Roc
   /** ACL access key. */
   val AccessKey: Unset[String] = unset("accessKey", Text, Everywhere,
     "Access key of RocketMQ ACL credentials (4.x/5.x plain ACL and RocketMQ 5 authentication); " +
-      "every request is " +
-      "signed with it and secretKey. Credentials are taken whole from the first place that sets " +
-      "any: these options, else the Spark configuration (spark.rocketmq.accessKey, " +
-      "spark.rocketmq.secretKey, " +
-      "spark.rocketmq.securityToken), else the environment (ROCKETMQ_ACCESS_KEY, " +
-      "ROCKETMQ_SECRET_KEY, ROCKETMQ_SECURITY_TOKEN).",
+      "every request is signed with it and secretKey. Credentials are taken whole from the first " +
+      "place that sets any: these options, else the Spark configuration " +
+      "(spark.rocketmq.accessKey, spark.rocketmq.secretKey, spark.rocketmq.securityToken), else " +
+      "the environment (ROCKETMQ_ACCESS_KEY, ROCKETMQ_SECRET_KEY, ROCKETMQ_SECURITY_TOKEN).",
     value = "access key", default = "(none: no credentials)")
 
   /** ACL secret. */
@@ -299,11 +289,9 @@ private[rocketmq] object RocketMQOptions extends RocketMQOptionRegistry with Roc
   /** Whether the catalog may delete topics. */
   val AllowDropTable: Defaulted[Boolean] = defaulted("allowDropTable", Bool, false, CatalogOnly,
     "Of the RocketMQ catalog (`spark.sql.catalog.<name>.allowDropTable`): whether DROP TABLE " +
-      "deletes the topic, " +
-      "and every message in it, from the brokers and the name servers. false: DROP TABLE fails, " +
-      "saying how to " +
-      "allow it. Any other option of this table set on the catalog applies to all its tables: " +
-      "the connection's " +
-      "(nameServer, credentials, namespace, useTLS …) and the defaults of its queries.")
+      "deletes the topic, and every message in it, from the brokers and the name servers. false: " +
+      "DROP TABLE fails, saying how to allow it. Any other option of this table set on the " +
+      "catalog applies to all its tables: the connection's (nameServer, credentials, namespace, " +
+      "useTLS …) and the defaults of its queries.")
 
 }

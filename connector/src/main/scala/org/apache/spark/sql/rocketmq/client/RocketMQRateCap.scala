@@ -19,6 +19,8 @@ package org.apache.spark.sql.rocketmq.client
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.locks.LockSupport
 
+import org.apache.spark.SparkContext
+
 /**
  * A cap on messages and bytes a second (None: no cap), for a whole read or write
  * (`maxMessagesPerSecond`, `maxBytesPerSecond`): managed RocketMQ services sell a rate and throttle
@@ -29,9 +31,16 @@ private[rocketmq] final case class RocketMQRateCap(messages: Option[Long], bytes
   def isSet: Boolean = messages.isDefined || bytes.isDefined
 
   /**
-   * Each task's part when `tasks` run at once: tasks split the cap evenly, so that together they
-   * hold it while they all run.
+   * Each task's part of a plan of `tasks`: the tasks that run at once split the cap evenly, so
+   * that together they hold it. Those are all of them with `allAtOnce` (real-time batches,
+   * continuous epochs), else at most one a core of the application.
    */
+  def perPlannedTask(tasks: Int, allAtOnce: Boolean): RocketMQRateCap = {
+    lazy val cores = Option(SparkContext.getActive.orNull).map(_.defaultParallelism).getOrElse(1)
+    perTask(if (allAtOnce) tasks else math.min(tasks, cores))
+  }
+
+  /** Each task's part when `tasks` run at once. */
   def perTask(tasks: Int): RocketMQRateCap = {
     val n = math.max(1, tasks)
     RocketMQRateCap(messages.map(m => math.max(1L, m / n)), bytes.map(b => math.max(1L, b / n)))

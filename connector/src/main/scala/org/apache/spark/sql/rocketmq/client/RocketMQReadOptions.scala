@@ -88,9 +88,8 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
   /** Pulls of one queue under way at once. */
   val PullsInFlight: Defaulted[Int] = defaulted("pullsInFlight", PositiveInt, 16, SourceBoth,
     "Most pull requests a task keeps under way for its queue: the next pulls are issued while " +
-      "the last one is " +
-      "turned into rows (without a filter; a filtered read pulls one at a time). 1: one pull at " +
-      "a time.")
+      "the last one is turned into rows (without a filter; a filtered read pulls one at a time). " +
+      "1: one pull at a time.")
 
   /** Bound on answers read ahead. */
   val ReadAheadBytes: Defaulted[Long] = defaulted("readAheadBytes", PositiveLong, 16L * 1024 * 1024,
@@ -109,11 +108,9 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
     ExpectedGroupsKind,
     SourceBoth,
     "Broker groups each topic read must be served by, by name or by number. The name server " +
-      "forgets a group " +
-      "whose brokers are all down (a master without replicas), so without this a read sees only " +
-      "the groups still " +
-      "there; with it, a topic not served by them waits retryTimeoutMs for them, then fails " +
-      "naming them.")
+      "forgets a group whose brokers are all down (a master without replicas), so without this a " +
+      "read sees only the groups still there; with it, a topic not served by them waits " +
+      "retryTimeoutMs for them, then fails naming them.")
 
   /** Driver metadata timeout. */
   val RequestTimeoutMs: Defaulted[Long] = defaulted("requestTimeoutMs", PositiveLong, 10000L,
@@ -136,15 +133,12 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
   val RetryTimeoutMs: Defaulted[Long] = defaulted("retryTimeoutMs", NonNegativeLong, 60000L,
     Everywhere,
     "How long a task keeps retrying a pull or send that failed for a reason a broker restart " +
-      "explains (timeout, " +
-      "connection refused, broker busy, broker or route missing), pausing 100 ms to 2 s between " +
-      "attempts, and how " +
-      "long the driver waits for a broker missing from the name server's routes; then the query " +
-      "fails naming the " +
-      "broker. A broker that keeps its connections open and never answers is unavailable from " +
-      "the first request " +
-      "to it that times out (requestTimeoutMs): the driver fails retryTimeoutMs later, once the " +
-      "request then in progress has timed out too (70 to 80 s on the defaults). 0: no retries.",
+      "explains (timeout, connection refused, broker busy, broker or route missing), pausing 100 " +
+      "ms to 2 s between attempts, and how long the driver waits for a broker missing from the " +
+      "name server's routes; then the query fails naming the broker. A broker that keeps its " +
+      "connections open and never answers is unavailable from the first request to it that times " +
+      "out (requestTimeoutMs): the driver fails retryTimeoutMs later, once the request then in " +
+      "progress has timed out too (70 to 80 s on the defaults). 0: no retries.",
     value = "integer >= 0 (ms)")
 
   /** Start of a read by time. */
@@ -164,11 +158,9 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
    */
   val ProducerClockSkewMs: Unset[Long] = unset("producerClockSkewMs", NonNegativeLong, BatchOnly,
     "A filter bornTimestamp >= t (or > t, or = t) narrows a batch read to messages stored at or " +
-      "after t minus " +
-      "this: a message is stored after it is born, but its born time is the producer's clock, " +
-      "which may run " +
-      "ahead of the broker's. Unset, born-time filters do not narrow the read (Spark applies " +
-      "them to every row).",
+      "after t minus this: a message is stored after it is born, but its born time is the " +
+      "producer's clock, which may run ahead of the broker's. Unset, born-time filters do not " +
+      "narrow the read (Spark applies them to every row).",
     value = "integer >= 0 (ms)")
 
   /** End of a batch read by time. */
@@ -209,9 +201,8 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
   /** Progress commits. */
   val ConsumerGroup: Unset[String] = unset("consumerGroup", Group, SourceBoth,
     "Executors pull as this group, and after each micro-batch the processed offsets are " +
-      "committed to the brokers " +
-      "for it, so RocketMQ's tools show the query's lag. The Spark checkpoint stays the source " +
-      "of truth. Not set: nothing is written to the brokers.",
+      "committed to the brokers for it, so RocketMQ's tools show the query's lag. The Spark " +
+      "checkpoint stays the source of truth. Not set: nothing is written to the brokers.",
     value = "consumer group name")
 
   /** Extra columns. */

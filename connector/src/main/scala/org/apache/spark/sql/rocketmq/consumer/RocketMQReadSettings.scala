@@ -55,12 +55,12 @@ private[rocketmq] final case class RocketMQReadSettings(
    * the connection already holds answers the client has not read (Apache's proxy writes no response
    * to a channel that is not writable, past 64 KiB unread): a pull answer is up to 256 KiB, so
    * through a proxy each task pulls one at a time over a connection of its own, and no answer waits
-   * behind another. With a rate cap, each of the `tasksAtOnce` tasks that run together gets its
-   * part.
+   * behind another. With a rate cap, each of the plan's `tasks` gets its part (see
+   * [[RocketMQRateCap.perPlannedTask]]).
    */
-  def asPlanned(tasksAtOnce: Int): RocketMQReadSettings =
+  def asPlanned(tasks: Int, allAtOnce: Boolean): RocketMQReadSettings =
     copy(throughProxy = RocketMQEndpoint.knownProxy(connection),
-      rateCap = rateCap.perTask(tasksAtOnce))
+      rateCap = rateCap.perPlannedTask(tasks, allAtOnce))
 
   /**
    * Pulls a task keeps under way: one with a filter (the next offset is unknowable) or through a

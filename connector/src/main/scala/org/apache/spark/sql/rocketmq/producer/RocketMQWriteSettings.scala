@@ -68,11 +68,8 @@ private[rocketmq] final case class RocketMQWriteSettings(
    * that run at once (all of them under real-time mode and continuous processing, where each runs
    * the whole batch; else at most one a core).
    */
-  def forTasks(partitions: Int): RocketMQWriteSettings = {
-    val cores = Option(org.apache.spark.SparkContext.getActive.orNull).map(_.defaultParallelism)
-    val atOnce = if (sendEachAtOnce) partitions else math.min(partitions, cores.getOrElse(1))
-    copy(rateCap = rateCap.perTask(atOnce))
-  }
+  def forTasks(partitions: Int): RocketMQWriteSettings =
+    copy(rateCap = rateCap.perPlannedTask(partitions, allAtOnce = sendEachAtOnce))
 
   /** What the driver's coordinator of an exactly-once write takes of these settings. */
   def coordinatorSettings: RocketMQCoordinatorSettings =
