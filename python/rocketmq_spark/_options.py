@@ -230,6 +230,7 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
     "ending_offsets_by_timestamp": ("endingOffsetsByTimestamp", "per-queue timestamps"),
     "producer_clock_skew_ms": ("producerClockSkewMs", "non-negative long"),
     "max_offsets_per_trigger": ("maxOffsetsPerTrigger", "positive long"),
+    "max_bytes_per_trigger": ("maxBytesPerTrigger", "positive long"),
     "min_offsets_per_trigger": ("minOffsetsPerTrigger", "positive long"),
     "max_trigger_delay": ("maxTriggerDelay", "duration"),
     "min_partitions": ("minPartitions", "positive int"),

@@ -207,6 +207,7 @@ def read_rocketmq_stream(
     starting_timestamp: Optional[Timestamp] = None,
     starting_offsets_by_timestamp: Optional[Timestamps] = None,
     max_offsets_per_trigger: Optional[int] = None,
+    max_bytes_per_trigger: Optional[int] = None,
     min_offsets_per_trigger: Optional[int] = None,
     max_trigger_delay: Optional[Duration] = None,
     sub_expression: Optional[str] = None,
@@ -264,6 +265,9 @@ def read_rocketmq_stream(
         The same, one time per queue: ``{"topic": {"broker": {queue_id: time}}}`` or its JSON.
     max_offsets_per_trigger : int, optional
         The most offsets one micro-batch reads over all queues.
+    max_bytes_per_trigger : int, optional
+        The most bytes of message bodies one micro-batch reads, estimated from what an offset carried in the batch
+        before; a message larger than this goes alone. With ``max_offsets_per_trigger``, the tighter holds.
     min_offsets_per_trigger : int, optional
         The fewest new offsets a micro-batch waits for, at most ``max_trigger_delay``.
     max_trigger_delay : timedelta or str, optional

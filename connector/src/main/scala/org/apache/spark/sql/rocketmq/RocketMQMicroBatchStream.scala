@@ -63,10 +63,19 @@ private[rocketmq] final class RocketMQMicroBatchStream(
 
   override def deserializeOffset(json: String): Offset = RocketMQSourceOffset.parse(json)
 
+  /** Under maxBytesPerTrigger: how many offsets a batch's bytes come to. */
+  private val triggerBytes = options(RocketMQOptions.MaxBytesPerTrigger).map(
+    new RocketMQTriggerBytes(_, planner.settings))
+
+  /**
+   * The options' limits. Under maxBytesPerTrigger alone it is a row limit that never binds (not
+   * "all available", which Spark passes where no limit may hold: the byte limit holds with it).
+   */
   override def getDefaultReadLimit: ReadLimit = {
     val delay = options(RocketMQOptions.MaxTriggerDelay)
-    (options(RocketMQOptions.MinOffsetsPerTrigger),
-      options(RocketMQOptions.MaxOffsetsPerTrigger)) match {
+    val max = options(RocketMQOptions.MaxOffsetsPerTrigger)
+      .orElse(triggerBytes.map(_ => Long.MaxValue))
+    (options(RocketMQOptions.MinOffsetsPerTrigger), max) match {
       case (Some(min), Some(max)) =>
         ReadLimit.compositeLimit(Array(ReadLimit.minRows(min, delay), ReadLimit.maxRows(max)))
       case (Some(min), None) => ReadLimit.minRows(min, delay)
@@ -131,9 +140,15 @@ private[rocketmq] final class RocketMQMicroBatchStream(
       case _ => false
     }
     if (waitForMore) None
-    else Some(limits.collectFirst { case m: ReadMaxRows => m.maxRows }
-      .map(max => RocketMQOffsetRangeCalculator.rateLimit(from, until, max))
-      .getOrElse(until))
+    else {
+      val byBytes = if (limit.isInstanceOf[ReadAllAvailable]) None
+      else triggerBytes.map(_.offsetsFor(from, until))
+      val most = (limits.collect { case m: ReadMaxRows => m.maxRows } ++ byBytes)
+        .reduceOption[Long](math.min)
+      val end = most.map(RocketMQOffsetRangeCalculator.rateLimit(from, until, _)).getOrElse(until)
+      triggerBytes.foreach(_.planned(end.map { case (q, e) => e - from.getOrElse(q, e) }.sum))
+      Some(end)
+    }
   }
 
   override def reportLatestOffset(): Offset = {
@@ -152,7 +167,10 @@ private[rocketmq] final class RocketMQMicroBatchStream(
     RocketMQLatencyAccumulator.register()
 
   override def createReaderFactory(): PartitionReaderFactory =
-    new RocketMQPartitionReaderFactory(queueWait)
+    new RocketMQPartitionReaderFactory(queueWait, readSizes)
+
+  /** What a batch's tasks read, under maxBytesPerTrigger (else null: nothing gathered). */
+  private[rocketmq] def readSizes: RocketMQReadSizes = triggerBytes.map(_.sizes).orNull
 
   override def commit(end: Offset): Unit =
     planner.commitProgress(RocketMQSourceOffset(end).queueOffsets)

@@ -29,10 +29,11 @@ import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller
  * stream's readers add the queue waits they measured to `queueWait` (null: a batch read, which
  * reports none).
  */
-private[rocketmq] final class RocketMQPartitionReaderFactory(queueWait: RocketMQLatencyAccumulator)
+private[rocketmq] final class RocketMQPartitionReaderFactory(queueWait: RocketMQLatencyAccumulator,
+    sizes: RocketMQReadSizes = null)
   extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
-    new RocketMQPartitionReader(partition.asInstanceOf[RocketMQInputPartition], queueWait)
+    new RocketMQPartitionReader(partition.asInstanceOf[RocketMQInputPartition], queueWait, sizes)
 }
 
 private[rocketmq] object RocketMQPartitionReaderFactory {
@@ -51,7 +52,7 @@ private[rocketmq] object RocketMQPartitionReaderFactory {
  * query's progress.
  */
 private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPartition,
-    queueWait: RocketMQLatencyAccumulator = null)
+    queueWait: RocketMQLatencyAccumulator = null, sizes: RocketMQReadSizes = null)
   extends PartitionReader[InternalRow] {
 
   private val converter =
@@ -64,6 +65,7 @@ private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPart
   private val narrowed = partition.storeFromMs != Long.MinValue ||
     partition.storeUntilMs != Long.MaxValue
   private var rows = 0L
+  private var pulled, bodyBytes = 0L
   private val waited = new RocketMQLatencyHistogram
   private var closed = false
   /** Holds this task to its part of maxMessagesPerSecond / maxBytesPerSecond (null: no cap). */
@@ -97,6 +99,8 @@ private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPart
   protected final def nextBefore(deadlineNanos: Long): MessageExt = {
     val message = puller.next(deadlineNanos)
     if (message != null) {
+      pulled += 1
+      bodyBytes += message.getBody.length
       if (pacer != null) pacer.take(1, message.getBody.length)
       current = converter.toRow(message)
     }
@@ -121,6 +125,7 @@ private[rocketmq] class RocketMQPartitionReader(val partition: RocketMQInputPart
 
   override def close(): Unit = {
     if (!closed && queueWait != null) queueWait.add(waited)
+    if (!closed && sizes != null) sizes.add(bodyBytes, pulled)
     closed = true
     puller.close()
   }

@@ -80,7 +80,7 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
   override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = plan.end(offsets)
 
   override def createReaderFactory(): PartitionReaderFactory =
-    new RocketMQRealTimeReaderFactory(batches.queueWait)
+    new RocketMQRealTimeReaderFactory(batches.queueWait, batches.readSizes)
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
     // A real-time batch ran for its whole duration: measure against the queues' ends now, not at
@@ -108,13 +108,14 @@ private[rocketmq] final class RocketMQRealTimeMicroBatchStream(options: RocketMQ
  * The micro-batch reader for bounded partitions, the real-time one for open ones; both measure into
  * `queueWait`.
  */
-private[rocketmq] final class RocketMQRealTimeReaderFactory(queueWait: RocketMQLatencyAccumulator)
+private[rocketmq] final class RocketMQRealTimeReaderFactory(queueWait: RocketMQLatencyAccumulator,
+    sizes: RocketMQReadSizes = null)
   extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
     partition match {
       case p: RocketMQInputPartition if p.untilOffset == RocketMQQueuePuller.Open =>
         new RocketMQRealTimePartitionReader(p, queueWait)
       case other =>
-        new RocketMQPartitionReader(other.asInstanceOf[RocketMQInputPartition], queueWait)
+        new RocketMQPartitionReader(other.asInstanceOf[RocketMQInputPartition], queueWait, sizes)
     }
 }

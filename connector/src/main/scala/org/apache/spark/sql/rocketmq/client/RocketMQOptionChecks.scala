@@ -52,7 +52,8 @@ private[client] trait RocketMQOptionChecks { this: RocketMQOptions =>
   def validateForContinuous(): Unit = refuseBatchBounds("CONTINUOUS")
 
   private def refuseBatchBounds(refusedIn: String): Unit =
-    Seq(MaxOffsetsPerTrigger, MinOffsetsPerTrigger, MaxTriggerDelay, MinPartitions).find(
+    Seq(MaxOffsetsPerTrigger, MaxBytesPerTrigger, MinOffsetsPerTrigger, MaxTriggerDelay,
+      MinPartitions).find(
       rawValue(_).isDefined)
       .foreach(o => throw RocketMQErrors.optionNotAllowed(o.key, refusedIn))
 

@@ -178,6 +178,13 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
   val MaxOffsetsPerTrigger: Unset[Long] = unset("maxOffsetsPerTrigger", PositiveLong, StreamOnly,
     "Most offsets one micro-batch reads over all queues, shared out by each queue's backlog.")
 
+  /** Byte limit of a micro-batch. */
+  val MaxBytesPerTrigger: Unset[Long] = unset("maxBytesPerTrigger", PositiveLong, StreamOnly,
+    "Most bytes of message bodies one micro-batch reads, estimated from what an offset carried in " +
+      "the batch before (the first batch: a sample of the queues' first messages); a message " +
+      "larger than this goes alone. With maxOffsetsPerTrigger, the tighter of the two holds.",
+    value = "positive integer (bytes)")
+
   /** Batching floor. */
   val MinOffsetsPerTrigger: Unset[Long] = unset("minOffsetsPerTrigger", PositiveLong, StreamOnly,
     "Fewest new offsets a micro-batch waits for (at most maxTriggerDelay).")

@@ -345,7 +345,7 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     "_asyncProgressTrackingOverrideSinkSupportCheck", "__partition_columns")
 
   test("other unknown keys, and the keys Spark passes itself, are accepted") {
-    val unknown = Seq("maxBytesPerTrigger", "maxMessagesPerSecond", "futureOption")
+    val unknown = Seq("vendorQuotaUnit", "flinkParallelism", "futureOption")
     val passed = minimal ++ (unknown ++ sparkKeys).map(_ -> "1")
     options(passed: _*).validateForStream()
     options(passed: _*).validateForBatchRead()
