@@ -90,9 +90,8 @@ private[rocketmq] object RocketMQRunEvents {
         case NonFatal(e) =>
           log.warn(
             s"Not listening to the queries of a Spark session ($e): an exactly-once stream into " +
-              "a " +
-              "RocketMQ catalog table restarted there answers the broker's check-backs from its " +
-              "first micro-batch")
+              "a RocketMQ catalog table restarted there answers the broker's check-backs from " +
+              "its first micro-batch")
       }
     }
 

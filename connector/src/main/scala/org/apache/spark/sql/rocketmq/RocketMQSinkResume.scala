@@ -50,7 +50,7 @@ private[rocketmq] object RocketMQSinkResume {
   /**
    * Records `writerOptions` (but `checkpointLocation`) beside checkpoint `dir`, unless they carry
    * credentials; again when a run's options differ from the recorded ones (a new name server, say).
-   * A failure is logged: the run then answers from its first micro-batch, as before.
+   * A failure is logged: the run then answers from its first micro-batch.
    */
   def record(dir: String, writerOptions: Map[String, String], hadoopConf: Configuration): Unit =
     if (!writerOptions.keys.exists(k => Credentials(k.toLowerCase(Locale.ROOT)))) {

@@ -166,7 +166,7 @@ private[rocketmq] object RocketMQWrite {
    * run decided but did not see committed: a run that finds no new input would otherwise leave them
    * unanswered until the broker gives them up (15 checks), and their rows would never be delivered.
    * Does nothing for any other table or write; a failure here is logged, and the run's first
-   * micro-batch starts the coordinator as before.
+   * micro-batch then starts the coordinator.
    */
   def resumeStream(options: RocketMQOptions): Unit = {
     val checkpoint =

@@ -90,16 +90,16 @@ final class RocketMQBrokerProcess(
     this
   }
 
-  /**
-   * SIGKILLs the broker JVM and waits until the name server has dropped it (it sees the channel
-   * close).
-   */
   /** Runs `hook` around every request the name server takes in, until [[clearNameServerHooks]]. */
   def addNameServerHook(hook: org.apache.rocketmq.remoting.RPCHook): Unit =
     namesrv.getRemotingServer.registerRPCHook(hook)
 
   def clearNameServerHooks(): Unit = namesrv.getRemotingServer.clearRPCHook()
 
+  /**
+   * SIGKILLs the broker JVM and waits until the name server has dropped it (it sees the channel
+   * close).
+   */
   def kill(): Unit = synchronized {
     require(isRunning, "the broker is not running")
     val begin = System.nanoTime()

@@ -192,6 +192,54 @@ class RocketMQNetworkFaultSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
+    "a batch write through 100 ms of latency each way and a 200 KB/s pipe stores every row once") {
+    val topic = rocketmq.newTopic("slow-write")
+    rocketmq.createTopic(topic, queues = 4)
+    val rows = (0 until 2000).map(i => f"w$i%05d-" + "x" * 100)
+    withFault("latency", "upstream", "\"latency\":100") {
+      toxiproxy.addToxic(Proxy, "latency-back", "latency", "downstream", "\"latency\":100")
+      toxiproxy.addToxic(Proxy, "thin", "bandwidth", "upstream", "\"rate\":200")
+      val started = System.nanoTime()
+      try {
+        spark.createDataset(rows)(Encoders.STRING).toDF("body").repartition(2).write
+          .format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+          .save()
+        info(s"written in ${(System.nanoTime() - started) / 1000000} ms")
+      } finally Seq("latency-back", "thin").foreach(toxiproxy.removeToxic(Proxy, _))
+    }
+    assert(rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8")).sorted === rows)
+  }
+
+  test(
+    "a stream from RocketMQ into Parquet whose broker connections are reset while it reads and " +
+      "plans writes every message once") {
+    val topic = rocketmq.newTopic("read-resets")
+    rocketmq.createTopic(topic, queues = 4)
+    val sent = (0 until 4000).map(i => f"r$i%05d")
+    rocketmq.sendBodies(topic, sent)
+    val out = Files.createTempDirectory("read-resets-").toString
+    val accepted = toxiproxy.clientsAccepted(Proxy)
+    val query = withFault("reset_peer", "downstream", "\"timeout\":500") {
+      val query = streamTopic(topic, "startingOffsets" -> "earliest",
+        "maxOffsetsPerTrigger" -> "500").selectExpr("CAST(body AS STRING) AS body").writeStream
+        .format("parquet").option("path", s"$out/data")
+        .option("checkpointLocation", s"$out/checkpoint").trigger(Trigger.AvailableNow()).start()
+      EmbeddedRocketMQ.awaitCondition(s"$faultConnections connections of the connector reset",
+        120000) {
+        query.exception.foreach(e => throw e)
+        toxiproxy.clientsAccepted(Proxy) >= accepted + faultConnections
+      }
+      query
+    }
+    try {
+      assert(query.awaitTermination(120000), "the stream did not end")
+      query.exception.foreach(e => throw e)
+      val written = spark.read.parquet(s"$out/data").collect().map(_.getString(0)).toSeq
+      assert(written.sorted === sent)
+    } finally query.stop()
+  }
+
+  test(
     "a real-time query copying between topics through 100 ms of latency each way copies every " +
       "message once") {
     val (source, target) = (rocketmq.newTopic("rt-in"), rocketmq.newTopic("rt-out"))

@@ -196,7 +196,8 @@ object Bench {
         connectors.streamingRead(rocketmq, rocketmqTopic)
         connectors.streamingRead(kafka, kafkaTopic)
       }
-      if (sections.contains("pulls")) { // only when asked for: how many pulls under way pay (about 4 minutes)
+      // Only when asked for: how many pulls under way pay (about 4 minutes).
+      if (sections.contains("pulls")) {
         connectors.warmUpReads(rocketmq, rocketmqTopic, most = if (quick) 1 else 12)
         (1 to 3).foreach { round =>
           Seq("4", "8", "16", "32").foreach { pulls =>

@@ -53,8 +53,8 @@ final class BenchResults(settings: Map[String, Any]) {
     val spread =
       if (figure.runs.size > 1) f"  (runs ${figure.runs.map(format).mkString(", ")})" else ""
     println(
-      f"BENCH ${figure.section}%-9s ${figure.system}%-9s ${figure.name}%-52s ${format(figure.median)}%10s " +
-        s"${figure.unit}$spread")
+      f"BENCH ${figure.section}%-9s ${figure.system}%-9s ${figure.name}%-52s " +
+        f"${format(figure.median)}%10s ${figure.unit}$spread")
     figure
   }
 

@@ -103,7 +103,7 @@ object MessageToRowCost {
       }
       (System.nanoTime() - start).toDouble / perRound
     }.drop(2).sorted // two rounds of warm-up
-    f"${rounds(rounds.size / 2)}%.1f ns per message (rounds ${rounds.map(r => f"$r%.1f").mkString(", ")}; " +
-      s"checksum $sink)"
+    val each = rounds.map(r => f"$r%.1f").mkString(", ")
+    f"${rounds(rounds.size / 2)}%.1f ns per message (rounds $each; checksum $sink)"
   }
 }

@@ -65,8 +65,9 @@ final class ReadAfterWriteBench(
         system.awaitReadable()
         val inTheEnd = stored(target)
         println(
-          f"BENCH read after write, round $round: the index lacked ${messages - atOnce} rows when the write " +
-            f"returned; the read counted $counted after waiting $waitedMs%.0f ms; $inTheEnd stored in the end")
+          s"BENCH read after write, round $round: the index lacked ${messages - atOnce} rows " +
+            f"when the write returned; the read counted $counted after waiting $waitedMs%.0f ms; " +
+            s"$inTheEnd stored in the end")
         require(counted == messages,
           s"a read planned after the write counted $counted of $messages rows")
         (messages - atOnce, messages - counted, waitedMs, messages - inTheEnd)

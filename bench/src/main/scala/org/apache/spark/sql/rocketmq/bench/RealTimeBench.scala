@@ -106,7 +106,8 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
       val processes = Measure.watched ++
         Seq(SparkJvm -> started.get("jvmPid").asLong(), "Python" -> program.pid)
       println(
-        s"BENCH realtime: pyspark ${started.get("pyspark").asText()}, ${started.get("master").asText()} " +
+        s"BENCH realtime: pyspark ${started.get("pyspark").asText()}, " +
+          s"${started.get("master").asText()} " +
           s"on $cores cores, Spark's Kafka connector " +
           s"${kafkaJars.map(_.split('/').last).mkString(", ")}")
       def ask(
@@ -221,16 +222,18 @@ final class RealTimeBench(results: BenchResults, python: Path, script: Path, kaf
     val queryReads = // a query's batches; a relay has none
       if (relay.nonEmpty) ""
       else
-        s"; source rows read ${reads.get("inputRows")}, offsets spanned ${reads.get("offsetsSpanned")}, read " +
-          s"again ${reads.get("offsetsReadAgain")}; send requests acknowledged ${reads.get("sendsAcknowledged")}; " +
-          s"caught up ${result.get("caughtUp")}"
+        s"; source rows read ${reads.get("inputRows")}, offsets spanned " +
+          s"${reads.get("offsetsSpanned")}, read again ${reads.get("offsetsReadAgain")}; send " +
+          s"requests acknowledged ${reads.get("sendsAcknowledged")}; caught up " +
+          s"${result.get("caughtUp")}"
     println(s"BENCH realtime $name: sent ${sent.acknowledged}, all acknowledged (${sent.resent} " +
       "sent again after a " +
       s"failure; failures: ${sent.failureKinds}), source held $held, target stored $stored, " +
       s"accounted for $accounted, duplicates " +
-      s"${result.get("duplicates")} (first to last copy p50 ${result.get("duplicateApartMsP50")} ms, p99 " +
-      s"${result.get("duplicateApartMsP99")} ms)$queryReads; p50 / p95 / p99 " +
-      s"${result.get("p50")} / ${result.get("p95")} / ${result.get("p99")} ms over ${result.get("counted")} copies")
+      s"${result.get("duplicates")} (first to last copy p50 " +
+      s"${result.get("duplicateApartMsP50")} ms, p99 ${result.get("duplicateApartMsP99")} ms)" +
+      s"$queryReads; p50 / p95 / p99 ${result.get("p50")} / ${result.get("p95")} / " +
+      s"${result.get("p99")} ms over ${result.get("counted")} copies")
     // Stateless and relay: each acknowledged sequence number in the target. Count per key: every
     // source row counted.
     val expected = if (run.query == "stateful") held else sent.acknowledged

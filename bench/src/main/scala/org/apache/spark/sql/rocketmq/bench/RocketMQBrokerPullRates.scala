@@ -70,8 +70,9 @@ final class RocketMQBrokerPullRates(nameServer: String, brokerAddress: String)
       val (found, none, messages) =
         (median(all.map(_._1)), median(all.map(_._2)), median(all.map(_._3)))
       Some(
-        f"$found%.0f found messages ($messages%.0f messages a second, ${messages / math.max(found, 1)}%.1f a " +
-          f"pull), $none%.0f found none at first (medians of ${all.size} readings of 10 s)")
+        f"$found%.0f found messages ($messages%.0f messages a second, " +
+          f"${messages / math.max(found, 1)}%.1f a pull), $none%.0f found none at first " +
+          s"(medians of ${all.size} readings of 10 s)")
     }
   }
 

@@ -109,9 +109,8 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
     if (!closesWithApplication.exists(_ eq sc)) {
       closesWithApplication = Some(sc)
       sc.addSparkListener(new SparkListener {
-        // Spark's stop waits for its listeners: the clients close in the background, the next
-        // application's are new ones (with three caches closing one after the other,
-        // SparkSession.stop() took 9 s to 47 s).
+        // Spark's stop waits for its listeners, and a client's close takes seconds: the clients
+        // close in the background, and the next application's are new ones.
         override def onApplicationEnd(end: SparkListenerApplicationEnd): Unit =
           closeEach(takeAll(), waitMs = 0L)
       })

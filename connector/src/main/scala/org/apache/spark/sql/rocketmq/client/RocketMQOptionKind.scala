@@ -197,9 +197,6 @@ private[rocketmq] object RocketMQOptionKind {
     override def render(ms: Long): String = Duration.render(ms)
   }
 
-  /**
-   * What a write promises: `at_least_once` (the default) or `exactly_once` (RocketMQ transactions).
-   */
   /** Where a queue without a group offset starts: earliest or latest. */
   case object GroupFallbackKind
     extends RocketMQOptionKind[RocketMQOffsetRangeLimit]("group fallback",
@@ -217,6 +214,9 @@ private[rocketmq] object RocketMQOptionKind {
     }
   }
 
+  /**
+   * What a write promises: `at_least_once` (the default) or `exactly_once` (RocketMQ transactions).
+   */
   case object DeliveryGuaranteeKind
     extends RocketMQOptionKind[DeliveryGuarantee]("delivery guarantee",
       "at_least_once or exactly_once") {
@@ -324,9 +324,9 @@ private[rocketmq] object RocketMQOptionKind {
   }
 }
 
-/** The two delivery guarantees of a write (see the option deliveryGuarantee). */
 /**
- * Serializable: write settings carry one to the executors (Scala 2.12 needs the parent to be, too).
+ * The two delivery guarantees of a write (see the option deliveryGuarantee). Serializable: write
+ * settings carry one to the executors (Scala 2.12 needs the parent to be, too).
  */
 private[rocketmq] sealed abstract class DeliveryGuarantee(val name: String) extends Serializable {
   override def toString: String = name

@@ -180,8 +180,8 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
 
   /** Byte limit of a micro-batch. */
   val MaxBytesPerTrigger: Unset[Long] = unset("maxBytesPerTrigger", PositiveLong, StreamOnly,
-    "Most bytes of message bodies one micro-batch reads, estimated from what an offset carried in " +
-      "the batch before (the first batch: a sample of the queues' first messages); a message " +
+    "Most bytes of message bodies one micro-batch reads, estimated from what an offset carried " +
+      "in the batch before (the first batch: a sample of the queues' first messages); a message " +
       "larger than this goes alone. With maxOffsetsPerTrigger, the tighter of the two holds.",
     value = "positive integer (bytes)")
 

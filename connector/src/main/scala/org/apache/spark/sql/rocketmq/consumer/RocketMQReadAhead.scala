@@ -27,7 +27,7 @@ import org.apache.rocketmq.remoting.exception.RemotingTimeoutException
 /**
  * Pulls of one queue issued ahead of the reader, so that the broker works on the next pulls while
  * the task turns the current one into rows. The reader ([[RocketMQQueuePuller]]) still asks for one
- * pull at a time, `pull(offset, maxMessages)`, and decides everything from its answer as before;
+ * pull at a time, `pull(offset, maxMessages)`, and decides everything from its answer;
  * this class only guesses which pulls it will ask for next and has them under way already.
  *
  * The guess: after a pull at `o` found messages up to `next`, the reader asks next at `next`, then

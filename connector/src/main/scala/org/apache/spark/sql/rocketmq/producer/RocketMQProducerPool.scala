@@ -79,7 +79,7 @@ private[rocketmq] object RocketMQProducerPool {
    * itself still goes through the connection's thread). The message sender makes its first attempts
    * so, from a task's thread or from the callback pool when an acknowledgement sends waiting rows;
    * neither is a connection's thread, and the client connects asynchronously. Resends, which the
-   * retry scheduler makes, go through the send pool as before.
+   * retry scheduler makes, go through the send pool.
    */
   def inline[T](send: => T): T = {
     val before = sendingInline.get()
