@@ -32,7 +32,9 @@ BEFORE_MS, AFTER_MS = 3000, 1500
 
 def epoch_ms(timestamp: str) -> int:
     """A progress report's ``timestamp`` (``2026-11-27T04:27:53.207Z``) in epoch milliseconds."""
-    parsed = datetime.strptime(timestamp.rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=timezone.utc)
+    parsed = datetime.strptime(timestamp.rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f").replace(
+        tzinfo=timezone.utc
+    )
     return int(parsed.timestamp() * 1000)
 
 
@@ -72,7 +74,9 @@ def windows(dump: Dict[str, Any], seconds: float) -> List[Dict[str, Any]]:
     first = min(produced for produced, _ in copies)
     latencies: Dict[int, List[int]] = {}
     for produced, stored in copies:
-        latencies.setdefault(int((produced - first) // (seconds * 1000)), []).append(stored - produced)
+        latencies.setdefault(int((produced - first) // (seconds * 1000)), []).append(
+            stored - produced
+        )
     rows = []
     for window in sorted(latencies):
         values = sorted(latencies[window])
@@ -99,7 +103,9 @@ def main() -> None:
         with open(path) as f:
             dump = json.load(f)
         run = dump["run"]
-        print(f"{path}: {run['system']} {run['query']}, {run['batch']} batches, {len(dump['copies'])} copies")
+        print(
+            f"{path}: {run['system']} {run['query']}, {run['batch']} batches, {len(dump['copies'])} copies"
+        )
         for row in windows(dump, window_s) if window_s else batch_ends(dump):
             print("  " + ", ".join(f"{k} {v}" for k, v in row.items()))
 

@@ -28,7 +28,16 @@ from pathlib import Path
 def samples(recording: Path) -> list[list[str]]:
     """Each execution sample's stack, top frame first, as 'Class.method' names."""
     out = subprocess.run(
-        ["jfr", "print", "--json", "--stack-depth", "64", "--events", "jdk.ExecutionSample", str(recording)],
+        [
+            "jfr",
+            "print",
+            "--json",
+            "--stack-depth",
+            "64",
+            "--events",
+            "jdk.ExecutionSample",
+            str(recording),
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -49,7 +58,9 @@ def main() -> None:
     stacks = samples(args.recording)
     total = len(stacks)
     own = collections.Counter(stack[0] for stack in stacks if stack)
-    anywhere = collections.Counter(frame for stack in stacks for frame in set(stack) if frame.startswith(args.package))
+    anywhere = collections.Counter(
+        frame for stack in stacks for frame in set(stack) if frame.startswith(args.package)
+    )
     print(f"{total} samples\n\nself (top of stack):")
     for frame, n in own.most_common(args.top):
         print(f"{100 * n / total:6.1f}%  {frame}")

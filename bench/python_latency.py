@@ -65,7 +65,9 @@ def source(spark: SparkSession, run: Dict[str, Any], with_body: bool = False) ->
     """The run's source topic as a stream of ``producedAt`` (the producer's time, epoch ms) and, ``with_body``,
     ``body`` (a string)."""
     if run["system"] == "rocketmq":
-        stream = read_rocketmq_stream(spark, run["nameServer"], run["topic"], starting_offsets=EARLIEST)
+        stream = read_rocketmq_stream(
+            spark, run["nameServer"], run["topic"], starting_offsets=EARLIEST
+        )
         produced, body = "unix_millis(bornTimestamp) AS producedAt", "CAST(body AS STRING) AS body"
     else:
         stream = (
@@ -80,13 +82,20 @@ def source(spark: SparkSession, run: Dict[str, Any], with_body: bool = False) ->
 
 
 def start_foreach(spark: SparkSession, run: Dict[str, Any], folder: str) -> Any:
-    def note(row: Any) -> None:  # in Spark's Python worker: one file per worker thread, a line per arrival
+    def note(
+        row: Any,
+    ) -> None:  # in Spark's Python worker: one file per worker thread, a line per arrival
         arrived = int(time.time() * 1000)
         name = f"{os.getpid()}-{threading.get_ident()}.txt"
         with open(os.path.join(folder, name), "a") as f:
             f.write(f"{row.producedAt}\t{arrived}\n")
 
-    writer = source(spark, run).writeStream.outputMode("update").foreach(note).option("checkpointLocation", run["cp"])
+    writer = (
+        source(spark, run)
+        .writeStream.outputMode("update")
+        .foreach(note)
+        .option("checkpointLocation", run["cp"])
+    )
     return real_time_trigger(writer, run["batch"]).start()
 
 
@@ -96,8 +105,12 @@ def start_sink(spark: SparkSession, run: Dict[str, Any]) -> Any:
     rows = source(spark, run).selectExpr("CAST(producedAt AS STRING) AS body")
     continuous = bool(run.get("continuous"))
     if run["system"] == "rocketmq":
-        trigger: Dict[str, Any] = {"continuous": run["batch"]} if continuous else {"real_time": run["batch"]}
-        return write_rocketmq_stream(rows, run["nameServer"], run["target"], checkpoint_location=run["cp"], **trigger)
+        trigger: Dict[str, Any] = (
+            {"continuous": run["batch"]} if continuous else {"real_time": run["batch"]}
+        )
+        return write_rocketmq_stream(
+            rows, run["nameServer"], run["target"], checkpoint_location=run["cp"], **trigger
+        )
     writer = (
         rows.withColumnRenamed("body", "value")
         .writeStream.format("kafka")
@@ -170,10 +183,14 @@ def one_run(spark: SparkSession, run: Dict[str, Any], scratch: str) -> None:
         pairs = latencies()
         while len(pairs) < done["sent"]:
             if query.exception() is not None or time.time() > deadline:
-                raise RuntimeError(f"{len(pairs)} of {done['sent']} messages arrived; query: {query.exception()}")
+                raise RuntimeError(
+                    f"{len(pairs)} of {done['sent']} messages arrived; query: {query.exception()}"
+                )
             time.sleep(0.2)
             pairs = latencies()
-        counted = [arrived - produced for produced, arrived in pairs if produced >= done["measuredFrom"]]
+        counted = [
+            arrived - produced for produced, arrived in pairs if produced >= done["measuredFrom"]
+        ]
         reply("RESULT " + json.dumps({"latenciesMs": counted, "arrived": len(pairs)}))
     finally:
         query.stop()
@@ -182,7 +199,9 @@ def one_run(spark: SparkSession, run: Dict[str, Any], scratch: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--kafka-jars", required=True, help="comma-separated jars of Spark's Kafka connector")
+    parser.add_argument(
+        "--kafka-jars", required=True, help="comma-separated jars of Spark's Kafka connector"
+    )
     args = parser.parse_args()
     builder = configure_spark_with_rocketmq(
         SparkSession.builder.master("local[2]")

@@ -52,7 +52,12 @@ from typing import Any, Dict, List, Optional
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from python_latency import reply, serve, source, target_table  # the bench's folder is this program's first import path
+from python_latency import (
+    reply,
+    serve,
+    source,
+    target_table,
+)  # the bench's folder is this program's first import path
 
 from rocketmq_spark import (
     configure_spark_with_rocketmq,
@@ -72,7 +77,9 @@ def transform(rows: DataFrame, run: Dict[str, Any]) -> DataFrame:
         return rows.selectExpr("concat_ws(' ', CAST(producedAt AS STRING), body) AS value")
     # In update mode each message updates its key's row, and `last` is the producer's time of that message.
     counts = (
-        rows.withColumn("key", F.expr(f"CAST(substring_index(body, ' ', 1) AS BIGINT) % {int(run['keys'])}"))
+        rows.withColumn(
+            "key", F.expr(f"CAST(substring_index(body, ' ', 1) AS BIGINT) % {int(run['keys'])}")
+        )
         .groupBy("key")
         .agg(F.count(F.lit(1)).alias("n"), F.last("producedAt").alias("producedAt"))
     )
@@ -114,7 +121,9 @@ def stored_copies(spark: SparkSession, run: Dict[str, Any]) -> DataFrame:
 
 def latencies(copies: DataFrame, run: Dict[str, Any], measured_from: int) -> Dict[str, Any]:
     """Percentiles of the counted copies, how many sent messages the target accounts for, and its pauses."""
-    counted = copies.where(F.col("produced") >= measured_from).withColumn("ms", F.col("stored") - F.col("produced"))
+    counted = copies.where(F.col("produced") >= measured_from).withColumn(
+        "ms", F.col("stored") - F.col("produced")
+    )
     row = counted.agg(
         F.count(F.lit(1)).alias("counted"),
         F.expr("percentile(ms, array(0.5, 0.95, 0.99))").alias("p"),
@@ -130,14 +139,19 @@ def latencies(copies: DataFrame, run: Dict[str, Any], measured_from: int) -> Dic
         # after a send timeout; a batch reading offsets again, a batch later).
         apart = (
             copies.groupBy("id")
-            .agg(F.count(F.lit(1)).alias("copies"), (F.max("stored") - F.min("stored")).alias("apart"))
+            .agg(
+                F.count(F.lit(1)).alias("copies"),
+                (F.max("stored") - F.min("stored")).alias("apart"),
+            )
             .where("copies > 1")
             .agg(F.expr("percentile(apart, array(0.5, 0.99))").alias("p"))
             .first()
         )
         twice_apart = apart.p if apart is not None else None
     else:  # the last count of every key, summed: every message counted
-        last_counts = copies.groupBy("id").agg(F.max("n").alias("n")).agg(F.sum("n").alias("n")).first()
+        last_counts = (
+            copies.groupBy("id").agg(F.max("n").alias("n")).agg(F.sum("n").alias("n")).first()
+        )
         accounted = (last_counts.n if last_counts else None) or 0
     # The time from one stored copy to the next, over the measured part: a pause shows as a gap.
     times = [r.stored for r in counted.select("stored").distinct().orderBy("stored").collect()]
@@ -197,7 +211,12 @@ def source_reads(events: List[Any]) -> Dict[str, int]:
         replayed += sum(max(0, previous_end[q] - n) for q, n in start.items() if q in previous_end)
         previous_end = end
     acked = sum(int((e.sink.metrics or {}).get("sendAckCount", "0")) for e in events)
-    return {"inputRows": rows, "offsetsSpanned": spanned, "offsetsReadAgain": replayed, "sendsAcknowledged": acked}
+    return {
+        "inputRows": rows,
+        "offsetsSpanned": spanned,
+        "offsetsReadAgain": replayed,
+        "sendsAcknowledged": acked,
+    }
 
 
 def progress_summary(events: List[Any]) -> Dict[str, Optional[float]]:
@@ -213,12 +232,16 @@ def progress_summary(events: List[Any]) -> Dict[str, Optional[float]]:
         values = [float(e.durationMs[phase]) for e in events if phase in (e.durationMs or {})]
         summary[phase] = statistics.median(values) if values else None
     for name in LATENCY_METRICS:
-        metrics = [m for e in events for m in [*(s.metrics or {} for s in e.sources), e.sink.metrics or {}]]
+        metrics = [
+            m for e in events for m in [*(s.metrics or {} for s in e.sources), e.sink.metrics or {}]
+        ]
         measured = [m for m in metrics if int(m.get(f"{name}Count", "0")) > 0]
         summary[f"{name}MsP50"] = mean([float(m[f"{name}MsP50"]) for m in measured])
         summary[f"{name}MsP99"] = mean([float(m[f"{name}MsP99"]) for m in measured])
         summary[f"{name}MsMax"] = max((float(m[f"{name}MsMax"]) for m in measured), default=None)
-        summary[f"{name}Count"] = float(sum(int(m[f"{name}Count"]) for m in measured)) if measured else None
+        summary[f"{name}Count"] = (
+            float(sum(int(m[f"{name}Count"]) for m in measured)) if measured else None
+        )
     return summary
 
 
@@ -237,15 +260,23 @@ def await_caught_up(query: Any, held: int, batch: str) -> bool:
     return False
 
 
-def dump_batch_ends(spark: SparkSession, run: Dict[str, Any], measured_from: int, events: List[Any]) -> None:
+def dump_batch_ends(
+    spark: SparkSession, run: Dict[str, Any], measured_from: int, events: List[Any]
+) -> None:
     """With ``BENCH_REALTIME_DUMP`` set to a folder: writes the run's progress reports and, for each counted copy, its
     producer's and stored times there (``<system>-<query>-<target>.json``), for ``bench/batch_ends.py``."""
     folder = os.environ.get("BENCH_REALTIME_DUMP")
     if not folder:
         return
-    copies = stored_copies(spark, run).where(F.col("produced") >= measured_from).select("produced", "stored")
+    copies = (
+        stored_copies(spark, run)
+        .where(F.col("produced") >= measured_from)
+        .select("produced", "stored")
+    )
     dump = {
-        "run": {k: run[k] for k in ("system", "sinkSystem", "query", "batch", "target") if k in run},
+        "run": {
+            k: run[k] for k in ("system", "sinkSystem", "query", "batch", "target") if k in run
+        },
         "progress": [json.loads(e.json) for e in events],
         "copies": [[r.produced, r.stored] for r in copies.collect()],
     }
@@ -266,7 +297,9 @@ def await_done() -> Dict[str, Any]:
 
 def one_run(spark: SparkSession, run: Dict[str, Any], scratch: str) -> None:
     events: List[Any] = []  # the query's progress reports; a relay has none
-    if run["query"] == "relay":  # no query: the bench's JVM has every copy acknowledged before it says DONE
+    if (
+        run["query"] == "relay"
+    ):  # no query: the bench's JVM has every copy acknowledged before it says DONE
         reply("READY")
         done, caught_up = await_done(), True
     else:
@@ -292,8 +325,12 @@ def one_run(spark: SparkSession, run: Dict[str, Any], scratch: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--kafka-jars", required=True, help="comma-separated jars of Spark's Kafka connector")
-    parser.add_argument("--slots", type=int, required=True, help="N of local[N]: the task slots of the session")
+    parser.add_argument(
+        "--kafka-jars", required=True, help="comma-separated jars of Spark's Kafka connector"
+    )
+    parser.add_argument(
+        "--slots", type=int, required=True, help="N of local[N]: the task slots of the session"
+    )
     parser.add_argument("--shuffle-partitions", type=int, required=True)
     args = parser.parse_args()
     master = f"local[{args.slots}]"
@@ -306,8 +343,12 @@ def main() -> None:
         .config("spark.jars", args.kafka_jars)
         .config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
     ).getOrCreate()
-    jvm_pid = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getPid()
-    started = json.dumps({"pyspark": spark.version, "cpuCount": os.cpu_count(), "master": master, "jvmPid": jvm_pid})
+    jvm_pid = (
+        spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getPid()
+    )
+    started = json.dumps(
+        {"pyspark": spark.version, "cpuCount": os.cpu_count(), "master": master, "jvmPid": jvm_pid}
+    )
     serve(spark, started, one_run, "rocketmq-spark-bench-real-time-")
 
 

@@ -65,7 +65,9 @@ def table(results: dict) -> str:
         r = by_key.get((section, name, "rocketmq"))
         k = by_key.get((section, name, "kafka"))
         ratio = f"{r['median'] / k['median']:.2f}" if r and k and k["median"] else ""
-        row = f"| {section} | {name} | {value(r) if r else ''} | {value(k) if k else ''} | {ratio} |"
+        row = (
+            f"| {section} | {name} | {value(r) if r else ''} | {value(k) if k else ''} | {ratio} |"
+        )
         if floor:
             s = by_key.get((section, name, FLOOR))
             row += f" {value(s) if s else ''} |"
@@ -104,7 +106,15 @@ def bars(ax, results: dict, section: str, title: str) -> None:
                 heights.append(f["median"] / 1000)
                 lower.append((f["median"] - f["min"]) / 1000)
                 upper.append((f["max"] - f["median"]) / 1000)
-        ax.bar(xs, heights, width, yerr=[lower, upper], label=SYSTEMS[system], color=COLOURS[system], capsize=3)
+        ax.bar(
+            xs,
+            heights,
+            width,
+            yerr=[lower, upper],
+            label=SYSTEMS[system],
+            color=COLOURS[system],
+            capsize=3,
+        )
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names, rotation=30, ha="right", fontsize=7)
     ax.set_ylabel("thousand messages / s")
@@ -117,7 +127,9 @@ def latency(ax, results: dict) -> None:
     chosen = [
         f
         for f in results["figures"]
-        if f["section"] == "latency" and f["name"].startswith("produce to foreachBatch") and f["name"].endswith("/s)")
+        if f["section"] == "latency"
+        and f["name"].startswith("produce to foreachBatch")
+        and f["name"].endswith("/s)")
     ]
     labels = list(dict.fromkeys(f["name"].split(" ")[3] for f in chosen))  # p50, p95, p99
     shown = {**SYSTEMS, FLOOR: FLOOR_TITLE}
@@ -145,7 +157,9 @@ def planning(ax, results: dict) -> None:
         points = [
             (int(f["name"].split(" ")[4]), f["median"])
             for f in results["figures"]
-            if f["section"] == "planning" and f["system"] == system and f["name"].startswith("plan a read")
+            if f["section"] == "planning"
+            and f["system"] == system
+            and f["name"].startswith("plan a read")
         ]
         if points:
             ax.plot(

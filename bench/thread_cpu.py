@@ -56,7 +56,9 @@ def snapshot(pid: int) -> Dict[str, Tuple[str, List[int]]]:
     return threads
 
 
-def by_kind(before: Dict[str, Tuple[str, List[int]]], after: Dict[str, Tuple[str, List[int]]]) -> Dict[str, List[int]]:
+def by_kind(
+    before: Dict[str, Tuple[str, List[int]]], after: Dict[str, Tuple[str, List[int]]]
+) -> Dict[str, List[int]]:
     """Kind of thread -> [threads, user ticks, system ticks, voluntary, involuntary] over the interval."""
     kinds: Dict[str, List[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
     for tid, (name, now) in after.items():
@@ -83,7 +85,9 @@ def main() -> None:
         if row[1] + row[2] == 0 and kind != "all threads":
             continue
         user, system = (100.0 * row[i] / TICKS_PER_SECOND / seconds for i in (1, 2))
-        print(f"{kind[:36]:36} {row[0]:4d} {user:7.1f} {system:9.1f} {row[3] / seconds:8.0f} {row[4] / seconds:8.0f}")
+        print(
+            f"{kind[:36]:36} {row[0]:4d} {user:7.1f} {system:9.1f} {row[3] / seconds:8.0f} {row[4] / seconds:8.0f}"
+        )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,12 @@ import json
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from rocketmq_spark import EARLIEST, configure_spark_with_rocketmq, decode_properties, read_rocketmq_stream
+from rocketmq_spark import (
+    EARLIEST,
+    configure_spark_with_rocketmq,
+    decode_properties,
+    read_rocketmq_stream,
+)
 
 
 def main() -> None:
@@ -42,10 +47,16 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=100_000)
     args = parser.parse_args()
 
-    spark = configure_spark_with_rocketmq(SparkSession.builder.appName("rocketmq-backfill")).getOrCreate()
+    spark = configure_spark_with_rocketmq(
+        SparkSession.builder.appName("rocketmq-backfill")
+    ).getOrCreate()
 
     messages = read_rocketmq_stream(
-        spark, args.name_server, args.topic, starting_offsets=EARLIEST, max_offsets_per_trigger=args.batch_size
+        spark,
+        args.name_server,
+        args.topic,
+        starting_offsets=EARLIEST,
+        max_offsets_per_trigger=args.batch_size,
     )
     rows = messages.select(
         "topic",

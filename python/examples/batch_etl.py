@@ -41,10 +41,14 @@ def main() -> None:
     parser.add_argument("--target-topic", required=True)
     args = parser.parse_args()
 
-    spark = configure_spark_with_rocketmq(SparkSession.builder.appName("rocketmq-batch-etl")).getOrCreate()
+    spark = configure_spark_with_rocketmq(
+        SparkSession.builder.appName("rocketmq-batch-etl")
+    ).getOrCreate()
 
     raw = read_rocketmq(spark, args.name_server, args.source_topic)
-    orders = raw.select(F.from_json(F.col("body").cast("string"), ORDER_SCHEMA).alias("o")).select("o.*")
+    orders = raw.select(F.from_json(F.col("body").cast("string"), ORDER_SCHEMA).alias("o")).select(
+        "o.*"
+    )
     paid = orders.where(F.col("status") == "paid").select(
         "order_id",
         F.round(F.col("amount") * 100).cast("long").alias("amount_cents"),

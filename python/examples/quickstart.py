@@ -38,7 +38,9 @@ def main() -> None:
     args = parser.parse_args()
 
     # The package ships the connector jar; this adds it to the session's spark.jars.
-    spark = configure_spark_with_rocketmq(SparkSession.builder.appName("rocketmq-quickstart")).getOrCreate()
+    spark = configure_spark_with_rocketmq(
+        SparkSession.builder.appName("rocketmq-quickstart")
+    ).getOrCreate()
 
     greetings = spark.createDataFrame(
         [(f"hello {i}", "greeting") for i in range(args.count)], "body STRING, tags STRING"
@@ -49,7 +51,12 @@ def main() -> None:
     bodies = sorted(r.body for r in messages.selectExpr("CAST(body AS STRING) AS body").collect())
     print(
         json.dumps(
-            {"spark": spark.version, "written": args.count, "read": len(bodies), "first": bodies[0] if bodies else None}
+            {
+                "spark": spark.version,
+                "written": args.count,
+                "read": len(bodies),
+                "first": bodies[0] if bodies else None,
+            }
         )
     )
     spark.stop()

@@ -22,7 +22,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Mapping, Optional
 
-from rocketmq_spark._options import OPTION_KEYS, checked_text, connector_options, required, with_options
+from rocketmq_spark._options import (
+    OPTION_KEYS,
+    checked_text,
+    connector_options,
+    required,
+    with_options,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -51,7 +51,9 @@ def _spark_line(spark_version: str) -> str:
         return "4"
     if (major, minor) == (3, 5):
         return "3.5"
-    raise ValueError(f"Spark {spark_version} is not supported by the RocketMQ connector; it supports {_SUPPORTED}.")
+    raise ValueError(
+        f"Spark {spark_version} is not supported by the RocketMQ connector; it supports {_SUPPORTED}."
+    )
 
 
 def jar_path(spark_version: str | None = None, scala_version: str | None = None) -> str:

@@ -58,16 +58,24 @@ def assemble(base: Path, delta: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     try:
-        with zipfile.ZipFile(base) as b, zipfile.ZipFile(delta) as d, zipfile.ZipFile(partial, "w") as out:
+        with (
+            zipfile.ZipFile(base) as b,
+            zipfile.ZipFile(delta) as d,
+            zipfile.ZipFile(partial, "w") as out,
+        ):
             manifest = json.loads(d.read(MANIFEST))
             if manifest["base"] != base.name:
-                raise ValueError(f"{delta.name} is the difference from {manifest['base']}, not from {base.name}")
+                raise ValueError(
+                    f"{delta.name} is the difference from {manifest['base']}, not from {base.name}"
+                )
             own: Dict[str, zipfile.ZipInfo] = {i.filename: i for i in d.infolist()}
             for name, crc in manifest["entries"]:
                 source = d if name in own else b
                 info = source.getinfo(name)
                 if info.CRC != crc:
-                    raise ValueError(f"entry {name} of {source.filename} is not the one {delta.name} names")
+                    raise ValueError(
+                        f"entry {name} of {source.filename} is not the one {delta.name} names"
+                    )
                 out.writestr(info, source.read(name), compress_type=zipfile.ZIP_DEFLATED)
         os.replace(partial, target)
     finally:

@@ -27,7 +27,14 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Callable, Dict, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
-from rocketmq_spark._positions import EARLIEST, GROUP, LATEST, epoch_millis, offsets_json, timestamps_json
+from rocketmq_spark._positions import (
+    EARLIEST,
+    GROUP,
+    LATEST,
+    epoch_millis,
+    offsets_json,
+    timestamps_json,
+)
 
 Convert = Callable[[str, object], str]
 Duration = Union[str, timedelta]
@@ -47,7 +54,9 @@ def _topics(name: str, value: object) -> str:
     if isinstance(value, Sequence) and value and all(isinstance(t, str) for t in value):
         for t in value:
             if not t.strip() or "," in t:
-                raise ValueError(f"{name}: {t!r} is not a topic name: pass names like ['orders', 'refunds']")
+                raise ValueError(
+                    f"{name}: {t!r} is not a topic name: pass names like ['orders', 'refunds']"
+                )
         return ",".join(value)
     raise TypeError(f"{name} must be a topic name or a list of topic names, not {value!r}")
 
@@ -58,14 +67,22 @@ def _broker_groups(name: str, value: object) -> str:
         return str(_integer(name, value, 1))
     if isinstance(value, str):
         return checked_text(name, value)
-    if isinstance(value, Sequence) and value and all(isinstance(g, str) and g.strip() for g in value):
+    if (
+        isinstance(value, Sequence)
+        and value
+        and all(isinstance(g, str) and g.strip() for g in value)
+    ):
         return ",".join(value)
-    raise TypeError(f"{name} must be a number of broker groups or a list of their names, not {value!r}")
+    raise TypeError(
+        f"{name} must be a number of broker groups or a list of their names, not {value!r}"
+    )
 
 
 def _integer(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}: pass e.g. {name}={max(minimum, 1000)}")
+        raise TypeError(
+            f"{name} must be an int, not {type(value).__name__}: pass e.g. {name}={max(minimum, 1000)}"
+        )
     if value < minimum:
         allowed = "a positive int" if minimum == 1 else f"an int >= {minimum}"
         raise ValueError(f"{name} must be {allowed}, not {value}")
@@ -147,8 +164,12 @@ def _duration(name: str, value: object) -> str:
     if isinstance(value, timedelta):
         millis, rest = divmod(value, timedelta(milliseconds=1))
         if rest:
-            raise ValueError(f"{name} must be a whole number of milliseconds (the connector's unit), not {value}")
-        unit, size = next((u, n) for u, n in _DURATION_UNITS if millis % n == 0 and (millis != 0 or n == 1))
+            raise ValueError(
+                f"{name} must be a whole number of milliseconds (the connector's unit), not {value}"
+            )
+        unit, size = next(
+            (u, n) for u, n in _DURATION_UNITS if millis % n == 0 and (millis != 0 or n == 1)
+        )
         return f"{millis // size}{unit}"
     if isinstance(value, str):
         return value
@@ -275,7 +296,11 @@ def connector_options(values: Mapping[str, object]) -> Dict[str, str]:
 
 def option_keywords(values: Mapping[str, object]) -> Dict[str, str]:
     """Option key -> keyword, for the connector options set by keywords (for the errors that name them)."""
-    return {OPTION_KEYS[kw]: kw for kw, value in values.items() if value is not None and kw in OPTION_KEYS}
+    return {
+        OPTION_KEYS[kw]: kw
+        for kw, value in values.items()
+        if value is not None and kw in OPTION_KEYS
+    }
 
 
 def required(name: str, value: Optional[object]) -> None:
@@ -311,7 +336,9 @@ def with_options(
     seen: Dict[str, str] = {}
     for key, value in options.items():
         if not isinstance(key, str) or not key:
-            raise TypeError(f"options: {key!r} is not an option key: pass keys as str, such as 'pullBatchSize'")
+            raise TypeError(
+                f"options: {key!r} is not an option key: pass keys as str, such as 'pullBatchSize'"
+            )
         if not isinstance(value, str):
             raise TypeError(
                 f"options[{key!r}] must be a str (the option's text, as .option() takes it), "

@@ -74,7 +74,9 @@ def epoch_millis(value: Timestamp, name: str = "timestamp") -> int:
             )
         return (value - _EPOCH) // timedelta(milliseconds=1)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a datetime or epoch milliseconds (int), not {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be a datetime or epoch milliseconds (int), not {type(value).__name__}"
+        )
     if value < 0:
         raise ValueError(f"{name} must be epoch milliseconds >= 0, not {value}")
     return value
@@ -83,7 +85,9 @@ def epoch_millis(value: Timestamp, name: str = "timestamp") -> int:
 def _queue_id(name: str, topic: str, broker: str, queue: object) -> str:
     text = str(queue) if isinstance(queue, (int, str)) and not isinstance(queue, bool) else ""
     if not text.isdigit():
-        raise TypeError(f"{name}: queue id {queue!r} of {topic}/{broker} must be an int >= 0, e.g. {{0: 23}}")
+        raise TypeError(
+            f"{name}: queue id {queue!r} of {topic}/{broker} must be an int >= 0, e.g. {{0: 23}}"
+        )
     return str(int(text))
 
 
@@ -94,13 +98,23 @@ def _nested(name: str, value: object, leaf: str) -> Dict[str, Dict[str, Mapping[
         raise TypeError(f"{name} must be a non-empty dict like {example}, not {value!r}")
     out: Dict[str, Dict[str, Mapping[object, object]]] = {}
     for topic, brokers in value.items():
-        if not isinstance(topic, str) or not topic or not isinstance(brokers, Mapping) or not brokers:
+        if (
+            not isinstance(topic, str)
+            or not topic
+            or not isinstance(brokers, Mapping)
+            or not brokers
+        ):
             raise TypeError(
                 f"{name}: {topic!r} must map a topic name to {{broker name: {{queue id: ...}}}}, like {example}"
             )
         out[topic] = {}
         for broker, queues in brokers.items():
-            if not isinstance(broker, str) or not broker or not isinstance(queues, Mapping) or not queues:
+            if (
+                not isinstance(broker, str)
+                or not broker
+                or not isinstance(queues, Mapping)
+                or not queues
+            ):
                 raise TypeError(
                     f"{name}: {topic}/{broker!r} must map a broker name to {{queue id: ...}}, like {example}"
                 )
@@ -108,14 +122,18 @@ def _nested(name: str, value: object, leaf: str) -> Dict[str, Dict[str, Mapping[
     return out
 
 
-def _per_queue_json(name: str, value: object, leaf: str, convert: Callable[[str, object], int]) -> str:
+def _per_queue_json(
+    name: str, value: object, leaf: str, convert: Callable[[str, object], int]
+) -> str:
     """Checks topic -> broker -> queue -> value nesting and renders it as option JSON."""
     result: Dict[str, Dict[str, Dict[str, int]]] = {}
     for topic, brokers in _nested(name, value, leaf).items():
         for broker, queues in brokers.items():
             for queue, item in queues.items():
                 qid = _queue_id(name, topic, broker, queue)
-                result.setdefault(topic, {}).setdefault(broker, {})[qid] = convert(f"{topic}/{broker}/{qid}", item)
+                result.setdefault(topic, {}).setdefault(broker, {})[qid] = convert(
+                    f"{topic}/{broker}/{qid}", item
+                )
     return json.dumps(result, separators=(",", ":"))
 
 
@@ -148,7 +166,9 @@ def offsets_json(offsets: QueueOffsets, name: str = "offsets") -> str:
             return _SENTINELS[value.lower()]
         if isinstance(value, int) and not isinstance(value, bool) and value >= EARLIEST_OFFSET:
             return value
-        raise ValueError(f"{name}: offset {value!r} of {where} must be an int >= 0, EARLIEST (-2) or LATEST (-1)")
+        raise ValueError(
+            f"{name}: offset {value!r} of {where} must be an int >= 0, EARLIEST (-2) or LATEST (-1)"
+        )
 
     return _per_queue_json(name, offsets, "23", offset)
 

@@ -24,7 +24,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, Mapping, Optional, Sequence, Union, cast
 
-from rocketmq_spark._options import FORMAT, Duration, connector_options, option_keywords, required, with_options
+from rocketmq_spark._options import (
+    FORMAT,
+    Duration,
+    connector_options,
+    option_keywords,
+    required,
+    with_options,
+)
 from rocketmq_spark._positions import EARLIEST, LATEST, QueueOffsets, QueueTimestamps, Timestamp
 
 if TYPE_CHECKING:
@@ -43,7 +50,9 @@ def _read_options(values: Dict[str, object]) -> Dict[str, str]:
     extra = cast("Optional[Mapping[str, str]]", values.pop("options"))
     required("name_server", values["name_server"])
     if (values["topic"] is None) == (values["topic_pattern"] is None):
-        raise ValueError("pass one of topic (a topic name or a list of them) and topic_pattern (a regular expression)")
+        raise ValueError(
+            "pass one of topic (a topic name or a list of them) and topic_pattern (a regular expression)"
+        )
     starts = [
         k
         for k in ("starting_offsets", "starting_timestamp", "starting_offsets_by_timestamp")
@@ -52,7 +61,9 @@ def _read_options(values: Dict[str, object]) -> Dict[str, str]:
     if len(starts) > 1:
         raise ValueError(f"{' and '.join(starts)} each say where to start: pass only one of them")
     ends = [
-        k for k in ("ending_offsets", "ending_timestamp", "ending_offsets_by_timestamp") if values.get(k) is not None
+        k
+        for k in ("ending_offsets", "ending_timestamp", "ending_offsets_by_timestamp")
+        if values.get(k) is not None
     ]
     if len(ends) > 1:
         raise ValueError(f"{' and '.join(ends)} each say where to end: pass only one of them")
@@ -192,7 +203,9 @@ def read_rocketmq(
             "or read_rocketmq_stream to read what arrives from now on"
         )
     if isinstance(ending_offsets, str) and ending_offsets.strip().lower() == EARLIEST:
-        raise ValueError("ending_offsets=EARLIEST reads nothing: use LATEST (the default) or per-queue offsets")
+        raise ValueError(
+            "ending_offsets=EARLIEST reads nothing: use LATEST (the default) or per-queue offsets"
+        )
     settings = _read_options(values)
     return spark.read.format(FORMAT).options(**settings).load()
 

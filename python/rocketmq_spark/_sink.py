@@ -21,7 +21,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, Mapping, Optional, Tuple, cast
 
-from rocketmq_spark._options import FORMAT, checked_text, connector_options, option_keywords, required, with_options
+from rocketmq_spark._options import (
+    FORMAT,
+    checked_text,
+    connector_options,
+    option_keywords,
+    required,
+    with_options,
+)
 from rocketmq_spark._trigger import real_time_trigger
 
 if TYPE_CHECKING:
@@ -60,7 +67,10 @@ def sink_options(values: Mapping[str, object]) -> Tuple[Dict[str, str], Dict[str
 
 
 def stream_writer(
-    df: "DataFrame", values: Mapping[str, object], caller: str, real_time_batch: Optional[str] = None
+    df: "DataFrame",
+    values: Mapping[str, object],
+    caller: str,
+    real_time_batch: Optional[str] = None,
 ) -> Tuple["DataStreamWriter", Dict[str, str]]:
     """``df.writeStream`` on the connector, configured by a streaming write's keywords (``values``), checked; and the
     option key -> keyword of the options keywords set. ``real_time_batch``: real-time mode, with that batch duration.
@@ -70,10 +80,16 @@ def stream_writer(
     output_mode, available_now = stream["output_mode"], stream["available_now"]
     processing_time, continuous = stream["processing_time"], stream["continuous"]
     if output_mode is not None and output_mode not in _OUTPUT_MODES:
-        raise ValueError(f"output_mode must be one of {', '.join(_OUTPUT_MODES)}, not {output_mode!r}")
+        raise ValueError(
+            f"output_mode must be one of {', '.join(_OUTPUT_MODES)}, not {output_mode!r}"
+        )
     if not isinstance(available_now, bool):
         raise TypeError(f"available_now must be a bool, not {available_now!r}")
-    triggers = [k for k in ("processing_time", "available_now", "continuous") if stream[k] not in (None, False)]
+    triggers = [
+        k
+        for k in ("processing_time", "available_now", "continuous")
+        if stream[k] not in (None, False)
+    ]
     if real_time_batch is not None and triggers:
         raise ValueError(f"{triggers[0]} and real_time are two triggers: pass only one of them")
     if len(triggers) > 1:
@@ -101,7 +117,9 @@ def stream_writer(
             output_mode = "update"
     extra = cast("Optional[Mapping[str, str]]", values.get("options"))
     merged = with_options({**typed, **settings}, extra, keywords)
-    writer = df.writeStream.format(FORMAT).options(**{k: v for k, v in merged.items() if k not in settings})
+    writer = df.writeStream.format(FORMAT).options(
+        **{k: v for k, v in merged.items() if k not in settings}
+    )
     if "checkpointLocation" in settings:
         writer = writer.option("checkpointLocation", settings["checkpointLocation"])
     if output_mode is not None:
@@ -115,7 +133,9 @@ def stream_writer(
     if stream["query_name"] is not None:
         writer = writer.queryName(str(stream["query_name"]))
     if real_time_batch is not None:
-        writer = real_time_trigger(writer.option(_SINK_CHECK_OVERRIDE, settings[_SINK_CHECK_OVERRIDE]), real_time_batch)
+        writer = real_time_trigger(
+            writer.option(_SINK_CHECK_OVERRIDE, settings[_SINK_CHECK_OVERRIDE]), real_time_batch
+        )
     return writer, keywords
 
 

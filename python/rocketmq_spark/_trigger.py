@@ -40,7 +40,9 @@ def _spark_version(version: str) -> Tuple[int, int]:
     return int(found.group(1)), int(found.group(2))
 
 
-def real_time_trigger(writer: "DataStreamWriter", batch_duration: str = "5 seconds") -> "DataStreamWriter":
+def real_time_trigger(
+    writer: "DataStreamWriter", batch_duration: str = "5 seconds"
+) -> "DataStreamWriter":
     """Set Spark's real-time trigger on ``writer`` and return it, or fail saying which Spark has it.
 
     Each batch then runs for ``batch_duration``, every message going through the query as it arrives; the

@@ -274,7 +274,9 @@ def _real_time_batch(real_time: object) -> str:
     if real_time is True:
         return DEFAULT_REAL_TIME_BATCH
     if not isinstance(real_time, str):
-        raise TypeError(f"real_time must be True or a batch duration such as '30 seconds', not {real_time!r}")
+        raise TypeError(
+            f"real_time must be True or a batch duration such as '30 seconds', not {real_time!r}"
+        )
     return checked_text("real_time", real_time)
 
 

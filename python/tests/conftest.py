@@ -39,11 +39,16 @@ if API not in ("classic", "connect"):
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "e2e: end to end through a Spark session; runs in classic and Connect mode")
     config.addinivalue_line(
-        "markers", "cross_version: run again on every pyspark of the matrix (dev/test-spark-version)"
+        "markers", "e2e: end to end through a Spark session; runs in classic and Connect mode"
     )
-    config.addinivalue_line("markers", "connect_only: runs in the Spark Connect pass only (deselected otherwise)")
+    config.addinivalue_line(
+        "markers",
+        "cross_version: run again on every pyspark of the matrix (dev/test-spark-version)",
+    )
+    config.addinivalue_line(
+        "markers", "connect_only: runs in the Spark Connect pass only (deselected otherwise)"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
@@ -73,7 +78,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Each test file's time, longest first: where the test command's budget goes."""
     if not _FILE_SECONDS:
         return
-    terminalreporter.write_sep("=", f"time per test file ({sum(_FILE_SECONDS.values()):.0f} s in all)")
+    terminalreporter.write_sep(
+        "=", f"time per test file ({sum(_FILE_SECONDS.values()):.0f} s in all)"
+    )
     for path, seconds in sorted(_FILE_SECONDS.items(), key=lambda item: -item[1]):
         terminalreporter.write_line(f"{seconds:8.1f} s  {path}")
 

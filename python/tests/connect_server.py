@@ -47,7 +47,9 @@ class SparkConnectServerProcess:
     def __init__(self, log_path: Optional[Path] = None) -> None:
         self.port = 0
         self._proc: Optional[subprocess.Popen[bytes]] = None
-        self._log_path = log_path or (REPO_ROOT / "it-tests" / "target" / "spark-connect-server.log")
+        self._log_path = log_path or (
+            REPO_ROOT / "it-tests" / "target" / "spark-connect-server.log"
+        )
 
     @property
     def url(self) -> str:
@@ -79,7 +81,11 @@ class SparkConnectServerProcess:
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self._log_path, "wb") as log:
             self._proc = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=spark_env()
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=spark_env(),
             )
 
         def listening() -> bool:
@@ -90,7 +96,12 @@ class SparkConnectServerProcess:
             return accepts(self.port)
 
         try:
-            wait_until(f"the Spark Connect server to listen (see {self._log_path})", listening, timeout_s, 0.2)
+            wait_until(
+                f"the Spark Connect server to listen (see {self._log_path})",
+                listening,
+                timeout_s,
+                0.2,
+            )
         except TimeoutError:
             self.stop()
             raise

@@ -78,7 +78,9 @@ class EmbeddedRocketMQProcess:
         try:
             line = self._lines.get(timeout=timeout_s)
         except queue.Empty as empty:
-            raise TimeoutError(f"no answer from the harness within {timeout_s} s (see {self._log_path})") from empty
+            raise TimeoutError(
+                f"no answer from the harness within {timeout_s} s (see {self._log_path})"
+            ) from empty
         if line is None:
             raise RuntimeError(f"the harness process exited (see {self._log_path})")
         return line

@@ -64,7 +64,9 @@ class RocketMQ49:
         self.name_server = ""
         self._procs: List[subprocess.Popen] = []
 
-    def _java(self, main: str, *args: str, log: Optional[Path] = None, wait: bool = False) -> subprocess.Popen:
+    def _java(
+        self, main: str, *args: str, log: Optional[Path] = None, wait: bool = False
+    ) -> subprocess.Popen:
         home = self.work_dir / "home"
         command = [
             "java",
@@ -77,7 +79,9 @@ class RocketMQ49:
             *args,
         ]
         out = open(log, "w", encoding="utf-8") if log else subprocess.PIPE
-        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True, cwd=self.work_dir)
+        return subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, text=True, cwd=self.work_dir
+        )
 
     def start(self, timeout_s: float = 120.0) -> "RocketMQ49":
         conf = self.work_dir / "home" / "conf"
@@ -110,13 +114,19 @@ class RocketMQ49:
         )
         self._procs.append(
             self._java(
-                "org.apache.rocketmq.namesrv.NamesrvStartup", "-c", str(namesrv_conf), log=self.work_dir / "namesrv.log"
+                "org.apache.rocketmq.namesrv.NamesrvStartup",
+                "-c",
+                str(namesrv_conf),
+                log=self.work_dir / "namesrv.log",
             )
         )
         self._wait_listening(namesrv_port, timeout_s, "name server")
         self._procs.append(
             self._java(
-                "org.apache.rocketmq.broker.BrokerStartup", "-c", str(broker_conf), log=self.work_dir / "broker.log"
+                "org.apache.rocketmq.broker.BrokerStartup",
+                "-c",
+                str(broker_conf),
+                log=self.work_dir / "broker.log",
             )
         )
         self._wait_listening(broker_port, timeout_s, "broker")
@@ -132,10 +142,16 @@ class RocketMQ49:
     def _wait_listening(self, port: int, timeout_s: float, what: str) -> None:
         def listening() -> bool:
             if any(p.poll() is not None for p in self._procs):
-                raise RuntimeError(f"the 4.9 {what} exited before listening (see the logs in {self.work_dir})")
+                raise RuntimeError(
+                    f"the 4.9 {what} exited before listening (see the logs in {self.work_dir})"
+                )
             return accepts(port)
 
-        wait_until(f"the 4.9 {what} to listen on port {port} (see the logs in {self.work_dir})", listening, timeout_s)
+        wait_until(
+            f"the 4.9 {what} to listen on port {port} (see the logs in {self.work_dir})",
+            listening,
+            timeout_s,
+        )
 
     def admin(self, *args: str, check: bool = True) -> str:
         """Runs RocketMQ 4.9's mqadmin with ``args``; its output."""

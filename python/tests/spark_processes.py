@@ -87,21 +87,30 @@ def spark_env(**extra: str) -> Dict[str, str]:
     )
 
 
-def run_or_dump_threads(command: List[str], timeout_s: float, **kwargs) -> "subprocess.CompletedProcess[str]":
+def run_or_dump_threads(
+    command: List[str], timeout_s: float, **kwargs
+) -> "subprocess.CompletedProcess[str]":
     """Runs ``command`` (text output captured) like ``subprocess.run``; if it is still running after
     ``timeout_s``, fails the test with the tail of what it printed and a thread dump (jstack) of each of its
     JVMs, taken before the whole process group is killed: a hang then says where it hung."""
     import pytest
 
     proc = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kwargs
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        **kwargs,
     )
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         dumps = []
         for pid in live_group_members(proc.pid):
-            if "java" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace"):
+            if "java" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(
+                errors="replace"
+            ):
                 jstack = Path(os.environ.get("JAVA_HOME", "/usr")) / "bin" / "jstack"
                 dump = subprocess.run(
                     [str(jstack) if jstack.exists() else "jstack", str(pid)],
@@ -145,4 +154,6 @@ def kill_process_group(proc: "subprocess.Popen[bytes]", timeout_s: float = 30.0)
     except ProcessLookupError:
         pass
     proc.wait(timeout=timeout_s)
-    wait_until(f"process group {proc.pid} to be gone", lambda: not live_group_members(proc.pid), timeout_s)
+    wait_until(
+        f"process group {proc.pid} to be gone", lambda: not live_group_members(proc.pid), timeout_s
+    )

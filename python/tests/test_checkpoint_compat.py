@@ -43,7 +43,9 @@ def _version(text: str) -> tuple:
 def _fixtures() -> list:
     """The fixtures of this pyspark's version and earlier ones."""
     running = _version(pyspark.__version__)
-    found = sorted(FIXTURES.glob("checkpoint-spark-*"), key=lambda p: _version(p.name.split("-")[-1]))
+    found = sorted(
+        FIXTURES.glob("checkpoint-spark-*"), key=lambda p: _version(p.name.split("-")[-1])
+    )
     return [p for p in found if _version(p.name.split("-")[-1]) <= running]
 
 
@@ -63,7 +65,9 @@ def _copy_for_topic(fixture: Path, target: Path, topic: str) -> None:
 
 
 @pytest.mark.parametrize("fixture", _fixtures(), ids=lambda p: p.name.removeprefix("checkpoint-"))
-def test_a_checkpoint_of_this_or_an_earlier_spark_resumes_after_what_it_read(spark, rocketmq, tmp_path, fixture):
+def test_a_checkpoint_of_this_or_an_earlier_spark_resumes_after_what_it_read(
+    spark, rocketmq, tmp_path, fixture
+):
     topic = unique_topic("ckpt")
     rocketmq.create_topic(topic, queues=1)
     rocketmq.send(topic, 8, "m")  # m0..m4 were read when the fixture was written; m5..m7 were not
@@ -72,7 +76,9 @@ def test_a_checkpoint_of_this_or_an_earlier_spark_resumes_after_what_it_read(spa
     got = []  # the sink: a batch function (the fixture's own file sink kept its log beside its output)
     q = (
         query(spark, rocketmq.name_server, topic)
-        .writeStream.foreachBatch(lambda df, _: got.extend((r.queueOffset, r.body) for r in df.collect()))
+        .writeStream.foreachBatch(
+            lambda df, _: got.extend((r.queueOffset, r.body) for r in df.collect())
+        )
         .option("checkpointLocation", str(checkpoint))
         .trigger(availableNow=True)
         .start()

@@ -36,8 +36,12 @@ from embedded_rocketmq import REPO_ROOT
 from rocketmq_spark import jar_path
 from spark_processes import CLIENT_LOG_OPTION
 
-PAGES = [REPO_ROOT / "README.md", REPO_ROOT / "python" / "README.md"] + sorted((REPO_ROOT / "docs").rglob("*.md"))
-FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<lang>\w*)\n(?P<code>.*?)^(?P=indent)```$", re.MULTILINE | re.DOTALL)
+PAGES = [REPO_ROOT / "README.md", REPO_ROOT / "python" / "README.md"] + sorted(
+    (REPO_ROOT / "docs").rglob("*.md")
+)
+FENCE = re.compile(
+    r"^(?P<indent>[ ]*)```(?P<lang>\w*)\n(?P<code>.*?)^(?P=indent)```$", re.MULTILINE | re.DOTALL
+)
 # What the examples read and write: two queues each, so that a real-time query (a task slot per queue for its
 # whole batch) runs on local[2]. The namespace example's topic is 'orders' under namespace tenant-a.
 TOPICS = ["orders", "orders-copy", "refunds", "lines", "counts", "tenant-a%orders"]
@@ -64,7 +68,9 @@ def examples(lang: str) -> List[Example]:
         for m in FENCE.finditer(text):
             if m.group("lang") == lang:
                 code = textwrap.dedent(
-                    "\n".join(line[len(m.group("indent")) :] for line in m.group("code").split("\n"))
+                    "\n".join(
+                        line[len(m.group("indent")) :] for line in m.group("code").split("\n")
+                    )
                 )
                 found.append(Example(page, text.count("\n", 0, m.start()) + 1, lang, code))
     return found
@@ -99,7 +105,9 @@ def settle(spark: Any, ex: Example) -> None:
         if real_time(ex.code):
             deadline = time.time() + 60
             while query.isActive and not query.status["isTriggerActive"]:
-                assert time.time() < deadline, f"{ex.where()}: query {query.id} never started a batch"
+                assert time.time() < deadline, (
+                    f"{ex.where()}: query {query.id} never started a batch"
+                )
                 query.awaitTermination(0.2)
         else:
             query.processAllAvailable()
@@ -124,7 +132,11 @@ def test_the_site_builds_in_strict_mode(tmp_path: Path) -> None:
 
 
 def test_every_code_block_is_python_scala_or_a_command() -> None:
-    langs = {ex_lang for page in PAGES for ex_lang in (m.group("lang") for m in FENCE.finditer(page.read_text()))}
+    langs = {
+        ex_lang
+        for page in PAGES
+        for ex_lang in (m.group("lang") for m in FENCE.finditer(page.read_text()))
+    }
     assert langs <= {"python", "scala", "bash", "text"}, langs
     assert len(examples("python")) >= 12 and len(examples("scala")) >= 10
 
@@ -141,7 +153,9 @@ def test_python_examples_run(spark, rocketmq, example_topics, tmp_path: Path, mo
             continue
         scope = namespaces.setdefault(ex.page, {"spark": spark, "handle_row": lambda row: None})
         try:
-            exec(compile(as_run(ex.code, rocketmq.name_server, tmp_path), ex.where(), "exec"), scope)
+            exec(
+                compile(as_run(ex.code, rocketmq.name_server, tmp_path), ex.where(), "exec"), scope
+            )
         except Exception as e:  # the example's own failure, named by its place
             raise AssertionError(f"{ex.where()}: {type(e).__name__}: {e}") from e
         settle(spark, ex)
@@ -149,7 +163,9 @@ def test_python_examples_run(spark, rocketmq, example_topics, tmp_path: Path, mo
     assert ran >= 12
     # What the examples wrote is there.
     bodies = set(rocketmq.bodies("orders-copy"))
-    assert {"o-1", "o-2"} <= bodies and any(b.startswith("order-") for b in bodies), sorted(bodies)[:10]
+    assert {"o-1", "o-2"} <= bodies and any(b.startswith("order-") for b in bodies), sorted(bodies)[
+        :10
+    ]
     counts = rocketmq.bodies("counts")
     assert {f"word-{i}=1" for i in range(5)} <= set(counts), counts[:20]
 
@@ -164,7 +180,12 @@ def test_connect_example_runs(spark, connect_url, rocketmq, example_topics) -> N
         if CONNECT_ONLY in ex.code:
             scope: Dict[str, Any] = {}
             code = ex.code.replace("sc://connect-server:15002", connect_url)
-            exec(compile(as_run(code, rocketmq.name_server, Path("/nonexistent")), ex.where(), "exec"), scope)
+            exec(
+                compile(
+                    as_run(code, rocketmq.name_server, Path("/nonexistent")), ex.where(), "exec"
+                ),
+                scope,
+            )
             assert scope["df"].count() == 20, ex.where()
             ran += 1
     assert ran >= 1
@@ -228,4 +249,6 @@ def test_scala_examples_run(rocketmq, example_topics, tmp_path: Path) -> None:
     )
     ok = set(re.findall(r"^EXAMPLE-OK (\S+)$", done.stdout, re.MULTILINE))
     expected = {ex.where() for ex in blocks}
-    assert ok == expected, f"Scala examples that failed: {sorted(expected - ok)}\n{done.stdout[-6000:]}"
+    assert ok == expected, (
+        f"Scala examples that failed: {sorted(expected - ok)}\n{done.stdout[-6000:]}"
+    )

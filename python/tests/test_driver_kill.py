@@ -54,7 +54,13 @@ class Producer(threading.Thread):
     """Sends rounds of messages with unique bodies (``r<round>-<i>``) until stopped: the only user of
     the harness while it runs (the harness takes one command at a time)."""
 
-    def __init__(self, harness: EmbeddedRocketMQProcess, topic: str, per_round: int = 10, pause_s: float = 0.2):
+    def __init__(
+        self,
+        harness: EmbeddedRocketMQProcess,
+        topic: str,
+        per_round: int = 10,
+        pause_s: float = 0.2,
+    ):
         super().__init__(daemon=True)
         self.harness, self.topic, self.per_round, self.pause_s = harness, topic, per_round, pause_s
         self.sent: Set[str] = set()
@@ -66,7 +72,9 @@ class Producer(threading.Thread):
         try:
             while not self._stop_event.is_set():
                 prefix = f"r{rounds}-"
-                self.harness.send(self.topic, self.per_round, prefix)  # returns once every message is stored
+                self.harness.send(
+                    self.topic, self.per_round, prefix
+                )  # returns once every message is stored
                 self.sent.update(f"{prefix}{i}" for i in range(self.per_round))
                 rounds += 1
                 self._stop_event.wait(self.pause_s)
@@ -83,7 +91,11 @@ class Producer(threading.Thread):
 
 def batch_ids(log_dir: Path) -> List[int]:
     """The batch ids a streaming checkpoint's offsets/ or commits/ log holds."""
-    return sorted(int(f.name) for f in log_dir.glob("*") if f.name.isdigit()) if log_dir.exists() else []
+    return (
+        sorted(int(f.name) for f in log_dir.glob("*") if f.name.isdigit())
+        if log_dir.exists()
+        else []
+    )
 
 
 def last_batch(log_dir: Path) -> int:
@@ -144,14 +156,20 @@ def start_and_kill(
 
         def committed_a_batch() -> bool:
             if proc.poll() is not None:
-                raise AssertionError(f"cycle {cycle}: the driver exited ({proc.returncode}):\n{tail(log)}")
+                raise AssertionError(
+                    f"cycle {cycle}: the driver exited ({proc.returncode}):\n{tail(log)}"
+                )
             return last_batch(checkpoint / "commits") > committed_before
 
-        wait_until(f"cycle {cycle}: a micro-batch committed ({log})", committed_a_batch, timeout_s=180)
+        wait_until(
+            f"cycle {cycle}: a micro-batch committed ({log})", committed_a_batch, timeout_s=180
+        )
         t_running = time.monotonic()
         # The kill point: batch `target` planned (killed while it runs) or committed (killed between batches),
         # by turns.
-        log_dir = "offsets" if (cycle if kill_number is None else kill_number) % 2 == 1 else "commits"
+        log_dir = (
+            "offsets" if (cycle if kill_number is None else kill_number) % 2 == 1 else "commits"
+        )
         target = (
             last_batch(checkpoint / "commits")
             + (1 if log_dir == "offsets" else 0)
@@ -164,7 +182,9 @@ def start_and_kill(
                 raise AssertionError(f"cycle {cycle}: the driver exited by itself:\n{tail(log)}")
             return last_batch(checkpoint / log_dir) >= target
 
-        wait_until(f"cycle {cycle}: {kill_point} ({log})", reached_kill_point, timeout_s=180, poll_s=0.02)
+        wait_until(
+            f"cycle {cycle}: {kill_point} ({log})", reached_kill_point, timeout_s=180, poll_s=0.02
+        )
     finally:
         kill_process_group(proc)
     assert proc.returncode == -9, (
@@ -181,7 +201,9 @@ def start_and_kill(
     }
 
 
-def test_driver_killed_four_times_mid_stream_loses_and_duplicates_nothing(rocketmq, tmp_path: Path) -> None:
+def test_driver_killed_four_times_mid_stream_loses_and_duplicates_nothing(
+    rocketmq, tmp_path: Path
+) -> None:
     seed = int(os.environ.get("ROCKETMQ_KILL_SEED", random.SystemRandom().randrange(2**32)))
     rng = random.Random(seed)
     print(f"driver kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill points)")
@@ -195,7 +217,9 @@ def test_driver_killed_four_times_mid_stream_loses_and_duplicates_nothing(rocket
     producer.start()
     try:
         for cycle in range(1, CYCLES + 1):
-            cycles.append(start_and_kill(cycle, rng, rocketmq.name_server, topic, sink, checkpoint, tmp_path))
+            cycles.append(
+                start_and_kill(cycle, rng, rocketmq.name_server, topic, sink, checkpoint, tmp_path)
+            )
             print(f"driver kill test: {cycles[-1]}")
     finally:
         produced = producer.finish()
@@ -206,7 +230,13 @@ def test_driver_killed_four_times_mid_stream_loses_and_duplicates_nothing(rocket
     with open(log, "wb") as out:
         drain = subprocess.run(
             driver_command(
-                rocketmq.name_server, topic, sink, checkpoint, DRAIN_MAX_OFFSETS_PER_TRIGGER, "drain", str(report_path)
+                rocketmq.name_server,
+                topic,
+                sink,
+                checkpoint,
+                DRAIN_MAX_OFFSETS_PER_TRIGGER,
+                "drain",
+                str(report_path),
             ),
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -237,7 +267,9 @@ def test_driver_killed_four_times_mid_stream_loses_and_duplicates_nothing(rocket
         "total_s": round(finished - started, 1),
     }
     print(f"driver kill test: {json.dumps(summary)}")
-    (tmp_path / "summary.json").write_text(json.dumps({"summary": summary, "cycles": cycles}, indent=1))
+    (tmp_path / "summary.json").write_text(
+        json.dumps({"summary": summary, "cycles": cycles}, indent=1)
+    )
 
     assert stored == len(produced), "the topic holds other messages than the producer's"
     assert lost == [], f"{len(lost)} messages lost, e.g. {lost[:10]} (seed {seed})"

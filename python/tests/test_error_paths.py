@@ -53,7 +53,9 @@ def condition_of(error) -> str:
 def message_of(error: BaseException) -> str:
     text = str(error)
     broken = BROKEN.search(text)
-    assert broken is None, f"the connector's error did not reach Python ({broken.group()}):\n{text[:3000]}"
+    assert broken is None, (
+        f"the connector's error did not reach Python ({broken.group()}):\n{text[:3000]}"
+    )
     return text
 
 
@@ -152,7 +154,9 @@ def test_an_error_in_a_task_fails_the_job_with_its_condition_and_column(spark, r
     assert "NULL_COLUMN" in text and "body" in text, text[:3000]
 
 
-def test_an_invalid_option_of_a_stream_stops_the_query_with_the_option_named(spark, tmp_path) -> None:
+def test_an_invalid_option_of_a_stream_stops_the_query_with_the_option_named(
+    spark, tmp_path
+) -> None:
     stream = (
         spark.readStream.format("rocketmq")
         .option("nameServer", ANY_ADDRESS)

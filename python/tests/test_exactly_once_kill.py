@@ -91,7 +91,9 @@ def halt_after_decision(
     target = last_batch(checkpoint / "commits") + 2
     log = tmp_path / f"driver-{cycle}-halt.log"
     if not HALT_FS_JAR.exists():
-        raise RuntimeError(f"{HALT_FS_JAR} is missing: build it with `build/sbt itTests/exportHarnessClasspath`")
+        raise RuntimeError(
+            f"{HALT_FS_JAR} is missing: build it with `build/sbt itTests/exportHarnessClasspath`"
+        )
     # The same checkpoint, through the file system that halts the JVM once the decision is written.
     command = submit_command(
         "local[2]",
@@ -112,7 +114,9 @@ def halt_after_decision(
         },
     )
     with open(log, "wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=spark_env(), start_new_session=True)
+        proc = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, env=spark_env(), start_new_session=True
+        )
     try:
         wait_until(
             f"cycle {cycle}: the driver halts after deciding batch {target} ({log})",
@@ -121,14 +125,24 @@ def halt_after_decision(
         )
     finally:
         kill_process_group(proc)  # the Python driver outlives its JVM
-    assert proc.returncode == 137, f"cycle {cycle}: the driver ended with {proc.returncode}:\n{tail(log)}"
+    assert proc.returncode == 137, (
+        f"cycle {cycle}: the driver ended with {proc.returncode}:\n{tail(log)}"
+    )
     assert (checkpoint / "rocketmq-sink" / "decisions" / str(target)).exists()
     assert last_batch(checkpoint / "commits") < target
-    return {"cycle": cycle, "kill_point": f"halt after the decision of batch {target}", "exit": proc.returncode}
+    return {
+        "cycle": cycle,
+        "kill_point": f"halt after the decision of batch {target}",
+        "exit": proc.returncode,
+    }
 
 
 def read_until_complete(
-    rocketmq: EmbeddedRocketMQProcess, topic: str, produced: set, driver: "subprocess.Popen[bytes]", log: Path
+    rocketmq: EmbeddedRocketMQProcess,
+    topic: str,
+    produced: set,
+    driver: "subprocess.Popen[bytes]",
+    log: Path,
 ) -> List[str]:
     """The target topic's bodies once it holds every message produced (the halted batch's after its
     check-back), while ``driver`` keeps running."""
@@ -141,7 +155,12 @@ def read_until_complete(
         return set(holder["bodies"]) >= produced
 
     try:
-        wait_until(f"every produced message in {topic}", complete, timeout_s=CHECK_BACK_DEADLINE_S, poll_s=2)
+        wait_until(
+            f"every produced message in {topic}",
+            complete,
+            timeout_s=CHECK_BACK_DEADLINE_S,
+            poll_s=2,
+        )
     except TimeoutError as timed_out:
         missing = sorted(produced - set(holder["bodies"]))
         raise AssertionError(
@@ -164,7 +183,9 @@ def test_exactly_once_sink_through_four_driver_kills_and_a_halt(rocketmq, tmp_pa
 def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> None:
     seed = int(os.environ.get("ROCKETMQ_KILL_SEED", random.SystemRandom().randrange(2**32)))
     rng = random.Random(seed)
-    print(f"exactly-once kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill points)")
+    print(
+        f"exactly-once kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill points)"
+    )
     source, target = unique_topic("eo-in"), unique_topic("eo-out")
     rocketmq.create_topic(source, queues=QUEUES)
     rocketmq.create_topic(target, queues=QUEUES)
@@ -178,7 +199,11 @@ def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> Non
     try:
         for cycle in range(1, CYCLES + 1):
             if cycle == halt_cycle:
-                cycles.append(halt_after_decision(cycle, rocketmq.name_server, source, sink, checkpoint, tmp_path))
+                cycles.append(
+                    halt_after_decision(
+                        cycle, rocketmq.name_server, source, sink, checkpoint, tmp_path
+                    )
+                )
             else:
                 kills = sum(1 for c in cycles if c["exit"] == -9)
                 cycles.append(
@@ -191,7 +216,8 @@ def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> Non
                         checkpoint,
                         tmp_path,
                         max_offsets=EO_MAX_OFFSETS,
-                        kill_number=kills + 1,  # the kill points by turns around the halt: each twice
+                        kill_number=kills
+                        + 1,  # the kill points by turns around the halt: each twice
                     )
                 )
             print(f"exactly-once kill test: {cycles[-1]}")
@@ -205,7 +231,9 @@ def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> Non
     log = tmp_path / "driver-last.log"
     with open(log, "wb") as out:
         last = subprocess.Popen(
-            driver_command(rocketmq.name_server, source, sink, checkpoint, DRAIN_MAX_OFFSETS_PER_TRIGGER, "run"),
+            driver_command(
+                rocketmq.name_server, source, sink, checkpoint, DRAIN_MAX_OFFSETS_PER_TRIGGER, "run"
+            ),
             stdout=out,
             stderr=subprocess.STDOUT,
             env=spark_env(),
@@ -225,14 +253,20 @@ def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> Non
         "duplicated": len(bodies) - len(seen),
         "unexpected": len(seen - produced),
         "batches": last_batch(checkpoint / "commits") + 1,
-        "decisions": len([f for f in (checkpoint / "rocketmq-sink" / "decisions").iterdir() if f.name.isdigit()]),
+        "decisions": len(
+            [f for f in (checkpoint / "rocketmq-sink" / "decisions").iterdir() if f.name.isdigit()]
+        ),
         "committed_through_kills": through_kills,
         "kill_cycles_s": round(kills_done - started, 1),
         "last_run_until_complete_s": round(finished - kills_done, 1),
     }
     print(f"exactly-once kill test: {json.dumps(summary)}")
-    (tmp_path / "summary.json").write_text(json.dumps({"summary": summary, "cycles": cycles}, indent=1))
+    (tmp_path / "summary.json").write_text(
+        json.dumps({"summary": summary, "cycles": cycles}, indent=1)
+    )
     assert sorted(seen - produced) == [], f"bodies never produced: {sorted(seen - produced)[:10]}"
     assert len(bodies) == len(seen), f"{len(bodies) - len(seen)} rows duplicated (seed {seed})"
     assert len(cycles) == CYCLES
-    assert through_kills >= THROUGH_KILLS, f"only {through_kills} rows were committed while drivers were killed"
+    assert through_kills >= THROUGH_KILLS, (
+        f"only {through_kills} rows were committed while drivers were killed"
+    )

@@ -53,7 +53,9 @@ CHUNKS, CHUNK = 4, 5000  # 20,000 messages
 MAX_OFFSETS_PER_TRIGGER = 10000  # two micro-batches of eight tasks each
 # A task reads 1,250 messages and sleeps 8 ms on every 4th (the script's `pause`): 2.5 s of sleeps at least.
 MIN_TASK_MS = 10000 // QUEUES // 4 * 8
-YOUNG_TASK_MS = MIN_TASK_MS // 2  # a task started less than this long ago still has over a second to run
+YOUNG_TASK_MS = (
+    MIN_TASK_MS // 2
+)  # a task started less than this long ago still has over a second to run
 SCRIPT = Path(__file__).parent / "scripts" / "local_cluster_executor_kill.py"
 # The copies in the order the application runs them (the seed's draws follow it).
 SINKS = ["parquet", "rocketmq-exactly-once"]
@@ -86,7 +88,9 @@ def executor_id(pid: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def killed_copies(rocketmq, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dict[str, Dict[str, Any]]]:
+def killed_copies(
+    rocketmq, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Dict[str, Dict[str, Any]]]:
     """Runs the application, kills an executor in each copy, and gives each sink what its test checks: the
     messages produced, the bodies found in the output, the report and the kill."""
     seed = int(os.environ.get("ROCKETMQ_KILL_SEED", random.SystemRandom().randrange(2**32)))
@@ -105,8 +109,19 @@ def killed_copies(rocketmq, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             target = unique_topic("kill-executor-out")
             rocketmq.create_topic(target, queues=QUEUES)
             output = f"rocketmq://{target}"
-        runs[sink] = {"topic": topic, "target": target, "report": folder / "report.json", "go": folder / "go"}
-        copy_args += [topic, output, str(folder / "checkpoint"), str(folder / "report.json"), str(folder / "go")]
+        runs[sink] = {
+            "topic": topic,
+            "target": target,
+            "report": folder / "report.json",
+            "go": folder / "go",
+        }
+        copy_args += [
+            topic,
+            output,
+            str(folder / "checkpoint"),
+            str(folder / "report.json"),
+            str(folder / "go"),
+        ]
     produced = {f"k{c}-{i}" for c in range(CHUNKS) for i in range(CHUNK)}
     started = time.monotonic()
 
@@ -145,9 +160,13 @@ def killed_copies(rocketmq, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             try:
                 line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                raise AssertionError(f"no {prefix!r} line within {timeout_s} s:\n{log.read_text()[-4000:]}") from None
+                raise AssertionError(
+                    f"no {prefix!r} line within {timeout_s} s:\n{log.read_text()[-4000:]}"
+                ) from None
             if line is None:
-                raise AssertionError(f"the driver exited before {prefix!r}:\n{log.read_text()[-4000:]}")
+                raise AssertionError(
+                    f"the driver exited before {prefix!r}:\n{log.read_text()[-4000:]}"
+                )
             if line.startswith(prefix):
                 return line
 
@@ -185,13 +204,22 @@ def killed_copies(rocketmq, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             after_tasks = rng.randint(0, 4)
             while True:
                 fields = next_line("TASKS ", 300).split()[1:]
-                completed, victim_id, victim_task, launched = int(fields[0]), fields[2], int(fields[3]), int(fields[4])
+                completed, victim_id, victim_task, launched = (
+                    int(fields[0]),
+                    fields[2],
+                    int(fields[3]),
+                    int(fields[4]),
+                )
                 if completed >= after_tasks and time.time() * 1000 - launched < YOUNG_TASK_MS:
                     break
             victim = pid_of[victim_id]
             os.kill(victim, signal.SIGKILL)
             killed = time.monotonic()
-            wait_until(f"executor JVM {victim} to be gone", lambda victim=victim: not running_pid(victim), timeout_s=30)
+            wait_until(
+                f"executor JVM {victim} to be gone",
+                lambda victim=victim: not running_pid(victim),
+                timeout_s=30,
+            )
             next_send_s = send(SINKS[number + 1]) if number + 1 < len(SINKS) else None
             next_line(f"DONE {number}", 600)
             finished = time.monotonic()
@@ -251,11 +279,19 @@ def test_executor_killed_mid_batch_on_local_cluster_loses_and_duplicates_nothing
     killed_copies: Dict[str, Dict[str, Any]], sink: str
 ) -> None:
     run = killed_copies[sink]
-    report, bodies, seen, produced, seed = run["report"], run["bodies"], run["seen"], run["produced"], run["seed"]
+    report, bodies, seen, produced, seed = (
+        run["report"],
+        run["bodies"],
+        run["seen"],
+        run["produced"],
+        run["seed"],
+    )
     lost, unexpected = sorted(produced - seen), sorted(seen - produced)
     # The executor really died in the middle of a task, the driver saw it go, and the query went on without it.
     victim_id, victim_task = run["victim_id"], run["victim_task"]
-    assert victim_task in report["failed_task_ids"], f"task {victim_task}, running on the killed executor, did not fail"
+    assert victim_task in report["failed_task_ids"], (
+        f"task {victim_task}, running on the killed executor, did not fail"
+    )
     assert victim_id in report["executors_seen"] and victim_id not in report["executors_at_end"]
     assert len(report["batch_ms"]) >= 2
     # Every message once.

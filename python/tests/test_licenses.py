@@ -60,12 +60,22 @@ NOT_BUNDLED = [
 
 
 def is_apache_license(text: str) -> bool:
-    return "Apache License" in text and "Version 2.0, January 2004" in text and "END OF TERMS AND CONDITIONS" in text
+    return (
+        "Apache License" in text
+        and "Version 2.0, January 2004" in text
+        and "END OF TERMS AND CONDITIONS" in text
+    )
 
 
 def thin_jar() -> Path:
     # The one this checkout built (dev/test does, for connector/publish), not whatever a repository holds.
-    jar = REPO_ROOT / "connector" / "target" / "scala-2.13" / f"rocketmq-spark-connector_2.13-{__version__}.jar"
+    jar = (
+        REPO_ROOT
+        / "connector"
+        / "target"
+        / "scala-2.13"
+        / f"rocketmq-spark-connector_2.13-{__version__}.jar"
+    )
     if not jar.is_file():
         pytest.fail(f"no thin jar at {jar}; build it with: build/sbt connector/package")
     return jar
@@ -87,14 +97,22 @@ def test_the_shaded_jar_names_what_it_bundles_with_their_licences() -> None:
         names = jar.namelist()
         assert jar.read("META-INF/LICENSE").decode() == LICENSE
         notice = jar.read("META-INF/NOTICE").decode()
-        legal = {n: jar.read(n).decode("utf-8", "replace") for n in names if n.startswith("META-INF/licenses/")}
+        legal = {
+            n: jar.read(n).decode("utf-8", "replace")
+            for n in names
+            if n.startswith("META-INF/licenses/")
+        }
     # Ours first, then the bundled libraries.
     assert notice.startswith(NOTICE.strip())
     bundled_list = notice.split("Notices of the bundled libraries")[0]
     listed = re.findall(r"^(?:    embeds )?([\w.-]+:[\w.-]+:[^\s:]+)", bundled_list, re.MULTILINE)
     for package, coordinates in BUNDLED.items():
-        assert any(n.startswith(package) for n in names), f"the jar no longer has {package}: update BUNDLED"
-        assert any(c.startswith(coordinates) for c in listed), f"NOTICE does not name {coordinates} ({package})"
+        assert any(n.startswith(package) for n in names), (
+            f"the jar no longer has {package}: update BUNDLED"
+        )
+        assert any(c.startswith(coordinates) for c in listed), (
+            f"NOTICE does not name {coordinates} ({package})"
+        )
     shaded = "org/apache/spark/sql/rocketmq/shaded/"
     assert [p for p in NOT_BUNDLED if any(n.startswith(shaded + p) for n in names)] == []
     # Every listed library says which licence it is under.
@@ -110,7 +128,9 @@ def test_the_shaded_jar_names_what_it_bundles_with_their_licences() -> None:
         library = path.split("/")[2]
         group, _, artifact = library.rpartition(".")
         assert any(c.startswith(f"{group}:{artifact}:") for c in listed) or library in notice, path
-    assert not [n for n in names if re.fullmatch(r"META-INF/(LICEN[CS]E|NOTICE)[^/]+", n, re.IGNORECASE)]
+    assert not [
+        n for n in names if re.fullmatch(r"META-INF/(LICEN[CS]E|NOTICE)[^/]+", n, re.IGNORECASE)
+    ]
 
 
 def test_the_installed_wheel_carries_license_and_notice() -> None:

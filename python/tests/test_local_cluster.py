@@ -31,7 +31,9 @@ from spark_processes import spark_env, submit_command
 ROWS = 3200
 
 
-def test_the_assembly_alone_on_two_executors_writes_and_reads_a_16_queue_topic(rocketmq, tmp_path: Path) -> None:
+def test_the_assembly_alone_on_two_executors_writes_and_reads_a_16_queue_topic(
+    rocketmq, tmp_path: Path
+) -> None:
     topic = unique_topic("cluster")
     rocketmq.create_topic(topic, queues=16)
     script = Path(__file__).parent / "scripts" / "local_cluster_stream.py"

@@ -42,7 +42,11 @@ FUNCTIONS_BY_QUERY_TYPE = {
     "streaming and batch": {"read_rocketmq", "read_rocketmq_stream"},
     "batch query": {"read_rocketmq"},
     "streaming query": {"read_rocketmq_stream"},
-    "sink (batch and streaming)": {"write_rocketmq", "write_rocketmq_stream", "rocketmq_stream_writer"},
+    "sink (batch and streaming)": {
+        "write_rocketmq",
+        "write_rocketmq_stream",
+        "rocketmq_stream_writer",
+    },
     "source and sink": {
         "read_rocketmq",
         "read_rocketmq_stream",
@@ -124,14 +128,18 @@ def connector_options(spark: Any) -> Dict[str, Declared]:
     """Option key -> what the connector declares of it."""
     registry = spark._jvm.org.apache.spark.sql.rocketmq.client.RocketMQOptions.registry()
     options = [registry.apply(i) for i in range(registry.size())]
-    return {o.key(): Declared(o.kind().name(), o.queryType().text(), o.isRequired()) for o in options}
+    return {
+        o.key(): Declared(o.kind().name(), o.queryType().text(), o.isRequired()) for o in options
+    }
 
 
 def test_every_connector_option_is_a_keyword_of_the_right_functions(spark) -> None:
     options = connector_options(spark)
     assert len(options) >= 28 and "nameServer" in options
 
-    assert dict(OPTION_KEYS) == {snake_case(k): k for k in options}, "OPTION_KEYS and the connector differ"
+    assert dict(OPTION_KEYS) == {snake_case(k): k for k in options}, (
+        "OPTION_KEYS and the connector differ"
+    )
     kinds = {kw: kind for kw, (_, kind) in _OPTIONS.items()}
     assert kinds == {snake_case(k): d.kind for k, d in options.items()}, "kinds of value differ"
     assert set(_CONVERTERS) == set(HINTS) and set(kinds.values()) <= set(_CONVERTERS)
@@ -161,10 +169,16 @@ def test_keyword_types_and_defaults_follow_the_declarations(spark) -> None:
             required = declared.required
             hint = "str" if (kw == "topic" and name in WRITES) else HINTS[declared.kind]
             if required:
-                assert parameter.default is inspect.Parameter.empty, f"{name}({kw}) must be required"
-                assert parameter.annotation == hint, f"{name}({kw}): {parameter.annotation} is not {hint}"
+                assert parameter.default is inspect.Parameter.empty, (
+                    f"{name}({kw}) must be required"
+                )
+                assert parameter.annotation == hint, (
+                    f"{name}({kw}): {parameter.annotation} is not {hint}"
+                )
             else:
-                assert parameter.default is None, f"{name}({kw}) must default to None (the connector's default)"
+                assert parameter.default is None, (
+                    f"{name}({kw}) must default to None (the connector's default)"
+                )
                 assert parameter.annotation == f"Optional[{hint}]", (
                     f"{name}({kw}): {parameter.annotation} is not Optional[{hint}]"
                 )
@@ -192,7 +206,13 @@ def test_expected_broker_groups_takes_a_number_or_names() -> None:
     assert convert("expected_broker_groups", 2) == "2"
     assert convert("expected_broker_groups", ["broker-a", "broker-b"]) == "broker-a,broker-b"
     assert convert("expected_broker_groups", "broker-a,broker-b") == "broker-a,broker-b"
-    for bad, error in ((0, ValueError), (True, TypeError), ([], TypeError), ([""], TypeError), (1.5, TypeError)):
+    for bad, error in (
+        (0, ValueError),
+        (True, TypeError),
+        ([], TypeError),
+        ([""], TypeError),
+        (1.5, TypeError),
+    ):
         try:
             convert("expected_broker_groups", bad)
         except error as e:

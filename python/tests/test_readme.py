@@ -49,7 +49,9 @@ def test_every_public_name_of_the_package_is_on_the_python_api_page() -> None:
     missing = [
         n
         for n in rocketmq_spark.__all__
-        if not n.startswith("_") and n not in ("FORMAT", "OPTION_KEYS") and f"`{n}" not in PYTHON_API
+        if not n.startswith("_")
+        and n not in ("FORMAT", "OPTION_KEYS")
+        and f"`{n}" not in PYTHON_API
     ]
     assert missing == []
 

@@ -99,7 +99,9 @@ def test_the_wheel_passes_twine_check() -> None:
     dist = REPO_ROOT / "python" / "dist"
     wheel = dist / f"rocketmq_spark-{rocketmq_spark.__version__}-py3-none-any.whl"
     assert wheel.is_file(), f"no {wheel}: dev/build-python builds it"
-    assert importlib.util.find_spec("twine"), "twine is not installed in .venv: dev/build-python installs it"
+    assert importlib.util.find_spec("twine"), (
+        "twine is not installed in .venv: dev/build-python installs it"
+    )
     # The sdist too, when one was built: PyPI checks every file uploaded.
     files = [wheel] + sorted(dist.glob(f"rocketmq_spark-{rocketmq_spark.__version__}.tar.gz"))
     done = subprocess.run(

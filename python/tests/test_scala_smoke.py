@@ -67,18 +67,26 @@ def _topics(rocketmq) -> List[str]:
         rocketmq.create_topic(topic, queues=2)
     # The stateful real-time checks' (Spark 4.3 and later; dropDuplicates, then transformWithState): one queue each,
     # so that a batch holds two cores.
-    stateful = [unique_topic(f"smoke-{check}-{role}") for check in ("dedup", "state") for role in ("source", "target")]
+    stateful = [
+        unique_topic(f"smoke-{check}-{role}")
+        for check in ("dedup", "state")
+        for role in ("source", "target")
+    ]
     for topic in stateful:
         rocketmq.create_topic(topic, queues=1)
     return topics + stateful
 
 
-def _assert_all_passed(done: "subprocess.CompletedProcess[str]", spark_version: str, scala_binary: str) -> None:
+def _assert_all_passed(
+    done: "subprocess.CompletedProcess[str]", spark_version: str, scala_binary: str
+) -> None:
     # Spark's INFO lines (stderr) bury a failure: the checks' own lines are on stdout.
     errors = "\n".join(line for line in done.stderr.splitlines() if " INFO " not in line)[-4000:]
     summary = SUMMARY.search(done.stdout)
     failed = "\n".join(line for line in done.stdout.splitlines() if line.startswith("FAILED - "))
-    assert done.returncode == 0 and summary is not None, failed + "\n" + done.stdout[-8000:] + errors
+    assert done.returncode == 0 and summary is not None, (
+        failed + "\n" + done.stdout[-8000:] + errors
+    )
     assert summary.group(1) == spark_version
     assert summary.group(2).startswith(scala_binary + ".")
     checks = _checks(spark_version)
@@ -101,7 +109,9 @@ def test_the_scala_smoke_suite_passes_on_this_pyspark(rocketmq) -> None:
 
 
 # Not cross_version: once, in the main suite.
-def test_the_scala_smoke_suite_passes_on_spark_3_5_with_scala_2_13(rocketmq, tmp_path: Path) -> None:
+def test_the_scala_smoke_suite_passes_on_spark_3_5_with_scala_2_13(
+    rocketmq, tmp_path: Path
+) -> None:
     java_args = _smoke_file("smokeSpark35_213-java-args").read_text().split("\n")
     classpath_at = java_args.index("-cp") + 1
     java_args[classpath_at] += ":" + jar_path("3.5.0", "2.13")

@@ -62,7 +62,9 @@ def _property_recorder(out: Path, names: Dict[str, str]) -> Any:
     return Recorder()
 
 
-def test_each_spark_internal_the_connector_reads_resolves_on_a_running_query(spark: Any, tmp_path: Path) -> None:
+def test_each_spark_internal_the_connector_reads_resolves_on_a_running_query(
+    spark: Any, tmp_path: Path
+) -> None:
     internals = _internals(spark)
     names = {"query_id": internals.QueryIdProperty(), "run_id": internals.JobGroupProperty()}
     seen = tmp_path / "micro-batch.json"
@@ -98,6 +100,8 @@ def test_real_time_mode_s_trigger_is_recognised_where_spark_has_it(spark: Any) -
     try:
         trigger = jvm.org.apache.spark.sql.streaming.Trigger.RealTime("5 seconds")
     except Exception as e:  # py4j: no such method before Spark 4.1
-        assert spark.version.startswith(("3.", "4.0.")), f"Spark {spark.version} has no Trigger.RealTime: {e}"
+        assert spark.version.startswith(("3.", "4.0.")), (
+            f"Spark {spark.version} has no Trigger.RealTime: {e}"
+        )
         return
     assert _internals(spark).isRealTimeTrigger(trigger)

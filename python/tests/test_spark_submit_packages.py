@@ -77,7 +77,9 @@ def poisoned_home(home: Path, client_version: str, version: str) -> Path:
 
 def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> None:
     version = rocketmq_spark.__version__
-    published = REPOSITORY / Path(*GROUP.split(".")) / ARTIFACT / version / f"{ARTIFACT}-{version}.pom"
+    published = (
+        REPOSITORY / Path(*GROUP.split(".")) / ARTIFACT / version / f"{ARTIFACT}-{version}.pom"
+    )
     if not published.is_file():
         project = "connectorSpark35_212" if SPARK35 else "connector"
         pytest.fail(f"{published} is missing: run build/sbt {project}/publish (dev/test does it)")
@@ -87,7 +89,9 @@ def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> Non
     topic = unique_topic("packages")
     rocketmq.create_topic(topic, queues=4)
     script = Path(__file__).parent / "scripts" / "packages_read_write.py"
-    ivy = tmp_path / "ivy"  # fresh every run: a republished artifact of the same version is never stale
+    ivy = (
+        tmp_path / "ivy"
+    )  # fresh every run: a republished artifact of the same version is never stale
     command = [
         spark_submit(),
         "--master",
@@ -108,20 +112,25 @@ def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> Non
     ]
     # The JVM that resolves the packages takes its home (and so ~/.m2) from user.home.
     env = spark_env(SPARK_SUBMIT_OPTS=f"-Duser.home={home}")
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path
+    )
     exited_at = time.time()
     # Spark's INFO lines bury the failure: show the rest.
     assert done.returncode == 0, (
-        "\n".join(line for line in done.stderr.splitlines() if " INFO " not in line)[-6000:] + done.stdout
+        "\n".join(line for line in done.stderr.splitlines() if " INFO " not in line)[-6000:]
+        + done.stdout
     )
 
     # Ivy: our artifact from the checkout's repository, the RocketMQ client from Maven Central, nothing from
     # the poisoned ~/.m2, no netty (Spark's).
     assert re.search(
-        rf"found {re.escape(GROUP)}#{ARTIFACT};{re.escape(version)} in rocketmq-spark-local", done.stderr
+        rf"found {re.escape(GROUP)}#{ARTIFACT};{re.escape(version)} in rocketmq-spark-local",
+        done.stderr,
     ), done.stderr[-6000:]
     client_found = re.search(
-        rf"found org\.apache\.rocketmq#rocketmq-client;{re.escape(client_version)} in central", done.stderr
+        rf"found org\.apache\.rocketmq#rocketmq-client;{re.escape(client_version)} in central",
+        done.stderr,
     )
     assert (client_found is None) if SPARK35 else (client_found is not None), done.stderr[-6000:]
     assert "local-m2-cache" not in done.stderr
@@ -150,10 +159,14 @@ def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> Non
     retrieved = str((ivy / "jars").resolve())
     assert result["connector_from"] == f"file:{retrieved}/{GROUP}_{ARTIFACT}-{version}.jar"
     client_jar = (
-        f"{GROUP}_{ARTIFACT}-{version}.jar" if SPARK35 else f"org.apache.rocketmq_rocketmq-client-{client_version}.jar"
+        f"{GROUP}_{ARTIFACT}-{version}.jar"
+        if SPARK35
+        else f"org.apache.rocketmq_rocketmq-client-{client_version}.jar"
     )
     assert result["client_from"] == f"file:{retrieved}/{client_jar}"
-    assert result["netty_from"].startswith(f"file:{Path(pyspark.__file__).resolve().parent / 'jars'}/netty-")
+    assert result["netty_from"].startswith(
+        f"file:{Path(pyspark.__file__).resolve().parent / 'jars'}/netty-"
+    )
     spark_jars = result["spark_jars"].split(",")
     assert f"file://{retrieved}/{GROUP}_{ARTIFACT}-{version}.jar" in spark_jars, spark_jars
     assert all(j.startswith(f"file://{retrieved}/") for j in spark_jars), spark_jars

@@ -28,10 +28,18 @@ pytestmark = pytest.mark.cross_version
 
 
 def test_each_supported_spark_gets_its_own_jar() -> None:
-    assert Path(jar_path("4.0.5")).name == f"rocketmq-spark-connector-assembly_2.13-{__version__}.jar"
+    assert (
+        Path(jar_path("4.0.5")).name == f"rocketmq-spark-connector-assembly_2.13-{__version__}.jar"
+    )
     assert jar_path("4.3.0") == jar_path("4.0.0") == jar_path("4.2.0", "2.13")
-    assert Path(jar_path("3.5.0")).name == f"rocketmq-spark-connector-spark35-assembly_2.12-{__version__}.jar"
-    assert Path(jar_path("3.5.2", "2.13")).name == f"rocketmq-spark-connector-spark35-assembly_2.13-{__version__}.jar"
+    assert (
+        Path(jar_path("3.5.0")).name
+        == f"rocketmq-spark-connector-spark35-assembly_2.12-{__version__}.jar"
+    )
+    assert (
+        Path(jar_path("3.5.2", "2.13")).name
+        == f"rocketmq-spark-connector-spark35-assembly_2.13-{__version__}.jar"
+    )
     assert all(Path(jar_path(v)).is_file() for v in ("3.5.9", "4.1.4"))
 
 
@@ -57,12 +65,16 @@ def test_a_spark35_jar_made_from_the_package_is_the_jar_the_build_made(
     name = f"rocketmq-spark-connector-spark35-assembly_{scala}-{__version__}.jar"
     original = Path(__file__).resolve().parents[2] / built / name
     if not original.is_file():
-        pytest.fail(f"{original} is missing: run build/sbt connectorSpark35_{scala.replace('.', '')}/assembly")
+        pytest.fail(
+            f"{original} is missing: run build/sbt connectorSpark35_{scala.replace('.', '')}/assembly"
+        )
     assert made.name == name and _entries(made) == _entries(original)
     with zipfile.ZipFile(made) as z:
         assert z.testzip() is None
     mtime = made.stat().st_mtime_ns
-    assert jar_path("3.5.0", scala) == str(made) and made.stat().st_mtime_ns == mtime  # made once, then reused
+    assert (
+        jar_path("3.5.0", scala) == str(made) and made.stat().st_mtime_ns == mtime
+    )  # made once, then reused
 
 
 @pytest.mark.parametrize(
@@ -75,7 +87,9 @@ def test_a_spark35_jar_made_from_the_package_is_the_jar_the_build_made(
         ("latest", None, "Cannot read the Spark version 'latest'"),
     ],
 )
-def test_an_unsupported_spark_is_refused_naming_what_is_supported(version: str, scala: str | None, text: str) -> None:
+def test_an_unsupported_spark_is_refused_naming_what_is_supported(
+    version: str, scala: str | None, text: str
+) -> None:
     with pytest.raises(ValueError) as e:
         jar_path(version, scala)
     assert text in str(e.value)
@@ -103,7 +117,24 @@ def test_the_scala_2_12_jar_is_java_8_bytecode_throughout() -> None:
 
 def _referenced_classes(class_file: bytes) -> set[str]:
     """The classes a class file's constant pool names (CONSTANT_Class entries), as a/b/C."""
-    sizes = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4, 18: 4, 19: 2, 20: 2}
+    sizes = {
+        3: 4,
+        4: 4,
+        5: 8,
+        6: 8,
+        7: 2,
+        8: 2,
+        9: 4,
+        10: 4,
+        11: 4,
+        12: 4,
+        15: 3,
+        16: 2,
+        17: 4,
+        18: 4,
+        19: 2,
+        20: 2,
+    }
     count = struct.unpack(">H", class_file[8:10])[0]
     utf8: dict[int, str] = {}
     class_refs: list[int] = []
@@ -154,17 +185,28 @@ def test_the_jar_touches_no_spark_class_the_running_spark_lacks() -> None:
     naming_real_time: dict[str, set[str]] = {}
     with zipfile.ZipFile(jar_path()) as z:
         for name in z.namelist():
-            if name.startswith("org/apache/spark/sql/rocketmq/") and name.endswith(".class") and "/shaded/" not in name:
+            if (
+                name.startswith("org/apache/spark/sql/rocketmq/")
+                and name.endswith(".class")
+                and "/shaded/" not in name
+            ):
                 real_time_class = name.startswith(REAL_TIME_ONLY)
                 for ref in _referenced_classes(z.read(name)):
                     ours = ref.startswith("org/apache/spark/sql/rocketmq/")
                     if ours and ref.startswith(REAL_TIME_ONLY) and not real_time_class:
                         naming_real_time.setdefault(ref, set()).add(name)
                     exempt = real_time_class and not real_time
-                    if ref.startswith(("org/apache/spark/", "scala/")) and not ours and ref not in spark and not exempt:
+                    if (
+                        ref.startswith(("org/apache/spark/", "scala/"))
+                        and not ours
+                        and ref not in spark
+                        and not exempt
+                    ):
                         missing.setdefault(ref, set()).add(name)
     assert not missing, f"classes pyspark {pyspark.__version__} lacks: {sorted(missing)[:10]}"
-    assert not naming_real_time, f"real-time classes named outside real-time mode: {naming_real_time}"
+    assert not naming_real_time, (
+        f"real-time classes named outside real-time mode: {naming_real_time}"
+    )
 
 
 def test_real_time_classes_are_in_the_jar_exactly_where_spark_has_real_time_mode() -> None:

@@ -21,7 +21,9 @@ import time
 from typing import Callable
 
 
-def wait_until(what: str, condition: Callable[[], bool], timeout_s: float, poll_s: float = 0.1) -> None:
+def wait_until(
+    what: str, condition: Callable[[], bool], timeout_s: float, poll_s: float = 0.1
+) -> None:
     """Polls ``condition`` until it holds; raises TimeoutError naming ``what`` after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     while not condition():

@@ -84,7 +84,9 @@ def main() -> None:
         raise SystemExit(f"drain failed: {query.exception()}")
     if sink.startswith(ROCKETMQ_SINK):
         with open(sys.argv[7], "w", encoding="utf-8") as out:
-            json.dump({"drain_batches": len([p for p in query.recentProgress if p.numInputRows > 0])}, out)
+            json.dump(
+                {"drain_batches": len([p for p in query.recentProgress if p.numInputRows > 0])}, out
+            )
         spark.stop()
         return
     # spark.read.parquet of a file sink's directory lists only the files its _spark_metadata log holds: the

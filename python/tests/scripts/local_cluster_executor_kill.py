@@ -74,13 +74,17 @@ def main() -> None:
 
     wait_until("the two executors to register", two_executors, 180, 0.2)
     conf = sc.getConf()
-    print(f"DRIVER_URL spark://CoarseGrainedScheduler@{conf.get('spark.driver.host')}:{conf.get('spark.driver.port')}")
+    print(
+        f"DRIVER_URL spark://CoarseGrainedScheduler@{conf.get('spark.driver.host')}:{conf.get('spark.driver.port')}"
+    )
     sys.stdout.flush()
     for number, (topic, output, checkpoint, report_path, go) in enumerate(copies):
         # After the previous copy's kill, the worker starts another executor in place of the killed one.
         wait_until(f"two executors before copy {number}", two_executors, 180, 0.2)
         print(f"READY {number}", flush=True)
-        wait_until(f"{go} (the test has written the messages)", lambda go=go: os.path.exists(go), 600)
+        wait_until(
+            f"{go} (the test has written the messages)", lambda go=go: os.path.exists(go), 600
+        )
         report = copy(spark, executor_ids, name_server, topic, output, checkpoint, max_offsets)
         with open(report_path, "w", encoding="utf-8") as out:
             json.dump(report, out)
@@ -104,7 +108,9 @@ def copy(
     done = threading.Event()
 
     store = sc._jsc.sc().statusStore()  # test-only: task by task, see the module's docstring
-    tasks_by_id: Dict[int, Tuple[str, str, int]] = {}  # task id -> (status, executor id, launch time)
+    tasks_by_id: Dict[
+        int, Tuple[str, str, int]
+    ] = {}  # task id -> (status, executor id, launch time)
 
     def refresh_tasks(tracker: Any) -> None:
         for stage_id in sorted(stages_seen):
@@ -114,7 +120,11 @@ def copy(
             found = store.taskList(stage_id, info.currentAttemptId, 10000)
             for i in range(found.size()):
                 task = found.apply(i)
-                tasks_by_id[task.taskId()] = (task.status(), task.executorId(), task.launchTime().getTime())
+                tasks_by_id[task.taskId()] = (
+                    task.status(),
+                    task.executorId(),
+                    task.launchTime().getTime(),
+                )
 
     def watch() -> None:
         announced, last = False, None
@@ -163,7 +173,9 @@ def copy(
         # Exactly-once into another topic (the test reads it back with a plain consumer).
         writer = (
             # The pause goes along as a property, so that it stays computed (a dropped column would be pruned).
-            copied.selectExpr("body", "map('pause', coalesce(CAST(pause AS STRING), 'none')) AS properties")
+            copied.selectExpr(
+                "body", "map('pause', coalesce(CAST(pause AS STRING), 'none')) AS properties"
+            )
             .writeStream.format("rocketmq")
             .option("nameServer", name_server)
             .option("topic", output[len(ROCKETMQ_SINK) :])
@@ -190,11 +202,15 @@ def copy(
         "bodies": [r.body for r in rows],
         "positions": [[r.queueId, r.queueOffset] for r in rows],
         "failed_tasks": sum(s.numFailedTasks for s in stages if s is not None),
-        "failed_task_ids": sorted(t for t, (status, _, _) in tasks_by_id.items() if status == "FAILED"),
+        "failed_task_ids": sorted(
+            t for t, (status, _, _) in tasks_by_id.items() if status == "FAILED"
+        ),
         "stages": len(stages),
         "executors_seen": sorted(executors_seen),
         "executors_at_end": sorted(executor_ids()),
-        "batch_ms": [p.durationMs["triggerExecution"] for p in query.recentProgress if p.numInputRows > 0],
+        "batch_ms": [
+            p.durationMs["triggerExecution"] for p in query.recentProgress if p.numInputRows > 0
+        ],
     }
 
 

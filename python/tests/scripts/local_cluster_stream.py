@@ -38,7 +38,12 @@ def main() -> None:
     spark = SparkSession.builder.appName("rocketmq-local-cluster").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     jsc = spark.sparkContext._jsc  # test-only: wait for both executor JVMs to register
-    wait_until("both executors to register", lambda: jsc.sc().getExecutorMemoryStatus().size() >= 3, 120, 0.2)
+    wait_until(
+        "both executors to register",
+        lambda: jsc.sc().getExecutorMemoryStatus().size() >= 3,
+        120,
+        0.2,
+    )
     executors = jsc.sc().getExecutorMemoryStatus().size() - 1
 
     # PySpark workers are forked by one daemon per executor: the daemon's pid names the executor.
@@ -65,7 +70,12 @@ def main() -> None:
         .option("startingOffsets", "earliest")
         .option("maxOffsetsPerTrigger", str(int(rows) // 3))
         .load()
-        .select(executor_process().alias("executor"), "queueId", "queueOffset", col("body").cast("string"))
+        .select(
+            executor_process().alias("executor"),
+            "queueId",
+            "queueOffset",
+            col("body").cast("string"),
+        )
         .writeStream.format("parquet")
         .option("path", output)
         .option("checkpointLocation", checkpoint)

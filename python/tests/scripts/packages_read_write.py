@@ -66,7 +66,12 @@ def main() -> None:
         .save()
     )
 
-    df = spark.read.format("rocketmq").option("nameServer", name_server).option("topic", topic).load()
+    df = (
+        spark.read.format("rocketmq")
+        .option("nameServer", name_server)
+        .option("topic", topic)
+        .load()
+    )
     got = df.selectExpr("CAST(body AS STRING) AS body", "properties", "queueId").collect()
 
     result = {
@@ -77,7 +82,9 @@ def main() -> None:
         "tags": {r.body: json.loads(r.properties).get("TAGS") for r in got},
         "columns": df.columns,
         "spark_jars": spark.conf.get("spark.jars", ""),
-        "connector_from": loaded_from(spark, "org.apache.spark.sql.rocketmq.RocketMQSourceProvider"),
+        "connector_from": loaded_from(
+            spark, "org.apache.spark.sql.rocketmq.RocketMQSourceProvider"
+        ),
         "client_from": loaded_from(spark, "org.apache.rocketmq.client.producer.DefaultMQProducer"),
         "netty_from": loaded_from(spark, "io.netty.channel.Channel"),
     }

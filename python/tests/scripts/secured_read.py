@@ -39,7 +39,12 @@ def main() -> None:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("WARN")
-    rows = spark.read.format("rocketmq").option("nameServer", name_server).option("topic", topic).load()
+    rows = (
+        spark.read.format("rocketmq")
+        .option("nameServer", name_server)
+        .option("topic", topic)
+        .load()
+    )
     bodies = [bytes(r.body).decode() for r in rows.select("body").collect()]
     spark.stop()
     print(json.dumps({"bodies": bodies}))

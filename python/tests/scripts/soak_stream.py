@@ -80,7 +80,12 @@ def main() -> None:
     def consumed(end_offset: Any) -> int:
         """How many offsets the source has read up to: the sum of its next offsets over all queues."""
         offsets = json.loads(end_offset) if isinstance(end_offset, str) else end_offset
-        return sum(n for brokers in offsets["offsets"].values() for queues in brokers.values() for n in queues.values())
+        return sum(
+            n
+            for brokers in offsets["offsets"].values()
+            for queues in brokers.values()
+            for n in queues.values()
+        )
 
     def report() -> None:
         last = -1
@@ -95,7 +100,12 @@ def main() -> None:
     reporter = threading.Thread(target=report, daemon=True)
     reporter.start()
     # Until dev/soak asks to stop (or the query fails); no soak dev/soak runs lasts a day.
-    wait_until("dev/soak to ask to stop", lambda: os.path.exists(stop_file) or not query.isActive, 86400, 0.5)
+    wait_until(
+        "dev/soak to ask to stop",
+        lambda: os.path.exists(stop_file) or not query.isActive,
+        86400,
+        0.5,
+    )
     stop.set()
     failure = query.exception()
     query.stop()
