@@ -12,10 +12,11 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The hot methods of a JFR recording: the frames most often on top of the sampled stacks (self time), and
-the connector's own methods by how often they are anywhere on a stack (total time).
+"""The hot methods of a JFR recording: the frames most often on top of the sampled stacks (self
+time), and the connector's own methods by how often they are anywhere on a stack (total time).
 
-Usage: python bench/hot_methods.py <recording.jfr> [--top N] [--package org.apache.spark.sql.rocketmq]
+Usage: python bench/hot_methods.py <recording.jfr> [--top N] [--package
+org.apache.spark.sql.rocketmq]
 """
 
 import argparse

@@ -28,7 +28,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 SYSTEMS = {"rocketmq": "RocketMQ", "kafka": "Kafka"}
 COLOURS = {"rocketmq": "#d9534f", "kafka": "#337ab7"}
-# Spark's floor: the latency query on Spark's own socket source, no broker (LatencyBench.measureSparkFloor).
+# Spark's floor: the latency query on Spark's own socket source, no broker
+# (LatencyBench.measureSparkFloor).
 FLOOR = "spark"
 FLOOR_TITLE = "Spark alone (socket source)"
 
@@ -49,7 +50,8 @@ def value(f: dict) -> str:
 
 
 def table(results: dict) -> str:
-    """One row per figure name: RocketMQ's, Kafka's, their ratio where both exist, and Spark's floor if measured."""
+    """One row per figure name: RocketMQ's, Kafka's, their ratio where both exist, and Spark's floor
+    if measured."""
     by_key = figures(results)
     names = []
     for f in results["figures"]:
@@ -76,24 +78,29 @@ def table(results: dict) -> str:
     lines.append("")
     lines.append(
         f"Measured {results['finished'][:10]} on {m['cpu']}, {m['cores']} cores, "
-        f"{m['memoryBytes'] / 2**30:.0f} GiB, {m['java']}; Spark {v['spark']} `{s['sparkMaster']}`, "
+        f"{m['memoryBytes'] / 2**30:.0f} GiB, {m['java']}; Spark {v['spark']} "
+        f"`{s['sparkMaster']}`, "
         f"RocketMQ {v['rocketmq']}, Kafka broker {s['kafkaBroker']} (clients {v['kafkaClients']}); "
-        f"{s['messages']} messages of {s['bodyBytes']} bytes, {s['queues']} queues, median of {s['runs']} runs "
+        f"{s['messages']} messages of {s['bodyBytes']} bytes, {s['queues']} queues, median of "
+        f"{s['runs']} runs "
         "(range in brackets)."
     )
     if any(f["section"] == "realtime" for f in results["figures"]):
         lines.append("")
         lines.append(
-            f"realtime: pyspark {s.get('realTimePyspark', '?')} `{s.get('realTimeSparkMaster', '?')}` on "
+            f"realtime: pyspark {s.get('realTimePyspark', '?')} "
+            f"`{s.get('realTimeSparkMaster', '?')}` on "
             f"{m['cores']} cores, {s.get('realTimeQueues', '?')} queues, real-time batches of "
-            f"{s.get('realTimeBatch', '?')}, {s.get('realTimeSecondsPerRun', '?')} s measured a run "
+            f"{s.get('realTimeBatch', '?')}, {s.get('realTimeSecondsPerRun', '?')} s measured a "
+            "run "
             f"(rates {s.get('realTimeRatesPerSecond', '?')} msg/s), one run each."
         )
     return "\n".join(lines) + "\n"
 
 
 def bars(ax, results: dict, section: str, title: str) -> None:
-    """Grouped bars of every figure of `section` that both systems have, plus those of one system alone."""
+    """Grouped bars of every figure of `section` that both systems have, plus those of one system
+    alone."""
     chosen = [f for f in results["figures"] if f["section"] == section]
     names = list(dict.fromkeys(f["name"] for f in chosen))
     width = 0.4
@@ -123,7 +130,8 @@ def bars(ax, results: dict, section: str, title: str) -> None:
 
 
 def latency(ax, results: dict) -> None:
-    """p50, p95, p99 at trigger 0 with Spark's default checkpoint files: each system, and Spark's floor if measured."""
+    """p50, p95, p99 at trigger 0 with Spark's default checkpoint files: each system, and Spark's
+    floor if measured."""
     chosen = [
         f
         for f in results["figures"]
@@ -184,7 +192,8 @@ def chart(results: dict, out: Path) -> None:
     planning(axes[1][1], results)
     m, v = results["machine"], results["versions"]
     fig.suptitle(
-        f"rocketmq-spark vs Spark's Kafka connector — Spark {v['spark']}, {m['cores']} cores ({m['cpu']}), "
+        f"rocketmq-spark vs Spark's Kafka connector — Spark {v['spark']}, {m['cores']} cores "
+        f"({m['cpu']}), "
         f"{results['settings']['messages']} × {results['settings']['bodyBytes']} B"
     )
     fig.tight_layout()

@@ -17,9 +17,9 @@
     python backfill_to_parquet.py --name-server 127.0.0.1:9876 --topic orders \
         --output /data/orders --checkpoint /data/orders-checkpoint
 
-Reads the topic from its earliest retained message in micro-batches of at most --batch-size messages,
-writes Parquet partitioned by the message's store date, and stops when it has caught up. Run it again
-(same checkpoint) and it copies only what arrived since. Prints one JSON line per run.
+Reads the topic from its earliest retained message in micro-batches of at most --batch-size
+messages, writes Parquet partitioned by the message's store date, and stops when it has caught up.
+Run it again (same checkpoint) and it copies only what arrived since. Prints one JSON line per run.
 """
 
 from __future__ import annotations

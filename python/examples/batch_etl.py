@@ -14,11 +14,12 @@
 
 """Batch ETL: read raw order events from one RocketMQ topic, clean them, publish them to another.
 
-    python batch_etl.py --name-server 127.0.0.1:9876 --source-topic orders-raw --target-topic orders-paid
+    python batch_etl.py --name-server 127.0.0.1:9876 --source-topic orders-raw --target-topic
+    orders-paid
 
-Every message of the source topic is read (earliest to latest), its JSON body parsed, paid orders kept
-and normalised (amount in cents, upper-case currency), and each written to the target topic with the
-currency as its tag and the order id as its key. Prints one JSON line with the counts.
+Every message of the source topic is read (earliest to latest), its JSON body parsed, paid orders
+kept and normalised (amount in cents, upper-case currency), and each written to the target topic
+with the currency as its tag and the order id as its key. Prints one JSON line with the counts.
 """
 
 from __future__ import annotations

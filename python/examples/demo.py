@@ -27,7 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from pyspark.sql import SparkSession  # noqa: E402
 
 from embedded_rocketmq import EmbeddedRocketMQProcess  # noqa: E402
-from rocketmq_spark import configure_spark_with_rocketmq, read_rocketmq, write_rocketmq  # noqa: E402
+from rocketmq_spark import (  # noqa: E402
+    configure_spark_with_rocketmq,
+    read_rocketmq,
+    write_rocketmq,
+)
 
 
 def main() -> None:
@@ -62,7 +66,8 @@ def main() -> None:
 
         print("Reading them back with read_rocketmq:")
         df = read_rocketmq(spark, name_server=broker.name_server, topic=topic)
-        # The body as text and the tag from the message's properties (a JSON map, with the client's own keys too).
+        # The body as text and the tag from the message's properties (a JSON map, with the client's
+        # own keys too).
         df.selectExpr(
             "queueId",
             "queueOffset",

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Where a read starts or ends: the earliest/latest sentinels, per-queue offset JSON and timestamps."""
+"""Where a read starts or ends: the earliest/latest sentinels, per-queue offset JSON and
+timestamps."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ from typing import Callable, Dict, Mapping, Union
 EARLIEST = "earliest"
 #: ``starting_offsets`` / ``ending_offsets``: every queue from (or up to) its end.
 LATEST = "latest"
-#: ``starting_offsets``: each queue where ``consumer_group`` committed its progress on the brokers (queues it has not
-#: committed start at ``group_offset_fallback``).
+#: ``starting_offsets``: each queue where ``consumer_group`` committed its progress on the brokers
+#: (queues it has not committed start at ``group_offset_fallback``).
 GROUP = "group"
 #: A queue's offset in per-queue offsets that means "its earliest offset".
 EARLIEST_OFFSET = -2
@@ -51,7 +52,8 @@ def epoch_millis(value: Timestamp, name: str = "timestamp") -> int:
     Parameters
     ----------
     value : datetime or int
-        A ``datetime`` with a time zone (RocketMQ store times are instants), or epoch milliseconds >= 0.
+        A ``datetime`` with a time zone (RocketMQ store times are instants), or epoch milliseconds
+        >= 0.
     name : str, default "timestamp"
         What the value is, for the error messages.
 
@@ -69,7 +71,8 @@ def epoch_millis(value: Timestamp, name: str = "timestamp") -> int:
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
             raise ValueError(
-                f"{name} is a naive datetime ({value.isoformat()}): RocketMQ store times are instants, so give it "
+                f"{name} is a naive datetime ({value.isoformat()}): RocketMQ store times are "
+                "instants, so give it "
                 "a time zone, e.g. datetime(..., tzinfo=timezone.utc)"
             )
         return (value - _EPOCH) // timedelta(milliseconds=1)
@@ -105,7 +108,8 @@ def _nested(name: str, value: object, leaf: str) -> Dict[str, Dict[str, Mapping[
             or not brokers
         ):
             raise TypeError(
-                f"{name}: {topic!r} must map a topic name to {{broker name: {{queue id: ...}}}}, like {example}"
+                f"{name}: {topic!r} must map a topic name to {{broker name: {{queue id: ...}}}}, "
+                f"like {example}"
             )
         out[topic] = {}
         for broker, queues in brokers.items():
@@ -116,7 +120,8 @@ def _nested(name: str, value: object, leaf: str) -> Dict[str, Dict[str, Mapping[
                 or not queues
             ):
                 raise TypeError(
-                    f"{name}: {topic}/{broker!r} must map a broker name to {{queue id: ...}}, like {example}"
+                    f"{name}: {topic}/{broker!r} must map a broker name to {{queue id: ...}}, "
+                    f"like {example}"
                 )
             out[topic][broker] = queues
     return out
@@ -145,8 +150,9 @@ def offsets_json(offsets: QueueOffsets, name: str = "offsets") -> str:
     Parameters
     ----------
     offsets : dict
-        ``{"topic": {"broker": {queue_id: offset}}}``: queue ids are ints (or digit strings), offsets ints >= 0, or
-        ``EARLIEST`` / ``LATEST`` (``-2`` / ``-1``) for a queue's current ends.
+        ``{"topic": {"broker": {queue_id: offset}}}``: queue ids are ints (or digit strings),
+        offsets ints >= 0, or ``EARLIEST`` / ``LATEST`` (``-2`` / ``-1``) for a queue's current
+        ends.
     name : str, default "offsets"
         What the offsets are, for the error messages.
 
@@ -174,15 +180,16 @@ def offsets_json(offsets: QueueOffsets, name: str = "offsets") -> str:
 
 
 def timestamps_json(timestamps: QueueTimestamps, name: str = "timestamps") -> str:
-    """Per-queue times as the JSON the ``startingOffsetsByTimestamp`` / ``endingOffsetsByTimestamp`` options take.
+    """Per-queue times as the JSON the ``startingOffsetsByTimestamp`` / ``endingOffsetsByTimestamp``
+    options take.
 
     The read functions take the dict itself; this is for options set by hand.
 
     Parameters
     ----------
     timestamps : dict
-        ``{"topic": {"broker": {queue_id: time}}}``: times are ``datetime`` objects with a time zone, or epoch
-        milliseconds.
+        ``{"topic": {"broker": {queue_id: time}}}``: times are ``datetime`` objects with a time
+        zone, or epoch milliseconds.
     name : str, default "timestamps"
         What the times are, for the error messages.
 

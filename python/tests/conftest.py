@@ -14,8 +14,8 @@
 
 """Session fixtures: a real embedded RocketMQ (child JVM) and a Spark session.
 
-The Spark session is classic by default. With ROCKETMQ_SPARK_API=connect it is a Spark Connect client
-of a server in its own JVM, started without the connector jar; the jar is then attached with
+The Spark session is classic by default. With ROCKETMQ_SPARK_API=connect it is a Spark Connect
+client of a server in its own JVM, started without the connector jar; the jar is then attached with
 add_rocketmq_jar. dev/test runs the tests marked ``e2e`` a second time that way.
 """
 
@@ -52,7 +52,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
-    """Tests of Spark Connect itself are deselected, not skipped, in a classic run: they run in the Connect pass."""
+    """Tests of Spark Connect itself are deselected, not skipped, in a classic run: they run in the
+    Connect pass."""
     if API == "connect":
         return
     kept = [item for item in items if item.get_closest_marker("connect_only") is None]
@@ -69,7 +70,8 @@ _FILE_SECONDS: Dict[str, float] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Adds each phase's time (setup, call, teardown: fixtures included) to its test file's total."""
+    """Adds each phase's time (setup, call, teardown: fixtures included) to its test file's
+    total."""
     path = report.nodeid.split("::", 1)[0]
     _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
 
@@ -154,5 +156,6 @@ _connect_url: Optional[str] = None
 
 @pytest.fixture
 def connect_url(spark: Any) -> Optional[str]:
-    """The Spark Connect server's address in the Connect pass (``sc://host:port``); None in classic sessions."""
+    """The Spark Connect server's address in the Connect pass (``sc://host:port``); None in classic
+    sessions."""
     return _connect_url

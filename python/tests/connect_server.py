@@ -13,7 +13,8 @@
 # limitations under the License.
 
 """A Spark Connect server in its own JVM (spark-submit ... SparkConnectServer), started without the
-connector: the tests attach the jar from the client with add_rocketmq_jar, as a Connect user would."""
+connector: the tests attach the jar from the client with add_rocketmq_jar, as a Connect user
+would."""
 
 from __future__ import annotations
 
@@ -91,7 +92,8 @@ class SparkConnectServerProcess:
         def listening() -> bool:
             if self._proc is not None and self._proc.poll() is not None:
                 raise RuntimeError(
-                    f"the Spark Connect server exited with {self._proc.returncode} (see {self._log_path})"
+                    f"the Spark Connect server exited with {self._proc.returncode} (see "
+                    f"{self._log_path})"
                 )
             return accepts(self.port)
 

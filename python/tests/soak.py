@@ -15,26 +15,28 @@
 """Soak run (not part of the tests; run it with dev/soak): a steady stream of messages through a
 streaming query for N minutes, with the driver JVM sampled every 30 s for leaks.
 
-The embedded RocketMQ runs as a process; a producer thread sends ``--rate`` messages per second to an
-8-queue topic; a spark-submit (local[2], so the driver JVM also runs every task and holds every RocketMQ
-client) runs scripts/soak_stream.py: RocketMQ -> RocketMQ (default) or RocketMQ -> Parquet. Each sample
-reads the driver JVM from outside with the JDK tools: its thread count and thread names (``jcmd
-Thread.print``), heap in use, the live heap (old generation after a full GC) and metaspace (``jstat -gc``,
-``jcmd GC.run``), and counts RocketMQ client threads and instances by name: one
-``MQClientFactoryScheduledThread`` per MQClientInstance, one ``NettyClientSelector_*`` per remoting client.
+The embedded RocketMQ runs as a process; a producer thread sends ``--rate`` messages per second to
+an 8-queue topic; a spark-submit (local[2], so the driver JVM also runs every task and holds every
+RocketMQ client) runs scripts/soak_stream.py: RocketMQ -> RocketMQ (default) or RocketMQ -> Parquet.
+Each sample reads the driver JVM from outside with the JDK tools: its thread count and thread names
+(``jcmd Thread.print``), heap in use, the live heap (old generation after a full GC) and metaspace
+(``jstat -gc``, ``jcmd GC.run``), and counts RocketMQ client threads and instances by name: one
+``MQClientFactoryScheduledThread`` per MQClientInstance, one ``NettyClientSelector_*`` per remoting
+client.
 
-Verdict: PASS if over the last 10 minutes (the second half of the steady samples in a run shorter than 20
-minutes) these stay within a small band of the first steady values (after the warm-up, default 5 minutes):
-thread count (Spark's two block-manager pools aside, which grow for minutes up to their cap of 100 threads
-each), RocketMQ client threads and instances, live heap (old generation after a full GC) and metaspace; the
-query keeps consuming; and once the producer stops the query catches up and the sink holds every message
-(at least once). Writes the table and samples to --out.
+Verdict: PASS if over the last 10 minutes (the second half of the steady samples in a run shorter
+than 20 minutes) these stay within a small band of the first steady values (after the warm-up,
+default 5 minutes): thread count (Spark's two block-manager pools aside, which grow for minutes up
+to their cap of 100 threads each), RocketMQ client threads and instances, live heap (old generation
+after a full GC) and metaspace; the query keeps consuming; and once the producer stops the query
+catches up and the sink holds every message (at least once). Writes the table and samples to --out.
 
-With ``--cluster`` the harness is a RocketMQ cluster (``dev/rocketmq-harness --cluster``: five broker JVMs in
-three groups, one in controller mode), the topics live on every group, and every ``--kill-every`` minutes the
-classic master ``a-master`` is SIGKILLed, left down ``--down-seconds`` (its replica serves reads, the producer
-and the sink write to the other groups) and started again on its store. With the sink option
-``deliveryGuarantee=exactly_once`` the verdict also requires every produced body in the sink exactly once.
+With ``--cluster`` the harness is a RocketMQ cluster (``dev/rocketmq-harness --cluster``: five
+broker JVMs in three groups, one in controller mode), the topics live on every group, and every
+``--kill-every`` minutes the classic master ``a-master`` is SIGKILLed, left down ``--down-seconds``
+(its replica serves reads, the producer and the sink write to the other groups) and started again on
+its store. With the sink option ``deliveryGuarantee=exactly_once`` the verdict also requires every
+produced body in the sink exactly once.
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ MIB = 1024 * 1024
 
 
 class Harness:
-    """The harness process, shared by the producer thread and the sampler (one command at a time)."""
+    """The harness process, shared by the producer thread and the sampler (one command at a
+    time)."""
 
     def __init__(self, process: EmbeddedRocketMQProcess) -> None:
         self.process = process
@@ -88,7 +91,8 @@ class Harness:
 
 
 class MasterKiller(threading.Thread):
-    """Every ``every_s`` seconds: SIGKILLs ``broker``, leaves it down ``down_s`` seconds, starts it again."""
+    """Every ``every_s`` seconds: SIGKILLs ``broker``, leaves it down ``down_s`` seconds, starts it
+    again."""
 
     def __init__(self, harness: Harness, broker: str, every_s: float, down_s: float) -> None:
         super().__init__(daemon=True)
@@ -180,25 +184,30 @@ def thread_names(pid: int) -> List[str]:
     return re.findall(r'^"(.*?)"', jcmd(pid, "Thread.print"), flags=re.MULTILINE)
 
 
-#: Threads of the RocketMQ client (relocated in the assembly, same names) and of the connector's pools.
+#: Threads of the RocketMQ client (relocated in the assembly, same names) and of the connector's
+#: pools.
 ROCKETMQ_THREADS = re.compile(
-    r"^(NettyClient|NettyEventExecutor|MQClientFactoryScheduledThread|PullMessageService|RebalanceService|"
+    r"^(NettyClient|NettyEventExecutor|MQClientFactoryScheduledThread|PullMessageService|"
+    r"RebalanceService|"
     r"ClientHouseKeepingService|LatencyFaultToleranceScheduledThread|AsyncSenderExecutor|Client_|"
     r"RequestHouseKeepingService|rocketmq-)"
 )
 
-#: Spark's two cached thread pools that grow with micro-batches for minutes, up to 100 threads each (the
-#: driver's block manager asks and async storage work): bounded by Spark, so the verdict leaves them out.
+#: Spark's two cached thread pools that grow with micro-batches for minutes, up to 100 threads each
+#: (the driver's block manager asks and async storage work): bounded by Spark, so the verdict leaves
+#: them out.
 BLOCK_MANAGER_POOLS = re.compile(r"^block-manager-(ask-thread-pool|storage-async-thread-pool)-\d+$")
 
 
 def family(name: str) -> str:
-    """A thread's name with its numbers taken out: the threads one pool or client creates share it."""
+    """A thread's name with its numbers taken out: the threads one pool or client creates share
+    it."""
     return re.sub(r"\d+", "#", name)
 
 
 class Query:
-    """The spark-submit of soak_stream.py; keeps the source's committed position from its progress."""
+    """The spark-submit of soak_stream.py; keeps the source's committed position from its
+    progress."""
 
     def __init__(self, command: List[str], log: Path, stop_file: Path) -> None:
         self._log = open(log, "wb")
@@ -302,7 +311,8 @@ def verdict(samples: List[Sample], warmup_min: float) -> Dict[str, Any]:
     ]
     if window[-1].consumed <= window[0].consumed:
         reasons.append(
-            f"the query did not consume in the last window ({window[0].consumed} -> {window[-1].consumed})"
+            f"the query did not consume in the last window ({window[0].consumed} -> "
+            f"{window[-1].consumed})"
         )
     return {
         "pass": not reasons,
@@ -385,12 +395,14 @@ def main() -> int:
     )
     args = parser.parse_args()
     exactly_once = "deliveryGuarantee=exactly_once" in args.sink_option
-    # Spark's own cached thread pools (block-manager-*) take a few minutes of micro-batches to reach their size.
+    # Spark's own cached thread pools (block-manager-*) take a few minutes of micro-batches to reach
+    # their size.
     warmup = args.warmup if args.warmup is not None else min(5.0, args.minutes / 3)
     out = args.out or REPO_ROOT / "it-tests" / "target" / f"soak-{time.strftime('%Y%m%d-%H%M%S')}"
     out.mkdir(parents=True, exist_ok=True)
     print(
-        f"dev/soak: {args.minutes:g} min, a sample every {args.interval:g} s, {args.rate} msg/s, sink {args.sink}"
+        f"dev/soak: {args.minutes:g} min, a sample every {args.interval:g} s, {args.rate} msg/s, "
+        f"sink {args.sink}"
     )
     print(f"dev/soak: results and logs in {out}")
 
@@ -409,8 +421,9 @@ def main() -> int:
     shutil.rmtree(out / "checkpoint", ignore_errors=True)
     (out / "stop").unlink(missing_ok=True)
     command = submit_command(
-        # A task that fails (an exactly-once send left unanswered by a killed master) runs again, as on a cluster
-        # with Spark's default spark.task.maxFailures of 4; local mode's default allows no retry.
+        # A task that fails (an exactly-once send left unanswered by a killed master) runs again, as
+        # on a cluster with Spark's default spark.task.maxFailures of 4; local mode's default allows
+        # no retry.
         "local[2,4]" if args.cluster else "local[2]",
         str(_jar()),
         SCRIPT,
@@ -452,13 +465,17 @@ def main() -> int:
         began = time.monotonic()
         next_sample = began
         while True:
-            # Until the next sample is due (every --interval seconds), unless the driver exits first.
+            # Until the next sample is due (every --interval seconds), unless the driver exits
+            # first.
             try:
                 query.proc.wait(timeout=max(0.0, next_sample - time.monotonic()))
             except subprocess.TimeoutExpired:
                 pass
             if not query.alive():
-                failure = f"the driver exited ({query.proc.returncode}) after {len(samples)} samples; see driver.log"
+                failure = (
+                    f"the driver exited ({query.proc.returncode}) after {len(samples)} samples; "
+                    "see driver.log"
+                )
                 break
             if producer.error is not None:
                 failure = f"producing failed: {producer.error!r}"
@@ -480,7 +497,8 @@ def main() -> int:
                 ),
                 netty_client_selectors=sum(n.startswith("NettyClientSelector") for n in names),
                 heap_used_mib=round(used, 1),
-                # What survives a full GC sits in the old generation; eden refills at once (tasks keep running).
+                # What survives a full GC sits in the old generation; eden refills at once (tasks
+                # keep running).
                 live_heap_mib=round(
                     (after.get("OU", 0.0) + after.get("S0U", 0.0) + after.get("S1U", 0.0)) / 1024, 1
                 ),

@@ -83,8 +83,8 @@ def test_write_then_read_back(spark, rocketmq) -> None:
     topic = unique_topic()
     rocketmq.create_topic(topic, queues=4)
     rows = [(f"order-{i}", "even" if i % 2 == 0 else "odd") for i in range(100)]
-    # One message per request: the producer spreads the rows over every queue, so the read below covers all
-    # four (in message batches, a write this small lands in one queue).
+    # One message per request: the producer spreads the rows over every queue, so the read below
+    # covers all four (in message batches, a write this small lands in one queue).
     write_rocketmq(
         spark.createDataFrame(rows, "body STRING, tags STRING"),
         name_server=rocketmq.name_server,
@@ -113,9 +113,9 @@ def test_write_then_read_back(spark, rocketmq) -> None:
 def test_exactly_once_batch_and_streaming_writes_store_every_row_once(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    """delivery_guarantee="exactly_once" from Python, in a batch write (rows with and without a sharding key) and
-    a RocketMQ -> RocketMQ stream; RocketMQ's own consumer (committed messages only) finds every row once. Runs
-    in the Connect pass and on every pyspark of the matrix too."""
+    """delivery_guarantee="exactly_once" from Python, in a batch write (rows with and without a
+    sharding key) and a RocketMQ -> RocketMQ stream; RocketMQ's own consumer (committed messages
+    only) finds every row once. Runs in the Connect pass and on every pyspark of the matrix too."""
     source, batch_out, stream_out = (
         unique_topic("eo-in"),
         unique_topic("eo-batch"),
@@ -194,9 +194,9 @@ def test_jvm_errors_name_the_option(spark, rocketmq) -> None:
 def test_a_duration_the_connector_refuses_is_a_value_error_naming_the_keyword(
     spark, rocketmq
 ) -> None:
-    # One duration grammar, the connector's: Python converts a timedelta ("1s") and passes text as given; the
-    # connector refuses both (a transaction timeout is at least 2 s) before anything is sent, and the package
-    # re-raises its refusal naming the keyword as well as the option.
+    # One duration grammar, the connector's: Python converts a timedelta ("1s") and passes text as
+    # given; the connector refuses both (a transaction timeout is at least 2 s) before anything is
+    # sent, and the package re-raises its refusal naming the keyword as well as the option.
     rows = spark.createDataFrame([("never-sent",)], "body STRING")
     for short in ("1s", timedelta(seconds=1)):
         with pytest.raises(ValueError) as caught:
@@ -220,8 +220,8 @@ def test_helpers_offsets_from_dicts_timestamps_from_datetime_and_decoded_propert
     first, second = unique_topic("h1"), unique_topic("h2")
     for t in (first, second):
         rocketmq.create_topic(t, queues=2)
-    # One message per request, so the ten spread over both queues (queue 0 is read from offset 2 below);
-    # in batches they could all land in one queue.
+    # One message per request, so the ten spread over both queues (queue 0 is read from offset 2
+    # below); in batches they could all land in one queue.
     write_rocketmq(
         spark.createDataFrame([(f"a{i}", "x") for i in range(10)], "body STRING, tags STRING"),
         rocketmq.name_server,
@@ -260,7 +260,8 @@ def test_helpers_offsets_from_dicts_timestamps_from_datetime_and_decoded_propert
     )
     assert skipped.count() == sum(latest.values()) - 2
 
-    # Store times are in the past: a start time in the future reads nothing, one in the past everything.
+    # Store times are in the past: a start time in the future reads nothing, one in the past
+    # everything.
     now = datetime.now(timezone.utc)
     assert (
         read_rocketmq(

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The RocketMQ catalog from Python: ``register_rocketmq_catalog``, then a cluster's topics as Spark SQL tables."""
+"""The RocketMQ catalog from Python: ``register_rocketmq_catalog``, then a cluster's topics as Spark
+SQL tables."""
 
 from __future__ import annotations
 
@@ -88,12 +89,22 @@ def test_register_checks_its_arguments_before_spark() -> None:
     with pytest.raises(ValueError, match="name_server is required"):
         register_rocketmq_catalog(spark, "rmq", name_server=None)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="allow_drop_table must be a bool"):
-        register_rocketmq_catalog(spark, "rmq", name_server="h:1", allow_drop_table="yes")  # type: ignore[arg-type]
+        register_rocketmq_catalog(
+            spark,
+            "rmq",
+            name_server="h:1",
+            allow_drop_table="yes",  # type: ignore[arg-type]
+        )
     with pytest.raises(ValueError, match="request_timeout_ms must be a positive int"):
         register_rocketmq_catalog(spark, "rmq", name_server="h:1", request_timeout_ms=0)
     with pytest.raises(TypeError):
         # A catalog's tables are its topics: it takes no topic.
-        register_rocketmq_catalog(spark, "rmq", name_server="h:1", topic="t")  # type: ignore[call-arg]
+        register_rocketmq_catalog(
+            spark,
+            "rmq",
+            name_server="h:1",
+            topic="t",  # type: ignore[call-arg]
+        )
 
 
 def _tables(spark: Any, catalog: str) -> set:

@@ -12,11 +12,12 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The documentation site (docs/, mkdocs.yml) and the README: the site builds in strict mode, and every Python and
-Scala example on them runs against the embedded broker, as written but for the name server's address and the
-paths (checkpoints and outputs go under a temporary directory). The Python examples of a page share one
-namespace, in page order, as a reader would run them; so do its Scala examples, in spark-shell. A query an
-example starts must be running without error; it is stopped before the next example."""
+"""The documentation site (docs/, mkdocs.yml) and the README: the site builds in strict mode, and
+every Python and Scala example on them runs against the embedded broker, as written but for the name
+server's address and the paths (checkpoints and outputs go under a temporary directory). The Python
+examples of a page share one namespace, in page order, as a reader would run them; so do its Scala
+examples, in spark-shell. A query an example starts must be running without error; it is stopped
+before the next example."""
 
 from __future__ import annotations
 
@@ -42,12 +43,14 @@ PAGES = [REPO_ROOT / "README.md", REPO_ROOT / "python" / "README.md"] + sorted(
 FENCE = re.compile(
     r"^(?P<indent>[ ]*)```(?P<lang>\w*)\n(?P<code>.*?)^(?P=indent)```$", re.MULTILINE | re.DOTALL
 )
-# What the examples read and write: two queues each, so that a real-time query (a task slot per queue for its
-# whole batch) runs on local[2]. The namespace example's topic is 'orders' under namespace tenant-a.
+# What the examples read and write: two queues each, so that a real-time query (a task slot per
+# queue for its whole batch) runs on local[2]. The namespace example's topic is 'orders' under
+# namespace tenant-a.
 TOPICS = ["orders", "orders-copy", "refunds", "lines", "counts", "tenant-a%orders"]
 SECRETS = {"ORDERS_READER_SECRET": "reader-secret", "ORDERS_WRITER_SECRET": "writer-secret"}
 CONNECT_ONLY = ".remote("
-# The name server address the examples show readers; the test puts the embedded broker's (an ephemeral port) there.
+# The name server address the examples show readers; the test puts the embedded broker's (an
+# ephemeral port) there.
 DOCUMENTED_NAME_SERVER = "127.0.0.1:9876"
 
 
@@ -77,7 +80,8 @@ def examples(lang: str) -> List[Example]:
 
 
 def as_run(code: str, name_server: str, scratch: Path) -> str:
-    """The example with the embedded broker for the documented address and its paths under ``scratch``."""
+    """The example with the embedded broker for the documented address and its paths under
+    ``scratch``."""
     code = code.replace(DOCUMENTED_NAME_SERVER, name_server)
     for root in ("/chk/", "/tmp/", "/data/"):
         code = code.replace(f'"{root}', f'"{scratch}{root}')
@@ -99,8 +103,9 @@ def real_time(code: str) -> bool:
 
 
 def settle(spark: Any, ex: Example) -> None:
-    """Every query the example started runs without error, and is then stopped: a micro-batch query once it has
-    processed what is there; a real-time one, whose batch lasts minutes, once its batch runs."""
+    """Every query the example started runs without error, and is then stopped: a micro-batch query
+    once it has processed what is there; a real-time one, whose batch lasts minutes, once its batch
+    runs."""
     for query in spark.streams.active:
         if real_time(ex.code):
             deadline = time.time() + 60
@@ -192,7 +197,8 @@ def test_connect_example_runs(spark, connect_url, rocketmq, example_topics) -> N
 
 
 def test_scala_examples_run(rocketmq, example_topics, tmp_path: Path) -> None:
-    """Each Scala example is the body of an object of its own in one spark-shell, run in page order."""
+    """Each Scala example is the body of an object of its own in one spark-shell, run in page
+    order."""
     blocks = examples("scala")
     script = [
         "import org.apache.spark.sql.{ForeachWriter, Row}",
@@ -206,7 +212,8 @@ def test_scala_examples_run(rocketmq, example_topics, tmp_path: Path) -> None:
         "def settle(where: String, realTime: Boolean): Unit = spark.streams.active.foreach { q =>",
         "  val deadline = System.currentTimeMillis() + 60000",
         "  if (realTime) while (q.isActive && !q.status.isTriggerActive) {",
-        '    require(System.currentTimeMillis() < deadline, s"$where: query never started a batch")',
+        "    require(System.currentTimeMillis() < deadline, "
+        's"$where: query never started a batch")',
         "    q.awaitTermination(200)",
         "  } else q.processAllAvailable()",
         '  require(q.exception.isEmpty, s"$where: ${q.exception}")',
@@ -233,7 +240,8 @@ def test_scala_examples_run(rocketmq, example_topics, tmp_path: Path) -> None:
             "spark.ui.enabled=false",
             "--conf",
             "spark.driver.host=127.0.0.1",
-            # As the Python examples' session (conftest): the word count's state in 2 partitions, not 200.
+            # As the Python examples' session (conftest): the word count's state in 2 partitions,
+            # not 200.
             "--conf",
             "spark.sql.shuffle.partitions=2",
             "--driver-java-options",

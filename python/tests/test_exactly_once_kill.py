@@ -12,17 +12,17 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Exactly-once writes through driver crashes: a RocketMQ -> RocketMQ stream with deliveryGuarantee=exactly_once whose
-driver process is killed with SIGKILL four times at random points of its progress, over a source that holds 48,000
-messages at the start and keeps receiving more (at least 24,000 rows are committed through the kills)
-(test_driver_kill.py's kill points: a batch planned, or committed, by turns, each twice). In the
-second cycle the driver instead halts right after recording a batch's decision and before
-committing any of its half messages (its checkpoint on it-tests' DecisionHaltFileSystem, which
-ends the JVM once the decision is written): only the broker's check-back, answered by a later
-run from the decisions beside the checkpoint, can make that batch visible, and the batch Spark
-runs again must not be. A last run then stays up until an independent consumer (the plain pull
-client: committed messages only) finds every message produced in the target topic, and none
-twice.
+"""Exactly-once writes through driver crashes: a RocketMQ -> RocketMQ stream with
+deliveryGuarantee=exactly_once whose driver process is killed with SIGKILL four times at random
+points of its progress, over a source that holds 48,000 messages at the start and keeps receiving
+more (at least 24,000 rows are committed through the kills) (test_driver_kill.py's kill points: a
+batch planned, or committed, by turns, each twice). In the second cycle the driver instead halts
+right after recording a batch's decision and before committing any of its half messages (its
+checkpoint on it-tests' DecisionHaltFileSystem, which ends the JVM once the decision is written):
+only the broker's check-back, answered by a later run from the decisions beside the checkpoint, can
+make that batch visible, and the batch Spark runs again must not be. A last run then stays up until
+an independent consumer (the plain pull client: committed messages only) finds every message
+produced in the target topic, and none twice.
 
 ROCKETMQ_KILL_SEED=<seed> replays the kill points, as in test_driver_kill.py.
 """
@@ -51,30 +51,32 @@ from test_driver_kill import (
     tail,
 )
 
-# Four kills (the kill points by turns: a batch planned, a batch committed) and the halt. Each kill is a driver's
-# start (about 13 s here): nine cycles (eight kills, each kind four times) took 180 s of the test gate.
+# Four kills (the kill points by turns: a batch planned, a batch committed) and the halt. Each kill
+# is a driver's start (about 13 s here): nine cycles (eight kills, each kind four times) took 180 s
+# of the test gate.
 CYCLES = 5
-# The source holds this many messages before the first cycle, read EO_MAX_OFFSETS a micro-batch: eight full
-# batches, while every cycle commits at least one (five to ten in practice), so at least the (CYCLES - 1) batches
-# THROUGH_KILLS counts are full; what is left when the kills end, the last run reads (a larger prefill only made it
-# longer). (Batches of 10,000 were tried: the embedded broker's TransactionalOpBatchService then spun at a full
-# core, see the stop-33 note.)
+# The source holds this many messages before the first cycle, read EO_MAX_OFFSETS a micro-batch:
+# eight full batches, while every cycle commits at least one (five to ten in practice), so at least
+# the (CYCLES - 1) batches THROUGH_KILLS counts are full; what is left when the kills end, the last
+# run reads (a larger prefill only made it longer). (Batches of 10,000 were tried: the embedded
+# broker's TransactionalOpBatchService then spun at a full core, see the stop-33 note.)
 PREFILL = 48_000
 EO_MAX_OFFSETS = 6000
 # The halt comes second (the first cycle commits what it needs to stand on): the broker asks about
 # its half messages while the later cycles run, and any run after it answers from the decisions.
 HALT_CYCLE = 2
-# Each killed cycle commits at least one full micro-batch (EO_MAX_OFFSETS rows) before its kill point.
+# Each killed cycle commits at least one full micro-batch (EO_MAX_OFFSETS rows) before its kill
+# point.
 THROUGH_KILLS = (CYCLES - 1) * EO_MAX_OFFSETS
 # The halt's file system, alone in a jar that `build/sbt itTests/exportHarnessClasspath` writes.
 HALT_FS_JAR = REPO_ROOT / "it-tests" / "target" / "decision-halt-fs.jar"
 HALT_FS_CLASS = "org.apache.spark.sql.rocketmq.DecisionHaltFileSystem"
 HALT_FS_SCHEME = "decisionhalt"
-# The broker checks back every 5 s for this test, and keeps a half message for 40 rounds (over 3 min:
-# the runs that answer it start and stop meanwhile). The sink's transactionTimeout
+# The broker checks back every 5 s for this test, and keeps a half message for 40 rounds (over 3
+# min: the runs that answer it start and stop meanwhile). The sink's transactionTimeout
 # (kill_driver_stream.py) is 10 s, the connector's floor of two check intervals: each check round
-# copies the half messages still within it, so a longer one (or a shorter interval) copies them
-# more often (at 2 s, tens of thousands a minute, which slowed the drivers' commits).
+# copies the half messages still within it, so a longer one (or a shorter interval) copies them more
+# often (at 2 s, tens of thousands a minute, which slowed the drivers' commits).
 BROKER_CHECKS = {"transactionCheckInterval": "5000", "transactionCheckMax": "40"}
 # RocketMQ 5's defaults, which the other tests of the session's broker see.
 BROKER_DEFAULT_CHECKS = {"transactionCheckInterval": "30000", "transactionCheckMax": "15"}
@@ -85,9 +87,9 @@ CHECK_BACK_DEADLINE_S = 120
 def halt_after_decision(
     cycle: int, name_server: str, topic: str, sink: str, checkpoint: Path, tmp_path: Path
 ) -> Dict[str, Any]:
-    """Starts the driver so that it halts after recording the decision of the batch after next (after it has
-    committed one batch since it started), and checks that it did: the decision is beside the checkpoint, and
-    Spark's commit log does not have the batch."""
+    """Starts the driver so that it halts after recording the decision of the batch after next
+    (after it has committed one batch since it started), and checks that it did: the decision is
+    beside the checkpoint, and Spark's commit log does not have the batch."""
     target = last_batch(checkpoint / "commits") + 2
     log = tmp_path / f"driver-{cycle}-halt.log"
     if not HALT_FS_JAR.exists():
@@ -226,8 +228,9 @@ def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> Non
     kills_done = time.monotonic()
     through_kills = len(rocketmq.bodies(target))
 
-    # A last run that stays up, as a stream does: it reads what is left, and it is the producer of the transaction
-    # group that the broker asks about the half messages the halted cycle decided but never committed.
+    # A last run that stays up, as a stream does: it reads what is left, and it is the producer of
+    # the transaction group that the broker asks about the half messages the halted cycle decided
+    # but never committed.
     log = tmp_path / "driver-last.log"
     with open(log, "wb") as out:
         last = subprocess.Popen(

@@ -15,10 +15,11 @@
 """Every script under python/examples runs, as its docstring shows, against the real broker.
 
 The ETL examples run as their ``__main__`` with their command line, inside this test process: their
-``getOrCreate()`` gets the tests' session (a Spark JVM start less per run: five runs took about 50 s more as
-processes of their own), their ``spark.stop()`` is kept from stopping it, and the session settings an example's
-builder sets are put back afterwards. The examples' own session set-up, ``configure_spark_with_rocketmq`` on a
-fresh process, is run by the demo (below) and by quickstart.py in a fresh virtualenv (test_pip_install.py).
+``getOrCreate()`` gets the tests' session (a Spark JVM start less per run: five runs took about 50 s
+more as processes of their own), their ``spark.stop()`` is kept from stopping it, and the session
+settings an example's builder sets are put back afterwards. The examples' own session set-up,
+``configure_spark_with_rocketmq`` on a fresh process, is run by the demo (below) and by
+quickstart.py in a fresh virtualenv (test_pip_install.py).
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ EXAMPLES = REPO_ROOT / "python" / "examples"
 
 
 def run_example(spark: Any, name: str, *args: str) -> str:
-    """Runs the example as ``python <name> <args>`` would, in this process and its session; returns what it
-    printed."""
+    """Runs the example as ``python <name> <args>`` would, in this process and its session; returns
+    what it printed."""
     settings = spark._jsparkSession.sessionState().conf()
     before = dict(spark.conf.getAll)
     printed = io.StringIO()
@@ -82,8 +83,8 @@ def test_every_example_is_tested() -> None:
 def test_demo_starts_its_own_broker_writes_and_reads_back() -> None:
     ran = os.environ.get("ROCKETMQ_DEMO_STDOUT")
     if ran:
-        # .ci/run sets it: dev/demo has just run this script on this commit and passed (it stops CI otherwise);
-        # what it printed is checked here rather than the same run made again.
+        # .ci/run sets it: dev/demo has just run this script on this commit and passed (it stops CI
+        # otherwise); what it printed is checked here rather than the same run made again.
         print(f"checking the output of dev/demo's run ({ran}) rather than running demo.py again")
         stdout = Path(ran).read_text()
     else:

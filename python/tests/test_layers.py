@@ -12,10 +12,11 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""dev/check-layers: the connector's imports run down its package layers (docs/development.md, Package layers).
+"""dev/check-layers: the connector's imports run down its package layers (docs/development.md,
+Package layers).
 
-Pure file checks, no Spark: the checker runs on this checkout, then on copies of its sources given a use that runs
-up or sideways.
+Pure file checks, no Spark: the checker runs on this checkout, then on copies of its sources given a
+use that runs up or sideways.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ def test_an_import_of_the_root_package_from_consumer_fails_naming_file_line_and_
     done = check_layers(root)
     assert done.returncode == 1
     assert (
-        f"{PULLER}:{line}: consumer uses org.apache.spark.sql.rocketmq.RocketMQTable (root, a higher layer)"
-        in (done.stdout)
+        f"{PULLER}:{line}: consumer uses org.apache.spark.sql.rocketmq.RocketMQTable (root, a "
+        "higher layer)" in (done.stdout)
     )
     assert len(done.stdout.splitlines()) == 1, done.stdout
 
@@ -78,7 +79,8 @@ def test_packages_of_one_layer_may_not_use_each_other(tmp_path: Path) -> None:
     root = copy_of_sources(tmp_path)
     line = add_after_package_line(
         root / PULLER,
-        "import org.apache.spark.sql.rocketmq.transaction.{RocketMQDecisionLog, RocketMQHalfMessage}",
+        "import org.apache.spark.sql.rocketmq.transaction.{RocketMQDecisionLog, "
+        "RocketMQHalfMessage}",
     )
     done = check_layers(root)
     assert done.returncode == 1
@@ -97,18 +99,20 @@ def test_a_name_written_in_full_counts_but_not_in_a_comment(tmp_path: Path) -> N
     assert check_layers(root).returncode == 0
     line = add_after_package_line(
         root / settings,
-        "object Uses { def of(s: org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings) = s }",
+        "object Uses { def of(s: org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings) = "
+        "s }",
     )
     done = check_layers(root)
     assert done.returncode == 1
     assert (
-        f"{settings}:{line}: transaction uses org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings"
-        in (done.stdout)
+        f"{settings}:{line}: transaction uses "
+        "org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings" in (done.stdout)
     )
 
 
 def test_the_public_exceptions_may_name_nothing_above_them(tmp_path: Path) -> None:
-    # In the root package, but the lowest layer: they see the rest of the root package without an import.
+    # In the root package, but the lowest layer: they see the rest of the root package without an
+    # import.
     root = copy_of_sources(tmp_path)
     constructors = MAIN / "RocketMQExceptionConstructors.scala"
     line = add_after_package_line(

@@ -46,7 +46,8 @@ def test_the_assembly_alone_on_two_executors_writes_and_reads_a_16_queue_topic(
         str(tmp_path / "out"),
         str(tmp_path / "cp"),
         str(ROWS),
-        # A queue's preferred executor is a locality hint: let the scheduler wait for it on a busy machine.
+        # A queue's preferred executor is a locality hint: let the scheduler wait for it on a busy
+        # machine.
         conf={"spark.locality.wait": "10s"},
     )
     work = Path(pyspark.__file__).parent / "work"  # local-cluster workers write here

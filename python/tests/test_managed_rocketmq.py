@@ -12,10 +12,10 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Managed RocketMQ 5 from Python: every path through Apache's RocketMQ 5 proxy (cluster mode, in front of the
-session's broker), with the proxy's Remoting endpoint as ``name_server``, as a managed service gives it. The proxy
-refuses every admin request, so each step fails if a path still needs one. Credentials and a namespace through a
-proxy with auth on: test_secured_clusters.py."""
+"""Managed RocketMQ 5 from Python: every path through Apache's RocketMQ 5 proxy (cluster mode, in
+front of the session's broker), with the proxy's Remoting endpoint as ``name_server``, as a managed
+service gives it. The proxy refuses every admin request, so each step fails if a path still needs
+one. Credentials and a namespace through a proxy with auth on: test_secured_clusters.py."""
 
 from __future__ import annotations
 
@@ -61,7 +61,8 @@ def test_batch_read_pushed_filters_stream_write_and_group_offsets_through_a_prox
     # Write through the proxy, read back through it.
     early = spark.createDataFrame([(f"early-{i}",) for i in range(30)], "body STRING")
     write_rocketmq(early, proxy, topic)
-    rocketmq.await_indexed()  # through a proxy, planning cannot wait for the broker to index what it acknowledged
+    # Through a proxy, planning cannot wait for the broker to index what it acknowledged.
+    rocketmq.await_indexed()
     assert _bodies(read_rocketmq(spark, proxy, topic)) == sorted(f"early-{i}" for i in range(30))
 
     # A store-time filter is pushed down and reads only the later messages.
@@ -86,7 +87,8 @@ def test_batch_read_pushed_filters_stream_write_and_group_offsets_through_a_prox
     plan = spark.sql("EXPLAIN SELECT body FROM late_through_proxy").collect()[0][0]
     assert "pushedFilters=[" in plan and "storeTimestamp >= " in plan, plan
 
-    # A stream through the proxy copies everything to another topic through it, committing the group's offsets.
+    # A stream through the proxy copies everything to another topic through it, committing the
+    # group's offsets.
     group = f"px-group-{topic[-8:]}"
     stream = read_rocketmq_stream(
         spark, proxy, topic, starting_offsets=EARLIEST, consumer_group=group
@@ -104,7 +106,8 @@ def test_batch_read_pushed_filters_stream_write_and_group_offsets_through_a_prox
         [f"early-{i}" for i in range(30)] + [f"late-{i}" for i in range(20)]
     )
 
-    # The group's offsets are where a later query starts: nothing new yet, then only what came since.
+    # The group's offsets are where a later query starts: nothing new yet, then only what came
+    # since.
     assert (
         _bodies(read_rocketmq(spark, proxy, topic, starting_offsets=GROUP, consumer_group=group))
         == []

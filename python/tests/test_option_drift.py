@@ -14,10 +14,10 @@
 
 """The Python keywords and the connector's options must not drift apart.
 
-The connector's option declarations (RocketMQOptions.registry, in the jar this package ships) are read
-through the classic session's JVM gateway: a test may do that, the package never does. For every option
-the test checks the keyword's name, the kind of value it converts, its type hint, whether it is required,
-and which functions take it.
+The connector's option declarations (RocketMQOptions.registry, in the jar this package ships) are
+read through the classic session's JVM gateway: a test may do that, the package never does. For
+every option the test checks the keyword's name, the kind of value it converts, its type hint,
+whether it is required, and which functions take it.
 """
 
 from __future__ import annotations
@@ -68,12 +68,13 @@ FUNCTIONS = {
         register_rocketmq_catalog,
     )
 }
-# Options a function does not take although their query type applies: a catalog's tables are its topics.
+# Options a function does not take although their query type applies: a catalog's tables are its
+# topics.
 NOT_TAKEN = {"register_rocketmq_catalog": {"topic"}}
 WRITES = {"write_rocketmq", "write_rocketmq_stream", "rocketmq_stream_writer"}
 READS = {"read_rocketmq", "read_rocketmq_stream"}
-# Keywords that are not connector options: the session or DataFrame, the catalog's name, the options given by key,
-# and the streaming query's own settings.
+# Keywords that are not connector options: the session or DataFrame, the catalog's name, the options
+# given by key, and the streaming query's own settings.
 NOT_OPTIONS = {
     "spark",
     "df",
@@ -87,7 +88,8 @@ NOT_OPTIONS = {
     "continuous",
     "query_name",
 }
-# The type hint each kind of value gets (an option the connector does not require is Optional, None = unset).
+# The type hint each kind of value gets (an option the connector does not require is Optional,
+# None = unset).
 HINTS = {
     "text": "str",
     "name server": "str",
@@ -164,8 +166,8 @@ def test_keyword_types_and_defaults_follow_the_declarations(spark) -> None:
             if kw in NOT_OPTIONS:
                 continue
             declared = options[OPTION_KEYS[kw]]
-            # Required: nameServer everywhere. A read takes topic or topic_pattern (the function checks it has
-            # one); a write may take its topic from a column.
+            # Required: nameServer everywhere. A read takes topic or topic_pattern (the function
+            # checks it has one); a write may take its topic from a column.
             required = declared.required
             hint = "str" if (kw == "topic" and name in WRITES) else HINTS[declared.kind]
             if required:

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""pip: the wheel installed into a fresh virtual environment, used by a plain script, as a new user would."""
+"""pip: the wheel installed into a fresh virtual environment, used by a plain script, as a new user
+would."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Real-time mode from Python: ``real_time_trigger`` on every pyspark of the matrix (a real-time query where
-pyspark can ask for one, 4.2 and later; the error naming the versions elsewhere)."""
+"""Real-time mode from Python: ``real_time_trigger`` on every pyspark of the matrix (a real-time
+query where pyspark can ask for one, 4.2 and later; the error naming the versions elsewhere)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ pytestmark = [pytest.mark.cross_version, pytest.mark.e2e]
 
 PYSPARK = tuple(int(p) for p in pyspark.__version__.split(".")[:2])
 HAS_TRIGGER = PYSPARK >= (4, 2)
-# Spark 4.3 runs stateful operators (aggregations, deduplication) in real-time mode: the 4.3 leg of dev/test.
+# Spark 4.3 runs stateful operators (aggregations, deduplication) in real-time mode: the 4.3 leg of
+# dev/test.
 HAS_STATEFUL = PYSPARK >= (4, 3)
 
 
@@ -89,9 +90,9 @@ def test_real_time_trigger_runs_a_query_or_names_the_pyspark_it_needs(
 def test_write_rocketmq_stream_real_time_sends_each_row_while_the_batch_runs(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    """RocketMQ -> RocketMQ in real-time mode with nothing set but ``real_time``: no allowlist setting, no sink
-    setting. The batch lasts 10 minutes, so rows can only be in the target before its end if each is sent as it
-    arrives."""
+    """RocketMQ -> RocketMQ in real-time mode with nothing set but ``real_time``: no allowlist
+    setting, no sink setting. The batch lasts 10 minutes, so rows can only be in the target before
+    its end if each is sent as it arrives."""
     source, target = unique_topic("rt-src"), unique_topic("rt-dst")
     rocketmq.create_topic(source, queues=2)
     rocketmq.create_topic(target, queues=2)
@@ -133,8 +134,9 @@ def test_write_rocketmq_stream_real_time_sends_each_row_while_the_batch_runs(
 def test_an_exactly_once_real_time_write_is_refused_before_anything_is_sent(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    """A real-time batch outlives the brokers' half messages: ``exactly_once`` is refused when the query plans its
-    write, naming the option, and nothing reaches the target (before pyspark 4.2, ``real_time`` itself is refused)."""
+    """A real-time batch outlives the brokers' half messages: ``exactly_once`` is refused when the
+    query plans its write, naming the option, and nothing reaches the target (before pyspark 4.2,
+    ``real_time`` itself is refused)."""
     source, target = unique_topic("rt-eo-src"), unique_topic("rt-eo-dst")
     rocketmq.create_topic(source, queues=2)
     rocketmq.create_topic(target, queues=2)
@@ -170,7 +172,8 @@ def test_an_exactly_once_real_time_write_is_refused_before_anything_is_sent(
 
 
 def _execution_of(query: Any) -> Optional[str]:
-    """The class that runs ``query`` in the Spark driver (None over Spark Connect, whose client cannot see it)."""
+    """The class that runs ``query`` in the Spark driver (None over Spark Connect, whose client
+    cannot see it)."""
     jsq = getattr(query, "_jsq", None)
     return None if jsq is None else jsq.streamingQuery().getClass().getSimpleName()
 
@@ -181,10 +184,11 @@ def _execution_of(query: Any) -> Optional[str]:
 def test_a_stateless_real_time_write_tracks_progress_as_sparks_kafka_sink_does_and_resumes(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    """Spark 4.3 writes a stateless real-time query's offset and commit logs while its next batch runs, for sinks
-    on a list of its own (Kafka's); ``write_rocketmq_stream(real_time=...)`` gets the RocketMQ sink the same. Over
-    a batch end (5-second batches) and a stop and restart from the checkpoint, every message sent reaches the
-    target (at least once: a stopped batch is read again)."""
+    """Spark 4.3 writes a stateless real-time query's offset and commit logs while its next batch
+    runs, for sinks on a list of its own (Kafka's); ``write_rocketmq_stream(real_time=...)`` gets
+    the RocketMQ sink the same. Over a batch end (5-second batches) and a stop and restart from the
+    checkpoint, every message sent reaches the target (at least once: a stopped batch is read
+    again)."""
     source, target = unique_topic("rt-apt-src"), unique_topic("rt-apt-dst")
     rocketmq.create_topic(source, queues=2)
     rocketmq.create_topic(target, queues=2)
@@ -234,9 +238,10 @@ def _stateful_copy(
     transform: Callable[[Any], Any],
     shuffle_partitions: int = 1,
 ) -> Tuple[Any, str, str]:
-    """Starts ``transform`` of a one-queue source topic into a new target topic under ``real_time="10 minutes"``,
-    on one shuffle partition: the batch holds a task slot for the source's queue and one for the shuffle partition
-    for all its 10 minutes (``local[2]``). Returns the query, the source and the target."""
+    """Starts ``transform`` of a one-queue source topic into a new target topic under
+    ``real_time="10 minutes"``, on one shuffle partition: the batch holds a task slot for the
+    source's queue and one for the shuffle partition for all its 10 minutes (``local[2]``). Returns
+    the query, the source and the target."""
     source, target = unique_topic(f"rt-{name}-src"), unique_topic(f"rt-{name}-dst")
     rocketmq.create_topic(source, queues=1)
     rocketmq.create_topic(target, queues=1)
@@ -259,7 +264,8 @@ def _stateful_copy(
 
 
 def _error_it_fails_with(query: Any) -> str:
-    """The error ``query`` fails with (within two minutes: it must fail); the query is stopped either way."""
+    """The error ``query`` fails with (within two minutes: it must fail); the query is stopped
+    either way."""
     try:
         with pytest.raises(StreamingQueryException) as failed:
             query.awaitTermination(120)
@@ -269,17 +275,19 @@ def _error_it_fails_with(query: Any) -> str:
 
 
 def _distinct_bodies(df: Any) -> Any:
-    """The bodies of a RocketMQ stream as strings, each once (``dropDuplicates``: a stateful operator)."""
+    """The bodies of a RocketMQ stream as strings, each once (``dropDuplicates``: a stateful
+    operator)."""
     return df.selectExpr("CAST(body AS STRING) AS body").dropDuplicates(["body"])
 
 
 def _await_marker_while_the_batch_runs(query, rocketmq, target: str, marker: str) -> None:
-    """Waits for ``marker`` in ``target``; the query must still run its first 10-minute batch (nothing waited for
-    a batch end). Stops the query whatever happens."""
+    """Waits for ``marker`` in ``target``; the query must still run its first 10-minute batch
+    (nothing waited for a batch end). Stops the query whatever happens."""
     try:
 
         def stored() -> bool:
-            # A query that failed never stores the marker: fail now, with its error, not after the deadline.
+            # A query that failed never stores the marker: fail now, with its error, not after the
+            # deadline.
             assert query.exception() is None, f"the query failed: {query.exception()}"
             return marker in rocketmq.bodies(target)
 
@@ -298,10 +306,10 @@ def _await_marker_while_the_batch_runs(query, rocketmq, target: str, marker: str
 def test_a_stateful_real_time_query_sends_each_row_after_its_shuffle_while_the_batch_runs(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    """RocketMQ -> dropDuplicates -> RocketMQ under ``real_time``: the sink runs after the shuffle, in a task that
-    reads nothing from RocketMQ, and still sends each row as it comes (the batch lasts 10 minutes). Each body is
-    sent twice, in order, into a one-queue topic, then an end marker: once the marker is in the target, so is
-    every body before it, each once."""
+    """RocketMQ -> dropDuplicates -> RocketMQ under ``real_time``: the sink runs after the shuffle,
+    in a task that reads nothing from RocketMQ, and still sends each row as it comes (the batch
+    lasts 10 minutes). Each body is sent twice, in order, into a one-queue topic, then an end
+    marker: once the marker is in the target, so is every body before it, each once."""
     query, source, target = _stateful_copy(spark, rocketmq, tmp_path, "dedup", _distinct_bodies)
     # The harness sends bodies prefix0, prefix1, ...: one message per command, each command twice.
     for prefix in [f"dup-{i}-" for i in range(20)] + ["dup-end-"]:
@@ -319,8 +327,9 @@ def test_a_stateful_real_time_query_sends_each_row_after_its_shuffle_while_the_b
 def test_a_real_time_count_per_key_sends_each_update_while_the_batch_runs(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    """RocketMQ -> count per body -> RocketMQ under ``real_time`` (update output): each updated count is sent as it
-    comes, after the shuffle, while the 10-minute batch runs; the last count stored per key is the number sent."""
+    """RocketMQ -> count per body -> RocketMQ under ``real_time`` (update output): each updated
+    count is sent as it comes, after the shuffle, while the 10-minute batch runs; the last count
+    stored per key is the number sent."""
     query, source, target = _stateful_copy(
         spark,
         rocketmq,
@@ -353,9 +362,10 @@ def test_a_real_time_count_per_key_sends_each_update_while_the_batch_runs(
 def test_drop_duplicates_within_watermark_in_real_time_fails_with_sparks_error_naming_the_operator(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    """Spark 4.3's real-time mode does not run ``dropDuplicatesWithinWatermark`` (its operator is not in Spark's
-    real-time allowlist): the query fails at its first batch with Spark's error naming the operator, and stores
-    nothing; the connector neither hides the refusal nor turns the check off for it."""
+    """Spark 4.3's real-time mode does not run ``dropDuplicatesWithinWatermark`` (its operator is
+    not in Spark's real-time allowlist): the query fails at its first batch with Spark's error
+    naming the operator, and stores nothing; the connector neither hides the refusal nor turns the
+    check off for it."""
     query, source, target = _stateful_copy(
         spark,
         rocketmq,
@@ -381,8 +391,9 @@ def test_drop_duplicates_within_watermark_in_real_time_fails_with_sparks_error_n
 def test_a_stateful_real_time_query_that_outgrows_the_slots_fails_at_start_naming_them(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    """One source queue and dropDuplicates on two shuffle partitions need three task slots at once; ``local[2]`` has
-    two: the query fails before its tasks run, naming the queue, the stateful stage and both numbers."""
+    """One source queue and dropDuplicates on two shuffle partitions need three task slots at once;
+    ``local[2]`` has two: the query fails before its tasks run, naming the queue, the stateful stage
+    and both numbers."""
     query, source, target = _stateful_copy(
         spark, rocketmq, tmp_path, "slots", _distinct_bodies, shuffle_partitions=2
     )
@@ -397,13 +408,15 @@ def test_a_stateful_real_time_query_that_outgrows_the_slots_fails_at_start_namin
 def test_real_time_queries_started_at_once_from_two_threads_both_run(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    """``write_rocketmq_stream(real_time=...)`` turns Spark's sink allowlist check off around ``start()`` and puts the
-    session's value back. Two threads starting at once must both start (neither with the check already put back by
-    the other) and leave the session's setting as it was (not the other's ``false``)."""
+    """``write_rocketmq_stream(real_time=...)`` turns Spark's sink allowlist check off around
+    ``start()`` and puts the session's value back. Two threads starting at once must both start
+    (neither with the check already put back by the other) and leave the session's setting as it was
+    (not the other's ``false``)."""
     key = "spark.sql.streaming.realTimeMode.allowlistCheck"
     pairs = [(unique_topic(f"rt2-src{i}"), unique_topic(f"rt2-dst{i}")) for i in range(2)]
     for source, target in pairs:
-        # One queue each: a real-time query holds a task slot per queue for its whole batch; two fit local[2].
+        # One queue each: a real-time query holds a task slot per queue for its whole batch; two fit
+        # local[2].
         rocketmq.create_topic(source, queues=1)
         rocketmq.create_topic(target, queues=1)
     streams = [

@@ -12,9 +12,10 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The connector against a RocketMQ 4.9.7 broker, the line many production clusters still run: batch and
-streaming reads and writes, tags filtered by the broker, offsets in the checkpoint. The client is the
-connector's own (5.5.0, remoting protocol); the broker is Maven Central's 4.9.7, run as its own process."""
+"""The connector against a RocketMQ 4.9.7 broker, the line many production clusters still run: batch
+and streaming reads and writes, tags filtered by the broker, offsets in the checkpoint. The client
+is the connector's own (5.5.0, remoting protocol); the broker is Maven Central's 4.9.7, run as its
+own process."""
 
 from __future__ import annotations
 
@@ -124,7 +125,8 @@ def test_streaming_topic_to_topic_on_a_4_9_broker_resumes_from_its_checkpoint(
 
 
 def test_exactly_once_batch_write_on_a_4_9_broker(spark, broker49) -> None:
-    """Half messages, the driver's pipelined commits and the sharding keys' order work on a 4.9 broker too."""
+    """Half messages, the driver's pipelined commits and the sharding keys' order work on a 4.9
+    broker too."""
     topic = unique_topic("eo49")
     broker49.create_topic(topic, queues=4)
     rows = [(f"{i % 4}:{i:05d}", str(i % 4)) for i in range(4000)]
@@ -150,8 +152,9 @@ def test_exactly_once_batch_write_on_a_4_9_broker(spark, broker49) -> None:
 def test_store_time_filters_pushed_to_a_4_9_broker_return_what_spark_alone_returns(
     spark, broker49
 ) -> None:
-    """A 4.9 broker's time index answers the offset stored nearest a time, not the first stored at or after it:
-    each cut is checked by the store time of the message beside it, so a pushed filter loses no row."""
+    """A 4.9 broker's time index answers the offset stored nearest a time, not the first stored at
+    or after it: each cut is checked by the store time of the message beside it, so a pushed filter
+    loses no row."""
     topic = unique_topic("t49")
     broker49.create_topic(topic, queues=2)
     for burst in range(

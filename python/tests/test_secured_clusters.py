@@ -13,7 +13,8 @@
 # limitations under the License.
 
 
-"""Secured clusters from Python: ACL credentials as keywords and from the environment, TLS, a namespace.
+"""Secured clusters from Python: ACL credentials as keywords and from the environment, TLS, a
+namespace.
 
 Each secured harness is a RocketMQ process of its own (``dev/rocketmq-harness --acl`` or ``--tls``).
 """
@@ -84,7 +85,8 @@ def test_acl_credentials_as_keywords_write_and_read_and_a_wrong_secret_names_onl
     assert _bodies(read) == sorted(f"a{i}" for i in range(10))
 
     wrong = f"wrong-{secret_key}"
-    with pytest.raises(Exception) as caught:  # noqa: B017 - a Py4JJavaError in classic, a gRPC error in Connect
+    # B017: a Py4JJavaError in classic, a gRPC error in Connect.
+    with pytest.raises(Exception) as caught:  # noqa: B017
         read_rocketmq(
             spark, acl_rocketmq.name_server, topic, access_key=access_key, secret_key=wrong
         ).collect()
@@ -136,7 +138,8 @@ def test_tls_reads_and_writes_with_use_tls_and_plain_text_fails_clearly_and_fast
     assert sorted(tls_rocketmq.bodies(topic)) == sorted([f"t{i}" for i in range(5)] + ["w1", "w2"])
 
     started = time.monotonic()
-    with pytest.raises(Exception) as caught:  # noqa: B017 - a Py4JJavaError in classic, a gRPC error in Connect
+    # B017: a Py4JJavaError in classic, a gRPC error in Connect.
+    with pytest.raises(Exception) as caught:  # noqa: B017
         read_rocketmq(
             spark,
             tls_rocketmq.name_server,
@@ -171,16 +174,17 @@ def test_a_namespace_scopes_what_is_written_and_read(spark, acl_rocketmq) -> Non
 def test_least_privilege_users_read_and_write_a_namespace_through_a_proxy_with_auth(
     spark, acl_rocketmq
 ) -> None:
-    """A managed RocketMQ 5 service as its users see it: a proxy endpoint with authentication on, an instance
-    namespace, and applications with the fewest rights (ACL 2.0): a reader with Sub and Get on its topic and Sub on
-    its consumer group, a writer with Pub on its topic."""
+    """A managed RocketMQ 5 service as its users see it: a proxy endpoint with authentication on, an
+    instance namespace, and applications with the fewest rights (ACL 2.0): a reader with Sub and Get
+    on its topic and Sub on its consumer group, a writer with Pub on its topic."""
     proxy = acl_rocketmq.start_proxy()
     topic, namespace = unique_topic("lp"), "py_managed"
     group = f"lp-{topic[-8:]}"
     acl_rocketmq.create_topic(f"{namespace}%{topic}", queues=2)
     reader_key, reader_secret = f"reader-{uuid.uuid4().hex[:8]}", f"secret-{uuid.uuid4()}"
     writer_key, writer_secret = f"writer-{uuid.uuid4().hex[:8]}", f"secret-{uuid.uuid4()}"
-    on_broker = f"{namespace}%{topic}"  # RocketMQ names a namespaced topic and group this way on the brokers
+    # RocketMQ names a namespaced topic and group this way on the brokers.
+    on_broker = f"{namespace}%{topic}"
     acl_rocketmq.create_user_with_rights(
         reader_key, reader_secret, f"Topic:{on_broker}=Sub+Get,Group:{namespace}%{group}=Sub"
     )
@@ -189,7 +193,8 @@ def test_least_privilege_users_read_and_write_a_namespace_through_a_proxy_with_a
     write_rocketmq(
         rows, proxy, topic, namespace=namespace, access_key=writer_key, secret_key=writer_secret
     )
-    acl_rocketmq.await_indexed()  # through a proxy, planning cannot wait for the broker to index what it acknowledged
+    # Through a proxy, planning cannot wait for the broker to index what it acknowledged.
+    acl_rocketmq.await_indexed()
     read = read_rocketmq(
         spark,
         proxy,
@@ -201,7 +206,8 @@ def test_least_privilege_users_read_and_write_a_namespace_through_a_proxy_with_a
     )
     assert _bodies(read) == sorted(f"m{i}" for i in range(20))
     # The reader may not write: the error names its key and what writing needs.
-    with pytest.raises(Exception) as caught:  # noqa: B017 - a Py4JJavaError in classic, a gRPC error in Connect
+    # B017: a Py4JJavaError in classic, a gRPC error in Connect.
+    with pytest.raises(Exception) as caught:  # noqa: B017
         write_rocketmq(
             rows, proxy, topic, namespace=namespace, access_key=reader_key, secret_key=reader_secret
         )

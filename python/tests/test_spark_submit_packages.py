@@ -12,13 +12,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The connector as a Maven artifact: ``spark-submit --packages`` resolves it (and rocketmq-client) and
-a plain PySpark script, with no rocketmq_spark import, writes and reads a topic through it.
+"""The connector as a Maven artifact: ``spark-submit --packages`` resolves it (and rocketmq-client)
+and a plain PySpark script, with no rocketmq_spark import, writes and reads a topic through it.
 
 Needs the artifact in the checkout's own Maven repository: ``build/sbt connector/publish`` writes
-target/maven-repo (dev/test does it), which ``dev/ivysettings.xml`` puts ahead of Maven Central. The test runs
-spark-submit with a home whose ~/.m2 holds POMs without their jars, as Maven leaves after version mediation:
-Spark's default resolver chain trusts those and fails; the settings file never reads ~/.m2.
+target/maven-repo (dev/test does it), which ``dev/ivysettings.xml`` puts ahead of Maven Central. The
+test runs spark-submit with a home whose ~/.m2 holds POMs without their jars, as Maven leaves after
+version mediation: Spark's default resolver chain trusts those and fails; the settings file never
+reads ~/.m2.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ from embedded_rocketmq import REPO_ROOT, unique_topic
 from spark_processes import CLIENT_LOG_OPTION, spark_env, spark_submit
 
 GROUP = "io.github.rocketmq-spark"
-# The artifact for the running pyspark: the test runs in the cross-version legs too (pyspark 3.5 is Scala 2.12).
-# The spark35 artifact is the shaded jar, the client inside it: Spark 3.5's guava 14 would shadow the client's.
+# The artifact for the running pyspark: the test runs in the cross-version legs too (pyspark 3.5 is
+# Scala 2.12). The spark35 artifact is the shaded jar, the client inside it: Spark 3.5's guava 14
+# would shadow the client's.
 SPARK35 = pyspark.__version__.startswith("3.5.")
 ARTIFACT = "rocketmq-spark-connector-spark35_2.12" if SPARK35 else "rocketmq-spark-connector_2.13"
 ROWS = 200
@@ -70,7 +72,8 @@ def poisoned_home(home: Path, client_version: str, version: str) -> Path:
         folder.mkdir(parents=True)
         (folder / f"{artifact}-{v}.pom").write_text(
             "<project><modelVersion>4.0.0</modelVersion>"
-            f"<groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{v}</version></project>"
+            f"<groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+            f"<version>{v}</version></project>"
         )
     return home
 
@@ -122,8 +125,8 @@ def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> Non
         + done.stdout
     )
 
-    # Ivy: our artifact from the checkout's repository, the RocketMQ client from Maven Central, nothing from
-    # the poisoned ~/.m2, no netty (Spark's).
+    # Ivy: our artifact from the checkout's repository, the RocketMQ client from Maven Central,
+    # nothing from the poisoned ~/.m2, no netty (Spark's).
     assert re.search(
         rf"found {re.escape(GROUP)}#{ARTIFACT};{re.escape(version)} in rocketmq-spark-local",
         done.stderr,

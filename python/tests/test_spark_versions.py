@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Which jar runs on which Spark: the package's choice by version, and what each jar's bytecode may touch."""
+"""Which jar runs on which Spark: the package's choice by version, and what each jar's bytecode may
+touch."""
 
 from __future__ import annotations
 
@@ -58,7 +59,8 @@ def _entries(jar: Path) -> list[tuple[str, int]]:
 def test_a_spark35_jar_made_from_the_package_is_the_jar_the_build_made(
     scala: str, built: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The package holds the Spark 3.5 jars as differences from the Spark 4 jar; jar_path writes them whole, once."""
+    """The package holds the Spark 3.5 jars as differences from the Spark 4 jar; jar_path writes
+    them whole, once."""
     monkeypatch.setenv("ROCKETMQ_SPARK_JAR_CACHE", str(tmp_path))
     made = Path(jar_path("3.5.0", scala))
     assert made.is_relative_to(tmp_path)
@@ -66,7 +68,8 @@ def test_a_spark35_jar_made_from_the_package_is_the_jar_the_build_made(
     original = Path(__file__).resolve().parents[2] / built / name
     if not original.is_file():
         pytest.fail(
-            f"{original} is missing: run build/sbt connectorSpark35_{scala.replace('.', '')}/assembly"
+            f"{original} is missing: run build/sbt "
+            f"connectorSpark35_{scala.replace('.', '')}/assembly"
         )
     assert made.name == name and _entries(made) == _entries(original)
     with zipfile.ZipFile(made) as z:
@@ -108,7 +111,8 @@ def _class_versions(jar: str) -> dict[str, int]:
 
 
 def test_the_scala_2_12_jar_is_java_8_bytecode_throughout() -> None:
-    """Databricks 15.4 LTS runs Spark 3.5 on JDK 8 by default: one newer class and the query fails to load."""
+    """Databricks 15.4 LTS runs Spark 3.5 on JDK 8 by default: one newer class and the query fails
+    to load."""
     versions = _class_versions(jar_path("3.5.0"))
     assert len(versions) > 1000
     newer = {name: v for name, v in versions.items() if v > 52}
@@ -171,11 +175,12 @@ REAL_TIME_API = "org/apache/spark/sql/connector/read/streaming/SupportsRealTimeM
 
 
 def test_the_jar_touches_no_spark_class_the_running_spark_lacks() -> None:
-    """Every Spark or Scala class the connector's own bytecode names exists in the pyspark running this test, with
-    the jar jar_path() picks for it. dev/test runs it on every pyspark of the matrix, 3.5.0 and 4.0.5 (the oldest of
-    each line) included: Spark 4.1 added org.apache.spark.BreakingChangeInfo, whose absence crashed every error on
-    4.0, and a jar built against a newer Spark than the cluster's fails the same way. The real-time classes are
-    exempt where Spark has no real-time mode: nothing of ours names them, so nothing loads them there."""
+    """Every Spark or Scala class the connector's own bytecode names exists in the pyspark running
+    this test, with the jar jar_path() picks for it. dev/test runs it on every pyspark of the
+    matrix, 3.5.0 and 4.0.5 (the oldest of each line) included: Spark 4.1 added
+    org.apache.spark.BreakingChangeInfo, whose absence crashed every error on 4.0, and a jar built
+    against a newer Spark than the cluster's fails the same way. The real-time classes are exempt
+    where Spark has no real-time mode: nothing of ours names them, so nothing loads them there."""
     import pyspark
 
     spark = _running_spark_classes()

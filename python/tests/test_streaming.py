@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Streaming through the package: read_rocketmq_stream into write_rocketmq_stream, in classic and Connect mode."""
+"""Streaming through the package: read_rocketmq_stream into write_rocketmq_stream, in classic and
+Connect mode."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ from waiting import wait_until
 
 
 def _progress(progress: Any, field: str) -> Any:
-    """A field of a progress report: pyspark 4 gives progress objects (over Connect too, where the fields are
-    attributes), pyspark 3.5 plain dicts."""
+    """A field of a progress report: pyspark 4 gives progress objects (over Connect too, where the
+    fields are attributes), pyspark 3.5 plain dicts."""
     return getattr(progress, field) if hasattr(progress, field) else progress[field]
 
 
@@ -64,7 +65,8 @@ def test_stream_from_one_topic_into_another_in_rate_limited_batches(
     batches = [n for n in rows if n > 0]
     assert sorted(batches, reverse=True) == [40, 40, 10]
     assert sorted(rocketmq.bodies(sink)) == sorted(f"E-{i}" for i in range(90))
-    # The last batch's progress: how long its messages waited in RocketMQ, how long its sends took to be acknowledged.
+    # The last batch's progress: how long its messages waited in RocketMQ, how long its sends took
+    # to be acknowledged.
     last = query.lastProgress
     waited = _progress(_progress(last, "sources")[0], "metrics")
     acks = _progress(_progress(last, "sink"), "metrics")
@@ -116,7 +118,8 @@ def test_write_rocketmq_stream_continuous_copies_each_row_as_it_arrives(
     rocketmq.create_topic(sink, queues=2)
     rocketmq.send(source, 20, "c-")
     stream = read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST)
-    # Progress recorded every 10 minutes: the rows can only be in the target before that if each is sent at once.
+    # Progress recorded every 10 minutes: the rows can only be in the target before that if each is
+    # sent at once.
     query = write_rocketmq_stream(
         stream.select("body"),
         rocketmq.name_server,
@@ -146,13 +149,14 @@ def test_write_rocketmq_stream_continuous_copies_each_row_as_it_arrives(
 def test_a_duration_text_goes_to_the_connector_which_names_the_option(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    # Python passes a duration's text as given (it once checked it in words of its own): the connector refuses it
-    # when the query plans its first batch, naming the option and the value.
+    # Python passes a duration's text as given (it once checked it in words of its own): the
+    # connector refuses it when the query plans its first batch, naming the option and the value.
     stream = read_rocketmq_stream(
         spark, rocketmq.name_server, unique_topic("never-read"), max_trigger_delay="soon"
     )
     query = None
-    with pytest.raises(Exception) as caught:  # noqa: B017 - a StreamingQueryException, classic or Connect
+    # B017: a StreamingQueryException, classic or Connect.
+    with pytest.raises(Exception) as caught:  # noqa: B017
         query = (
             stream.writeStream.format("noop")
             .option("checkpointLocation", str(tmp_path / "cp"))

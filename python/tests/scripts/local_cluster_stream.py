@@ -12,12 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Run by test_local_cluster.py with spark-submit --master local-cluster[2,1,1024] --jars <assembly>:
-the shaded jar alone, as a Databricks cluster library provides it. No rocketmq_spark import here.
+"""Run by test_local_cluster.py with spark-submit --master local-cluster[2,1,1024] --jars
+<assembly>: the shaded jar alone, as a Databricks cluster library provides it. No rocketmq_spark
+import here.
 
-Usage: local_cluster_stream.py <name_server> <topic> <output_dir> <checkpoint_dir> <rows>
-Writes <rows> messages from two executors, reads them back with a rate-limited stream, and prints one
-JSON line of what happened.
+Usage: local_cluster_stream.py <name_server> <topic> <output_dir> <checkpoint_dir> <rows> Writes
+<rows> messages from two executors, reads them back with a rate-limited stream, and prints one JSON
+line of what happened.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ def main() -> None:
         .write.format("rocketmq")
         .option("nameServer", name_server)
         .option("topic", topic)
-        # 400 rows per task in batches of 25: the 16 batches of a task go to the 16 queues in turn, so every
-        # queue has messages for the read below.
+        # 400 rows per task in batches of 25: the 16 batches of a task go to the 16 queues in turn,
+        # so every queue has messages for the read below.
         .option("sendBatchMessages", str(int(rows) // 8 // 16))
         .save()
     )

@@ -12,14 +12,16 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Run by test_spark_submit_packages.py through ``spark-submit --packages``: plain PySpark, no rocketmq_spark.
+"""Run by test_spark_submit_packages.py through ``spark-submit --packages``: plain PySpark, no
+rocketmq_spark.
 
 Usage: packages_read_write.py <name_server> <topic> <rows>
 
-The connector reaches the JVM only as the Maven artifact that --packages resolved. Writes <rows> rows
-(columns body, tags) to <topic> with format("rocketmq"), reads the topic back with format("rocketmq"),
-stops Spark and prints one JSON line: what was written, what was read, where the JVM loaded the
-connector, the RocketMQ client and netty from, and the wall-clock time the script finished.
+The connector reaches the JVM only as the Maven artifact that --packages resolved. Writes <rows>
+rows (columns body, tags) to <topic> with format("rocketmq"), reads the topic back with
+format("rocketmq"), stops Spark and prints one JSON line: what was written, what was read, where the
+JVM loaded the connector, the RocketMQ client and netty from, and the wall-clock time the script
+finished.
 
 JVM options (such as -Drocketmq.log.root) belong on the spark-submit command line: the driver JVM is
 already running when this script builds its session.
@@ -60,8 +62,8 @@ def main() -> None:
         .write.format("rocketmq")
         .option("nameServer", name_server)
         .option("topic", topic)
-        # One message per request: the producer spreads the rows over every queue, so the read covers all
-        # four (in message batches, a write this small lands in one queue).
+        # One message per request: the producer spreads the rows over every queue, so the read
+        # covers all four (in message batches, a write this small lands in one queue).
         .option("sendBatchMessages", "1")
         .save()
     )

@@ -13,7 +13,8 @@
 # limitations under the License.
 
 
-"""Run by test_secured_clusters.py through spark-submit, with ROCKETMQ_ACCESS_KEY and ROCKETMQ_SECRET_KEY set.
+"""Run by test_secured_clusters.py through spark-submit, with ROCKETMQ_ACCESS_KEY and
+ROCKETMQ_SECRET_KEY set.
 
 Usage: secured_read.py <name_server> <topic>
 
