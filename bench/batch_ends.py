@@ -12,12 +12,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Each batch end of a real-time bench run, from what ``BENCH_REALTIME_DUMP=<folder> dev/bench --sections realtime``
-left in the folder: the phases Spark timed at the end of the batch (offset log, commit log), the time between the
-batch's trigger and the next one's, the next batch's planning, and the longest gap in the stored times of the copies
-around it (the rows held up). Usage: ``python3 bench/batch_ends.py [--windows SECONDS] <folder>/*.json``; with
-``--windows`` it prints instead p50 / p95 / p99 / max of the copies' latency in each window of that many seconds of
-the producer's time (how a run settles after its start, where its tail sits)."""
+"""Each batch end of a real-time bench run, from what
+``BENCH_REALTIME_DUMP=<folder> dev/bench --sections realtime`` left in the folder: the phases Spark
+timed at the end of the batch (offset log, commit log), the time between the batch's trigger and the
+next one's, the next batch's planning, and the longest gap in the stored times of the copies around
+it (the rows held up). Usage: ``python3 bench/batch_ends.py [--windows SECONDS] <folder>/*.json``;
+with ``--windows`` it prints instead p50 / p95 / p99 / max of the copies' latency in each window of
+that many seconds of the producer's time (how a run settles after its start, where its tail
+sits)."""
 
 from __future__ import annotations
 
@@ -26,13 +28,16 @@ import sys
 from datetime import datetime, timezone
 from typing import Any, Dict, List, Tuple
 
-# A batch end's gap in the stored times is looked for from this long before its trigger ends to this long after.
+# A batch end's gap in the stored times is looked for from this long before its trigger ends to this
+# long after.
 BEFORE_MS, AFTER_MS = 3000, 1500
 
 
 def epoch_ms(timestamp: str) -> int:
     """A progress report's ``timestamp`` (``2026-11-27T04:27:53.207Z``) in epoch milliseconds."""
-    parsed = datetime.strptime(timestamp.rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=timezone.utc)
+    parsed = datetime.strptime(timestamp.rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f").replace(
+        tzinfo=timezone.utc
+    )
     return int(parsed.timestamp() * 1000)
 
 
@@ -67,12 +72,15 @@ def batch_ends(dump: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 
 def windows(dump: Dict[str, Any], seconds: float) -> List[Dict[str, Any]]:
-    """Latency percentiles (nearest rank) of the copies produced in each window of `seconds` from the first."""
+    """Latency percentiles (nearest rank) of the copies produced in each window of `seconds` from
+    the first."""
     copies = dump["copies"]
     first = min(produced for produced, _ in copies)
     latencies: Dict[int, List[int]] = {}
     for produced, stored in copies:
-        latencies.setdefault(int((produced - first) // (seconds * 1000)), []).append(stored - produced)
+        latencies.setdefault(int((produced - first) // (seconds * 1000)), []).append(
+            stored - produced
+        )
     rows = []
     for window in sorted(latencies):
         values = sorted(latencies[window])
@@ -99,7 +107,10 @@ def main() -> None:
         with open(path) as f:
             dump = json.load(f)
         run = dump["run"]
-        print(f"{path}: {run['system']} {run['query']}, {run['batch']} batches, {len(dump['copies'])} copies")
+        print(
+            f"{path}: {run['system']} {run['query']}, {run['batch']} batches, "
+            f"{len(dump['copies'])} copies"
+        )
         for row in windows(dump, window_s) if window_s else batch_ends(dump):
             print("  " + ", ".join(f"{k} {v}" for k, v in row.items()))
 

@@ -12,10 +12,11 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The hot methods of a JFR recording: the frames most often on top of the sampled stacks (self time), and
-the connector's own methods by how often they are anywhere on a stack (total time).
+"""The hot methods of a JFR recording: the frames most often on top of the sampled stacks (self
+time), and the connector's own methods by how often they are anywhere on a stack (total time).
 
-Usage: python bench/hot_methods.py <recording.jfr> [--top N] [--package org.apache.spark.sql.rocketmq]
+Usage: python bench/hot_methods.py <recording.jfr> [--top N] [--package
+org.apache.spark.sql.rocketmq]
 """
 
 import argparse
@@ -28,7 +29,16 @@ from pathlib import Path
 def samples(recording: Path) -> list[list[str]]:
     """Each execution sample's stack, top frame first, as 'Class.method' names."""
     out = subprocess.run(
-        ["jfr", "print", "--json", "--stack-depth", "64", "--events", "jdk.ExecutionSample", str(recording)],
+        [
+            "jfr",
+            "print",
+            "--json",
+            "--stack-depth",
+            "64",
+            "--events",
+            "jdk.ExecutionSample",
+            str(recording),
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -49,7 +59,9 @@ def main() -> None:
     stacks = samples(args.recording)
     total = len(stacks)
     own = collections.Counter(stack[0] for stack in stacks if stack)
-    anywhere = collections.Counter(frame for stack in stacks for frame in set(stack) if frame.startswith(args.package))
+    anywhere = collections.Counter(
+        frame for stack in stacks for frame in set(stack) if frame.startswith(args.package)
+    )
     print(f"{total} samples\n\nself (top of stack):")
     for frame, n in own.most_common(args.top):
         print(f"{100 * n / total:6.1f}%  {frame}")

@@ -14,17 +14,19 @@
 
 """Real-time latency as a PySpark user sees it: the Python half of the bench's ``python`` section.
 
-The bench's JVM (``PythonLatencyBench``) owns the brokers and the producer; this process is the user's PySpark
-program, with the wheel installed in ``.venv``. They talk over stdin and stdout, one line each way per step:
+The bench's JVM (``PythonLatencyBench``) owns the brokers and the producer; this process is the
+user's PySpark program, with the wheel installed in ``.venv``. They talk over stdin and stdout, one
+line each way per step:
 
-- ``RUN {json}`` asks for one run: ``system`` (rocketmq or kafka), ``path`` (``foreach``: a Python ``foreach``
-  function notes each arrival; ``sink``: the system's own sink writes each row to a target topic), the source
-  and target topics and the batch duration (with ``continuous``: continuous processing, its epoch interval). This
-  process starts the query and answers ``READY``.
-- ``DONE {json}`` says how many messages were sent and from when they count (the warm-up left out). This process
-  waits until every sent message has arrived, stops the query and answers ``RESULT {json}`` with each counted
-  message's latency in milliseconds: arrival in the ``foreach`` function, or storage in the target topic (the
-  broker's store time for RocketMQ, the sink producer's record time for Kafka), minus the producer's time.
+- ``RUN {json}`` asks for one run: ``system`` (rocketmq or kafka), ``path`` (``foreach``: a Python
+  ``foreach`` function notes each arrival; ``sink``: the system's own sink writes each row to a
+  target topic), the source and target topics and the batch duration (with ``continuous``:
+  continuous processing, its epoch interval). This process starts the query and answers ``READY``.
+- ``DONE {json}`` says how many messages were sent and from when they count (the warm-up left out).
+  This process waits until every sent message has arrived, stops the query and answers
+  ``RESULT {json}`` with each counted message's latency in milliseconds: arrival in the ``foreach``
+  function, or storage in the target topic (the broker's store time for RocketMQ, the sink
+  producer's record time for Kafka), minus the producer's time.
 - ``EXIT`` ends it.
 """
 
@@ -62,10 +64,12 @@ def reply(line: str) -> None:
 
 
 def source(spark: SparkSession, run: Dict[str, Any], with_body: bool = False) -> Any:
-    """The run's source topic as a stream of ``producedAt`` (the producer's time, epoch ms) and, ``with_body``,
-    ``body`` (a string)."""
+    """The run's source topic as a stream of ``producedAt`` (the producer's time, epoch ms) and,
+    ``with_body``, ``body`` (a string)."""
     if run["system"] == "rocketmq":
-        stream = read_rocketmq_stream(spark, run["nameServer"], run["topic"], starting_offsets=EARLIEST)
+        stream = read_rocketmq_stream(
+            spark, run["nameServer"], run["topic"], starting_offsets=EARLIEST
+        )
         produced, body = "unix_millis(bornTimestamp) AS producedAt", "CAST(body AS STRING) AS body"
     else:
         stream = (
@@ -80,24 +84,35 @@ def source(spark: SparkSession, run: Dict[str, Any], with_body: bool = False) ->
 
 
 def start_foreach(spark: SparkSession, run: Dict[str, Any], folder: str) -> Any:
-    def note(row: Any) -> None:  # in Spark's Python worker: one file per worker thread, a line per arrival
+    def note(
+        row: Any,
+    ) -> None:  # in Spark's Python worker: one file per worker thread, a line per arrival
         arrived = int(time.time() * 1000)
         name = f"{os.getpid()}-{threading.get_ident()}.txt"
         with open(os.path.join(folder, name), "a") as f:
             f.write(f"{row.producedAt}\t{arrived}\n")
 
-    writer = source(spark, run).writeStream.outputMode("update").foreach(note).option("checkpointLocation", run["cp"])
+    writer = (
+        source(spark, run)
+        .writeStream.outputMode("update")
+        .foreach(note)
+        .option("checkpointLocation", run["cp"])
+    )
     return real_time_trigger(writer, run["batch"]).start()
 
 
 def start_sink(spark: SparkSession, run: Dict[str, Any]) -> Any:
-    """The produced time travels as the target message's body. Real-time batches of ``batch``, or with
-    ``continuous`` continuous processing recording its progress every ``batch``."""
+    """The produced time travels as the target message's body. Real-time batches of ``batch``, or
+    with ``continuous`` continuous processing recording its progress every ``batch``."""
     rows = source(spark, run).selectExpr("CAST(producedAt AS STRING) AS body")
     continuous = bool(run.get("continuous"))
     if run["system"] == "rocketmq":
-        trigger: Dict[str, Any] = {"continuous": run["batch"]} if continuous else {"real_time": run["batch"]}
-        return write_rocketmq_stream(rows, run["nameServer"], run["target"], checkpoint_location=run["cp"], **trigger)
+        trigger: Dict[str, Any] = (
+            {"continuous": run["batch"]} if continuous else {"real_time": run["batch"]}
+        )
+        return write_rocketmq_stream(
+            rows, run["nameServer"], run["target"], checkpoint_location=run["cp"], **trigger
+        )
     writer = (
         rows.withColumnRenamed("body", "value")
         .writeStream.format("kafka")
@@ -124,9 +139,9 @@ def foreach_latencies(folder: str) -> Callable[[], List[List[int]]]:
 
 
 def target_table(spark: SparkSession, run: Dict[str, Any]) -> DataFrame:
-    """The run's target topic as ``value`` (the body as a string) and ``stored``, in ms: RocketMQ's store time, or
-    Kafka's record time (the broker's when the target topic's timestamp type is LogAppendTime). The target is in
-    ``sinkSystem`` when the run names one, else in ``system``."""
+    """The run's target topic as ``value`` (the body as a string) and ``stored``, in ms: RocketMQ's
+    store time, or Kafka's record time (the broker's when the target topic's timestamp type is
+    LogAppendTime). The target is in ``sinkSystem`` when the run names one, else in ``system``."""
     if run.get("sinkSystem", run["system"]) == "rocketmq":
         return read_rocketmq(spark, run["nameServer"], run["target"]).selectExpr(
             "CAST(body AS STRING) AS value", "unix_millis(storeTimestamp) AS stored"
@@ -170,10 +185,14 @@ def one_run(spark: SparkSession, run: Dict[str, Any], scratch: str) -> None:
         pairs = latencies()
         while len(pairs) < done["sent"]:
             if query.exception() is not None or time.time() > deadline:
-                raise RuntimeError(f"{len(pairs)} of {done['sent']} messages arrived; query: {query.exception()}")
+                raise RuntimeError(
+                    f"{len(pairs)} of {done['sent']} messages arrived; query: {query.exception()}"
+                )
             time.sleep(0.2)
             pairs = latencies()
-        counted = [arrived - produced for produced, arrived in pairs if produced >= done["measuredFrom"]]
+        counted = [
+            arrived - produced for produced, arrived in pairs if produced >= done["measuredFrom"]
+        ]
         reply("RESULT " + json.dumps({"latenciesMs": counted, "arrived": len(pairs)}))
     finally:
         query.stop()
@@ -182,7 +201,9 @@ def one_run(spark: SparkSession, run: Dict[str, Any], scratch: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--kafka-jars", required=True, help="comma-separated jars of Spark's Kafka connector")
+    parser.add_argument(
+        "--kafka-jars", required=True, help="comma-separated jars of Spark's Kafka connector"
+    )
     args = parser.parse_args()
     builder = configure_spark_with_rocketmq(
         SparkSession.builder.master("local[2]")
@@ -202,8 +223,8 @@ def serve(
     run_one: Callable[[SparkSession, Dict[str, Any], str], None],
     scratch_prefix: str,
 ) -> None:
-    """Says ``STARTED <started>``, then runs each ``RUN <json>`` line of stdin with ``run_one`` in a scratch folder
-    until ``EXIT``; stops the session and removes the folder in the end."""
+    """Says ``STARTED <started>``, then runs each ``RUN <json>`` line of stdin with ``run_one`` in a
+    scratch folder until ``EXIT``; stops the session and removes the folder in the end."""
     spark.sparkContext.setLogLevel("ERROR")
     scratch = tempfile.mkdtemp(prefix=scratch_prefix)
     try:

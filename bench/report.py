@@ -28,7 +28,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 SYSTEMS = {"rocketmq": "RocketMQ", "kafka": "Kafka"}
 COLOURS = {"rocketmq": "#d9534f", "kafka": "#337ab7"}
-# Spark's floor: the latency query on Spark's own socket source, no broker (LatencyBench.measureSparkFloor).
+# Spark's floor: the latency query on Spark's own socket source, no broker
+# (LatencyBench.measureSparkFloor).
 FLOOR = "spark"
 FLOOR_TITLE = "Spark alone (socket source)"
 
@@ -49,7 +50,8 @@ def value(f: dict) -> str:
 
 
 def table(results: dict) -> str:
-    """One row per figure name: RocketMQ's, Kafka's, their ratio where both exist, and Spark's floor if measured."""
+    """One row per figure name: RocketMQ's, Kafka's, their ratio where both exist, and Spark's floor
+    if measured."""
     by_key = figures(results)
     names = []
     for f in results["figures"]:
@@ -65,7 +67,9 @@ def table(results: dict) -> str:
         r = by_key.get((section, name, "rocketmq"))
         k = by_key.get((section, name, "kafka"))
         ratio = f"{r['median'] / k['median']:.2f}" if r and k and k["median"] else ""
-        row = f"| {section} | {name} | {value(r) if r else ''} | {value(k) if k else ''} | {ratio} |"
+        row = (
+            f"| {section} | {name} | {value(r) if r else ''} | {value(k) if k else ''} | {ratio} |"
+        )
         if floor:
             s = by_key.get((section, name, FLOOR))
             row += f" {value(s) if s else ''} |"
@@ -74,24 +78,29 @@ def table(results: dict) -> str:
     lines.append("")
     lines.append(
         f"Measured {results['finished'][:10]} on {m['cpu']}, {m['cores']} cores, "
-        f"{m['memoryBytes'] / 2**30:.0f} GiB, {m['java']}; Spark {v['spark']} `{s['sparkMaster']}`, "
+        f"{m['memoryBytes'] / 2**30:.0f} GiB, {m['java']}; Spark {v['spark']} "
+        f"`{s['sparkMaster']}`, "
         f"RocketMQ {v['rocketmq']}, Kafka broker {s['kafkaBroker']} (clients {v['kafkaClients']}); "
-        f"{s['messages']} messages of {s['bodyBytes']} bytes, {s['queues']} queues, median of {s['runs']} runs "
+        f"{s['messages']} messages of {s['bodyBytes']} bytes, {s['queues']} queues, median of "
+        f"{s['runs']} runs "
         "(range in brackets)."
     )
     if any(f["section"] == "realtime" for f in results["figures"]):
         lines.append("")
         lines.append(
-            f"realtime: pyspark {s.get('realTimePyspark', '?')} `{s.get('realTimeSparkMaster', '?')}` on "
+            f"realtime: pyspark {s.get('realTimePyspark', '?')} "
+            f"`{s.get('realTimeSparkMaster', '?')}` on "
             f"{m['cores']} cores, {s.get('realTimeQueues', '?')} queues, real-time batches of "
-            f"{s.get('realTimeBatch', '?')}, {s.get('realTimeSecondsPerRun', '?')} s measured a run "
+            f"{s.get('realTimeBatch', '?')}, {s.get('realTimeSecondsPerRun', '?')} s measured a "
+            "run "
             f"(rates {s.get('realTimeRatesPerSecond', '?')} msg/s), one run each."
         )
     return "\n".join(lines) + "\n"
 
 
 def bars(ax, results: dict, section: str, title: str) -> None:
-    """Grouped bars of every figure of `section` that both systems have, plus those of one system alone."""
+    """Grouped bars of every figure of `section` that both systems have, plus those of one system
+    alone."""
     chosen = [f for f in results["figures"] if f["section"] == section]
     names = list(dict.fromkeys(f["name"] for f in chosen))
     width = 0.4
@@ -104,7 +113,15 @@ def bars(ax, results: dict, section: str, title: str) -> None:
                 heights.append(f["median"] / 1000)
                 lower.append((f["median"] - f["min"]) / 1000)
                 upper.append((f["max"] - f["median"]) / 1000)
-        ax.bar(xs, heights, width, yerr=[lower, upper], label=SYSTEMS[system], color=COLOURS[system], capsize=3)
+        ax.bar(
+            xs,
+            heights,
+            width,
+            yerr=[lower, upper],
+            label=SYSTEMS[system],
+            color=COLOURS[system],
+            capsize=3,
+        )
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names, rotation=30, ha="right", fontsize=7)
     ax.set_ylabel("thousand messages / s")
@@ -113,11 +130,14 @@ def bars(ax, results: dict, section: str, title: str) -> None:
 
 
 def latency(ax, results: dict) -> None:
-    """p50, p95, p99 at trigger 0 with Spark's default checkpoint files: each system, and Spark's floor if measured."""
+    """p50, p95, p99 at trigger 0 with Spark's default checkpoint files: each system, and Spark's
+    floor if measured."""
     chosen = [
         f
         for f in results["figures"]
-        if f["section"] == "latency" and f["name"].startswith("produce to foreachBatch") and f["name"].endswith("/s)")
+        if f["section"] == "latency"
+        and f["name"].startswith("produce to foreachBatch")
+        and f["name"].endswith("/s)")
     ]
     labels = list(dict.fromkeys(f["name"].split(" ")[3] for f in chosen))  # p50, p95, p99
     shown = {**SYSTEMS, FLOOR: FLOOR_TITLE}
@@ -145,7 +165,9 @@ def planning(ax, results: dict) -> None:
         points = [
             (int(f["name"].split(" ")[4]), f["median"])
             for f in results["figures"]
-            if f["section"] == "planning" and f["system"] == system and f["name"].startswith("plan a read")
+            if f["section"] == "planning"
+            and f["system"] == system
+            and f["name"].startswith("plan a read")
         ]
         if points:
             ax.plot(
@@ -170,7 +192,8 @@ def chart(results: dict, out: Path) -> None:
     planning(axes[1][1], results)
     m, v = results["machine"], results["versions"]
     fig.suptitle(
-        f"rocketmq-spark vs Spark's Kafka connector — Spark {v['spark']}, {m['cores']} cores ({m['cpu']}), "
+        f"rocketmq-spark vs Spark's Kafka connector — Spark {v['spark']}, {m['cores']} cores "
+        f"({m['cpu']}), "
         f"{results['settings']['messages']} × {results['settings']['bodyBytes']} B"
     )
     fig.tight_layout()

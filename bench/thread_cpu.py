@@ -12,12 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Where a running JVM's CPU goes, by thread: ``python3 bench/thread_cpu.py <pid> [seconds]`` reads Linux's
-``/proc/<pid>/task/*`` twice, ``seconds`` apart (30 by default), and prints for each kind of thread (the name without
-its trailing number: the RocketMQ client's ``NettyClientSelector_``, Spark's ``Executor task launch worker``...) how
-many there are, the percent of one core each part of the interval spent in user mode and in the kernel (system
-time), and how often a second they gave up the core (voluntary context switches: waiting, woken by another thread or
-the network) and had it taken (involuntary: the cores were busy). Run it during a bench run, on the PySpark JVM
+"""Where a running JVM's CPU goes, by thread: ``python3 bench/thread_cpu.py <pid> [seconds]`` reads
+Linux's ``/proc/<pid>/task/*`` twice, ``seconds`` apart (30 by default), and prints for each kind of
+thread (the name without its trailing number: the RocketMQ client's ``NettyClientSelector_``,
+Spark's ``Executor task launch worker``...) how many there are, the percent of one core each part of
+the interval spent in user mode and in the kernel (system time), and how often a second they gave up
+the core (voluntary context switches: waiting, woken by another thread or the network) and had it
+taken (involuntary: the cores were busy). Run it during a bench run, on the PySpark JVM
 (``pgrep -f pyspark-shell``) or a broker's."""
 
 from __future__ import annotations
@@ -56,8 +57,11 @@ def snapshot(pid: int) -> Dict[str, Tuple[str, List[int]]]:
     return threads
 
 
-def by_kind(before: Dict[str, Tuple[str, List[int]]], after: Dict[str, Tuple[str, List[int]]]) -> Dict[str, List[int]]:
-    """Kind of thread -> [threads, user ticks, system ticks, voluntary, involuntary] over the interval."""
+def by_kind(
+    before: Dict[str, Tuple[str, List[int]]], after: Dict[str, Tuple[str, List[int]]]
+) -> Dict[str, List[int]]:
+    """Kind of thread -> [threads, user ticks, system ticks, voluntary, involuntary] over the
+    interval."""
     kinds: Dict[str, List[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
     for tid, (name, now) in after.items():
         then = before[tid][1] if tid in before else [0, 0, 0, 0]
@@ -75,7 +79,8 @@ def main() -> None:
     time.sleep(seconds)  # the interval measured, not a wait for a condition
     kinds = by_kind(before, snapshot(pid))
     print(
-        f"{'threads (name without its number)':36} {'n':>4} {'user %':>7} {'system %':>9} {'vol/s':>8} {'invol/s':>8}"
+        f"{'threads (name without its number)':36} {'n':>4} {'user %':>7} {'system %':>9} "
+        f"{'vol/s':>8} {'invol/s':>8}"
     )
     rows = sorted(kinds.items(), key=lambda kv: -(kv[1][1] + kv[1][2]))
     total = [sum(row[i] for _, row in rows) for i in range(5)]
@@ -83,7 +88,10 @@ def main() -> None:
         if row[1] + row[2] == 0 and kind != "all threads":
             continue
         user, system = (100.0 * row[i] / TICKS_PER_SECOND / seconds for i in (1, 2))
-        print(f"{kind[:36]:36} {row[0]:4d} {user:7.1f} {system:9.1f} {row[3] / seconds:8.0f} {row[4] / seconds:8.0f}")
+        print(
+            f"{kind[:36]:36} {row[0]:4d} {user:7.1f} {system:9.1f} {row[3] / seconds:8.0f} "
+            f"{row[4] / seconds:8.0f}"
+        )
 
 
 if __name__ == "__main__":

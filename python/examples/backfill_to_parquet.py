@@ -17,9 +17,9 @@
     python backfill_to_parquet.py --name-server 127.0.0.1:9876 --topic orders \
         --output /data/orders --checkpoint /data/orders-checkpoint
 
-Reads the topic from its earliest retained message in micro-batches of at most --batch-size messages,
-writes Parquet partitioned by the message's store date, and stops when it has caught up. Run it again
-(same checkpoint) and it copies only what arrived since. Prints one JSON line per run.
+Reads the topic from its earliest retained message in micro-batches of at most --batch-size
+messages, writes Parquet partitioned by the message's store date, and stops when it has caught up.
+Run it again (same checkpoint) and it copies only what arrived since. Prints one JSON line per run.
 """
 
 from __future__ import annotations
@@ -30,7 +30,12 @@ import json
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from rocketmq_spark import EARLIEST, configure_spark_with_rocketmq, decode_properties, read_rocketmq_stream
+from rocketmq_spark import (
+    EARLIEST,
+    configure_spark_with_rocketmq,
+    decode_properties,
+    read_rocketmq_stream,
+)
 
 
 def main() -> None:
@@ -42,10 +47,16 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=100_000)
     args = parser.parse_args()
 
-    spark = configure_spark_with_rocketmq(SparkSession.builder.appName("rocketmq-backfill")).getOrCreate()
+    spark = configure_spark_with_rocketmq(
+        SparkSession.builder.appName("rocketmq-backfill")
+    ).getOrCreate()
 
     messages = read_rocketmq_stream(
-        spark, args.name_server, args.topic, starting_offsets=EARLIEST, max_offsets_per_trigger=args.batch_size
+        spark,
+        args.name_server,
+        args.topic,
+        starting_offsets=EARLIEST,
+        max_offsets_per_trigger=args.batch_size,
     )
     rows = messages.select(
         "topic",

@@ -14,11 +14,12 @@
 
 """Batch ETL: read raw order events from one RocketMQ topic, clean them, publish them to another.
 
-    python batch_etl.py --name-server 127.0.0.1:9876 --source-topic orders-raw --target-topic orders-paid
+    python batch_etl.py --name-server 127.0.0.1:9876 --source-topic orders-raw --target-topic
+    orders-paid
 
-Every message of the source topic is read (earliest to latest), its JSON body parsed, paid orders kept
-and normalised (amount in cents, upper-case currency), and each written to the target topic with the
-currency as its tag and the order id as its key. Prints one JSON line with the counts.
+Every message of the source topic is read (earliest to latest), its JSON body parsed, paid orders
+kept and normalised (amount in cents, upper-case currency), and each written to the target topic
+with the currency as its tag and the order id as its key. Prints one JSON line with the counts.
 """
 
 from __future__ import annotations
@@ -41,10 +42,14 @@ def main() -> None:
     parser.add_argument("--target-topic", required=True)
     args = parser.parse_args()
 
-    spark = configure_spark_with_rocketmq(SparkSession.builder.appName("rocketmq-batch-etl")).getOrCreate()
+    spark = configure_spark_with_rocketmq(
+        SparkSession.builder.appName("rocketmq-batch-etl")
+    ).getOrCreate()
 
     raw = read_rocketmq(spark, args.name_server, args.source_topic)
-    orders = raw.select(F.from_json(F.col("body").cast("string"), ORDER_SCHEMA).alias("o")).select("o.*")
+    orders = raw.select(F.from_json(F.col("body").cast("string"), ORDER_SCHEMA).alias("o")).select(
+        "o.*"
+    )
     paid = orders.where(F.col("status") == "paid").select(
         "order_id",
         F.round(F.col("amount") * 100).cast("long").alias("amount_cents"),

@@ -27,7 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from pyspark.sql import SparkSession  # noqa: E402
 
 from embedded_rocketmq import EmbeddedRocketMQProcess  # noqa: E402
-from rocketmq_spark import configure_spark_with_rocketmq, read_rocketmq, write_rocketmq  # noqa: E402
+from rocketmq_spark import (  # noqa: E402
+    configure_spark_with_rocketmq,
+    read_rocketmq,
+    write_rocketmq,
+)
 
 
 def main() -> None:
@@ -44,12 +48,17 @@ def main() -> None:
             .config("spark.ui.enabled", "false")
             .config("spark.driver.host", "127.0.0.1")
             .config("spark.driver.bindAddress", "127.0.0.1")
-            .config("spark.driver.extraJavaOptions", "-Drocketmq.log.root=it-tests/target/client-logs")
+            .config(
+                "spark.driver.extraJavaOptions", "-Drocketmq.log.root=it-tests/target/client-logs"
+            )
         ).getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
 
         orders = spark.createDataFrame(
-            [(f'{{"order": {i}, "amount": {10 * i}}}', "paid" if i % 3 else "refunded") for i in range(12)],
+            [
+                (f'{{"order": {i}, "amount": {10 * i}}}', "paid" if i % 3 else "refunded")
+                for i in range(12)
+            ],
             "body STRING, tags STRING",
         )
         print(f"Writing {orders.count()} messages to topic '{topic}' with write_rocketmq ...")
@@ -57,11 +66,17 @@ def main() -> None:
 
         print("Reading them back with read_rocketmq:")
         df = read_rocketmq(spark, name_server=broker.name_server, topic=topic)
-        # The body as text and the tag from the message's properties (a JSON map, with the client's own keys too).
+        # The body as text and the tag from the message's properties (a JSON map, with the client's
+        # own keys too).
         df.selectExpr(
-            "queueId", "queueOffset", "CAST(body AS STRING) AS body", "get_json_object(properties, '$.TAGS') AS tags"
+            "queueId",
+            "queueOffset",
+            "CAST(body AS STRING) AS body",
+            "get_json_object(properties, '$.TAGS') AS tags",
         ).orderBy("queueId", "queueOffset").show(truncate=False)
-        refunded = read_rocketmq(spark, name_server=broker.name_server, topic=topic, sub_expression="refunded")
+        refunded = read_rocketmq(
+            spark, name_server=broker.name_server, topic=topic, sub_expression="refunded"
+        )
         print(f"Messages tagged 'refunded' (tag filter on the broker): {refunded.count()}")
         spark.stop()
     finally:

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Quick start: write a few messages to a RocketMQ topic and read them back, in a plain Python script.
+"""Quick start: write a few messages to a RocketMQ topic and read them back, in a plain Python
+script.
 
     pip install rocketmq_spark-0.1.0-py3-none-any.whl
     python quickstart.py --name-server 127.0.0.1:9876 --topic quickstart
@@ -31,14 +32,17 @@ from rocketmq_spark import configure_spark_with_rocketmq, read_rocketmq, write_r
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # The docstring's first paragraph (its summary, wrapped at 100 columns), on one line.
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--name-server", required=True)
     parser.add_argument("--topic", required=True)
     parser.add_argument("--count", type=int, default=100)
     args = parser.parse_args()
 
     # The package ships the connector jar; this adds it to the session's spark.jars.
-    spark = configure_spark_with_rocketmq(SparkSession.builder.appName("rocketmq-quickstart")).getOrCreate()
+    spark = configure_spark_with_rocketmq(
+        SparkSession.builder.appName("rocketmq-quickstart")
+    ).getOrCreate()
 
     greetings = spark.createDataFrame(
         [(f"hello {i}", "greeting") for i in range(args.count)], "body STRING, tags STRING"
@@ -49,7 +53,12 @@ def main() -> None:
     bodies = sorted(r.body for r in messages.selectExpr("CAST(body AS STRING) AS body").collect())
     print(
         json.dumps(
-            {"spark": spark.version, "written": args.count, "read": len(bodies), "first": bodies[0] if bodies else None}
+            {
+                "spark": spark.version,
+                "written": args.count,
+                "read": len(bodies),
+                "first": bodies[0] if bodies else None,
+            }
         )
     )
     spark.stop()

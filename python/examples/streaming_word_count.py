@@ -30,7 +30,12 @@ import argparse
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from rocketmq_spark import EARLIEST, configure_spark_with_rocketmq, read_rocketmq_stream, write_rocketmq_stream
+from rocketmq_spark import (
+    EARLIEST,
+    configure_spark_with_rocketmq,
+    read_rocketmq_stream,
+    write_rocketmq_stream,
+)
 
 
 def main() -> None:
@@ -39,19 +44,31 @@ def main() -> None:
     parser.add_argument("--lines-topic", required=True)
     parser.add_argument("--counts-topic", required=True)
     parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--available-now", action="store_true", help="process what exists, then stop")
+    parser.add_argument(
+        "--available-now", action="store_true", help="process what exists, then stop"
+    )
     args = parser.parse_args()
 
     spark = configure_spark_with_rocketmq(
-        SparkSession.builder.appName("rocketmq-word-count").config("spark.sql.shuffle.partitions", "4")
+        SparkSession.builder.appName("rocketmq-word-count").config(
+            "spark.sql.shuffle.partitions", "4"
+        )
     ).getOrCreate()
 
     lines = read_rocketmq_stream(
-        spark, args.name_server, args.lines_topic, starting_offsets=EARLIEST, max_offsets_per_trigger=10_000
+        spark,
+        args.name_server,
+        args.lines_topic,
+        starting_offsets=EARLIEST,
+        max_offsets_per_trigger=10_000,
     )
-    words = lines.select(F.explode(F.split(F.lower(F.col("body").cast("string")), r"\W+")).alias("word"))
+    words = lines.select(
+        F.explode(F.split(F.lower(F.col("body").cast("string")), r"\W+")).alias("word")
+    )
     counts = words.where(F.col("word") != "").groupBy("word").count()
-    messages = counts.select(F.to_json(F.struct("word", "count")).alias("body"), F.col("word").alias("keys"))
+    messages = counts.select(
+        F.to_json(F.struct("word", "count")).alias("body"), F.col("word").alias("keys")
+    )
 
     query = write_rocketmq_stream(
         messages,

@@ -14,16 +14,18 @@
 
 """Read from and write to Apache RocketMQ with PySpark, batch and streaming.
 
-The functions build ordinary ``spark.read`` / ``spark.readStream`` / ``df.write`` / ``df.writeStream``
-calls on the connector's data source (format ``rocketmq``). Each keyword argument is one connector
-option, named as its key in snake_case (``name_server`` is ``nameServer``); unknown keywords are a
-``TypeError``, and ``options={"key": "value"}`` passes an option by its key. ``rocketmq_stream_writer`` returns
-the ``DataStreamWriter`` that ``write_rocketmq_stream`` starts, configured and not started. Nothing here touches
-the JVM, so classic and Spark Connect sessions work alike.
+The functions build ordinary ``spark.read`` / ``spark.readStream`` / ``df.write`` /
+``df.writeStream`` calls on the connector's data source (format ``rocketmq``). Each keyword argument
+is one connector option, named as its key in snake_case (``name_server`` is ``nameServer``); unknown
+keywords are a ``TypeError``, and ``options={"key": "value"}`` passes an option by its key.
+``rocketmq_stream_writer`` returns the ``DataStreamWriter`` that ``write_rocketmq_stream`` starts,
+configured and not started. Nothing here touches the JVM, so classic and Spark Connect sessions work
+alike.
 
 Attach the connector jar first: ``configure_spark_with_rocketmq(builder)`` for a session you start,
 ``add_rocketmq_jar(spark)`` for a Spark Connect client, or ``jar_path()`` for your own launcher.
-``register_rocketmq_catalog(spark, "rmq", name_server=...)`` makes the cluster's topics tables of Spark SQL.
+``register_rocketmq_catalog(spark, "rmq", name_server=...)`` makes the cluster's topics tables of
+Spark SQL.
 """
 
 from __future__ import annotations

@@ -12,9 +12,11 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""``register_rocketmq_catalog``: the topics of a RocketMQ cluster as the tables of a Spark SQL catalog.
+"""``register_rocketmq_catalog``: the topics of a RocketMQ cluster as the tables of a Spark SQL
+catalog.
 
-Only session configuration is set (``spark.conf.set``), so classic and Spark Connect sessions work alike.
+Only session configuration is set (``spark.conf.set``), so classic and Spark Connect sessions work
+alike.
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Mapping, Optional
 
-from rocketmq_spark._options import OPTION_KEYS, checked_text, connector_options, required, with_options
+from rocketmq_spark._options import (
+    OPTION_KEYS,
+    checked_text,
+    connector_options,
+    required,
+    with_options,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -55,37 +63,41 @@ def register_rocketmq_catalog(
     access_channel: Optional[str] = None,
     options: Optional[Mapping[str, str]] = None,
 ) -> None:
-    """Register the RocketMQ cluster at ``name_server`` as the Spark SQL catalog ``name``: each topic is a table.
+    """Register the RocketMQ cluster at ``name_server`` as the Spark SQL catalog ``name``: each
+    topic is a table.
 
-    Sets ``spark.sql.catalog.<name>`` and one ``spark.sql.catalog.<name>.<option>`` per keyword given. Then
-    ``SELECT`` reads a topic, ``INSERT INTO`` writes to it (columns by name: ``body``, and optionally ``tags``,
-    ``keys``, ``properties``, ``shardingKey``, ``deliverTime``), ``SHOW TABLES IN <name>`` lists the topics,
-    ``DESCRIBE TABLE EXTENDED`` shows their queues and message counts, ``CREATE TABLE`` creates a topic (table
-    properties ``queues``, default 8 per broker group, and ``cluster``), and ``DROP TABLE`` deletes one and its
-    messages, only with ``allow_drop_table=True``. ``spark.readStream.table`` and ``writeStream.toTable`` work
-    on the tables too.
+    Sets ``spark.sql.catalog.<name>`` and one ``spark.sql.catalog.<name>.<option>`` per keyword
+    given. Then ``SELECT`` reads a topic, ``INSERT INTO`` writes to it (columns by name: ``body``,
+    and optionally ``tags``, ``keys``, ``properties``, ``shardingKey``, ``deliverTime``),
+    ``SHOW TABLES IN <name>`` lists the topics, ``DESCRIBE TABLE EXTENDED`` shows their queues and
+    message counts, ``CREATE TABLE`` creates a topic (table properties ``queues``, default 8 per
+    broker group, and ``cluster``), and ``DROP TABLE`` deletes one and its messages, only with
+    ``allow_drop_table=True``. ``spark.readStream.table`` and ``writeStream.toTable`` work on the
+    tables too.
 
-    Spark keeps the catalog it made for a name for the session's life: register another name to change the
-    options. Spark redacts the credential settings (``…accessKey``, ``…secretKey``, ``…securityToken``) wherever
-    it shows its configuration; the catalog never shows them.
+    Spark keeps the catalog it made for a name for the session's life: register another name to
+    change the options. Spark redacts the credential settings (``…accessKey``, ``…secretKey``,
+    ``…securityToken``) wherever it shows its configuration; the catalog never shows them.
 
     Parameters
     ----------
     spark : SparkSession
-        The session to register the catalog in (classic or Spark Connect: only its configuration is set).
+        The session to register the catalog in (classic or Spark Connect: only its configuration is
+        set).
     name : str, default "rocketmq"
         The catalog's name: letters, digits and ``_``, not starting with a digit.
     name_server : str
         The cluster's name server, ``"host:port"`` (several separated by ``;``).
     allow_drop_table : bool, optional
-        Whether ``DROP TABLE`` deletes the topic and every message in it (otherwise it fails, saying how to allow
-        it).
-    request_timeout_ms, metadata_retries, metadata_retry_interval_ms, retry_timeout_ms : int, optional
-        Metadata requests: the timeout of each, their attempts and the pause between two; and how long failed
-        pulls and sends are retried and a missing broker waited for.
+        Whether ``DROP TABLE`` deletes the topic and every message in it (otherwise it fails, saying
+        how to allow it).
+    request_timeout_ms, metadata_retries, metadata_retry_interval_ms : int, optional
+        Metadata requests: the timeout of each, their attempts and the pause between two.
+    retry_timeout_ms : int, optional
+        How long failed pulls and sends are retried and a missing broker waited for.
     max_messages_per_second, max_bytes_per_second : int, optional
-        A cap on the messages, or bytes of message bodies, the whole query moves a second, shared out over its tasks
-        that run at once (a managed service's rate quota, say).
+        A cap on the messages, or bytes of message bodies, the whole query moves a second, shared
+        out over its tasks that run at once (a managed service's rate quota, say).
     access_key, secret_key, security_token : str, optional
         ACL credentials (the token for temporary ones).
     namespace : str, optional
@@ -95,14 +107,15 @@ def register_rocketmq_catalog(
     access_channel : str, optional
         ``"LOCAL"`` (the default) or ``"CLOUD"``.
     options : dict of str to str, optional
-        Catalog options by their keys (each set as ``spark.sql.catalog.<name>.<key>``), for an option no keyword
-        gives; an option set on the catalog applies to all its tables. An option given both ways with different
-        values is a ``ValueError`` naming both.
+        Catalog options by their keys (each set as ``spark.sql.catalog.<name>.<key>``), for an
+        option no keyword gives; an option set on the catalog applies to all its tables. An option
+        given both ways with different values is a ``ValueError`` naming both.
 
     Returns
     -------
     None
-        Once the session's configuration is set (nothing is asked of the cluster until a table is used).
+        Once the session's configuration is set (nothing is asked of the cluster until a table is
+        used).
 
     Examples
     --------
@@ -116,7 +129,8 @@ def register_rocketmq_catalog(
     checked_text("name", name)
     if not _CATALOG_NAME.match(name):
         raise ValueError(
-            f"name must be a catalog name of letters, digits and '_' (not starting with a digit), not {name!r}"
+            "name must be a catalog name of letters, digits and '_' (not starting with a "
+            f"digit), not {name!r}"
         )
     required("name_server", name_server)
     keywords = {OPTION_KEYS[kw]: kw for kw, value in values.items() if value is not None}

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-# The jars this package ships, by the Spark line and Scala version they are built for. Spark 4.x is Scala 2.13
-# only; pyspark 3.5 from PyPI runs Scala 2.12, a Spark 3.5 cluster may run either.
+# The jars this package ships, by the Spark line and Scala version they are built for. Spark 4.x is
+# Scala 2.13 only; pyspark 3.5 from PyPI runs Scala 2.12, a Spark 3.5 cluster may run either.
 _JAR_PREFIXES = {
     ("4", "2.13"): "rocketmq-spark-connector-assembly_2.13-",
     ("3.5", "2.12"): "rocketmq-spark-connector-spark35-assembly_2.12-",
@@ -51,25 +51,29 @@ def _spark_line(spark_version: str) -> str:
         return "4"
     if (major, minor) == (3, 5):
         return "3.5"
-    raise ValueError(f"Spark {spark_version} is not supported by the RocketMQ connector; it supports {_SUPPORTED}.")
+    raise ValueError(
+        f"Spark {spark_version} is not supported by the RocketMQ connector; it supports "
+        f"{_SUPPORTED}."
+    )
 
 
 def jar_path(spark_version: str | None = None, scala_version: str | None = None) -> str:
-    """The absolute path of the self-contained connector jar bundled with this package for a Spark version.
+    """The absolute path of the self-contained connector jar bundled with this package for a Spark
+    version.
 
-    Use it when you launch Spark yourself, e.g. ``spark-submit --jars $(python -c ...)``, or upload the jar
-    matching your cluster's runtime. The Spark 4 jar is in the package as it is. The Spark 3.5 jars share all but
-    their connector classes with it, so the package holds only what differs; the first call for one writes the
-    whole jar (about 16 MB, a second or two, no network) to ``$ROCKETMQ_SPARK_JAR_CACHE`` or else
-    ``~/.cache/rocketmq-spark`` and returns that path.
+    Use it when you launch Spark yourself, e.g. ``spark-submit --jars $(python -c ...)``, or upload
+    the jar matching your cluster's runtime. The Spark 4 jar is in the package as it is. The Spark
+    3.5 jars share all but their connector classes with it, so the package holds only what differs;
+    the first call for one writes the whole jar (about 16 MB, a second or two, no network) to
+    ``$ROCKETMQ_SPARK_JAR_CACHE`` or else ``~/.cache/rocketmq-spark`` and returns that path.
 
     Parameters
     ----------
     spark_version : str, optional
         The Spark version to run, such as ``"3.5.2"``; the installed pyspark's by default.
     scala_version : str, optional
-        ``"2.12"`` or ``"2.13"``; by default the Scala that version's pyspark runs (2.12 for Spark 3.5, 2.13 for
-        Spark 4).
+        ``"2.12"`` or ``"2.13"``; by default the Scala that version's pyspark runs (2.12 for Spark
+        3.5, 2.13 for Spark 4).
 
     Returns
     -------
@@ -108,22 +112,26 @@ def jar_path(spark_version: str | None = None, scala_version: str | None = None)
         return str(_whole_jar(delta, jars / f"{_JAR_PREFIXES[('4', '2.13')]}{__version__}.jar"))
     if not jar.is_file():
         raise FileNotFoundError(
-            f"The RocketMQ connector jar for Spark {spark_version} (Scala {scala}) is missing from the rocketmq_spark "
-            "package. Install the package from a wheel, or in a source checkout run dev/build-python first."
+            f"The RocketMQ connector jar for Spark {spark_version} (Scala {scala}) is missing "
+            "from the rocketmq_spark "
+            "package. Install the package from a wheel, or in a source checkout run "
+            "dev/build-python first."
         )
     return str(jar.resolve())
 
 
 def _cache_dir() -> Path:
-    """Where jars made from a delta go: $ROCKETMQ_SPARK_JAR_CACHE, else the user's cache directory."""
+    """Where jars made from a delta go: $ROCKETMQ_SPARK_JAR_CACHE, else the user's cache
+    directory."""
     if os.environ.get("ROCKETMQ_SPARK_JAR_CACHE"):
         return Path(os.environ["ROCKETMQ_SPARK_JAR_CACHE"])
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rocketmq-spark"
 
 
 def _whole_jar(delta: Path, base: Path) -> Path:
-    """The whole jar ``delta`` describes, made from it and ``base`` on first use and kept in the cache directory,
-    under a folder named by the delta's contents (a rebuilt package of the same version never meets a stale one)."""
+    """The whole jar ``delta`` describes, made from it and ``base`` on first use and kept in the
+    cache directory, under a folder named by the delta's contents (a rebuilt package of the same
+    version never meets a stale one)."""
     digest = hashlib.sha256(delta.read_bytes()).hexdigest()[:16]
     target = _cache_dir() / digest / _jar_delta.jar_name(delta)
     if not target.is_file():
@@ -134,9 +142,9 @@ def _whole_jar(delta: Path, base: Path) -> Path:
 def configure_spark_with_rocketmq(builder: "SparkSession.Builder") -> "SparkSession.Builder":
     """Add the bundled connector jar to ``spark.jars`` of a session builder and return the builder.
 
-    The jar is the one for the installed pyspark's version (see :func:`jar_path`). Jars already configured on the
-    builder are kept: the connector jar is appended. Call it before ``getOrCreate()``; ``spark.jars`` cannot change
-    once the session has started.
+    The jar is the one for the installed pyspark's version (see :func:`jar_path`). Jars already
+    configured on the builder are kept: the connector jar is appended. Call it before
+    ``getOrCreate()``; ``spark.jars`` cannot change once the session has started.
 
     Parameters
     ----------
@@ -185,7 +193,9 @@ def add_rocketmq_jar(spark: "SparkSession") -> None:
     Examples
     --------
     >>> from pyspark.sql import SparkSession
-    >>> spark = SparkSession.builder.remote("sc://spark-connect-host:15002").getOrCreate()  # doctest: +SKIP
+    >>> spark = SparkSession.builder.remote(
+    ...     "sc://spark-connect-host:15002"
+    ... ).getOrCreate()  # doctest: +SKIP
     >>> add_rocketmq_jar(spark)  # doctest: +SKIP
     """
     spark.addArtifacts(jar_path(spark.version))

@@ -14,11 +14,11 @@
 
 """A connector jar kept as the difference from another, and made whole again on first use.
 
-The three shaded jars share almost every entry (the relocated RocketMQ client and its dependencies); only the
-connector's own classes, compiled for each Spark line, differ. The wheel carries the Spark 4 jar whole and, for
-each other jar, a delta: the entries that differ from the Spark 4 jar or are not in it, and a manifest of every
-entry of the jar in order, with its CRC-32. ``assemble`` writes the whole jar back from the two, checking each
-entry's CRC against the manifest.
+The three shaded jars share almost every entry (the relocated RocketMQ client and its dependencies);
+only the connector's own classes, compiled for each Spark line, differ. The wheel carries the Spark
+4 jar whole and, for each other jar, a delta: the entries that differ from the Spark 4 jar or are
+not in it, and a manifest of every entry of the jar in order, with its CRC-32. ``assemble`` writes
+the whole jar back from the two, checking each entry's CRC against the manifest.
 
 Build side: ``python rocketmq_spark/_jar_delta.py make BASE FULL OUT`` (dev/build-python).
 """
@@ -36,7 +36,8 @@ MANIFEST = "META-INF/rocketmq-spark-delta.json"
 
 
 def make(base: Path, full: Path, out: Path) -> None:
-    """Write to ``out`` the entries of ``full`` that ``base`` lacks or holds with other contents, and a manifest."""
+    """Write to ``out`` the entries of ``full`` that ``base`` lacks or holds with other contents,
+    and a manifest."""
     with zipfile.ZipFile(base) as b, zipfile.ZipFile(full) as f, zipfile.ZipFile(out, "w") as d:
         base_crcs = {i.filename: i.CRC for i in b.infolist()}
         entries: List[List[object]] = []
@@ -54,20 +55,29 @@ def jar_name(delta: Path) -> str:
 
 
 def assemble(base: Path, delta: Path, target: Path) -> None:
-    """Write the whole jar that ``delta`` describes to ``target`` (atomically), from ``delta`` and ``base``."""
+    """Write the whole jar that ``delta`` describes to ``target`` (atomically), from ``delta`` and
+    ``base``."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     try:
-        with zipfile.ZipFile(base) as b, zipfile.ZipFile(delta) as d, zipfile.ZipFile(partial, "w") as out:
+        with (
+            zipfile.ZipFile(base) as b,
+            zipfile.ZipFile(delta) as d,
+            zipfile.ZipFile(partial, "w") as out,
+        ):
             manifest = json.loads(d.read(MANIFEST))
             if manifest["base"] != base.name:
-                raise ValueError(f"{delta.name} is the difference from {manifest['base']}, not from {base.name}")
+                raise ValueError(
+                    f"{delta.name} is the difference from {manifest['base']}, not from {base.name}"
+                )
             own: Dict[str, zipfile.ZipInfo] = {i.filename: i for i in d.infolist()}
             for name, crc in manifest["entries"]:
                 source = d if name in own else b
                 info = source.getinfo(name)
                 if info.CRC != crc:
-                    raise ValueError(f"entry {name} of {source.filename} is not the one {delta.name} names")
+                    raise ValueError(
+                        f"entry {name} of {source.filename} is not the one {delta.name} names"
+                    )
                 out.writestr(info, source.read(name), compress_type=zipfile.ZIP_DEFLATED)
         os.replace(partial, target)
     finally:

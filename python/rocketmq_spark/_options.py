@@ -12,12 +12,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Keyword arguments to connector options: one converter per option, checked before the JVM is reached.
+"""Keyword arguments to connector options: one converter per option, checked before the JVM is
+reached.
 
-Every keyword is the option key in snake_case (``pullBatchSize`` is ``pull_batch_size``). The checks here
-are the cheap ones (types, ranges, shapes); the connector checks the rest and names the option too. Durations
-are only converted here (a ``timedelta`` to the connector's text): the connector alone reads their grammar and
-their bounds, and ``naming_keywords`` turns its error about a keyword's value into one naming the keyword.
+Every keyword is the option key in snake_case (``pullBatchSize`` is ``pull_batch_size``). The checks
+here are the cheap ones (types, ranges, shapes); the connector checks the rest and names the option
+too. Durations are only converted here (a ``timedelta`` to the connector's text): the connector
+alone reads their grammar and their bounds, and ``naming_keywords`` turns its error about a
+keyword's value into one naming the keyword.
 """
 
 from __future__ import annotations
@@ -27,7 +29,14 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Callable, Dict, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
-from rocketmq_spark._positions import EARLIEST, GROUP, LATEST, epoch_millis, offsets_json, timestamps_json
+from rocketmq_spark._positions import (
+    EARLIEST,
+    GROUP,
+    LATEST,
+    epoch_millis,
+    offsets_json,
+    timestamps_json,
+)
 
 Convert = Callable[[str, object], str]
 Duration = Union[str, timedelta]
@@ -47,25 +56,37 @@ def _topics(name: str, value: object) -> str:
     if isinstance(value, Sequence) and value and all(isinstance(t, str) for t in value):
         for t in value:
             if not t.strip() or "," in t:
-                raise ValueError(f"{name}: {t!r} is not a topic name: pass names like ['orders', 'refunds']")
+                raise ValueError(
+                    f"{name}: {t!r} is not a topic name: pass names like ['orders', 'refunds']"
+                )
         return ",".join(value)
     raise TypeError(f"{name} must be a topic name or a list of topic names, not {value!r}")
 
 
 def _broker_groups(name: str, value: object) -> str:
-    """A number of broker groups, or their names (a list, or one comma-separated str); the JVM checks the names."""
+    """A number of broker groups, or their names (a list, or one comma-separated str); the JVM
+    checks the names."""
     if isinstance(value, int) and not isinstance(value, bool):
         return str(_integer(name, value, 1))
     if isinstance(value, str):
         return checked_text(name, value)
-    if isinstance(value, Sequence) and value and all(isinstance(g, str) and g.strip() for g in value):
+    if (
+        isinstance(value, Sequence)
+        and value
+        and all(isinstance(g, str) and g.strip() for g in value)
+    ):
         return ",".join(value)
-    raise TypeError(f"{name} must be a number of broker groups or a list of their names, not {value!r}")
+    raise TypeError(
+        f"{name} must be a number of broker groups or a list of their names, not {value!r}"
+    )
 
 
 def _integer(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}: pass e.g. {name}={max(minimum, 1000)}")
+        raise TypeError(
+            f"{name} must be an int, not {type(value).__name__}: pass e.g. "
+            f"{name}={max(minimum, 1000)}"
+        )
     if value < minimum:
         allowed = "a positive int" if minimum == 1 else f"an int >= {minimum}"
         raise ValueError(f"{name} must be {allowed}, not {value}")
@@ -107,7 +128,8 @@ def _offsets(name: str, value: object) -> str:
     ):
         return value.strip()
     raise ValueError(
-        f"{name} must be EARLIEST, LATEST, GROUP, a dict like {{'topic': {{'broker-a': {{0: 23}}}}}} "
+        f"{name} must be EARLIEST, LATEST, GROUP, a dict like {{'topic': {{'broker-a': {{0: "
+        "23}}} "
         f"or its JSON, not {value!r}"
     )
 
@@ -116,7 +138,8 @@ def _group_fallback(name: str, value: object) -> str:
     if isinstance(value, str) and value.strip().lower() in (EARLIEST, LATEST):
         return value.strip().lower()
     raise ValueError(
-        f"{name} must be EARLIEST or LATEST (where a queue the group has not committed starts), not {value!r}"
+        f"{name} must be EARLIEST or LATEST (where a queue the group has not committed starts), "
+        f"not {value!r}"
     )
 
 
@@ -130,7 +153,8 @@ def _timestamps(name: str, value: object) -> str:
     if isinstance(value, str) and value.lstrip().startswith("{"):
         return value.strip()
     raise TypeError(
-        f"{name} must be a dict like {{'topic': {{'broker-a': {{0: datetime(...)}}}}}} or its JSON, not {value!r}"
+        f"{name} must be a dict like {{'topic': {{'broker-a': {{0: datetime(...)}}}}}} or its "
+        f"JSON, not {value!r}"
     )
 
 
@@ -139,21 +163,28 @@ _DURATION_UNITS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_0
 
 
 def _duration(name: str, value: object) -> str:
-    """A duration option's text: a ``timedelta`` in its largest whole unit (``"90s"``, ``"10m"``), a str as given.
+    """A duration option's text: a ``timedelta`` in its largest whole unit (``"90s"``, ``"10m"``), a
+    str as given.
 
-    Only the type is converted: the connector reads the text (its grammar: a whole number and a unit of ms, s, m,
-    min, h or d; a bare number is milliseconds) and checks its bounds, and its error names the option.
+    Only the type is converted: the connector reads the text (its grammar: a whole number and a unit
+    of ms, s, m, min, h or d; a bare number is milliseconds) and checks its bounds, and its error
+    names the option.
     """
     if isinstance(value, timedelta):
         millis, rest = divmod(value, timedelta(milliseconds=1))
         if rest:
-            raise ValueError(f"{name} must be a whole number of milliseconds (the connector's unit), not {value}")
-        unit, size = next((u, n) for u, n in _DURATION_UNITS if millis % n == 0 and (millis != 0 or n == 1))
+            raise ValueError(
+                f"{name} must be a whole number of milliseconds (the connector's unit), not {value}"
+            )
+        unit, size = next(
+            (u, n) for u, n in _DURATION_UNITS if millis % n == 0 and (millis != 0 or n == 1)
+        )
         return f"{millis // size}{unit}"
     if isinstance(value, str):
         return value
     raise TypeError(
-        f"{name} must be a timedelta or a duration string such as '30s', '15m' or '500ms', not {type(value).__name__}"
+        f"{name} must be a timedelta or a duration string such as '30s', '15m' or '500ms', not "
+        f"{type(value).__name__}"
     )
 
 
@@ -192,14 +223,16 @@ _CONVERTERS: Dict[str, Convert] = {
     "namespace": checked_text,
     "access channel": _access_channel,
     "delivery guarantee": _delivery_guarantee,
-    # At least 2 s, and twice the brokers' check interval: the connector checks that, as every duration's text.
+    # At least 2 s, and twice the brokers' check interval: the connector checks that, as every
+    # duration's text.
     "transaction timeout": _duration,
     "broker groups": _broker_groups,
 }
 
-#: Keyword -> (option key, kind of value). The keywords of read_rocketmq, read_rocketmq_stream, write_rocketmq,
-#: write_rocketmq_stream and register_rocketmq_catalog are drawn from here; a test checks this table against the
-#: connector's own option declarations (key, kind, which functions take it, and whether it is required).
+#: Keyword -> (option key, kind of value). The keywords of read_rocketmq, read_rocketmq_stream,
+#: write_rocketmq, write_rocketmq_stream and register_rocketmq_catalog are drawn from here; a test
+#: checks this table against the connector's own option declarations (key, kind, which functions
+#: take it, and whether it is required).
 _OPTIONS: Dict[str, Tuple[str, str]] = {
     "name_server": ("nameServer", "name server"),
     "topic": ("topic", "topics"),
@@ -258,7 +291,8 @@ _OPTIONS: Dict[str, Tuple[str, str]] = {
 #: Keyword argument -> connector option key, for every option the functions accept.
 OPTION_KEYS: Mapping[str, str] = {kw: key for kw, (key, _) in _OPTIONS.items()}
 
-#: The connector's short format name (its full name is ``org.apache.spark.sql.rocketmq.RocketMQSourceProvider``).
+#: The connector's short format name (its full name is
+#: ``org.apache.spark.sql.rocketmq.RocketMQSourceProvider``).
 FORMAT = "rocketmq"
 
 
@@ -274,8 +308,13 @@ def connector_options(values: Mapping[str, object]) -> Dict[str, str]:
 
 
 def option_keywords(values: Mapping[str, object]) -> Dict[str, str]:
-    """Option key -> keyword, for the connector options set by keywords (for the errors that name them)."""
-    return {OPTION_KEYS[kw]: kw for kw, value in values.items() if value is not None and kw in OPTION_KEYS}
+    """Option key -> keyword, for the connector options set by keywords (for the errors that name
+    them)."""
+    return {
+        OPTION_KEYS[kw]: kw
+        for kw, value in values.items()
+        if value is not None and kw in OPTION_KEYS
+    }
 
 
 def required(name: str, value: Optional[object]) -> None:
@@ -284,7 +323,8 @@ def required(name: str, value: Optional[object]) -> None:
 
 
 def _text_example(value: object) -> str:
-    """What ``options`` would take for ``value``: the text the connector reads (booleans in lower case)."""
+    """What ``options`` would take for ``value``: the text the connector reads (booleans in lower
+    case)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
@@ -293,25 +333,30 @@ def _text_example(value: object) -> str:
 def with_options(
     typed: Mapping[str, str], options: Optional[Mapping[str, str]], keywords: Mapping[str, str]
 ) -> Dict[str, str]:
-    """The options set by keywords (``typed``, option key -> text) with those of the ``options`` escape hatch added.
+    """The options set by keywords (``typed``, option key -> text) with those of the ``options``
+    escape hatch added.
 
-    ``keywords`` names the keyword behind each key of ``typed``, for the error when ``options`` gives the same option
-    (keys match case-insensitively, as Spark matches them) a different text; the same text twice is fine. The values
-    of ``options`` go to Spark as given: the connector checks them, as it checks every option.
+    ``keywords`` names the keyword behind each key of ``typed``, for the error when ``options``
+    gives the same option (keys match case-insensitively, as Spark matches them) a different text;
+    the same text twice is fine. The values of ``options`` go to Spark as given: the connector
+    checks them, as it checks every option.
     """
     merged = dict(typed)
     if options is None:
         return merged
     if not isinstance(options, Mapping):
         raise TypeError(
-            f"options must be a dict of option keys to str values, such as {{'pullBatchSize': '64'}}, "
+            "options must be a dict of option keys to str values, such as {'pullBatchSize': "
+            "'64'}, "
             f"not {type(options).__name__}"
         )
     typed_keys = {key.lower(): key for key in typed}
     seen: Dict[str, str] = {}
     for key, value in options.items():
         if not isinstance(key, str) or not key:
-            raise TypeError(f"options: {key!r} is not an option key: pass keys as str, such as 'pullBatchSize'")
+            raise TypeError(
+                f"options: {key!r} is not an option key: pass keys as str, such as 'pullBatchSize'"
+            )
         if not isinstance(value, str):
             raise TypeError(
                 f"options[{key!r}] must be a str (the option's text, as .option() takes it), "
@@ -320,7 +365,8 @@ def with_options(
         folded = key.lower()
         if folded in seen:
             raise ValueError(
-                f"options[{seen[folded]!r}] and options[{key!r}] are one option (Spark matches keys "
+                f"options[{seen[folded]!r}] and options[{key!r}] are one option (Spark matches "
+                "keys "
                 "case-insensitively): pass it once"
             )
         seen[folded] = key
@@ -328,7 +374,8 @@ def with_options(
             typed_key = typed_keys[folded]
             if typed[typed_key].strip() != value.strip():
                 raise ValueError(
-                    f"option {typed_key} is given twice with different values: {keywords[typed_key]} gives "
+                    f"option {typed_key} is given twice with different values: "
+                    f"{keywords[typed_key]} gives "
                     f"{typed[typed_key]!r}, options[{key!r}] gives {value!r}; pass it once"
                 )
             continue
@@ -336,19 +383,23 @@ def with_options(
     return merged
 
 
-# The connector's error about an option's value (ROCKETMQ_INVALID_OPTION_VALUE.<kind> and ROCKETMQ_INVALID_OFFSETS_JSON
-# .<shape>): "[<condition>] Invalid value '<value>' for option '<key>': <what is allowed>", on one line.
+# The connector's error about an option's value (ROCKETMQ_INVALID_OPTION_VALUE.<kind> and
+# ROCKETMQ_INVALID_OFFSETS_JSON .<shape>): "[<condition>] Invalid value '<value>' for option
+# '<key>': <what is allowed>", on one line.
 _INVALID_VALUE = re.compile(
-    r"\[ROCKETMQ_INVALID_(?:OPTION_VALUE|OFFSETS_JSON)[\w.]*\] Invalid value '.*?' for option '(?P<key>\w+)'[^\n]*",
+    r"\[ROCKETMQ_INVALID_(?:OPTION_VALUE|OFFSETS_JSON)[\w.]*\] Invalid value '.*?' for option "
+    r"'(?P<key>\w+)'[^\n]*",
     re.DOTALL,
 )
 
 
 def keyword_error(error: BaseException, keywords: Mapping[str, str]) -> Optional[ValueError]:
-    """A ``ValueError`` naming the keyword when ``error`` is the connector's refusal of a value a keyword gave.
+    """A ``ValueError`` naming the keyword when ``error`` is the connector's refusal of a value a
+    keyword gave.
 
-    ``keywords`` maps option keys to the keywords that set them; ``None`` for any other error (an option given
-    through ``options`` is named by the key its caller wrote, so its error is left as it is).
+    ``keywords`` maps option keys to the keywords that set them; ``None`` for any other error (an
+    option given through ``options`` is named by the key its caller wrote, so its error is left as
+    it is).
     """
     found = _INVALID_VALUE.search(str(error))
     if found is None:
@@ -362,8 +413,9 @@ def keyword_error(error: BaseException, keywords: Mapping[str, str]) -> Optional
 
 @contextmanager
 def naming_keywords(keywords: Mapping[str, str]) -> Iterator[None]:
-    """Runs a Spark call that checks the options; the connector's refusal of a keyword's value is re-raised as a
-    ``ValueError`` naming the keyword and the option (the connector's exception is its ``__cause__``)."""
+    """Runs a Spark call that checks the options; the connector's refusal of a keyword's value is
+    re-raised as a ``ValueError`` naming the keyword and the option (the connector's exception is
+    its ``__cause__``)."""
     try:
         yield
     except Exception as error:

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Where a read starts or ends: the earliest/latest sentinels, per-queue offset JSON and timestamps."""
+"""Where a read starts or ends: the earliest/latest sentinels, per-queue offset JSON and
+timestamps."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ from typing import Callable, Dict, Mapping, Union
 EARLIEST = "earliest"
 #: ``starting_offsets`` / ``ending_offsets``: every queue from (or up to) its end.
 LATEST = "latest"
-#: ``starting_offsets``: each queue where ``consumer_group`` committed its progress on the brokers (queues it has not
-#: committed start at ``group_offset_fallback``).
+#: ``starting_offsets``: each queue where ``consumer_group`` committed its progress on the brokers
+#: (queues it has not committed start at ``group_offset_fallback``).
 GROUP = "group"
 #: A queue's offset in per-queue offsets that means "its earliest offset".
 EARLIEST_OFFSET = -2
@@ -51,7 +52,8 @@ def epoch_millis(value: Timestamp, name: str = "timestamp") -> int:
     Parameters
     ----------
     value : datetime or int
-        A ``datetime`` with a time zone (RocketMQ store times are instants), or epoch milliseconds >= 0.
+        A ``datetime`` with a time zone (RocketMQ store times are instants), or epoch milliseconds
+        >= 0.
     name : str, default "timestamp"
         What the value is, for the error messages.
 
@@ -69,12 +71,15 @@ def epoch_millis(value: Timestamp, name: str = "timestamp") -> int:
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
             raise ValueError(
-                f"{name} is a naive datetime ({value.isoformat()}): RocketMQ store times are instants, so give it "
+                f"{name} is a naive datetime ({value.isoformat()}): RocketMQ store times are "
+                "instants, so give it "
                 "a time zone, e.g. datetime(..., tzinfo=timezone.utc)"
             )
         return (value - _EPOCH) // timedelta(milliseconds=1)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a datetime or epoch milliseconds (int), not {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be a datetime or epoch milliseconds (int), not {type(value).__name__}"
+        )
     if value < 0:
         raise ValueError(f"{name} must be epoch milliseconds >= 0, not {value}")
     return value
@@ -83,7 +88,9 @@ def epoch_millis(value: Timestamp, name: str = "timestamp") -> int:
 def _queue_id(name: str, topic: str, broker: str, queue: object) -> str:
     text = str(queue) if isinstance(queue, (int, str)) and not isinstance(queue, bool) else ""
     if not text.isdigit():
-        raise TypeError(f"{name}: queue id {queue!r} of {topic}/{broker} must be an int >= 0, e.g. {{0: 23}}")
+        raise TypeError(
+            f"{name}: queue id {queue!r} of {topic}/{broker} must be an int >= 0, e.g. {{0: 23}}"
+        )
     return str(int(text))
 
 
@@ -94,28 +101,44 @@ def _nested(name: str, value: object, leaf: str) -> Dict[str, Dict[str, Mapping[
         raise TypeError(f"{name} must be a non-empty dict like {example}, not {value!r}")
     out: Dict[str, Dict[str, Mapping[object, object]]] = {}
     for topic, brokers in value.items():
-        if not isinstance(topic, str) or not topic or not isinstance(brokers, Mapping) or not brokers:
+        if (
+            not isinstance(topic, str)
+            or not topic
+            or not isinstance(brokers, Mapping)
+            or not brokers
+        ):
             raise TypeError(
-                f"{name}: {topic!r} must map a topic name to {{broker name: {{queue id: ...}}}}, like {example}"
+                f"{name}: {topic!r} must map a topic name to {{broker name: {{queue id: ...}}}}, "
+                f"like {example}"
             )
         out[topic] = {}
         for broker, queues in brokers.items():
-            if not isinstance(broker, str) or not broker or not isinstance(queues, Mapping) or not queues:
+            if (
+                not isinstance(broker, str)
+                or not broker
+                or not isinstance(queues, Mapping)
+                or not queues
+            ):
                 raise TypeError(
-                    f"{name}: {topic}/{broker!r} must map a broker name to {{queue id: ...}}, like {example}"
+                    f"{name}: {topic}/{broker!r} must map a broker name to {{queue id: ...}}, "
+                    f"like {example}"
                 )
             out[topic][broker] = queues
     return out
 
 
-def _per_queue_json(name: str, value: object, leaf: str, convert: Callable[[str, object], int]) -> str:
+def _per_queue_json(
+    name: str, value: object, leaf: str, convert: Callable[[str, object], int]
+) -> str:
     """Checks topic -> broker -> queue -> value nesting and renders it as option JSON."""
     result: Dict[str, Dict[str, Dict[str, int]]] = {}
     for topic, brokers in _nested(name, value, leaf).items():
         for broker, queues in brokers.items():
             for queue, item in queues.items():
                 qid = _queue_id(name, topic, broker, queue)
-                result.setdefault(topic, {}).setdefault(broker, {})[qid] = convert(f"{topic}/{broker}/{qid}", item)
+                result.setdefault(topic, {}).setdefault(broker, {})[qid] = convert(
+                    f"{topic}/{broker}/{qid}", item
+                )
     return json.dumps(result, separators=(",", ":"))
 
 
@@ -127,8 +150,9 @@ def offsets_json(offsets: QueueOffsets, name: str = "offsets") -> str:
     Parameters
     ----------
     offsets : dict
-        ``{"topic": {"broker": {queue_id: offset}}}``: queue ids are ints (or digit strings), offsets ints >= 0, or
-        ``EARLIEST`` / ``LATEST`` (``-2`` / ``-1``) for a queue's current ends.
+        ``{"topic": {"broker": {queue_id: offset}}}``: queue ids are ints (or digit strings),
+        offsets ints >= 0, or ``EARLIEST`` / ``LATEST`` (``-2`` / ``-1``) for a queue's current
+        ends.
     name : str, default "offsets"
         What the offsets are, for the error messages.
 
@@ -148,21 +172,24 @@ def offsets_json(offsets: QueueOffsets, name: str = "offsets") -> str:
             return _SENTINELS[value.lower()]
         if isinstance(value, int) and not isinstance(value, bool) and value >= EARLIEST_OFFSET:
             return value
-        raise ValueError(f"{name}: offset {value!r} of {where} must be an int >= 0, EARLIEST (-2) or LATEST (-1)")
+        raise ValueError(
+            f"{name}: offset {value!r} of {where} must be an int >= 0, EARLIEST (-2) or LATEST (-1)"
+        )
 
     return _per_queue_json(name, offsets, "23", offset)
 
 
 def timestamps_json(timestamps: QueueTimestamps, name: str = "timestamps") -> str:
-    """Per-queue times as the JSON the ``startingOffsetsByTimestamp`` / ``endingOffsetsByTimestamp`` options take.
+    """Per-queue times as the JSON the ``startingOffsetsByTimestamp`` / ``endingOffsetsByTimestamp``
+    options take.
 
     The read functions take the dict itself; this is for options set by hand.
 
     Parameters
     ----------
     timestamps : dict
-        ``{"topic": {"broker": {queue_id: time}}}``: times are ``datetime`` objects with a time zone, or epoch
-        milliseconds.
+        ``{"topic": {"broker": {queue_id: time}}}``: times are ``datetime`` objects with a time
+        zone, or epoch milliseconds.
     name : str, default "timestamps"
         What the times are, for the error messages.
 

@@ -12,16 +12,23 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""A write's keywords, checked: the connector options they set, and ``df.writeStream`` on the connector configured
-by a streaming write's keywords. Shared by ``write_rocketmq`` (its deprecated streaming path), ``write_rocketmq_stream``
-and ``rocketmq_stream_writer``.
+"""A write's keywords, checked: the connector options they set, and ``df.writeStream`` on the
+connector configured by a streaming write's keywords. Shared by ``write_rocketmq`` (its deprecated
+streaming path), ``write_rocketmq_stream`` and ``rocketmq_stream_writer``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, Mapping, Optional, Tuple, cast
 
-from rocketmq_spark._options import FORMAT, checked_text, connector_options, option_keywords, required, with_options
+from rocketmq_spark._options import (
+    FORMAT,
+    checked_text,
+    connector_options,
+    option_keywords,
+    required,
+    with_options,
+)
 from rocketmq_spark._trigger import real_time_trigger
 
 if TYPE_CHECKING:
@@ -38,16 +45,19 @@ STREAM_KEYWORDS = (
     "continuous",
     "query_name",
 )
-# The writer option real-time mode sets (see write_rocketmq_stream), and the keyword that sets it: Spark 4.3's check
-# that a sink of an asynchronously tracked query is one of its own, by name, passed (see stream_writer).
+# The writer option real-time mode sets (see write_rocketmq_stream), and the keyword that sets it:
+# Spark 4.3's check that a sink of an asynchronously tracked query is one of its own, by name,
+# passed (see stream_writer).
 _SINK_CHECK_OVERRIDE = "_asyncProgressTrackingOverrideSinkSupportCheck"
 
-# A write's keywords that are not connector options: the DataFrame, the escape hatch and the stream's own settings.
+# A write's keywords that are not connector options: the DataFrame, the escape hatch and the
+# stream's own settings.
 _NOT_SINK_OPTIONS = ("df", "options", "real_time") + STREAM_KEYWORDS
 
 
 def sink_options(values: Mapping[str, object]) -> Tuple[Dict[str, str], Dict[str, str]]:
-    """The connector options of a write's keywords, checked, and the keyword behind each (``options`` not added)."""
+    """The connector options of a write's keywords, checked, and the keyword behind each
+    (``options`` not added)."""
     sink = {k: v for k, v in values.items() if k not in _NOT_SINK_OPTIONS}
     required("name_server", sink["name_server"])
     topic = sink["topic"]
@@ -60,20 +70,30 @@ def sink_options(values: Mapping[str, object]) -> Tuple[Dict[str, str], Dict[str
 
 
 def stream_writer(
-    df: "DataFrame", values: Mapping[str, object], caller: str, real_time_batch: Optional[str] = None
+    df: "DataFrame",
+    values: Mapping[str, object],
+    caller: str,
+    real_time_batch: Optional[str] = None,
 ) -> Tuple["DataStreamWriter", Dict[str, str]]:
-    """``df.writeStream`` on the connector, configured by a streaming write's keywords (``values``), checked; and the
-    option key -> keyword of the options keywords set. ``real_time_batch``: real-time mode, with that batch duration.
+    """``df.writeStream`` on the connector, configured by a streaming write's keywords (``values``),
+    checked; and the option key -> keyword of the options keywords set. ``real_time_batch``:
+    real-time mode, with that batch duration.
     """
     typed, keywords = sink_options(values)
     stream = {k: values.get(k) for k in STREAM_KEYWORDS}
     output_mode, available_now = stream["output_mode"], stream["available_now"]
     processing_time, continuous = stream["processing_time"], stream["continuous"]
     if output_mode is not None and output_mode not in _OUTPUT_MODES:
-        raise ValueError(f"output_mode must be one of {', '.join(_OUTPUT_MODES)}, not {output_mode!r}")
+        raise ValueError(
+            f"output_mode must be one of {', '.join(_OUTPUT_MODES)}, not {output_mode!r}"
+        )
     if not isinstance(available_now, bool):
         raise TypeError(f"available_now must be a bool, not {available_now!r}")
-    triggers = [k for k in ("processing_time", "available_now", "continuous") if stream[k] not in (None, False)]
+    triggers = [
+        k
+        for k in ("processing_time", "available_now", "continuous")
+        if stream[k] not in (None, False)
+    ]
     if real_time_batch is not None and triggers:
         raise ValueError(f"{triggers[0]} and real_time are two triggers: pass only one of them")
     if len(triggers) > 1:
@@ -83,25 +103,30 @@ def stream_writer(
             checked_text(name, stream[name])
     if not df.isStreaming:
         raise TypeError(
-            f"{caller} needs a streaming DataFrame (from spark.readStream); write a batch DataFrame with write_rocketmq"
+            f"{caller} needs a streaming DataFrame (from spark.readStream); write a batch "
+            "DataFrame with write_rocketmq"
         )
-    # Writer options the query's keywords set: compared with those of `options` too, then set one by one.
+    # Writer options the query's keywords set: compared with those of `options` too, then set one by
+    # one.
     settings: Dict[str, str] = {}
     if stream["checkpoint_location"] is not None:
         settings["checkpointLocation"] = str(stream["checkpoint_location"])
         keywords["checkpointLocation"] = "checkpoint_location"
     if real_time_batch is not None:
-        # Spark 4.3 tracks a stateless real-time query's progress asynchronously (its offset and commit logs written
-        # while the next batch runs; a stateful query's as each batch ends), and then refuses any sink not on a list
-        # of its own by name (Kafka's is). A real-time write is at-least-once, as Kafka's sink is, so this sink
-        # passes that check and Spark decides as for Kafka's. Spark 4.1 and 4.2 ignore the option.
+        # Spark 4.3 tracks a stateless real-time query's progress asynchronously (its offset and
+        # commit logs written while the next batch runs; a stateful query's as each batch ends), and
+        # then refuses any sink not on a list of its own by name (Kafka's is). A real-time write is
+        # at-least-once, as Kafka's sink is, so this sink passes that check and Spark decides as for
+        # Kafka's. Spark 4.1 and 4.2 ignore the option.
         settings[_SINK_CHECK_OVERRIDE] = "true"
         keywords[_SINK_CHECK_OVERRIDE] = "real_time"
         if output_mode is None:
             output_mode = "update"
     extra = cast("Optional[Mapping[str, str]]", values.get("options"))
     merged = with_options({**typed, **settings}, extra, keywords)
-    writer = df.writeStream.format(FORMAT).options(**{k: v for k, v in merged.items() if k not in settings})
+    writer = df.writeStream.format(FORMAT).options(
+        **{k: v for k, v in merged.items() if k not in settings}
+    )
     if "checkpointLocation" in settings:
         writer = writer.option("checkpointLocation", settings["checkpointLocation"])
     if output_mode is not None:
@@ -115,7 +140,9 @@ def stream_writer(
     if stream["query_name"] is not None:
         writer = writer.queryName(str(stream["query_name"]))
     if real_time_batch is not None:
-        writer = real_time_trigger(writer.option(_SINK_CHECK_OVERRIDE, settings[_SINK_CHECK_OVERRIDE]), real_time_batch)
+        writer = real_time_trigger(
+            writer.option(_SINK_CHECK_OVERRIDE, settings[_SINK_CHECK_OVERRIDE]), real_time_batch
+        )
     return writer, keywords
 
 

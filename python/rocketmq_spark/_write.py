@@ -14,10 +14,10 @@
 
 """``write_rocketmq``: typed keywords in, a plain ``df.write`` call on the connector out.
 
-Nothing here touches the JVM, so it works the same in a classic and a Spark Connect session. The connector checks
-every option when Spark plans the query; when that happens in a call made here (a batch write's ``save``; a
-deprecated streaming write's ``start`` is wrapped alike), its refusal of a keyword's value is re-raised as a
-``ValueError`` naming the keyword.
+Nothing here touches the JVM, so it works the same in a classic and a Spark Connect session. The
+connector checks every option when Spark plans the query; when that happens in a call made here (a
+batch write's ``save``; a deprecated streaming write's ``start`` is wrapped alike), its refusal of a
+keyword's value is re-raised as a ``ValueError`` naming the keyword.
 """
 
 from __future__ import annotations
@@ -69,18 +69,20 @@ def write_rocketmq(
     query_name: Optional[str] = None,
     options: Optional[Mapping[str, str]] = None,
 ) -> None:
-    """Write a batch DataFrame to RocketMQ, one message per row; returns once every message is acknowledged.
+    """Write a batch DataFrame to RocketMQ, one message per row; returns once every message is
+    acknowledged.
 
-    The DataFrame needs a ``body`` column (string or binary) and, unless ``topic`` is given, a string
-    ``topic`` column. Optional columns: ``tags``, ``keys`` (string or array of strings), ``properties``
-    (map of strings), ``shardingKey`` and ``deliverTime`` (timestamp or epoch ms). The connector checks the
-    options before anything is sent; its refusal of a keyword's value is raised as a ``ValueError`` naming the
-    keyword and the option (the connector's error is its ``__cause__``).
+    The DataFrame needs a ``body`` column (string or binary) and, unless ``topic`` is given, a
+    string ``topic`` column. Optional columns: ``tags``, ``keys`` (string or array of strings),
+    ``properties`` (map of strings), ``shardingKey`` and ``deliverTime`` (timestamp or epoch ms).
+    The connector checks the options before anything is sent; its refusal of a keyword's value is
+    raised as a ``ValueError`` naming the keyword and the option (the connector's error is its
+    ``__cause__``).
 
     A streaming DataFrame goes to :func:`write_rocketmq_stream`. Passing one here (with the keywords
-    ``checkpoint_location``, ``output_mode``, ``processing_time``, ``available_now`` and ``query_name``) still
-    starts its query and returns the ``StreamingQuery``, with a ``DeprecationWarning``: this is removed in
-    0.2.0.
+    ``checkpoint_location``, ``output_mode``, ``processing_time``, ``available_now`` and
+    ``query_name``) still starts its query and returns the ``StreamingQuery``, with a
+    ``DeprecationWarning``: this is removed in 0.2.0.
 
     Parameters
     ----------
@@ -102,25 +104,29 @@ def write_rocketmq(
     compression_threshold : int, optional
         Bodies larger than this many bytes are compressed.
     delivery_delay_ms : int, optional
-        Deliver every message this long after it is sent (RocketMQ 5 timer messages; a ``deliverTime`` column
-        wins).
+        Deliver every message this long after it is sent (RocketMQ 5 timer messages; a
+        ``deliverTime`` column wins).
     delivery_guarantee : str, optional
-        ``"at_least_once"`` (the default) or ``"exactly_once"`` (RocketMQ transactions; see docs/exactly-once.md).
+        ``"at_least_once"`` (the default) or ``"exactly_once"`` (RocketMQ transactions; see
+        docs/exactly-once.md).
     transaction_timeout : timedelta or str, optional
-        With ``exactly_once``: how long half messages wait for the driver's decision (the connector checks its
-        bounds: at least twice the brokers' ``transactionCheckInterval``, 60 seconds on RocketMQ 5's defaults):
-        a ``timedelta`` or the connector's duration text such as ``"2m"``.
+        With ``exactly_once``: how long half messages wait for the driver's decision (the connector
+        checks its bounds: at least twice the brokers' ``transactionCheckInterval``, 60 seconds on
+        RocketMQ 5's defaults): a ``timedelta`` or the connector's duration text such as ``"2m"``.
     broker_transaction_check_interval : timedelta or str, optional
-        With ``exactly_once``: the brokers' ``transactionCheckInterval``, stated instead of asked (asking is an admin
-        request a least-privilege user may not make; unset, RocketMQ 5's 30 s is assumed where a broker won't say).
+        With ``exactly_once``: the brokers' ``transactionCheckInterval``, stated instead of asked
+        (asking is an admin request a least-privilege user may not make; unset, RocketMQ 5's 30 s is
+        assumed where a broker won't say).
     broker_transaction_check_max : int, optional
-        With ``exactly_once``: the brokers' ``transactionCheckMax``, stated as the interval is (default asked, else 15).
-    request_timeout_ms, metadata_retries, metadata_retry_interval_ms, retry_timeout_ms : int, optional
-        Metadata requests: the timeout of each, their attempts and the pause between two; and how long failed
-        sends are retried and a missing broker waited for.
+        With ``exactly_once``: the brokers' ``transactionCheckMax``, stated as the interval is
+        (default asked, else 15).
+    request_timeout_ms, metadata_retries, metadata_retry_interval_ms : int, optional
+        Metadata requests: the timeout of each, their attempts and the pause between two.
+    retry_timeout_ms : int, optional
+        How long failed sends are retried and a missing broker waited for.
     max_messages_per_second, max_bytes_per_second : int, optional
-        A cap on the messages, or bytes of message bodies, the whole query moves a second, shared out over its tasks
-        that run at once (a managed service's rate quota, say).
+        A cap on the messages, or bytes of message bodies, the whole query moves a second, shared
+        out over its tasks that run at once (a managed service's rate quota, say).
     access_key, secret_key, security_token : str, optional
         ACL credentials (the token for temporary ones).
     namespace : str, optional
@@ -132,18 +138,21 @@ def write_rocketmq(
     checkpoint_location, output_mode, processing_time, available_now, query_name : optional
         Deprecated here, for a streaming ``df`` only: see :func:`write_rocketmq_stream`.
     options : dict of str to str, optional
-        Connector options by their keys, as ``.option()`` takes them, for an option no keyword gives. An option
-        given both ways with different values is a ``ValueError`` naming both.
+        Connector options by their keys, as ``.option()`` takes them, for an option no keyword
+        gives. An option given both ways with different values is a ``ValueError`` naming both.
 
     Returns
     -------
     None
-        Once every message is acknowledged (for a streaming ``df``, deprecated: its started ``StreamingQuery``).
+        Once every message is acknowledged (for a streaming ``df``, deprecated: its started
+        ``StreamingQuery``).
 
     Examples
     --------
     >>> from rocketmq_spark import write_rocketmq
-    >>> rows = spark.createDataFrame([("hello", "greeting")], "body STRING, tags STRING")  # doctest: +SKIP
+    >>> rows = spark.createDataFrame(
+    ...     [("hello", "greeting")], "body STRING, tags STRING"
+    ... )  # doctest: +SKIP
     >>> write_rocketmq(rows, "127.0.0.1:9876", "greetings", send_timeout_ms=5000)  # doctest: +SKIP
     """
     values = dict(locals())
@@ -151,7 +160,8 @@ def write_rocketmq(
     if df.isStreaming:
         warnings.warn(
             "write_rocketmq with a streaming DataFrame is deprecated and stops working in 0.2.0: "
-            "use write_rocketmq_stream, which takes the same keywords and returns the StreamingQuery",
+            "use write_rocketmq_stream, which takes the same keywords and returns the "
+            "StreamingQuery",
             DeprecationWarning,
             stacklevel=2,
         )

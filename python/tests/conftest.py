@@ -14,8 +14,8 @@
 
 """Session fixtures: a real embedded RocketMQ (child JVM) and a Spark session.
 
-The Spark session is classic by default. With ROCKETMQ_SPARK_API=connect it is a Spark Connect client
-of a server in its own JVM, started without the connector jar; the jar is then attached with
+The Spark session is classic by default. With ROCKETMQ_SPARK_API=connect it is a Spark Connect
+client of a server in its own JVM, started without the connector jar; the jar is then attached with
 add_rocketmq_jar. dev/test runs the tests marked ``e2e`` a second time that way.
 """
 
@@ -39,15 +39,21 @@ if API not in ("classic", "connect"):
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "e2e: end to end through a Spark session; runs in classic and Connect mode")
     config.addinivalue_line(
-        "markers", "cross_version: run again on every pyspark of the matrix (dev/test-spark-version)"
+        "markers", "e2e: end to end through a Spark session; runs in classic and Connect mode"
     )
-    config.addinivalue_line("markers", "connect_only: runs in the Spark Connect pass only (deselected otherwise)")
+    config.addinivalue_line(
+        "markers",
+        "cross_version: run again on every pyspark of the matrix (dev/test-spark-version)",
+    )
+    config.addinivalue_line(
+        "markers", "connect_only: runs in the Spark Connect pass only (deselected otherwise)"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
-    """Tests of Spark Connect itself are deselected, not skipped, in a classic run: they run in the Connect pass."""
+    """Tests of Spark Connect itself are deselected, not skipped, in a classic run: they run in the
+    Connect pass."""
     if API == "connect":
         return
     kept = [item for item in items if item.get_closest_marker("connect_only") is None]
@@ -64,7 +70,8 @@ _FILE_SECONDS: Dict[str, float] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Adds each phase's time (setup, call, teardown: fixtures included) to its test file's total."""
+    """Adds each phase's time (setup, call, teardown: fixtures included) to its test file's
+    total."""
     path = report.nodeid.split("::", 1)[0]
     _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
 
@@ -73,7 +80,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Each test file's time, longest first: where the test command's budget goes."""
     if not _FILE_SECONDS:
         return
-    terminalreporter.write_sep("=", f"time per test file ({sum(_FILE_SECONDS.values()):.0f} s in all)")
+    terminalreporter.write_sep(
+        "=", f"time per test file ({sum(_FILE_SECONDS.values()):.0f} s in all)"
+    )
     for path, seconds in sorted(_FILE_SECONDS.items(), key=lambda item: -item[1]):
         terminalreporter.write_line(f"{seconds:8.1f} s  {path}")
 
@@ -147,5 +156,6 @@ _connect_url: Optional[str] = None
 
 @pytest.fixture
 def connect_url(spark: Any) -> Optional[str]:
-    """The Spark Connect server's address in the Connect pass (``sc://host:port``); None in classic sessions."""
+    """The Spark Connect server's address in the Connect pass (``sc://host:port``); None in classic
+    sessions."""
     return _connect_url

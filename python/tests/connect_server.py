@@ -13,7 +13,8 @@
 # limitations under the License.
 
 """A Spark Connect server in its own JVM (spark-submit ... SparkConnectServer), started without the
-connector: the tests attach the jar from the client with add_rocketmq_jar, as a Connect user would."""
+connector: the tests attach the jar from the client with add_rocketmq_jar, as a Connect user
+would."""
 
 from __future__ import annotations
 
@@ -47,7 +48,9 @@ class SparkConnectServerProcess:
     def __init__(self, log_path: Optional[Path] = None) -> None:
         self.port = 0
         self._proc: Optional[subprocess.Popen[bytes]] = None
-        self._log_path = log_path or (REPO_ROOT / "it-tests" / "target" / "spark-connect-server.log")
+        self._log_path = log_path or (
+            REPO_ROOT / "it-tests" / "target" / "spark-connect-server.log"
+        )
 
     @property
     def url(self) -> str:
@@ -79,18 +82,28 @@ class SparkConnectServerProcess:
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self._log_path, "wb") as log:
             self._proc = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=spark_env()
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=spark_env(),
             )
 
         def listening() -> bool:
             if self._proc is not None and self._proc.poll() is not None:
                 raise RuntimeError(
-                    f"the Spark Connect server exited with {self._proc.returncode} (see {self._log_path})"
+                    f"the Spark Connect server exited with {self._proc.returncode} (see "
+                    f"{self._log_path})"
                 )
             return accepts(self.port)
 
         try:
-            wait_until(f"the Spark Connect server to listen (see {self._log_path})", listening, timeout_s, 0.2)
+            wait_until(
+                f"the Spark Connect server to listen (see {self._log_path})",
+                listening,
+                timeout_s,
+                0.2,
+            )
         except TimeoutError:
             self.stop()
             raise

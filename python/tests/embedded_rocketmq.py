@@ -37,10 +37,12 @@ class EmbeddedRocketMQProcess:
     """A real name server + broker in a child JVM, on ephemeral ports with a temporary store."""
 
     def __init__(self, log_path: Optional[Path] = None, args: Sequence[str] = ()) -> None:
-        """``args``: the harness's own, ``--acl`` (authentication and authorization on) and ``--tls`` (TLS only)."""
+        """``args``: the harness's own, ``--acl`` (authentication and authorization on) and
+        ``--tls`` (TLS only)."""
         if not HARNESS_ARGS.exists():
             raise RuntimeError(
-                f"{HARNESS_ARGS} is missing: build it with `build/sbt itTests/exportHarnessClasspath` "
+                f"{HARNESS_ARGS} is missing: build it with `build/sbt "
+                "itTests/exportHarnessClasspath` "
                 "(dev/test and dev/demo do this)."
             )
         self._log_path = log_path or (REPO_ROOT / "it-tests" / "target" / "harness-process.log")
@@ -78,7 +80,9 @@ class EmbeddedRocketMQProcess:
         try:
             line = self._lines.get(timeout=timeout_s)
         except queue.Empty as empty:
-            raise TimeoutError(f"no answer from the harness within {timeout_s} s (see {self._log_path})") from empty
+            raise TimeoutError(
+                f"no answer from the harness within {timeout_s} s (see {self._log_path})"
+            ) from empty
         if line is None:
             raise RuntimeError(f"the harness process exited (see {self._log_path})")
         return line
@@ -93,11 +97,13 @@ class EmbeddedRocketMQProcess:
         return reply[2:].strip()
 
     def create_topic(self, topic: str, queues: int = 4, message_type: Optional[str] = None) -> None:
-        """``message_type``: the topic's type (NORMAL, FIFO, DELAY, TRANSACTION), which a proxy checks sends against."""
+        """``message_type``: the topic's type (NORMAL, FIFO, DELAY, TRANSACTION), which a proxy
+        checks sends against."""
         self.command(f"createTopic {topic} {queues}" + (f" {message_type}" if message_type else ""))
 
     def await_indexed(self) -> None:
-        """Returns once the broker has indexed everything it stored (a proxy's planning cannot wait for it)."""
+        """Returns once the broker has indexed everything it stored (a proxy's planning cannot wait
+        for it)."""
         self.command("awaitIndexed")
 
     def set_broker_setting(self, key: str, value: str) -> None:
@@ -106,23 +112,27 @@ class EmbeddedRocketMQProcess:
         self.command(f"set {key} {value}")
 
     def start_proxy(self) -> str:
-        """Starts a RocketMQ 5 proxy (Apache's, cluster mode) in front of this broker, once; its Remoting endpoint,
-        which clients take as their name server. On an ``--acl`` harness the proxy authenticates clients too."""
+        """Starts a RocketMQ 5 proxy (Apache's, cluster mode) in front of this broker, once; its
+        Remoting endpoint, which clients take as their name server. On an ``--acl`` harness the
+        proxy authenticates clients too."""
         return self.command("startProxy", timeout_s=180.0)
 
     def stop_proxy(self) -> None:
-        """Stops the proxy ``start_proxy`` started, if any (the harness stops it when it stops, too)."""
+        """Stops the proxy ``start_proxy`` started, if any (the harness stops it when it stops,
+        too)."""
         self.command("stopProxy")
 
     def create_user_with_rights(self, access_key: str, secret_key: str, rights: str) -> None:
-        """On an ``--acl`` harness: a user with exactly ``rights``, e.g. ``Topic:t=Sub+Get,Group:g=Sub``."""
+        """On an ``--acl`` harness: a user with exactly ``rights``, e.g.
+        ``Topic:t=Sub+Get,Group:g=Sub``."""
         self.command(f"createUserWithRights {access_key} {secret_key} {rights}")
 
     def send(self, topic: str, count: int, body_prefix: str, tag: Optional[str] = None) -> None:
         self.command(f"send {topic} {count} {body_prefix}" + (f" {tag}" if tag else ""))
 
     def create_user(self, access_key: str, secret_key: str, rights: str) -> None:
-        """On an ``--acl`` harness: a user allowed ``rights`` (none, read or readwrite) on every topic and group."""
+        """On an ``--acl`` harness: a user allowed ``rights`` (none, read or readwrite) on every
+        topic and group."""
         self.command(f"createUser {access_key} {secret_key} {rights}")
 
     def bodies(self, topic: str) -> List[str]:

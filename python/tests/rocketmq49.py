@@ -14,10 +14,11 @@
 
 """A RocketMQ 4.9 name server and broker, each its own JVM, from Maven Central's 4.9.7 jars.
 
-``build/sbt itTests/exportHarnessClasspath`` writes their classpath (it-tests/target/rocketmq49-java-args).
-Ports are ephemeral and the store temporary; the broker keeps RocketMQ's defaults but for what a test machine
-needs (its disk-full ratios, so a full-ish disk does not refuse writes). Topics are created with RocketMQ's own
-admin tool (``mqadmin updateTopic``), as an operator would.
+``build/sbt itTests/exportHarnessClasspath`` writes their classpath
+(it-tests/target/rocketmq49-java-args). Ports are ephemeral and the store temporary; the broker
+keeps RocketMQ's defaults but for what a test machine needs (its disk-full ratios, so a full-ish
+disk does not refuse writes). Topics are created with RocketMQ's own admin tool
+(``mqadmin updateTopic``), as an operator would.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ VERSION = "4.9.7"
 
 
 def _free_port_with(offsets: tuple) -> int:
-    """A free port p with p + each offset free too (the 4.9 broker also listens on p - 2 and p + 1)."""
+    """A free port p with p + each offset free too (the 4.9 broker also listens on p - 2 and p +
+    1)."""
     for _ in range(100):
         port = free_port()
         if all(port + o > 1024 and not accepts(port + o) for o in offsets):
@@ -58,13 +60,16 @@ class RocketMQ49:
     def __init__(self, work_dir: Path) -> None:
         if not JAVA_ARGS.exists():
             raise RuntimeError(
-                f"{JAVA_ARGS} is missing: run `build/sbt itTests/exportHarnessClasspath` (dev/test does)"
+                f"{JAVA_ARGS} is missing: run `build/sbt itTests/exportHarnessClasspath` "
+                "(dev/test does)"
             )
         self.work_dir = work_dir
         self.name_server = ""
         self._procs: List[subprocess.Popen] = []
 
-    def _java(self, main: str, *args: str, log: Optional[Path] = None, wait: bool = False) -> subprocess.Popen:
+    def _java(
+        self, main: str, *args: str, log: Optional[Path] = None, wait: bool = False
+    ) -> subprocess.Popen:
         home = self.work_dir / "home"
         command = [
             "java",
@@ -77,12 +82,15 @@ class RocketMQ49:
             *args,
         ]
         out = open(log, "w", encoding="utf-8") if log else subprocess.PIPE
-        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True, cwd=self.work_dir)
+        return subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, text=True, cwd=self.work_dir
+        )
 
     def start(self, timeout_s: float = 120.0) -> "RocketMQ49":
         conf = self.work_dir / "home" / "conf"
         conf.mkdir(parents=True, exist_ok=True)
-        # 4.9 reads its logging setup from $ROCKETMQ_HOME/conf; a binary distribution ships these files.
+        # 4.9 reads its logging setup from $ROCKETMQ_HOME/conf; a binary distribution ships these
+        # files.
         for name in ("logback_namesrv.xml", "logback_broker.xml", "logback_tools.xml"):
             (conf / name).write_text(LOGBACK)
         namesrv_port = free_port()
@@ -110,13 +118,19 @@ class RocketMQ49:
         )
         self._procs.append(
             self._java(
-                "org.apache.rocketmq.namesrv.NamesrvStartup", "-c", str(namesrv_conf), log=self.work_dir / "namesrv.log"
+                "org.apache.rocketmq.namesrv.NamesrvStartup",
+                "-c",
+                str(namesrv_conf),
+                log=self.work_dir / "namesrv.log",
             )
         )
         self._wait_listening(namesrv_port, timeout_s, "name server")
         self._procs.append(
             self._java(
-                "org.apache.rocketmq.broker.BrokerStartup", "-c", str(broker_conf), log=self.work_dir / "broker.log"
+                "org.apache.rocketmq.broker.BrokerStartup",
+                "-c",
+                str(broker_conf),
+                log=self.work_dir / "broker.log",
             )
         )
         self._wait_listening(broker_port, timeout_s, "broker")
@@ -132,10 +146,16 @@ class RocketMQ49:
     def _wait_listening(self, port: int, timeout_s: float, what: str) -> None:
         def listening() -> bool:
             if any(p.poll() is not None for p in self._procs):
-                raise RuntimeError(f"the 4.9 {what} exited before listening (see the logs in {self.work_dir})")
+                raise RuntimeError(
+                    f"the 4.9 {what} exited before listening (see the logs in {self.work_dir})"
+                )
             return accepts(port)
 
-        wait_until(f"the 4.9 {what} to listen on port {port} (see the logs in {self.work_dir})", listening, timeout_s)
+        wait_until(
+            f"the 4.9 {what} to listen on port {port} (see the logs in {self.work_dir})",
+            listening,
+            timeout_s,
+        )
 
     def admin(self, *args: str, check: bool = True) -> str:
         """Runs RocketMQ 4.9's mqadmin with ``args``; its output."""

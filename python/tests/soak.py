@@ -15,26 +15,28 @@
 """Soak run (not part of the tests; run it with dev/soak): a steady stream of messages through a
 streaming query for N minutes, with the driver JVM sampled every 30 s for leaks.
 
-The embedded RocketMQ runs as a process; a producer thread sends ``--rate`` messages per second to an
-8-queue topic; a spark-submit (local[2], so the driver JVM also runs every task and holds every RocketMQ
-client) runs scripts/soak_stream.py: RocketMQ -> RocketMQ (default) or RocketMQ -> Parquet. Each sample
-reads the driver JVM from outside with the JDK tools: its thread count and thread names (``jcmd
-Thread.print``), heap in use, the live heap (old generation after a full GC) and metaspace (``jstat -gc``,
-``jcmd GC.run``), and counts RocketMQ client threads and instances by name: one
-``MQClientFactoryScheduledThread`` per MQClientInstance, one ``NettyClientSelector_*`` per remoting client.
+The embedded RocketMQ runs as a process; a producer thread sends ``--rate`` messages per second to
+an 8-queue topic; a spark-submit (local[2], so the driver JVM also runs every task and holds every
+RocketMQ client) runs scripts/soak_stream.py: RocketMQ -> RocketMQ (default) or RocketMQ -> Parquet.
+Each sample reads the driver JVM from outside with the JDK tools: its thread count and thread names
+(``jcmd Thread.print``), heap in use, the live heap (old generation after a full GC) and metaspace
+(``jstat -gc``, ``jcmd GC.run``), and counts RocketMQ client threads and instances by name: one
+``MQClientFactoryScheduledThread`` per MQClientInstance, one ``NettyClientSelector_*`` per remoting
+client.
 
-Verdict: PASS if over the last 10 minutes (the second half of the steady samples in a run shorter than 20
-minutes) these stay within a small band of the first steady values (after the warm-up, default 5 minutes):
-thread count (Spark's two block-manager pools aside, which grow for minutes up to their cap of 100 threads
-each), RocketMQ client threads and instances, live heap (old generation after a full GC) and metaspace; the
-query keeps consuming; and once the producer stops the query catches up and the sink holds every message
-(at least once). Writes the table and samples to --out.
+Verdict: PASS if over the last 10 minutes (the second half of the steady samples in a run shorter
+than 20 minutes) these stay within a small band of the first steady values (after the warm-up,
+default 5 minutes): thread count (Spark's two block-manager pools aside, which grow for minutes up
+to their cap of 100 threads each), RocketMQ client threads and instances, live heap (old generation
+after a full GC) and metaspace; the query keeps consuming; and once the producer stops the query
+catches up and the sink holds every message (at least once). Writes the table and samples to --out.
 
-With ``--cluster`` the harness is a RocketMQ cluster (``dev/rocketmq-harness --cluster``: five broker JVMs in
-three groups, one in controller mode), the topics live on every group, and every ``--kill-every`` minutes the
-classic master ``a-master`` is SIGKILLed, left down ``--down-seconds`` (its replica serves reads, the producer
-and the sink write to the other groups) and started again on its store. With the sink option
-``deliveryGuarantee=exactly_once`` the verdict also requires every produced body in the sink exactly once.
+With ``--cluster`` the harness is a RocketMQ cluster (``dev/rocketmq-harness --cluster``: five
+broker JVMs in three groups, one in controller mode), the topics live on every group, and every
+``--kill-every`` minutes the classic master ``a-master`` is SIGKILLed, left down ``--down-seconds``
+(its replica serves reads, the producer and the sink write to the other groups) and started again on
+its store. With the sink option ``deliveryGuarantee=exactly_once`` the verdict also requires every
+produced body in the sink exactly once.
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ MIB = 1024 * 1024
 
 
 class Harness:
-    """The harness process, shared by the producer thread and the sampler (one command at a time)."""
+    """The harness process, shared by the producer thread and the sampler (one command at a
+    time)."""
 
     def __init__(self, process: EmbeddedRocketMQProcess) -> None:
         self.process = process
@@ -88,7 +91,8 @@ class Harness:
 
 
 class MasterKiller(threading.Thread):
-    """Every ``every_s`` seconds: SIGKILLs ``broker``, leaves it down ``down_s`` seconds, starts it again."""
+    """Every ``every_s`` seconds: SIGKILLs ``broker``, leaves it down ``down_s`` seconds, starts it
+    again."""
 
     def __init__(self, harness: Harness, broker: str, every_s: float, down_s: float) -> None:
         super().__init__(daemon=True)
@@ -155,13 +159,21 @@ class Sample:
 
 
 def jcmd(pid: int, *command: str) -> str:
-    return subprocess.run(["jcmd", str(pid), *command], capture_output=True, text=True, check=True, timeout=60).stdout
+    return subprocess.run(
+        ["jcmd", str(pid), *command], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
 
 
 def jstat_gc(pid: int) -> Dict[str, float]:
-    out = subprocess.run(["jstat", "-gc", str(pid)], capture_output=True, text=True, check=True, timeout=60).stdout
+    out = subprocess.run(
+        ["jstat", "-gc", str(pid)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
     header, values = out.strip().splitlines()[-2:]
-    return {k: float(v.replace(",", ".")) for k, v in zip(header.split(), values.split(), strict=True) if v != "-"}
+    return {
+        k: float(v.replace(",", "."))
+        for k, v in zip(header.split(), values.split(), strict=True)
+        if v != "-"
+    }
 
 
 def heap_used_mib(gc: Dict[str, float]) -> float:
@@ -172,25 +184,30 @@ def thread_names(pid: int) -> List[str]:
     return re.findall(r'^"(.*?)"', jcmd(pid, "Thread.print"), flags=re.MULTILINE)
 
 
-#: Threads of the RocketMQ client (relocated in the assembly, same names) and of the connector's pools.
+#: Threads of the RocketMQ client (relocated in the assembly, same names) and of the connector's
+#: pools.
 ROCKETMQ_THREADS = re.compile(
-    r"^(NettyClient|NettyEventExecutor|MQClientFactoryScheduledThread|PullMessageService|RebalanceService|"
+    r"^(NettyClient|NettyEventExecutor|MQClientFactoryScheduledThread|PullMessageService|"
+    r"RebalanceService|"
     r"ClientHouseKeepingService|LatencyFaultToleranceScheduledThread|AsyncSenderExecutor|Client_|"
     r"RequestHouseKeepingService|rocketmq-)"
 )
 
-#: Spark's two cached thread pools that grow with micro-batches for minutes, up to 100 threads each (the
-#: driver's block manager asks and async storage work): bounded by Spark, so the verdict leaves them out.
+#: Spark's two cached thread pools that grow with micro-batches for minutes, up to 100 threads each
+#: (the driver's block manager asks and async storage work): bounded by Spark, so the verdict leaves
+#: them out.
 BLOCK_MANAGER_POOLS = re.compile(r"^block-manager-(ask-thread-pool|storage-async-thread-pool)-\d+$")
 
 
 def family(name: str) -> str:
-    """A thread's name with its numbers taken out: the threads one pool or client creates share it."""
+    """A thread's name with its numbers taken out: the threads one pool or client creates share
+    it."""
     return re.sub(r"\d+", "#", name)
 
 
 class Query:
-    """The spark-submit of soak_stream.py; keeps the source's committed position from its progress."""
+    """The spark-submit of soak_stream.py; keeps the source's committed position from its
+    progress."""
 
     def __init__(self, command: List[str], log: Path, stop_file: Path) -> None:
         self._log = open(log, "wb")
@@ -239,9 +256,16 @@ class Query:
 def verdict(samples: List[Sample], warmup_min: float) -> Dict[str, Any]:
     steady = [s for s in samples if s.minute >= warmup_min]
     if len(steady) < 4:
-        return {"pass": False, "reasons": [f"only {len(steady)} samples after the {warmup_min:.1f} min warm-up"]}
+        return {
+            "pass": False,
+            "reasons": [f"only {len(steady)} samples after the {warmup_min:.1f} min warm-up"],
+        }
     end = steady[-1].minute
-    window = [s for s in steady if s.minute >= end - 10] if end - steady[0].minute >= 20 else steady[len(steady) // 2 :]
+    window = (
+        [s for s in steady if s.minute >= end - 10]
+        if end - steady[0].minute >= 20
+        else steady[len(steady) // 2 :]
+    )
     first = steady[:3]
 
     def base(attr: str) -> float:
@@ -286,12 +310,18 @@ def verdict(samples: List[Sample], warmup_min: float) -> Dict[str, Any]:
         if top > limit
     ]
     if window[-1].consumed <= window[0].consumed:
-        reasons.append(f"the query did not consume in the last window ({window[0].consumed} -> {window[-1].consumed})")
+        reasons.append(
+            f"the query did not consume in the last window ({window[0].consumed} -> "
+            f"{window[-1].consumed})"
+        )
     return {
         "pass": not reasons,
         "reasons": reasons,
         "window_from_minute": window[0].minute,
-        "checks": {k: {"baseline": b, "window_max": t, "limit": round(lim, 1)} for k, (b, t, lim) in checks.items()},
+        "checks": {
+            k: {"baseline": b, "window_max": t, "limit": round(lim, 1)}
+            for k, (b, t, lim) in checks.items()
+        },
     }
 
 
@@ -311,37 +341,75 @@ def row(s: Sample) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--minutes", type=float, default=30, help="how long to produce and sample (default 30)")
-    parser.add_argument("--interval", type=float, default=30, help="seconds between samples (default 30)")
-    parser.add_argument(
-        "--warmup", type=float, default=None, help="minutes before the baseline (default 5, a third of shorter runs)"
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--rate", type=int, default=200, help="messages per second produced (default 200)")
+    parser.add_argument(
+        "--minutes", type=float, default=30, help="how long to produce and sample (default 30)"
+    )
+    parser.add_argument(
+        "--interval", type=float, default=30, help="seconds between samples (default 30)"
+    )
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=None,
+        help="minutes before the baseline (default 5, a third of shorter runs)",
+    )
+    parser.add_argument(
+        "--rate", type=int, default=200, help="messages per second produced (default 200)"
+    )
     parser.add_argument("--sink", choices=("rocketmq", "parquet"), default="rocketmq")
     parser.add_argument("--max-offsets-per-trigger", type=int, default=2000)
     parser.add_argument("--trigger", default="1 second", help="the query's processing-time trigger")
     parser.add_argument(
-        "--source-option", action="append", default=[], metavar="KEY=VALUE", help="a connector option of the source"
+        "--source-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a connector option of the source",
     )
     parser.add_argument(
-        "--sink-option", action="append", default=[], metavar="KEY=VALUE", help="an option of the RocketMQ sink"
+        "--sink-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of the RocketMQ sink",
     )
-    parser.add_argument("--out", type=Path, default=None, help="results directory (default it-tests/target/soak-*)")
-    parser.add_argument("--cluster", action="store_true", help="a cluster harness, its classic master killed in turns")
-    parser.add_argument("--kill-every", type=float, default=5, help="with --cluster: minutes between kills (5)")
-    parser.add_argument("--down-seconds", type=float, default=30, help="with --cluster: seconds each kill lasts (30)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="results directory (default it-tests/target/soak-*)"
+    )
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="a cluster harness, its classic master killed in turns",
+    )
+    parser.add_argument(
+        "--kill-every", type=float, default=5, help="with --cluster: minutes between kills (5)"
+    )
+    parser.add_argument(
+        "--down-seconds",
+        type=float,
+        default=30,
+        help="with --cluster: seconds each kill lasts (30)",
+    )
     args = parser.parse_args()
     exactly_once = "deliveryGuarantee=exactly_once" in args.sink_option
-    # Spark's own cached thread pools (block-manager-*) take a few minutes of micro-batches to reach their size.
+    # Spark's own cached thread pools (block-manager-*) take a few minutes of micro-batches to reach
+    # their size.
     warmup = args.warmup if args.warmup is not None else min(5.0, args.minutes / 3)
     out = args.out or REPO_ROOT / "it-tests" / "target" / f"soak-{time.strftime('%Y%m%d-%H%M%S')}"
     out.mkdir(parents=True, exist_ok=True)
-    print(f"dev/soak: {args.minutes:g} min, a sample every {args.interval:g} s, {args.rate} msg/s, sink {args.sink}")
+    print(
+        f"dev/soak: {args.minutes:g} min, a sample every {args.interval:g} s, {args.rate} msg/s, "
+        f"sink {args.sink}"
+    )
     print(f"dev/soak: results and logs in {out}")
 
     harness_args = ["--cluster"] if args.cluster else []
-    process = EmbeddedRocketMQProcess(log_path=out / "rocketmq.log", args=harness_args).start(timeout_s=300)
+    process = EmbeddedRocketMQProcess(log_path=out / "rocketmq.log", args=harness_args).start(
+        timeout_s=300
+    )
     harness = Harness(process)
     source, sink_topic = unique_topic("soak-src"), unique_topic("soak-dst")
     process.create_topic(source, queues=8)
@@ -353,8 +421,9 @@ def main() -> int:
     shutil.rmtree(out / "checkpoint", ignore_errors=True)
     (out / "stop").unlink(missing_ok=True)
     command = submit_command(
-        # A task that fails (an exactly-once send left unanswered by a killed master) runs again, as on a cluster
-        # with Spark's default spark.task.maxFailures of 4; local mode's default allows no retry.
+        # A task that fails (an exactly-once send left unanswered by a killed master) runs again, as
+        # on a cluster with Spark's default spark.task.maxFailures of 4; local mode's default allows
+        # no retry.
         "local[2,4]" if args.cluster else "local[2]",
         str(_jar()),
         SCRIPT,
@@ -370,16 +439,24 @@ def main() -> int:
         driver_memory="1g",
     )
     producer = Producer(harness, source, args.rate)
-    killer = MasterKiller(harness, "a-master", args.kill_every * 60, args.down_seconds) if args.cluster else None
+    killer = (
+        MasterKiller(harness, "a-master", args.kill_every * 60, args.down_seconds)
+        if args.cluster
+        else None
+    )
     samples: List[Sample] = []
     query: Optional[Query] = None
     result: Dict[str, Any] = {}
     failure: Optional[str] = None
     try:
         query = Query(command, out / "driver.log", out / "stop")
-        wait_until("the soak query to start", lambda: query.started.is_set() or not query.alive(), 300, 0.5)
+        wait_until(
+            "the soak query to start", lambda: query.started.is_set() or not query.alive(), 300, 0.5
+        )
         if not query.alive():
-            raise RuntimeError(f"the driver exited ({query.proc.returncode}); see {out / 'driver.log'}")
+            raise RuntimeError(
+                f"the driver exited ({query.proc.returncode}); see {out / 'driver.log'}"
+            )
         producer.start()
         if killer is not None:
             killer.start()
@@ -388,13 +465,17 @@ def main() -> int:
         began = time.monotonic()
         next_sample = began
         while True:
-            # Until the next sample is due (every --interval seconds), unless the driver exits first.
+            # Until the next sample is due (every --interval seconds), unless the driver exits
+            # first.
             try:
                 query.proc.wait(timeout=max(0.0, next_sample - time.monotonic()))
             except subprocess.TimeoutExpired:
                 pass
             if not query.alive():
-                failure = f"the driver exited ({query.proc.returncode}) after {len(samples)} samples; see driver.log"
+                failure = (
+                    f"the driver exited ({query.proc.returncode}) after {len(samples)} samples; "
+                    "see driver.log"
+                )
                 break
             if producer.error is not None:
                 failure = f"producing failed: {producer.error!r}"
@@ -411,11 +492,16 @@ def main() -> int:
                 threads=len(names),
                 block_manager_pool_threads=sum(bool(BLOCK_MANAGER_POOLS.match(n)) for n in names),
                 rocketmq_threads=sum(bool(ROCKETMQ_THREADS.match(n)) for n in names),
-                mq_client_instances=sum(n.startswith("MQClientFactoryScheduledThread") for n in names),
+                mq_client_instances=sum(
+                    n.startswith("MQClientFactoryScheduledThread") for n in names
+                ),
                 netty_client_selectors=sum(n.startswith("NettyClientSelector") for n in names),
                 heap_used_mib=round(used, 1),
-                # What survives a full GC sits in the old generation; eden refills at once (tasks keep running).
-                live_heap_mib=round((after.get("OU", 0.0) + after.get("S0U", 0.0) + after.get("S1U", 0.0)) / 1024, 1),
+                # What survives a full GC sits in the old generation; eden refills at once (tasks
+                # keep running).
+                live_heap_mib=round(
+                    (after.get("OU", 0.0) + after.get("S0U", 0.0) + after.get("S1U", 0.0)) / 1024, 1
+                ),
                 metaspace_mib=round(after.get("MU", 0.0) / 1024, 1),
                 produced=producer.sent,
                 consumed=query.consumed,
@@ -451,11 +537,18 @@ def main() -> int:
             result["reasons"].append(f"the query consumed {query.consumed} of {produced} messages")
         if delivered < produced:
             result["pass"] = False
-            result["reasons"].append(f"the sink holds {delivered} messages, fewer than the {produced} produced")
+            result["reasons"].append(
+                f"the sink holds {delivered} messages, fewer than the {produced} produced"
+            )
         if exactly_once and args.sink == "rocketmq" and caught_up:
             # Every body the producer sent ("s<round>-<i>"), once: nothing lost, nothing twice.
             try:
-                wait_until("the sink to hold every message", lambda: harness.stored(sink_topic) >= produced, 300, 1)
+                wait_until(
+                    "the sink to hold every message",
+                    lambda: harness.stored(sink_topic) >= produced,
+                    300,
+                    1,
+                )
             except TimeoutError:
                 pass  # counted as missing below
             found = Counter(harness.bodies(sink_topic))
@@ -466,11 +559,15 @@ def main() -> int:
             result.update(duplicates=twice, missing=missing)
             if twice or missing:
                 result["pass"] = False
-                result["reasons"].append(f"exactly-once sink: {missing} bodies missing, {twice} twice")
+                result["reasons"].append(
+                    f"exactly-once sink: {missing} bodies missing, {twice} twice"
+                )
             delivered = sum(found.values())
         if killer is not None:
             result["master_kills"] = killer.kills
-        result.update(produced=produced, consumed=query.consumed, delivered=delivered, batches=query.batches)
+        result.update(
+            produced=produced, consumed=query.consumed, delivered=delivered, batches=query.batches
+        )
     finally:
         producer.stop_event.set()
         if killer is not None:
@@ -480,7 +577,9 @@ def main() -> int:
             result["driver_exit"] = code
             if failure is None and (code != 0 or not query.stopped_cleanly):
                 result["pass"] = False
-                result.setdefault("reasons", []).append(f"the driver did not stop cleanly (exit {code})")
+                result.setdefault("reasons", []).append(
+                    f"the driver did not stop cleanly (exit {code})"
+                )
         process.stop()
 
     if samples:
@@ -493,20 +592,33 @@ def main() -> int:
     table = "\n".join([HEADER, *(row(s) for s in samples)])
     (out / "table.txt").write_text(table + "\n")
     (out / "samples.json").write_text(
-        json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "samples": [asdict(s) for s in samples]})
+        json.dumps(
+            {
+                "args": {k: str(v) for k, v in vars(args).items()},
+                "samples": [asdict(s) for s in samples],
+            }
+        )
     )
     (out / "verdict.json").write_text(json.dumps(result, indent=1))
     print(json.dumps({k: v for k, v in result.items() if k != "checks"}))
     for name, check in result.get("checks", {}).items():
-        print(f"  {name}: baseline {check['baseline']:g}, last-window max {check['window_max']:g}", end="")
+        print(
+            f"  {name}: baseline {check['baseline']:g}, last-window max {check['window_max']:g}",
+            end="",
+        )
         print(f" (limit {check['limit']:g})")
-    print("dev/soak: " + ("PASS" if result.get("pass") else "FAIL: " + "; ".join(result.get("reasons", []))))
+    print(
+        "dev/soak: "
+        + ("PASS" if result.get("pass") else "FAIL: " + "; ".join(result.get("reasons", [])))
+    )
     return 0 if result.get("pass") else 1
 
 
 def _jar() -> Path:
     jars = sorted(
-        (REPO_ROOT / "connector" / "target" / "scala-2.13").glob("rocketmq-spark-connector-assembly_2.13-*.jar")
+        (REPO_ROOT / "connector" / "target" / "scala-2.13").glob(
+            "rocketmq-spark-connector-assembly_2.13-*.jar"
+        )
     )
     if not jars:
         raise SystemExit("no assembly jar: run build/sbt connector/assembly")

@@ -13,7 +13,8 @@
 # limitations under the License.
 
 """What the tests need to start Spark in a child process: the pip-installed spark-submit, its
-environment, and the settings that keep it on loopback and its RocketMQ client log in the build tree."""
+environment, and the settings that keep it on loopback and its RocketMQ client log in the build
+tree."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ CLIENT_LOG_OPTION = f"-Drocketmq.log.root={CLIENT_LOGS}"
 #: PYSPARK_SUBMIT_ARGS for a script that builds its own session: local[2] on loopback, no UI.
 LOCAL_SUBMIT_ARGS = (
     "--master local[2] --conf spark.ui.enabled=false --conf spark.driver.host=127.0.0.1 "
-    f"--conf spark.driver.bindAddress=127.0.0.1 --driver-java-options {CLIENT_LOG_OPTION} pyspark-shell"
+    f"--conf spark.driver.bindAddress=127.0.0.1 --driver-java-options {CLIENT_LOG_OPTION} "
+    "pyspark-shell"
 )
 
 
@@ -52,8 +54,9 @@ def submit_command(
     driver_java_options: str = "",
     conf: Optional[Dict[str, str]] = None,
 ) -> List[str]:
-    """A spark-submit command line for ``script`` with the connector ``jar``: on loopback, no UI, one shuffle
-    partition, and the RocketMQ client log of driver (and executors, on local-cluster) in the build tree."""
+    """A spark-submit command line for ``script`` with the connector ``jar``: on loopback, no UI,
+    one shuffle partition, and the RocketMQ client log of driver (and executors, on local-cluster)
+    in the build tree."""
     settings = {
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": "1",
@@ -74,8 +77,8 @@ def submit_command(
 
 
 def spark_env(**extra: str) -> Dict[str, str]:
-    """Environment for spark-submit and Python scripts: Spark home is the pyspark package, and Python
-    workers run on this interpreter."""
+    """Environment for spark-submit and Python scripts: Spark home is the pyspark package, and
+    Python workers run on this interpreter."""
     import pyspark
 
     return dict(
@@ -87,21 +90,31 @@ def spark_env(**extra: str) -> Dict[str, str]:
     )
 
 
-def run_or_dump_threads(command: List[str], timeout_s: float, **kwargs) -> "subprocess.CompletedProcess[str]":
+def run_or_dump_threads(
+    command: List[str], timeout_s: float, **kwargs
+) -> "subprocess.CompletedProcess[str]":
     """Runs ``command`` (text output captured) like ``subprocess.run``; if it is still running after
-    ``timeout_s``, fails the test with the tail of what it printed and a thread dump (jstack) of each of its
-    JVMs, taken before the whole process group is killed: a hang then says where it hung."""
+    ``timeout_s``, fails the test with the tail of what it printed and a thread dump (jstack) of
+    each of its JVMs, taken before the whole process group is killed: a hang then says where it
+    hung."""
     import pytest
 
     proc = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kwargs
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        **kwargs,
     )
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         dumps = []
         for pid in live_group_members(proc.pid):
-            if "java" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace"):
+            if "java" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(
+                errors="replace"
+            ):
                 jstack = Path(os.environ.get("JAVA_HOME", "/usr")) / "bin" / "jstack"
                 dump = subprocess.run(
                     [str(jstack) if jstack.exists() else "jstack", str(pid)],
@@ -113,8 +126,8 @@ def run_or_dump_threads(command: List[str], timeout_s: float, **kwargs) -> "subp
         kill_process_group(proc)
         stdout, stderr = proc.communicate()
         pytest.fail(
-            f"{command} still running after {timeout_s} s.\nstdout:\n{stdout[-6000:]}\nstderr:\n{stderr[-6000:]}\n"
-            + "\n".join(dumps)
+            f"{command} still running after {timeout_s} "
+            f"s.\nstdout:\n{stdout[-6000:]}\nstderr:\n{stderr[-6000:]}\n" + "\n".join(dumps)
         )
     return subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
 
@@ -130,7 +143,8 @@ def live_group_members(pgid: int) -> List[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue  # gone meanwhile
-        # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so split after the last ')'.
+        # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so split after the
+        # last ')'.
         fields = stat[stat.rindex(")") + 2 :].split()
         if fields[0] != "Z" and int(fields[2]) == pgid:
             members.append(int(entry.name))
@@ -138,11 +152,13 @@ def live_group_members(pgid: int) -> List[int]:
 
 
 def kill_process_group(proc: "subprocess.Popen[bytes]", timeout_s: float = 30.0) -> None:
-    """SIGKILL to every process of the group ``proc`` leads (started with start_new_session=True): the
-    spark-submit JVM and its Python driver alike. Returns once none of them is running."""
+    """SIGKILL to every process of the group ``proc`` leads (started with start_new_session=True):
+    the spark-submit JVM and its Python driver alike. Returns once none of them is running."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
     proc.wait(timeout=timeout_s)
-    wait_until(f"process group {proc.pid} to be gone", lambda: not live_group_members(proc.pid), timeout_s)
+    wait_until(
+        f"process group {proc.pid} to be gone", lambda: not live_group_members(proc.pid), timeout_s
+    )

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The RocketMQ catalog from Python: ``register_rocketmq_catalog``, then a cluster's topics as Spark SQL tables."""
+"""The RocketMQ catalog from Python: ``register_rocketmq_catalog``, then a cluster's topics as Spark
+SQL tables."""
 
 from __future__ import annotations
 
@@ -88,12 +89,22 @@ def test_register_checks_its_arguments_before_spark() -> None:
     with pytest.raises(ValueError, match="name_server is required"):
         register_rocketmq_catalog(spark, "rmq", name_server=None)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="allow_drop_table must be a bool"):
-        register_rocketmq_catalog(spark, "rmq", name_server="h:1", allow_drop_table="yes")  # type: ignore[arg-type]
+        register_rocketmq_catalog(
+            spark,
+            "rmq",
+            name_server="h:1",
+            allow_drop_table="yes",  # type: ignore[arg-type]
+        )
     with pytest.raises(ValueError, match="request_timeout_ms must be a positive int"):
         register_rocketmq_catalog(spark, "rmq", name_server="h:1", request_timeout_ms=0)
     with pytest.raises(TypeError):
         # A catalog's tables are its topics: it takes no topic.
-        register_rocketmq_catalog(spark, "rmq", name_server="h:1", topic="t")  # type: ignore[call-arg]
+        register_rocketmq_catalog(
+            spark,
+            "rmq",
+            name_server="h:1",
+            topic="t",  # type: ignore[call-arg]
+        )
 
 
 def _tables(spark: Any, catalog: str) -> set:
@@ -101,28 +112,38 @@ def _tables(spark: Any, catalog: str) -> set:
 
 
 @pytest.mark.e2e
-def test_topics_as_tables_listed_read_written_described_created_and_dropped(spark, rocketmq) -> None:
+def test_topics_as_tables_listed_read_written_described_created_and_dropped(
+    spark, rocketmq
+) -> None:
     topic = unique_topic("catalog")
     rocketmq.create_topic(topic, queues=2)
     rocketmq.send(topic, 5, "sent-")
     # A new name for each registration: a session keeps the catalog it made for a name.
     catalog = f"rmq_{uuid.uuid4().hex[:8]}"
-    register_rocketmq_catalog(spark, catalog, name_server=rocketmq.name_server, allow_drop_table=True)
+    register_rocketmq_catalog(
+        spark, catalog, name_server=rocketmq.name_server, allow_drop_table=True
+    )
 
     listed = _tables(spark, catalog)
     assert topic in listed
-    assert not any(t.startswith(("%RETRY%", "%DLQ%", "rmq_sys_")) or t == "broker-a" for t in listed), listed
+    assert not any(
+        t.startswith(("%RETRY%", "%DLQ%", "rmq_sys_")) or t == "broker-a" for t in listed
+    ), listed
 
     table = f"{catalog}.`{topic}`"
     assert spark.sql(f"SELECT count(*) AS n FROM {table}").collect()[0].n == 5
 
-    spark.sql(f"INSERT INTO {table} SELECT concat('inserted-', CAST(id AS STRING)) AS body FROM range(3)")
+    spark.sql(
+        f"INSERT INTO {table} SELECT concat('inserted-', CAST(id AS STRING)) AS body FROM range(3)"
+    )
     expected = sorted([f"sent-{i}" for i in range(5)] + [f"inserted-{i}" for i in range(3)])
     assert sorted(rocketmq.bodies(topic)) == expected
     read_back = spark.sql(f"SELECT CAST(body AS STRING) AS body FROM {table}").collect()
     assert sorted(r.body for r in read_back) == expected
 
-    described = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()}
+    described = {
+        r.col_name: r.data_type for r in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
+    }
     properties = described["Table Properties"]
     assert "queues.broker-a=2" in properties and "messageCount=8" in properties, properties
 
@@ -132,7 +153,9 @@ def test_topics_as_tables_listed_read_written_described_created_and_dropped(spar
     assert created in _tables(spark, catalog)
 
     with pytest.raises(Exception, match="ROCKETMQ_INVALID_TABLE_PROPERTY.QUEUES"):
-        spark.sql(f"CREATE TABLE {catalog}.`{unique_topic('catalog-bad')}` TBLPROPERTIES ('queues'='abc')")
+        spark.sql(
+            f"CREATE TABLE {catalog}.`{unique_topic('catalog-bad')}` TBLPROPERTIES ('queues'='abc')"
+        )
 
     spark.sql(f"DROP TABLE {catalog}.`{created}`")
     assert created not in _tables(spark, catalog)

@@ -12,10 +12,11 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Checkpoints move forward across Spark versions: a streaming query's checkpoint written on each supported
-pyspark (the fixtures under python/tests/fixtures, one per version, written by dev/write-checkpoint-fixtures)
-resumes on this one and reads only what came after it. Runs on every pyspark of the matrix, each taking the
-fixtures of its own version and every earlier one (3.5 to 4.x included; Spark does not read newer ones)."""
+"""Checkpoints move forward across Spark versions: a streaming query's checkpoint written on each
+supported pyspark (the fixtures under python/tests/fixtures, one per version, written by
+dev/write-checkpoint-fixtures) resumes on this one and reads only what came after it. Runs on every
+pyspark of the matrix, each taking the fixtures of its own version and every earlier one (3.5 to 4.x
+included; Spark does not read newer ones)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,9 @@ def _version(text: str) -> tuple:
 def _fixtures() -> list:
     """The fixtures of this pyspark's version and earlier ones."""
     running = _version(pyspark.__version__)
-    found = sorted(FIXTURES.glob("checkpoint-spark-*"), key=lambda p: _version(p.name.split("-")[-1]))
+    found = sorted(
+        FIXTURES.glob("checkpoint-spark-*"), key=lambda p: _version(p.name.split("-")[-1])
+    )
     return [p for p in found if _version(p.name.split("-")[-1]) <= running]
 
 
@@ -53,7 +56,8 @@ def test_there_is_a_fixture_of_every_version_of_the_matrix() -> None:
 
 
 def _copy_for_topic(fixture: Path, target: Path, topic: str) -> None:
-    """The fixture, its topic renamed (offsets and sources name it; each test reads a topic of its own)."""
+    """The fixture, its topic renamed (offsets and sources name it; each test reads a topic of its
+    own)."""
     shutil.copytree(fixture, target)
     for path in target.rglob("*"):
         if path.is_file():
@@ -63,16 +67,21 @@ def _copy_for_topic(fixture: Path, target: Path, topic: str) -> None:
 
 
 @pytest.mark.parametrize("fixture", _fixtures(), ids=lambda p: p.name.removeprefix("checkpoint-"))
-def test_a_checkpoint_of_this_or_an_earlier_spark_resumes_after_what_it_read(spark, rocketmq, tmp_path, fixture):
+def test_a_checkpoint_of_this_or_an_earlier_spark_resumes_after_what_it_read(
+    spark, rocketmq, tmp_path, fixture
+):
     topic = unique_topic("ckpt")
     rocketmq.create_topic(topic, queues=1)
     rocketmq.send(topic, 8, "m")  # m0..m4 were read when the fixture was written; m5..m7 were not
     checkpoint = tmp_path / "checkpoint"
     _copy_for_topic(fixture, checkpoint, topic)
-    got = []  # the sink: a batch function (the fixture's own file sink kept its log beside its output)
+    # The sink: a batch function (the fixture's own file sink kept its log beside its output).
+    got = []
     q = (
         query(spark, rocketmq.name_server, topic)
-        .writeStream.foreachBatch(lambda df, _: got.extend((r.queueOffset, r.body) for r in df.collect()))
+        .writeStream.foreachBatch(
+            lambda df, _: got.extend((r.queueOffset, r.body) for r in df.collect())
+        )
         .option("checkpointLocation", str(checkpoint))
         .trigger(availableNow=True)
         .start()

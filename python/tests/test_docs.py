@@ -12,11 +12,12 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The documentation site (docs/, mkdocs.yml) and the README: the site builds in strict mode, and every Python and
-Scala example on them runs against the embedded broker, as written but for the name server's address and the
-paths (checkpoints and outputs go under a temporary directory). The Python examples of a page share one
-namespace, in page order, as a reader would run them; so do its Scala examples, in spark-shell. A query an
-example starts must be running without error; it is stopped before the next example."""
+"""The documentation site (docs/, mkdocs.yml) and the README: the site builds in strict mode, and
+every Python and Scala example on them runs against the embedded broker, as written but for the name
+server's address and the paths (checkpoints and outputs go under a temporary directory). The Python
+examples of a page share one namespace, in page order, as a reader would run them; so do its Scala
+examples, in spark-shell. A query an example starts must be running without error; it is stopped
+before the next example."""
 
 from __future__ import annotations
 
@@ -36,14 +37,20 @@ from embedded_rocketmq import REPO_ROOT
 from rocketmq_spark import jar_path
 from spark_processes import CLIENT_LOG_OPTION
 
-PAGES = [REPO_ROOT / "README.md", REPO_ROOT / "python" / "README.md"] + sorted((REPO_ROOT / "docs").rglob("*.md"))
-FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<lang>\w*)\n(?P<code>.*?)^(?P=indent)```$", re.MULTILINE | re.DOTALL)
-# What the examples read and write: two queues each, so that a real-time query (a task slot per queue for its
-# whole batch) runs on local[2]. The namespace example's topic is 'orders' under namespace tenant-a.
+PAGES = [REPO_ROOT / "README.md", REPO_ROOT / "python" / "README.md"] + sorted(
+    (REPO_ROOT / "docs").rglob("*.md")
+)
+FENCE = re.compile(
+    r"^(?P<indent>[ ]*)```(?P<lang>\w*)\n(?P<code>.*?)^(?P=indent)```$", re.MULTILINE | re.DOTALL
+)
+# What the examples read and write: two queues each, so that a real-time query (a task slot per
+# queue for its whole batch) runs on local[2]. The namespace example's topic is 'orders' under
+# namespace tenant-a.
 TOPICS = ["orders", "orders-copy", "refunds", "lines", "counts", "tenant-a%orders"]
 SECRETS = {"ORDERS_READER_SECRET": "reader-secret", "ORDERS_WRITER_SECRET": "writer-secret"}
 CONNECT_ONLY = ".remote("
-# The name server address the examples show readers; the test puts the embedded broker's (an ephemeral port) there.
+# The name server address the examples show readers; the test puts the embedded broker's (an
+# ephemeral port) there.
 DOCUMENTED_NAME_SERVER = "127.0.0.1:9876"
 
 
@@ -64,14 +71,17 @@ def examples(lang: str) -> List[Example]:
         for m in FENCE.finditer(text):
             if m.group("lang") == lang:
                 code = textwrap.dedent(
-                    "\n".join(line[len(m.group("indent")) :] for line in m.group("code").split("\n"))
+                    "\n".join(
+                        line[len(m.group("indent")) :] for line in m.group("code").split("\n")
+                    )
                 )
                 found.append(Example(page, text.count("\n", 0, m.start()) + 1, lang, code))
     return found
 
 
 def as_run(code: str, name_server: str, scratch: Path) -> str:
-    """The example with the embedded broker for the documented address and its paths under ``scratch``."""
+    """The example with the embedded broker for the documented address and its paths under
+    ``scratch``."""
     code = code.replace(DOCUMENTED_NAME_SERVER, name_server)
     for root in ("/chk/", "/tmp/", "/data/"):
         code = code.replace(f'"{root}', f'"{scratch}{root}')
@@ -93,13 +103,16 @@ def real_time(code: str) -> bool:
 
 
 def settle(spark: Any, ex: Example) -> None:
-    """Every query the example started runs without error, and is then stopped: a micro-batch query once it has
-    processed what is there; a real-time one, whose batch lasts minutes, once its batch runs."""
+    """Every query the example started runs without error, and is then stopped: a micro-batch query
+    once it has processed what is there; a real-time one, whose batch lasts minutes, once its batch
+    runs."""
     for query in spark.streams.active:
         if real_time(ex.code):
             deadline = time.time() + 60
             while query.isActive and not query.status["isTriggerActive"]:
-                assert time.time() < deadline, f"{ex.where()}: query {query.id} never started a batch"
+                assert time.time() < deadline, (
+                    f"{ex.where()}: query {query.id} never started a batch"
+                )
                 query.awaitTermination(0.2)
         else:
             query.processAllAvailable()
@@ -124,7 +137,11 @@ def test_the_site_builds_in_strict_mode(tmp_path: Path) -> None:
 
 
 def test_every_code_block_is_python_scala_or_a_command() -> None:
-    langs = {ex_lang for page in PAGES for ex_lang in (m.group("lang") for m in FENCE.finditer(page.read_text()))}
+    langs = {
+        ex_lang
+        for page in PAGES
+        for ex_lang in (m.group("lang") for m in FENCE.finditer(page.read_text()))
+    }
     assert langs <= {"python", "scala", "bash", "text"}, langs
     assert len(examples("python")) >= 12 and len(examples("scala")) >= 10
 
@@ -141,7 +158,9 @@ def test_python_examples_run(spark, rocketmq, example_topics, tmp_path: Path, mo
             continue
         scope = namespaces.setdefault(ex.page, {"spark": spark, "handle_row": lambda row: None})
         try:
-            exec(compile(as_run(ex.code, rocketmq.name_server, tmp_path), ex.where(), "exec"), scope)
+            exec(
+                compile(as_run(ex.code, rocketmq.name_server, tmp_path), ex.where(), "exec"), scope
+            )
         except Exception as e:  # the example's own failure, named by its place
             raise AssertionError(f"{ex.where()}: {type(e).__name__}: {e}") from e
         settle(spark, ex)
@@ -149,7 +168,9 @@ def test_python_examples_run(spark, rocketmq, example_topics, tmp_path: Path, mo
     assert ran >= 12
     # What the examples wrote is there.
     bodies = set(rocketmq.bodies("orders-copy"))
-    assert {"o-1", "o-2"} <= bodies and any(b.startswith("order-") for b in bodies), sorted(bodies)[:10]
+    assert {"o-1", "o-2"} <= bodies and any(b.startswith("order-") for b in bodies), sorted(bodies)[
+        :10
+    ]
     counts = rocketmq.bodies("counts")
     assert {f"word-{i}=1" for i in range(5)} <= set(counts), counts[:20]
 
@@ -164,14 +185,20 @@ def test_connect_example_runs(spark, connect_url, rocketmq, example_topics) -> N
         if CONNECT_ONLY in ex.code:
             scope: Dict[str, Any] = {}
             code = ex.code.replace("sc://connect-server:15002", connect_url)
-            exec(compile(as_run(code, rocketmq.name_server, Path("/nonexistent")), ex.where(), "exec"), scope)
+            exec(
+                compile(
+                    as_run(code, rocketmq.name_server, Path("/nonexistent")), ex.where(), "exec"
+                ),
+                scope,
+            )
             assert scope["df"].count() == 20, ex.where()
             ran += 1
     assert ran >= 1
 
 
 def test_scala_examples_run(rocketmq, example_topics, tmp_path: Path) -> None:
-    """Each Scala example is the body of an object of its own in one spark-shell, run in page order."""
+    """Each Scala example is the body of an object of its own in one spark-shell, run in page
+    order."""
     blocks = examples("scala")
     script = [
         "import org.apache.spark.sql.{ForeachWriter, Row}",
@@ -185,7 +212,8 @@ def test_scala_examples_run(rocketmq, example_topics, tmp_path: Path) -> None:
         "def settle(where: String, realTime: Boolean): Unit = spark.streams.active.foreach { q =>",
         "  val deadline = System.currentTimeMillis() + 60000",
         "  if (realTime) while (q.isActive && !q.status.isTriggerActive) {",
-        '    require(System.currentTimeMillis() < deadline, s"$where: query never started a batch")',
+        "    require(System.currentTimeMillis() < deadline, "
+        's"$where: query never started a batch")',
         "    q.awaitTermination(200)",
         "  } else q.processAllAvailable()",
         '  require(q.exception.isEmpty, s"$where: ${q.exception}")',
@@ -212,7 +240,8 @@ def test_scala_examples_run(rocketmq, example_topics, tmp_path: Path) -> None:
             "spark.ui.enabled=false",
             "--conf",
             "spark.driver.host=127.0.0.1",
-            # As the Python examples' session (conftest): the word count's state in 2 partitions, not 200.
+            # As the Python examples' session (conftest): the word count's state in 2 partitions,
+            # not 200.
             "--conf",
             "spark.sql.shuffle.partitions=2",
             "--driver-java-options",
@@ -228,4 +257,6 @@ def test_scala_examples_run(rocketmq, example_topics, tmp_path: Path) -> None:
     )
     ok = set(re.findall(r"^EXAMPLE-OK (\S+)$", done.stdout, re.MULTILINE))
     expected = {ex.where() for ex in blocks}
-    assert ok == expected, f"Scala examples that failed: {sorted(expected - ok)}\n{done.stdout[-6000:]}"
+    assert ok == expected, (
+        f"Scala examples that failed: {sorted(expected - ok)}\n{done.stdout[-6000:]}"
+    )

@@ -13,15 +13,15 @@
 # limitations under the License.
 
 """Exactly-once through driver crashes: a RocketMQ -> Parquet stream whose driver process (the
-spark-submit JVM and its Python driver) is killed with SIGKILL four times at random points of its progress while
-messages keep arriving, each time started again from the same checkpoint; a final AvailableNow run
-drains the topic, and the sink must hold every message produced exactly once.
+spark-submit JVM and its Python driver) is killed with SIGKILL four times at random points of its
+progress while messages keep arriving, each time started again from the same checkpoint; a final
+AvailableNow run drains the topic, and the sink must hold every message produced exactly once.
 
-The kill points come from a seeded random generator: the seed is printed, and ROCKETMQ_KILL_SEED=<seed>
-replays the same points (the rest of the timing is the machine's). A point is a condition on the checkpoint,
-never a delay: the moment a further batch is planned (its offsets written, its tasks about to run) or the
-moment one is committed; the two kinds take turns, so that every run kills at each twice, and the generator picks
-how many batches further.
+The kill points come from a seeded random generator: the seed is printed, and
+ROCKETMQ_KILL_SEED=<seed> replays the same points (the rest of the timing is the machine's). A point
+is a condition on the checkpoint, never a delay: the moment a further batch is planned (its offsets
+written, its tasks about to run) or the moment one is committed; the two kinds take turns, so that
+every run kills at each twice, and the generator picks how many batches further.
 """
 
 from __future__ import annotations
@@ -39,22 +39,31 @@ from embedded_rocketmq import EmbeddedRocketMQProcess, unique_topic
 from rocketmq_spark import jar_path
 from spark_processes import kill_process_group, spark_env, submit_command, wait_until
 
-# Each kill point twice (a driver start, about 13 s, a cycle; six cycles repeated each kind three times).
+# Each kill point twice (a driver start, about 13 s, a cycle; six cycles repeated each kind three
+# times).
 CYCLES = 4
 QUEUES = 4
-# Small micro-batches while the kills go on (several per second, so most kills land in one); large ones to drain.
+# Small micro-batches while the kills go on (several per second, so most kills land in one); large
+# ones to drain.
 MAX_OFFSETS_PER_TRIGGER = 150
 DRAIN_MAX_OFFSETS_PER_TRIGGER = 5000
-# After its first commit, a restarted driver runs up to this many more batches before the kill point.
+# After its first commit, a restarted driver runs up to this many more batches before the kill
+# point.
 MAX_FURTHER_BATCHES = 2
 SCRIPT = Path(__file__).parent / "scripts" / "kill_driver_stream.py"
 
 
 class Producer(threading.Thread):
-    """Sends rounds of messages with unique bodies (``r<round>-<i>``) until stopped: the only user of
-    the harness while it runs (the harness takes one command at a time)."""
+    """Sends rounds of messages with unique bodies (``r<round>-<i>``) until stopped: the only user
+    of the harness while it runs (the harness takes one command at a time)."""
 
-    def __init__(self, harness: EmbeddedRocketMQProcess, topic: str, per_round: int = 10, pause_s: float = 0.2):
+    def __init__(
+        self,
+        harness: EmbeddedRocketMQProcess,
+        topic: str,
+        per_round: int = 10,
+        pause_s: float = 0.2,
+    ):
         super().__init__(daemon=True)
         self.harness, self.topic, self.per_round, self.pause_s = harness, topic, per_round, pause_s
         self.sent: Set[str] = set()
@@ -66,7 +75,9 @@ class Producer(threading.Thread):
         try:
             while not self._stop_event.is_set():
                 prefix = f"r{rounds}-"
-                self.harness.send(self.topic, self.per_round, prefix)  # returns once every message is stored
+                self.harness.send(
+                    self.topic, self.per_round, prefix
+                )  # returns once every message is stored
                 self.sent.update(f"{prefix}{i}" for i in range(self.per_round))
                 rounds += 1
                 self._stop_event.wait(self.pause_s)
@@ -83,7 +94,11 @@ class Producer(threading.Thread):
 
 def batch_ids(log_dir: Path) -> List[int]:
     """The batch ids a streaming checkpoint's offsets/ or commits/ log holds."""
-    return sorted(int(f.name) for f in log_dir.glob("*") if f.name.isdigit()) if log_dir.exists() else []
+    return (
+        sorted(int(f.name) for f in log_dir.glob("*") if f.name.isdigit())
+        if log_dir.exists()
+        else []
+    )
 
 
 def last_batch(log_dir: Path) -> int:
@@ -125,14 +140,15 @@ def start_and_kill(
     max_offsets: int = MAX_OFFSETS_PER_TRIGGER,
     kill_number: Optional[int] = None,
 ) -> Dict[str, Any]:
-    """Starts the driver, waits until it has committed a micro-batch, then until a random point of its progress
-    (a further batch planned, or committed: by turns, odd ``kill_number`` (by default ``cycle``) planned), and kills
-    its whole process group with SIGKILL. Returns what happened."""
+    """Starts the driver, waits until it has committed a micro-batch, then until a random point of
+    its progress (a further batch planned, or committed: by turns, odd ``kill_number`` (by default
+    ``cycle``) planned), and kills its whole process group with SIGKILL. Returns what happened."""
     committed_before = last_batch(checkpoint / "commits")
     log = tmp_path / f"driver-{cycle}.log"
     t0 = time.monotonic()
     with open(log, "wb") as out:
-        # Its own session and process group: the kill reaches the JVM and the Python driver together.
+        # Its own session and process group: the kill reaches the JVM and the Python driver
+        # together.
         proc = subprocess.Popen(
             driver_command(name_server, topic, sink, checkpoint, max_offsets, "run"),
             stdout=out,
@@ -144,14 +160,20 @@ def start_and_kill(
 
         def committed_a_batch() -> bool:
             if proc.poll() is not None:
-                raise AssertionError(f"cycle {cycle}: the driver exited ({proc.returncode}):\n{tail(log)}")
+                raise AssertionError(
+                    f"cycle {cycle}: the driver exited ({proc.returncode}):\n{tail(log)}"
+                )
             return last_batch(checkpoint / "commits") > committed_before
 
-        wait_until(f"cycle {cycle}: a micro-batch committed ({log})", committed_a_batch, timeout_s=180)
+        wait_until(
+            f"cycle {cycle}: a micro-batch committed ({log})", committed_a_batch, timeout_s=180
+        )
         t_running = time.monotonic()
-        # The kill point: batch `target` planned (killed while it runs) or committed (killed between batches),
-        # by turns.
-        log_dir = "offsets" if (cycle if kill_number is None else kill_number) % 2 == 1 else "commits"
+        # The kill point: batch `target` planned (killed while it runs) or committed (killed between
+        # batches), by turns.
+        log_dir = (
+            "offsets" if (cycle if kill_number is None else kill_number) % 2 == 1 else "commits"
+        )
         target = (
             last_batch(checkpoint / "commits")
             + (1 if log_dir == "offsets" else 0)
@@ -164,7 +186,9 @@ def start_and_kill(
                 raise AssertionError(f"cycle {cycle}: the driver exited by itself:\n{tail(log)}")
             return last_batch(checkpoint / log_dir) >= target
 
-        wait_until(f"cycle {cycle}: {kill_point} ({log})", reached_kill_point, timeout_s=180, poll_s=0.02)
+        wait_until(
+            f"cycle {cycle}: {kill_point} ({log})", reached_kill_point, timeout_s=180, poll_s=0.02
+        )
     finally:
         kill_process_group(proc)
     assert proc.returncode == -9, (
@@ -181,7 +205,9 @@ def start_and_kill(
     }
 
 
-def test_driver_killed_four_times_mid_stream_loses_and_duplicates_nothing(rocketmq, tmp_path: Path) -> None:
+def test_driver_killed_four_times_mid_stream_loses_and_duplicates_nothing(
+    rocketmq, tmp_path: Path
+) -> None:
     seed = int(os.environ.get("ROCKETMQ_KILL_SEED", random.SystemRandom().randrange(2**32)))
     rng = random.Random(seed)
     print(f"driver kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill points)")
@@ -195,18 +221,27 @@ def test_driver_killed_four_times_mid_stream_loses_and_duplicates_nothing(rocket
     producer.start()
     try:
         for cycle in range(1, CYCLES + 1):
-            cycles.append(start_and_kill(cycle, rng, rocketmq.name_server, topic, sink, checkpoint, tmp_path))
+            cycles.append(
+                start_and_kill(cycle, rng, rocketmq.name_server, topic, sink, checkpoint, tmp_path)
+            )
             print(f"driver kill test: {cycles[-1]}")
     finally:
         produced = producer.finish()
     kills_done = time.monotonic()
 
-    # Drain what the topic holds now with a fresh driver from the same checkpoint, then read the sink back.
+    # Drain what the topic holds now with a fresh driver from the same checkpoint, then read the
+    # sink back.
     report_path, log = tmp_path / "report.json", tmp_path / "driver-drain.log"
     with open(log, "wb") as out:
         drain = subprocess.run(
             driver_command(
-                rocketmq.name_server, topic, sink, checkpoint, DRAIN_MAX_OFFSETS_PER_TRIGGER, "drain", str(report_path)
+                rocketmq.name_server,
+                topic,
+                sink,
+                checkpoint,
+                DRAIN_MAX_OFFSETS_PER_TRIGGER,
+                "drain",
+                str(report_path),
             ),
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -237,7 +272,9 @@ def test_driver_killed_four_times_mid_stream_loses_and_duplicates_nothing(rocket
         "total_s": round(finished - started, 1),
     }
     print(f"driver kill test: {json.dumps(summary)}")
-    (tmp_path / "summary.json").write_text(json.dumps({"summary": summary, "cycles": cycles}, indent=1))
+    (tmp_path / "summary.json").write_text(
+        json.dumps({"summary": summary, "cycles": cycles}, indent=1)
+    )
 
     assert stored == len(produced), "the topic holds other messages than the producer's"
     assert lost == [], f"{len(lost)} messages lost, e.g. {lost[:10]} (seed {seed})"

@@ -14,11 +14,11 @@
 
 """The connector's errors reach Python with their message, raised on the driver or in a task.
 
-Plain ``spark.read.format("rocketmq")`` / ``df.write.format("rocketmq")`` on purpose: the package checks
-options in Python first, and these tests are about the JVM's errors. They run on whatever pyspark the
-interpreter has: in the main suite (the pyspark the jar is built against) and, through
-``dev/test-spark-version``, on older Spark releases the jar must also run on (4.0, Databricks 17.3 LTS).
-Assertions name options, columns, values and condition names, never whole messages.
+Plain ``spark.read.format("rocketmq")`` / ``df.write.format("rocketmq")`` on purpose: the package
+checks options in Python first, and these tests are about the JVM's errors. They run on whatever
+pyspark the interpreter has: in the main suite (the pyspark the jar is built against) and, through
+``dev/test-spark-version``, on older Spark releases the jar must also run on (4.0, Databricks 17.3
+LTS). Assertions name options, columns, values and condition names, never whole messages.
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ from embedded_rocketmq import unique_topic
 pytestmark = pytest.mark.cross_version
 
 #: What a user sees when the JVM exception cannot even be rendered (NoClassDefFoundError of
-#: org/apache/spark/BreakingChangeInfo on Spark 4.0): Py4J's empty answer instead of our message. (A bare
-#: "An error occurred while calling oNN.save." is fine: it heads every Java exception pyspark does not convert.)
+#: org/apache/spark/BreakingChangeInfo on Spark 4.0): Py4J's empty answer instead of our message. (A
+#: bare "An error occurred while calling oNN.save." is fine: it heads every Java exception pyspark
+#: does not convert.)
 BROKEN = re.compile(
     r"NoClassDefFoundError|BreakingChangeInfo|Answer from Java side is empty"
     r"|An error occurred while calling o\d+\.get\w+"
@@ -53,13 +54,16 @@ def condition_of(error) -> str:
 def message_of(error: BaseException) -> str:
     text = str(error)
     broken = BROKEN.search(text)
-    assert broken is None, f"the connector's error did not reach Python ({broken.group()}):\n{text[:3000]}"
+    assert broken is None, (
+        f"the connector's error did not reach Python ({broken.group()}):\n{text[:3000]}"
+    )
     return text
 
 
 def failure_of(spark: Any, action: Callable[[], Any], timeout_s: float = 120.0) -> BaseException:
-    """The exception ``action`` raises. If it has not ended after ``timeout_s`` (a task whose error was
-    lost never reports back, and its job waits forever), its jobs are cancelled and the test fails."""
+    """The exception ``action`` raises. If it has not ended after ``timeout_s`` (a task whose error
+    was lost never reports back, and its job waits forever), its jobs are cancelled and the test
+    fails."""
     outcome: list = []
 
     def run() -> None:
@@ -137,7 +141,8 @@ def test_an_error_in_a_task_fails_the_job_with_its_condition_and_column(spark, r
     topic = unique_topic("nullbody")
     rocketmq.create_topic(topic, queues=1)
     df = spark.createDataFrame([("fine",), (None,)], "body STRING").coalesce(1)
-    # Raised by the data writer on an executor; the job fails with the task's exception as its cause.
+    # Raised by the data writer on an executor; the job fails with the task's exception as its
+    # cause.
     error = failure_of(
         spark,
         lambda: (
@@ -152,7 +157,9 @@ def test_an_error_in_a_task_fails_the_job_with_its_condition_and_column(spark, r
     assert "NULL_COLUMN" in text and "body" in text, text[:3000]
 
 
-def test_an_invalid_option_of_a_stream_stops_the_query_with_the_option_named(spark, tmp_path) -> None:
+def test_an_invalid_option_of_a_stream_stops_the_query_with_the_option_named(
+    spark, tmp_path
+) -> None:
     stream = (
         spark.readStream.format("rocketmq")
         .option("nameServer", ANY_ADDRESS)

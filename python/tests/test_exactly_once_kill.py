@@ -12,17 +12,17 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Exactly-once writes through driver crashes: a RocketMQ -> RocketMQ stream with deliveryGuarantee=exactly_once whose
-driver process is killed with SIGKILL four times at random points of its progress, over a source that holds 48,000
-messages at the start and keeps receiving more (at least 24,000 rows are committed through the kills)
-(test_driver_kill.py's kill points: a batch planned, or committed, by turns, each twice). In the
-second cycle the driver instead halts right after recording a batch's decision and before
-committing any of its half messages (its checkpoint on it-tests' DecisionHaltFileSystem, which
-ends the JVM once the decision is written): only the broker's check-back, answered by a later
-run from the decisions beside the checkpoint, can make that batch visible, and the batch Spark
-runs again must not be. A last run then stays up until an independent consumer (the plain pull
-client: committed messages only) finds every message produced in the target topic, and none
-twice.
+"""Exactly-once writes through driver crashes: a RocketMQ -> RocketMQ stream with
+deliveryGuarantee=exactly_once whose driver process is killed with SIGKILL four times at random
+points of its progress, over a source that holds 48,000 messages at the start and keeps receiving
+more (at least 24,000 rows are committed through the kills) (test_driver_kill.py's kill points: a
+batch planned, or committed, by turns, each twice). In the second cycle the driver instead halts
+right after recording a batch's decision and before committing any of its half messages (its
+checkpoint on it-tests' DecisionHaltFileSystem, which ends the JVM once the decision is written):
+only the broker's check-back, answered by a later run from the decisions beside the checkpoint, can
+make that batch visible, and the batch Spark runs again must not be. A last run then stays up until
+an independent consumer (the plain pull client: committed messages only) finds every message
+produced in the target topic, and none twice.
 
 ROCKETMQ_KILL_SEED=<seed> replays the kill points, as in test_driver_kill.py.
 """
@@ -51,30 +51,32 @@ from test_driver_kill import (
     tail,
 )
 
-# Four kills (the kill points by turns: a batch planned, a batch committed) and the halt. Each kill is a driver's
-# start (about 13 s here): nine cycles (eight kills, each kind four times) took 180 s of the test gate.
+# Four kills (the kill points by turns: a batch planned, a batch committed) and the halt. Each kill
+# is a driver's start (about 13 s here): nine cycles (eight kills, each kind four times) took 180 s
+# of the test gate.
 CYCLES = 5
-# The source holds this many messages before the first cycle, read EO_MAX_OFFSETS a micro-batch: eight full
-# batches, while every cycle commits at least one (five to ten in practice), so at least the (CYCLES - 1) batches
-# THROUGH_KILLS counts are full; what is left when the kills end, the last run reads (a larger prefill only made it
-# longer). (Batches of 10,000 were tried: the embedded broker's TransactionalOpBatchService then spun at a full
-# core, see the stop-33 note.)
+# The source holds this many messages before the first cycle, read EO_MAX_OFFSETS a micro-batch:
+# eight full batches, while every cycle commits at least one (five to ten in practice), so at least
+# the (CYCLES - 1) batches THROUGH_KILLS counts are full; what is left when the kills end, the last
+# run reads (a larger prefill only made it longer). (Batches of 10,000 were tried: the embedded
+# broker's TransactionalOpBatchService then spun at a full core, see the stop-33 note.)
 PREFILL = 48_000
 EO_MAX_OFFSETS = 6000
 # The halt comes second (the first cycle commits what it needs to stand on): the broker asks about
 # its half messages while the later cycles run, and any run after it answers from the decisions.
 HALT_CYCLE = 2
-# Each killed cycle commits at least one full micro-batch (EO_MAX_OFFSETS rows) before its kill point.
+# Each killed cycle commits at least one full micro-batch (EO_MAX_OFFSETS rows) before its kill
+# point.
 THROUGH_KILLS = (CYCLES - 1) * EO_MAX_OFFSETS
 # The halt's file system, alone in a jar that `build/sbt itTests/exportHarnessClasspath` writes.
 HALT_FS_JAR = REPO_ROOT / "it-tests" / "target" / "decision-halt-fs.jar"
 HALT_FS_CLASS = "org.apache.spark.sql.rocketmq.DecisionHaltFileSystem"
 HALT_FS_SCHEME = "decisionhalt"
-# The broker checks back every 5 s for this test, and keeps a half message for 40 rounds (over 3 min:
-# the runs that answer it start and stop meanwhile). The sink's transactionTimeout
+# The broker checks back every 5 s for this test, and keeps a half message for 40 rounds (over 3
+# min: the runs that answer it start and stop meanwhile). The sink's transactionTimeout
 # (kill_driver_stream.py) is 10 s, the connector's floor of two check intervals: each check round
-# copies the half messages still within it, so a longer one (or a shorter interval) copies them
-# more often (at 2 s, tens of thousands a minute, which slowed the drivers' commits).
+# copies the half messages still within it, so a longer one (or a shorter interval) copies them more
+# often (at 2 s, tens of thousands a minute, which slowed the drivers' commits).
 BROKER_CHECKS = {"transactionCheckInterval": "5000", "transactionCheckMax": "40"}
 # RocketMQ 5's defaults, which the other tests of the session's broker see.
 BROKER_DEFAULT_CHECKS = {"transactionCheckInterval": "30000", "transactionCheckMax": "15"}
@@ -85,13 +87,15 @@ CHECK_BACK_DEADLINE_S = 120
 def halt_after_decision(
     cycle: int, name_server: str, topic: str, sink: str, checkpoint: Path, tmp_path: Path
 ) -> Dict[str, Any]:
-    """Starts the driver so that it halts after recording the decision of the batch after next (after it has
-    committed one batch since it started), and checks that it did: the decision is beside the checkpoint, and
-    Spark's commit log does not have the batch."""
+    """Starts the driver so that it halts after recording the decision of the batch after next
+    (after it has committed one batch since it started), and checks that it did: the decision is
+    beside the checkpoint, and Spark's commit log does not have the batch."""
     target = last_batch(checkpoint / "commits") + 2
     log = tmp_path / f"driver-{cycle}-halt.log"
     if not HALT_FS_JAR.exists():
-        raise RuntimeError(f"{HALT_FS_JAR} is missing: build it with `build/sbt itTests/exportHarnessClasspath`")
+        raise RuntimeError(
+            f"{HALT_FS_JAR} is missing: build it with `build/sbt itTests/exportHarnessClasspath`"
+        )
     # The same checkpoint, through the file system that halts the JVM once the decision is written.
     command = submit_command(
         "local[2]",
@@ -112,7 +116,9 @@ def halt_after_decision(
         },
     )
     with open(log, "wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=spark_env(), start_new_session=True)
+        proc = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, env=spark_env(), start_new_session=True
+        )
     try:
         wait_until(
             f"cycle {cycle}: the driver halts after deciding batch {target} ({log})",
@@ -121,14 +127,24 @@ def halt_after_decision(
         )
     finally:
         kill_process_group(proc)  # the Python driver outlives its JVM
-    assert proc.returncode == 137, f"cycle {cycle}: the driver ended with {proc.returncode}:\n{tail(log)}"
+    assert proc.returncode == 137, (
+        f"cycle {cycle}: the driver ended with {proc.returncode}:\n{tail(log)}"
+    )
     assert (checkpoint / "rocketmq-sink" / "decisions" / str(target)).exists()
     assert last_batch(checkpoint / "commits") < target
-    return {"cycle": cycle, "kill_point": f"halt after the decision of batch {target}", "exit": proc.returncode}
+    return {
+        "cycle": cycle,
+        "kill_point": f"halt after the decision of batch {target}",
+        "exit": proc.returncode,
+    }
 
 
 def read_until_complete(
-    rocketmq: EmbeddedRocketMQProcess, topic: str, produced: set, driver: "subprocess.Popen[bytes]", log: Path
+    rocketmq: EmbeddedRocketMQProcess,
+    topic: str,
+    produced: set,
+    driver: "subprocess.Popen[bytes]",
+    log: Path,
 ) -> List[str]:
     """The target topic's bodies once it holds every message produced (the halted batch's after its
     check-back), while ``driver`` keeps running."""
@@ -141,7 +157,12 @@ def read_until_complete(
         return set(holder["bodies"]) >= produced
 
     try:
-        wait_until(f"every produced message in {topic}", complete, timeout_s=CHECK_BACK_DEADLINE_S, poll_s=2)
+        wait_until(
+            f"every produced message in {topic}",
+            complete,
+            timeout_s=CHECK_BACK_DEADLINE_S,
+            poll_s=2,
+        )
     except TimeoutError as timed_out:
         missing = sorted(produced - set(holder["bodies"]))
         raise AssertionError(
@@ -164,7 +185,9 @@ def test_exactly_once_sink_through_four_driver_kills_and_a_halt(rocketmq, tmp_pa
 def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> None:
     seed = int(os.environ.get("ROCKETMQ_KILL_SEED", random.SystemRandom().randrange(2**32)))
     rng = random.Random(seed)
-    print(f"exactly-once kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill points)")
+    print(
+        f"exactly-once kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill points)"
+    )
     source, target = unique_topic("eo-in"), unique_topic("eo-out")
     rocketmq.create_topic(source, queues=QUEUES)
     rocketmq.create_topic(target, queues=QUEUES)
@@ -178,7 +201,11 @@ def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> Non
     try:
         for cycle in range(1, CYCLES + 1):
             if cycle == halt_cycle:
-                cycles.append(halt_after_decision(cycle, rocketmq.name_server, source, sink, checkpoint, tmp_path))
+                cycles.append(
+                    halt_after_decision(
+                        cycle, rocketmq.name_server, source, sink, checkpoint, tmp_path
+                    )
+                )
             else:
                 kills = sum(1 for c in cycles if c["exit"] == -9)
                 cycles.append(
@@ -191,7 +218,8 @@ def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> Non
                         checkpoint,
                         tmp_path,
                         max_offsets=EO_MAX_OFFSETS,
-                        kill_number=kills + 1,  # the kill points by turns around the halt: each twice
+                        kill_number=kills
+                        + 1,  # the kill points by turns around the halt: each twice
                     )
                 )
             print(f"exactly-once kill test: {cycles[-1]}")
@@ -200,12 +228,15 @@ def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> Non
     kills_done = time.monotonic()
     through_kills = len(rocketmq.bodies(target))
 
-    # A last run that stays up, as a stream does: it reads what is left, and it is the producer of the transaction
-    # group that the broker asks about the half messages the halted cycle decided but never committed.
+    # A last run that stays up, as a stream does: it reads what is left, and it is the producer of
+    # the transaction group that the broker asks about the half messages the halted cycle decided
+    # but never committed.
     log = tmp_path / "driver-last.log"
     with open(log, "wb") as out:
         last = subprocess.Popen(
-            driver_command(rocketmq.name_server, source, sink, checkpoint, DRAIN_MAX_OFFSETS_PER_TRIGGER, "run"),
+            driver_command(
+                rocketmq.name_server, source, sink, checkpoint, DRAIN_MAX_OFFSETS_PER_TRIGGER, "run"
+            ),
             stdout=out,
             stderr=subprocess.STDOUT,
             env=spark_env(),
@@ -225,14 +256,20 @@ def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> Non
         "duplicated": len(bodies) - len(seen),
         "unexpected": len(seen - produced),
         "batches": last_batch(checkpoint / "commits") + 1,
-        "decisions": len([f for f in (checkpoint / "rocketmq-sink" / "decisions").iterdir() if f.name.isdigit()]),
+        "decisions": len(
+            [f for f in (checkpoint / "rocketmq-sink" / "decisions").iterdir() if f.name.isdigit()]
+        ),
         "committed_through_kills": through_kills,
         "kill_cycles_s": round(kills_done - started, 1),
         "last_run_until_complete_s": round(finished - kills_done, 1),
     }
     print(f"exactly-once kill test: {json.dumps(summary)}")
-    (tmp_path / "summary.json").write_text(json.dumps({"summary": summary, "cycles": cycles}, indent=1))
+    (tmp_path / "summary.json").write_text(
+        json.dumps({"summary": summary, "cycles": cycles}, indent=1)
+    )
     assert sorted(seen - produced) == [], f"bodies never produced: {sorted(seen - produced)[:10]}"
     assert len(bodies) == len(seen), f"{len(bodies) - len(seen)} rows duplicated (seed {seed})"
     assert len(cycles) == CYCLES
-    assert through_kills >= THROUGH_KILLS, f"only {through_kills} rows were committed while drivers were killed"
+    assert through_kills >= THROUGH_KILLS, (
+        f"only {through_kills} rows were committed while drivers were killed"
+    )

@@ -15,10 +15,11 @@
 """Every script under python/examples runs, as its docstring shows, against the real broker.
 
 The ETL examples run as their ``__main__`` with their command line, inside this test process: their
-``getOrCreate()`` gets the tests' session (a Spark JVM start less per run: five runs took about 50 s more as
-processes of their own), their ``spark.stop()`` is kept from stopping it, and the session settings an example's
-builder sets are put back afterwards. The examples' own session set-up, ``configure_spark_with_rocketmq`` on a
-fresh process, is run by the demo (below) and by quickstart.py in a fresh virtualenv (test_pip_install.py).
+``getOrCreate()`` gets the tests' session (a Spark JVM start less per run: five runs took about 50 s
+more as processes of their own), their ``spark.stop()`` is kept from stopping it, and the session
+settings an example's builder sets are put back afterwards. The examples' own session set-up,
+``configure_spark_with_rocketmq`` on a fresh process, is run by the demo (below) and by
+quickstart.py in a fresh virtualenv (test_pip_install.py).
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ EXAMPLES = REPO_ROOT / "python" / "examples"
 
 
 def run_example(spark: Any, name: str, *args: str) -> str:
-    """Runs the example as ``python <name> <args>`` would, in this process and its session; returns what it
-    printed."""
+    """Runs the example as ``python <name> <args>`` would, in this process and its session; returns
+    what it printed."""
     settings = spark._jsparkSession.sessionState().conf()
     before = dict(spark.conf.getAll)
     printed = io.StringIO()
@@ -69,15 +70,21 @@ def run_example(spark: Any, name: str, *args: str) -> str:
 
 
 def test_every_example_is_tested() -> None:
-    tested = {"batch_etl.py", "streaming_word_count.py", "backfill_to_parquet.py", "demo.py", "quickstart.py"}
+    tested = {
+        "batch_etl.py",
+        "streaming_word_count.py",
+        "backfill_to_parquet.py",
+        "demo.py",
+        "quickstart.py",
+    }
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested  # quickstart.py: test_pip_install.py
 
 
 def test_demo_starts_its_own_broker_writes_and_reads_back() -> None:
     ran = os.environ.get("ROCKETMQ_DEMO_STDOUT")
     if ran:
-        # .ci/run sets it: dev/demo has just run this script on this commit and passed (it stops CI otherwise);
-        # what it printed is checked here rather than the same run made again.
+        # .ci/run sets it: dev/demo has just run this script on this commit and passed (it stops CI
+        # otherwise); what it printed is checked here rather than the same run made again.
         print(f"checking the output of dev/demo's run ({ran}) rather than running demo.py again")
         stdout = Path(ran).read_text()
     else:
@@ -114,14 +121,25 @@ def test_batch_etl(spark: Any, rocketmq: Any) -> None:
         )
         for i in range(30)
     ]
-    write_rocketmq(spark.createDataFrame([(o,) for o in orders], "body STRING"), rocketmq.name_server, source)
+    write_rocketmq(
+        spark.createDataFrame([(o,) for o in orders], "body STRING"), rocketmq.name_server, source
+    )
 
     out = run_example(
-        spark, "batch_etl.py", "--name-server", rocketmq.name_server, "--source-topic", source, "--target-topic", target
+        spark,
+        "batch_etl.py",
+        "--name-server",
+        rocketmq.name_server,
+        "--source-topic",
+        source,
+        "--target-topic",
+        target,
     )
 
     assert json.loads(out.strip().splitlines()[-1]) == {"read": 30, "written": 20}
-    got = sorted((json.loads(b) for b in rocketmq.bodies(target)), key=lambda o: int(o["order_id"][1:]))
+    got = sorted(
+        (json.loads(b) for b in rocketmq.bodies(target)), key=lambda o: int(o["order_id"][1:])
+    )
     assert got == [
         {"order_id": f"o{i}", "amount_cents": round(150 * i), "currency": "EUR" if i % 2 else "USD"}
         for i in range(30)
@@ -134,7 +152,11 @@ def test_streaming_word_count(spark: Any, rocketmq: Any, tmp_path: Path) -> None
     rocketmq.create_topic(lines_topic, queues=2)
     rocketmq.create_topic(counts_topic, queues=2)
     lines = ["the quick brown fox", "The lazy dog", "the end, the END"]
-    write_rocketmq(spark.createDataFrame([(t,) for t in lines], "body STRING"), rocketmq.name_server, lines_topic)
+    write_rocketmq(
+        spark.createDataFrame([(t,) for t in lines], "body STRING"),
+        rocketmq.name_server,
+        lines_topic,
+    )
     args = [
         "--name-server",
         rocketmq.name_server,
@@ -153,7 +175,9 @@ def test_streaming_word_count(spark: Any, rocketmq: Any, tmp_path: Path) -> None
     )
 
     # A second run resumes from the checkpoint: only the words of the new line are published again.
-    write_rocketmq(spark.createDataFrame([("fox and dog",)], "body STRING"), rocketmq.name_server, lines_topic)
+    write_rocketmq(
+        spark.createDataFrame([("fox and dog",)], "body STRING"), rocketmq.name_server, lines_topic
+    )
     before = Counter(rocketmq.bodies(counts_topic))
     run_example(spark, "streaming_word_count.py", *args)
     published = rocketmq.bodies(counts_topic)
@@ -190,11 +214,15 @@ def test_backfill_to_parquet(spark: Any, rocketmq: Any, tmp_path: Path) -> None:
     first = json.loads(run_example(spark, "backfill_to_parquet.py", *args).strip().splitlines()[-1])
     assert first == {"batches": 3, "rows": 250}
     rocketmq.send(topic, 40, "c-", tag="new")
-    second = json.loads(run_example(spark, "backfill_to_parquet.py", *args).strip().splitlines()[-1])
+    second = json.loads(
+        run_example(spark, "backfill_to_parquet.py", *args).strip().splitlines()[-1]
+    )
     assert second == {"batches": 1, "rows": 40}
 
     table = pq.read_table(tmp_path / "table").to_pylist()
-    assert sorted(r["body"] for r in table) == sorted([f"b-{i}" for i in range(250)] + [f"c-{i}" for i in range(40)])
+    assert sorted(r["body"] for r in table) == sorted(
+        [f"b-{i}" for i in range(250)] + [f"c-{i}" for i in range(40)]
+    )
     assert Counter(r["tag"] for r in table) == {"old": 250, "new": 40}
     assert len({(r["queueId"], r["queueOffset"]) for r in table}) == 290
     assert all(r["date"] is not None for r in table)

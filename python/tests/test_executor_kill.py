@@ -12,19 +12,21 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Exactly-once through an executor crash: on local-cluster with two executor JVMs (the shaded jar alone,
---jars), an AvailableNow copy of a 20,000-message, 8-queue topic into Parquet, and one into another topic with
-deliveryGuarantee=exactly_once, each lose one executor to SIGKILL while its tasks are reading (and sending half
-messages); Spark runs the lost tasks again elsewhere, and each output holds every message exactly once.
+"""Exactly-once through an executor crash: on local-cluster with two executor JVMs (the shaded jar
+alone, --jars), an AvailableNow copy of a 20,000-message, 8-queue topic into Parquet, and one into
+another topic with deliveryGuarantee=exactly_once, each lose one executor to SIGKILL while its tasks
+are reading (and sending half messages); Spark runs the lost tasks again elsewhere, and each output
+holds every message exactly once.
 
-Both copies run in one application, one after the other (a cluster start and a JVM warm-up less than an
-application per copy): after the first kill, the local-cluster worker starts a new executor in place of the
-killed one, and the second copy starts once two executors are registered again, so each copy has two executors
-to lose one of, as it would alone.
+Both copies run in one application, one after the other (a cluster start and a JVM warm-up less than
+an application per copy): after the first kill, the local-cluster worker starts a new executor in
+place of the killed one, and the second copy starts once two executors are registered again, so each
+copy has two executors to lose one of, as it would alone.
 
-The point of each kill (once 0 to 4 tasks have completed, the executor whose task started last, while that
-task has most of its run ahead: a condition on progress, never a delay) comes from a seeded random generator:
-the seed is printed, and ROCKETMQ_KILL_SEED=<seed> replays both kill points.
+The point of each kill (once 0 to 4 tasks have completed, the executor whose task started last,
+while that task has most of its run ahead: a condition on progress, never a delay) comes from a
+seeded random generator: the seed is printed, and ROCKETMQ_KILL_SEED=<seed> replays both kill
+points.
 """
 
 from __future__ import annotations
@@ -51,9 +53,12 @@ from spark_processes import kill_process_group, spark_env, submit_command, wait_
 QUEUES = 8
 CHUNKS, CHUNK = 4, 5000  # 20,000 messages
 MAX_OFFSETS_PER_TRIGGER = 10000  # two micro-batches of eight tasks each
-# A task reads 1,250 messages and sleeps 8 ms on every 4th (the script's `pause`): 2.5 s of sleeps at least.
+# A task reads 1,250 messages and sleeps 8 ms on every 4th (the script's `pause`): 2.5 s of sleeps
+# at least.
 MIN_TASK_MS = 10000 // QUEUES // 4 * 8
-YOUNG_TASK_MS = MIN_TASK_MS // 2  # a task started less than this long ago still has over a second to run
+YOUNG_TASK_MS = (
+    MIN_TASK_MS // 2
+)  # a task started less than this long ago still has over a second to run
 SCRIPT = Path(__file__).parent / "scripts" / "local_cluster_executor_kill.py"
 # The copies in the order the application runs them (the seed's draws follow it).
 SINKS = ["parquet", "rocketmq-exactly-once"]
@@ -69,8 +74,8 @@ def running_pid(pid: int) -> bool:
 
 
 def executor_pids(driver_url: str) -> List[int]:
-    """The executor JVMs of one application: CoarseGrainedExecutorBackend processes given its driver URL
-    (other sessions' Spark applications on the machine have other URLs)."""
+    """The executor JVMs of one application: CoarseGrainedExecutorBackend processes given its driver
+    URL (other sessions' Spark applications on the machine have other URLs)."""
     found = subprocess.run(
         ["pgrep", "-f", f"CoarseGrainedExecutorBackend --driver-url {driver_url} "],
         capture_output=True,
@@ -86,9 +91,11 @@ def executor_id(pid: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def killed_copies(rocketmq, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dict[str, Dict[str, Any]]]:
-    """Runs the application, kills an executor in each copy, and gives each sink what its test checks: the
-    messages produced, the bodies found in the output, the report and the kill."""
+def killed_copies(
+    rocketmq, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Dict[str, Dict[str, Any]]]:
+    """Runs the application, kills an executor in each copy, and gives each sink what its test
+    checks: the messages produced, the bodies found in the output, the report and the kill."""
     seed = int(os.environ.get("ROCKETMQ_KILL_SEED", random.SystemRandom().randrange(2**32)))
     rng = random.Random(seed)
     print(f"executor kill test: seed {seed} (ROCKETMQ_KILL_SEED={seed} replays the kill points)")
@@ -105,8 +112,19 @@ def killed_copies(rocketmq, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             target = unique_topic("kill-executor-out")
             rocketmq.create_topic(target, queues=QUEUES)
             output = f"rocketmq://{target}"
-        runs[sink] = {"topic": topic, "target": target, "report": folder / "report.json", "go": folder / "go"}
-        copy_args += [topic, output, str(folder / "checkpoint"), str(folder / "report.json"), str(folder / "go")]
+        runs[sink] = {
+            "topic": topic,
+            "target": target,
+            "report": folder / "report.json",
+            "go": folder / "go",
+        }
+        copy_args += [
+            topic,
+            output,
+            str(folder / "checkpoint"),
+            str(folder / "report.json"),
+            str(folder / "go"),
+        ]
     produced = {f"k{c}-{i}" for c in range(CHUNKS) for i in range(CHUNK)}
     started = time.monotonic()
 
@@ -122,8 +140,8 @@ def killed_copies(rocketmq, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     lines: "queue.Queue[Optional[str]]" = queue.Queue()
     work = Path(pyspark.__file__).parent / "work"  # local-cluster workers write here
     with open(log, "wb") as err:
-        # Its own process group: whatever happens, the driver, its in-process master and worker and the
-        # executor JVMs they start are all stopped at the end.
+        # Its own process group: whatever happens, the driver, its in-process master and worker and
+        # the executor JVMs they start are all stopped at the end.
         proc = subprocess.Popen(
             command,
             stdout=subprocess.PIPE,
@@ -145,9 +163,13 @@ def killed_copies(rocketmq, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             try:
                 line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                raise AssertionError(f"no {prefix!r} line within {timeout_s} s:\n{log.read_text()[-4000:]}") from None
+                raise AssertionError(
+                    f"no {prefix!r} line within {timeout_s} s:\n{log.read_text()[-4000:]}"
+                ) from None
             if line is None:
-                raise AssertionError(f"the driver exited before {prefix!r}:\n{log.read_text()[-4000:]}")
+                raise AssertionError(
+                    f"the driver exited before {prefix!r}:\n{log.read_text()[-4000:]}"
+                )
             if line.startswith(prefix):
                 return line
 
@@ -160,8 +182,9 @@ def killed_copies(rocketmq, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
     threading.Thread(target=pump, daemon=True).start()
     try:
-        # The first copy's messages go in while Spark starts, each next copy's once the copy before has lost its
-        # executor (while Spark runs its lost tasks again); each query starts once its messages are all stored.
+        # The first copy's messages go in while Spark starts, each next copy's once the copy before
+        # has lost its executor (while Spark runs its lost tasks again); each query starts once its
+        # messages are all stored.
         send_s = send(SINKS[0])
         since = started
         driver_url = next_line("DRIVER_URL ", 300).split(" ", 1)[1]
@@ -175,23 +198,33 @@ def killed_copies(rocketmq, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             pids = executor_pids(driver_url)
             assert len(pids) == 2, f"expected two executor JVMs for {driver_url}, found {pids}"
             pid_of = {executor_id(pid): pid for pid in pids}
-            # The kill point, a condition on progress: once `after_tasks` tasks have completed (0: at once), the
-            # executor that started a task last, while that task is younger than YOUNG_TASK_MS. Every task sleeps
-            # at least MIN_TASK_MS in all, so the kill lands in the middle of it. (Two earlier versions of this
-            # condition missed: "n tasks completed" let the kill hit an executor idle between two tasks, held back
-            # by the scheduler's locality wait; "n completed and two running", read from the status tracker's
-            # stage counts, saw tasks running that had ended seconds before, since Spark writes those counts at
-            # most every 100 ms and otherwise at the stage's next event.)
+            # The kill point, a condition on progress: once `after_tasks` tasks have completed (0:
+            # at once), the executor that started a task last, while that task is younger than
+            # YOUNG_TASK_MS. Every task sleeps at least MIN_TASK_MS in all, so the kill lands in the
+            # middle of it. (Two earlier versions of this condition missed: "n tasks completed" let
+            # the kill hit an executor idle between two tasks, held back by the scheduler's locality
+            # wait; "n completed and two running", read from the status tracker's stage counts, saw
+            # tasks running that had ended seconds before, since Spark writes those counts at most
+            # every 100 ms and otherwise at the stage's next event.)
             after_tasks = rng.randint(0, 4)
             while True:
                 fields = next_line("TASKS ", 300).split()[1:]
-                completed, victim_id, victim_task, launched = int(fields[0]), fields[2], int(fields[3]), int(fields[4])
+                completed, victim_id, victim_task, launched = (
+                    int(fields[0]),
+                    fields[2],
+                    int(fields[3]),
+                    int(fields[4]),
+                )
                 if completed >= after_tasks and time.time() * 1000 - launched < YOUNG_TASK_MS:
                     break
             victim = pid_of[victim_id]
             os.kill(victim, signal.SIGKILL)
             killed = time.monotonic()
-            wait_until(f"executor JVM {victim} to be gone", lambda victim=victim: not running_pid(victim), timeout_s=30)
+            wait_until(
+                f"executor JVM {victim} to be gone",
+                lambda victim=victim: not running_pid(victim),
+                timeout_s=30,
+            )
             next_send_s = send(SINKS[number + 1]) if number + 1 < len(SINKS) else None
             next_line(f"DONE {number}", 600)
             finished = time.monotonic()
@@ -220,7 +253,8 @@ def killed_copies(rocketmq, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     for sink in SINKS:
         run = runs[sink]
         report = json.loads(run["report"].read_text())
-        # Exactly-once: what an independent consumer (the plain pull client, committed messages only) finds.
+        # Exactly-once: what an independent consumer (the plain pull client, committed messages
+        # only) finds.
         bodies: List[str] = rocketmq.bodies(run["target"]) if run["target"] else report["bodies"]
         if run["target"]:
             print(f"executor kill test: target offsets {rocketmq.latest_offsets(run['target'])}")
@@ -251,11 +285,20 @@ def test_executor_killed_mid_batch_on_local_cluster_loses_and_duplicates_nothing
     killed_copies: Dict[str, Dict[str, Any]], sink: str
 ) -> None:
     run = killed_copies[sink]
-    report, bodies, seen, produced, seed = run["report"], run["bodies"], run["seen"], run["produced"], run["seed"]
+    report, bodies, seen, produced, seed = (
+        run["report"],
+        run["bodies"],
+        run["seen"],
+        run["produced"],
+        run["seed"],
+    )
     lost, unexpected = sorted(produced - seen), sorted(seen - produced)
-    # The executor really died in the middle of a task, the driver saw it go, and the query went on without it.
+    # The executor really died in the middle of a task, the driver saw it go, and the query went on
+    # without it.
     victim_id, victim_task = run["victim_id"], run["victim_task"]
-    assert victim_task in report["failed_task_ids"], f"task {victim_task}, running on the killed executor, did not fail"
+    assert victim_task in report["failed_task_ids"], (
+        f"task {victim_task}, running on the killed executor, did not fail"
+    )
     assert victim_id in report["executors_seen"] and victim_id not in report["executors_at_end"]
     assert len(report["batch_ms"]) >= 2
     # Every message once.

@@ -12,10 +12,11 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""dev/check-layers: the connector's imports run down its package layers (docs/development.md, Package layers).
+"""dev/check-layers: the connector's imports run down its package layers (docs/development.md,
+Package layers).
 
-Pure file checks, no Spark: the checker runs on this checkout, then on copies of its sources given a use that runs
-up or sideways.
+Pure file checks, no Spark: the checker runs on this checkout, then on copies of its sources given a
+use that runs up or sideways.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ def check_layers(root: Path | None = None) -> subprocess.CompletedProcess[str]:
 
 
 def copy_of_sources(tmp_path: Path) -> Path:
-    shutil.copytree(REPO_ROOT / SOURCES, tmp_path / SOURCES, ignore=shutil.ignore_patterns("resources"))
+    shutil.copytree(
+        REPO_ROOT / SOURCES, tmp_path / SOURCES, ignore=shutil.ignore_patterns("resources")
+    )
     return tmp_path
 
 
@@ -56,13 +59,18 @@ def test_the_repository_passes() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_an_import_of_the_root_package_from_consumer_fails_naming_file_line_and_import(tmp_path: Path) -> None:
+def test_an_import_of_the_root_package_from_consumer_fails_naming_file_line_and_import(
+    tmp_path: Path,
+) -> None:
     root = copy_of_sources(tmp_path)
-    line = add_after_package_line(root / PULLER, "import org.apache.spark.sql.rocketmq.RocketMQTable")
+    line = add_after_package_line(
+        root / PULLER, "import org.apache.spark.sql.rocketmq.RocketMQTable"
+    )
     done = check_layers(root)
     assert done.returncode == 1
-    assert f"{PULLER}:{line}: consumer uses org.apache.spark.sql.rocketmq.RocketMQTable (root, a higher layer)" in (
-        done.stdout
+    assert (
+        f"{PULLER}:{line}: consumer uses org.apache.spark.sql.rocketmq.RocketMQTable (root, a "
+        "higher layer)" in (done.stdout)
     )
     assert len(done.stdout.splitlines()) == 1, done.stdout
 
@@ -70,44 +78,61 @@ def test_an_import_of_the_root_package_from_consumer_fails_naming_file_line_and_
 def test_packages_of_one_layer_may_not_use_each_other(tmp_path: Path) -> None:
     root = copy_of_sources(tmp_path)
     line = add_after_package_line(
-        root / PULLER, "import org.apache.spark.sql.rocketmq.transaction.{RocketMQDecisionLog, RocketMQHalfMessage}"
+        root / PULLER,
+        "import org.apache.spark.sql.rocketmq.transaction.{RocketMQDecisionLog, "
+        "RocketMQHalfMessage}",
     )
     done = check_layers(root)
     assert done.returncode == 1
-    assert f"{PULLER}:{line}: consumer uses org.apache.spark.sql.rocketmq.transaction." in done.stdout
+    assert (
+        f"{PULLER}:{line}: consumer uses org.apache.spark.sql.rocketmq.transaction." in done.stdout
+    )
     assert "(transaction, the same layer)" in done.stdout
 
 
 def test_a_name_written_in_full_counts_but_not_in_a_comment(tmp_path: Path) -> None:
     root = copy_of_sources(tmp_path)
     settings = MAIN / "transaction/RocketMQCoordinatorSettings.scala"
-    add_after_package_line(root / settings, "// see org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings")
+    add_after_package_line(
+        root / settings, "// see org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings"
+    )
     assert check_layers(root).returncode == 0
     line = add_after_package_line(
-        root / settings, "object Uses { def of(s: org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings) = s }"
+        root / settings,
+        "object Uses { def of(s: org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings) = "
+        "s }",
     )
     done = check_layers(root)
     assert done.returncode == 1
-    assert f"{settings}:{line}: transaction uses org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings" in (
-        done.stdout
+    assert (
+        f"{settings}:{line}: transaction uses "
+        "org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings" in (done.stdout)
     )
 
 
 def test_the_public_exceptions_may_name_nothing_above_them(tmp_path: Path) -> None:
-    # In the root package, but the lowest layer: they see the rest of the root package without an import.
+    # In the root package, but the lowest layer: they see the rest of the root package without an
+    # import.
     root = copy_of_sources(tmp_path)
     constructors = MAIN / "RocketMQExceptionConstructors.scala"
-    line = add_after_package_line(root / constructors, "object UsesTheTable { val t = classOf[RocketMQTable] }")
+    line = add_after_package_line(
+        root / constructors, "object UsesTheTable { val t = classOf[RocketMQTable] }"
+    )
     done = check_layers(root)
     assert done.returncode == 1
-    assert f"{constructors}:{line}: exceptions uses org.apache.spark.sql.rocketmq.RocketMQTable" in done.stdout
+    assert (
+        f"{constructors}:{line}: exceptions uses org.apache.spark.sql.rocketmq.RocketMQTable"
+        in done.stdout
+    )
 
 
 def test_a_package_missing_from_the_layers_fails(tmp_path: Path) -> None:
     root = copy_of_sources(tmp_path)
     added = root / MAIN / "metrics/RocketMQMeter.scala"
     added.parent.mkdir()
-    added.write_text("package org.apache.spark.sql.rocketmq.metrics\n\nobject RocketMQMeter\n", encoding="utf-8")
+    added.write_text(
+        "package org.apache.spark.sql.rocketmq.metrics\n\nobject RocketMQMeter\n", encoding="utf-8"
+    )
     done = check_layers(root)
     assert done.returncode == 1
     assert "package metrics has no place in LAYERS" in done.stdout

@@ -31,7 +31,9 @@ from spark_processes import spark_env, submit_command
 ROWS = 3200
 
 
-def test_the_assembly_alone_on_two_executors_writes_and_reads_a_16_queue_topic(rocketmq, tmp_path: Path) -> None:
+def test_the_assembly_alone_on_two_executors_writes_and_reads_a_16_queue_topic(
+    rocketmq, tmp_path: Path
+) -> None:
     topic = unique_topic("cluster")
     rocketmq.create_topic(topic, queues=16)
     script = Path(__file__).parent / "scripts" / "local_cluster_stream.py"
@@ -44,7 +46,8 @@ def test_the_assembly_alone_on_two_executors_writes_and_reads_a_16_queue_topic(r
         str(tmp_path / "out"),
         str(tmp_path / "cp"),
         str(ROWS),
-        # A queue's preferred executor is a locality hint: let the scheduler wait for it on a busy machine.
+        # A queue's preferred executor is a locality hint: let the scheduler wait for it on a busy
+        # machine.
         conf={"spark.locality.wait": "10s"},
     )
     work = Path(pyspark.__file__).parent / "work"  # local-cluster workers write here

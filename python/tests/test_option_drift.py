@@ -14,10 +14,10 @@
 
 """The Python keywords and the connector's options must not drift apart.
 
-The connector's option declarations (RocketMQOptions.registry, in the jar this package ships) are read
-through the classic session's JVM gateway: a test may do that, the package never does. For every option
-the test checks the keyword's name, the kind of value it converts, its type hint, whether it is required,
-and which functions take it.
+The connector's option declarations (RocketMQOptions.registry, in the jar this package ships) are
+read through the classic session's JVM gateway: a test may do that, the package never does. For
+every option the test checks the keyword's name, the kind of value it converts, its type hint,
+whether it is required, and which functions take it.
 """
 
 from __future__ import annotations
@@ -42,7 +42,11 @@ FUNCTIONS_BY_QUERY_TYPE = {
     "streaming and batch": {"read_rocketmq", "read_rocketmq_stream"},
     "batch query": {"read_rocketmq"},
     "streaming query": {"read_rocketmq_stream"},
-    "sink (batch and streaming)": {"write_rocketmq", "write_rocketmq_stream", "rocketmq_stream_writer"},
+    "sink (batch and streaming)": {
+        "write_rocketmq",
+        "write_rocketmq_stream",
+        "rocketmq_stream_writer",
+    },
     "source and sink": {
         "read_rocketmq",
         "read_rocketmq_stream",
@@ -64,12 +68,13 @@ FUNCTIONS = {
         register_rocketmq_catalog,
     )
 }
-# Options a function does not take although their query type applies: a catalog's tables are its topics.
+# Options a function does not take although their query type applies: a catalog's tables are its
+# topics.
 NOT_TAKEN = {"register_rocketmq_catalog": {"topic"}}
 WRITES = {"write_rocketmq", "write_rocketmq_stream", "rocketmq_stream_writer"}
 READS = {"read_rocketmq", "read_rocketmq_stream"}
-# Keywords that are not connector options: the session or DataFrame, the catalog's name, the options given by key,
-# and the streaming query's own settings.
+# Keywords that are not connector options: the session or DataFrame, the catalog's name, the options
+# given by key, and the streaming query's own settings.
 NOT_OPTIONS = {
     "spark",
     "df",
@@ -83,7 +88,8 @@ NOT_OPTIONS = {
     "continuous",
     "query_name",
 }
-# The type hint each kind of value gets (an option the connector does not require is Optional, None = unset).
+# The type hint each kind of value gets (an option the connector does not require is Optional,
+# None = unset).
 HINTS = {
     "text": "str",
     "name server": "str",
@@ -124,14 +130,18 @@ def connector_options(spark: Any) -> Dict[str, Declared]:
     """Option key -> what the connector declares of it."""
     registry = spark._jvm.org.apache.spark.sql.rocketmq.client.RocketMQOptions.registry()
     options = [registry.apply(i) for i in range(registry.size())]
-    return {o.key(): Declared(o.kind().name(), o.queryType().text(), o.isRequired()) for o in options}
+    return {
+        o.key(): Declared(o.kind().name(), o.queryType().text(), o.isRequired()) for o in options
+    }
 
 
 def test_every_connector_option_is_a_keyword_of_the_right_functions(spark) -> None:
     options = connector_options(spark)
     assert len(options) >= 28 and "nameServer" in options
 
-    assert dict(OPTION_KEYS) == {snake_case(k): k for k in options}, "OPTION_KEYS and the connector differ"
+    assert dict(OPTION_KEYS) == {snake_case(k): k for k in options}, (
+        "OPTION_KEYS and the connector differ"
+    )
     kinds = {kw: kind for kw, (_, kind) in _OPTIONS.items()}
     assert kinds == {snake_case(k): d.kind for k, d in options.items()}, "kinds of value differ"
     assert set(_CONVERTERS) == set(HINTS) and set(kinds.values()) <= set(_CONVERTERS)
@@ -156,15 +166,21 @@ def test_keyword_types_and_defaults_follow_the_declarations(spark) -> None:
             if kw in NOT_OPTIONS:
                 continue
             declared = options[OPTION_KEYS[kw]]
-            # Required: nameServer everywhere. A read takes topic or topic_pattern (the function checks it has
-            # one); a write may take its topic from a column.
+            # Required: nameServer everywhere. A read takes topic or topic_pattern (the function
+            # checks it has one); a write may take its topic from a column.
             required = declared.required
             hint = "str" if (kw == "topic" and name in WRITES) else HINTS[declared.kind]
             if required:
-                assert parameter.default is inspect.Parameter.empty, f"{name}({kw}) must be required"
-                assert parameter.annotation == hint, f"{name}({kw}): {parameter.annotation} is not {hint}"
+                assert parameter.default is inspect.Parameter.empty, (
+                    f"{name}({kw}) must be required"
+                )
+                assert parameter.annotation == hint, (
+                    f"{name}({kw}): {parameter.annotation} is not {hint}"
+                )
             else:
-                assert parameter.default is None, f"{name}({kw}) must default to None (the connector's default)"
+                assert parameter.default is None, (
+                    f"{name}({kw}) must default to None (the connector's default)"
+                )
                 assert parameter.annotation == f"Optional[{hint}]", (
                     f"{name}({kw}): {parameter.annotation} is not Optional[{hint}]"
                 )
@@ -192,7 +208,13 @@ def test_expected_broker_groups_takes_a_number_or_names() -> None:
     assert convert("expected_broker_groups", 2) == "2"
     assert convert("expected_broker_groups", ["broker-a", "broker-b"]) == "broker-a,broker-b"
     assert convert("expected_broker_groups", "broker-a,broker-b") == "broker-a,broker-b"
-    for bad, error in ((0, ValueError), (True, TypeError), ([], TypeError), ([""], TypeError), (1.5, TypeError)):
+    for bad, error in (
+        (0, ValueError),
+        (True, TypeError),
+        ([], TypeError),
+        ([""], TypeError),
+        (1.5, TypeError),
+    ):
         try:
             convert("expected_broker_groups", bad)
         except error as e:

@@ -68,17 +68,37 @@ NO_SPARK: Any = _NoSpark()
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: read_rocketmq(NO_SPARK, 1234, "t"), TypeError, "name_server must be a str, not int"),
+        (
+            lambda: read_rocketmq(NO_SPARK, 1234, "t"),
+            TypeError,
+            "name_server must be a str, not int",
+        ),
         (lambda: read_rocketmq(NO_SPARK, "h:1", None), ValueError, "pass one of topic"),
         (
             lambda: read_rocketmq(NO_SPARK, "h:1", "t", topic_pattern="t.*"),
             ValueError,
             r"and topic_pattern \(a regular expression\)",
         ),
-        (lambda: read_rocketmq(NO_SPARK, "h:1", topic_pattern="  "), ValueError, "topic_pattern must not be empty"),
-        (lambda: read_rocketmq(NO_SPARK, "h:1", "  "), ValueError, "topic must not be empty or blank"),
-        (lambda: read_rocketmq(NO_SPARK, "h:1", ["a", 3]), TypeError, "topic must be a topic name or a list"),
-        (lambda: read_rocketmq(NO_SPARK, "h:1", ["a", "b,c"]), ValueError, "'b,c' is not a topic name"),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", topic_pattern="  "),
+            ValueError,
+            "topic_pattern must not be empty",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", "  "),
+            ValueError,
+            "topic must not be empty or blank",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", ["a", 3]),
+            TypeError,
+            "topic must be a topic name or a list",
+        ),
+        (
+            lambda: read_rocketmq(NO_SPARK, "h:1", ["a", "b,c"]),
+            ValueError,
+            "'b,c' is not a topic name",
+        ),
         (
             lambda: read_rocketmq(NO_SPARK, "h:1", "t", pull_batch_size=0),
             ValueError,
@@ -97,7 +117,8 @@ NO_SPARK: Any = _NoSpark()
         (
             lambda: read_rocketmq(NO_SPARK, "h:1", "t", fail_on_data_loss="false"),
             TypeError,
-            "fail_on_data_loss must be a bool: pass fail_on_data_loss=True or fail_on_data_loss=False",
+            "fail_on_data_loss must be a bool: pass fail_on_data_loss=True or "
+            "fail_on_data_loss=False",
         ),
         (
             lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets=LATEST),
@@ -115,7 +136,9 @@ NO_SPARK: Any = _NoSpark()
             "starting_offsets must be EARLIEST, LATEST, GROUP, a dict",
         ),
         (
-            lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets=GROUP, group_offset_fallback="oldest"),
+            lambda: read_rocketmq(
+                NO_SPARK, "h:1", "t", starting_offsets=GROUP, group_offset_fallback="oldest"
+            ),
             ValueError,
             "group_offset_fallback must be EARLIEST or LATEST",
         ),
@@ -135,9 +158,12 @@ NO_SPARK: Any = _NoSpark()
             "must map a topic name to",
         ),
         (
-            lambda: read_rocketmq(NO_SPARK, "h:1", "t", starting_offsets=EARLIEST, starting_timestamp=0),
+            lambda: read_rocketmq(
+                NO_SPARK, "h:1", "t", starting_offsets=EARLIEST, starting_timestamp=0
+            ),
             ValueError,
-            "starting_offsets and starting_timestamp each say where to start: pass only one of them",
+            "starting_offsets and starting_timestamp each say where to start: "
+            "pass only one of them",
         ),
         (
             lambda: read_rocketmq(NO_SPARK, "h:1", "t", ending_timestamp=datetime(2024, 1, 1)),
@@ -150,23 +176,39 @@ NO_SPARK: Any = _NoSpark()
             "starting_timestamp must be epoch milliseconds >= 0, not -1",
         ),
         (
-            lambda: read_rocketmq_stream(NO_SPARK, "h:1", "t", max_trigger_delay=30),  # type: ignore[arg-type]
+            lambda: read_rocketmq_stream(
+                NO_SPARK,
+                "h:1",
+                "t",
+                max_trigger_delay=30,  # type: ignore[arg-type]
+            ),
             TypeError,
-            "max_trigger_delay must be a timedelta or a duration string such as '30s', '15m' or '500ms', not int",
+            "max_trigger_delay must be a timedelta or a duration string such as '30s', '15m' or "
+            "'500ms', not int",
         ),
         (
-            lambda: write_rocketmq(NO_SPARK, "h:1", "t", transaction_timeout=timedelta(microseconds=1500)),
+            lambda: write_rocketmq(
+                NO_SPARK, "h:1", "t", transaction_timeout=timedelta(microseconds=1500)
+            ),
             ValueError,
             "transaction_timeout must be a whole number of milliseconds",
         ),
         (
-            lambda: read_rocketmq(NO_SPARK, "h:1", "t", pull_batch_size=64, options={"PULLBATCHSIZE": "32"}),
+            lambda: read_rocketmq(
+                NO_SPARK, "h:1", "t", pull_batch_size=64, options={"PULLBATCHSIZE": "32"}
+            ),
             ValueError,
-            r"option pullBatchSize is given twice with different values: pull_batch_size gives '64', "
+            r"option pullBatchSize is given twice with different values: pull_batch_size gives "
+            r"'64', "
             r"options\['PULLBATCHSIZE'\] gives '32'",
         ),
         (
-            lambda: read_rocketmq(NO_SPARK, "h:1", "t", options={"pullBatchSize": 64}),  # type: ignore[dict-item]
+            lambda: read_rocketmq(
+                NO_SPARK,
+                "h:1",
+                "t",
+                options={"pullBatchSize": 64},  # type: ignore[dict-item]
+            ),
             TypeError,
             r"options\['pullBatchSize'\] must be a str .*: pass '64'",
         ),
@@ -176,21 +218,30 @@ NO_SPARK: Any = _NoSpark()
             r"options\['a'\] and options\['A'\] are one option",
         ),
         (
-            lambda: write_rocketmq(NO_SPARK, "h:1", options=[("topic", "t")]),  # type: ignore[arg-type]
+            lambda: write_rocketmq(
+                NO_SPARK,
+                "h:1",
+                options=[("topic", "t")],  # type: ignore[arg-type]
+            ),
             TypeError,
             "options must be a dict of option keys to str values",
         ),
         (
             lambda: rocketmq_stream_writer(NO_SPARK, "h:1", "t"),
             TypeError,
-            "rocketmq_stream_writer needs a streaming DataFrame .*; write a batch DataFrame with write_rocketmq",
+            "rocketmq_stream_writer needs a streaming DataFrame .*; write a batch DataFrame with "
+            "write_rocketmq",
         ),
         (
             lambda: read_rocketmq_stream(NO_SPARK, "h:1", "t", metadata_retry_interval_ms=-1),
             ValueError,
             "metadata_retry_interval_ms must be an int >= 0, not -1",
         ),
-        (lambda: write_rocketmq(NO_SPARK, "h:1", ["a", "b"]), TypeError, "topic must be one topic name"),
+        (
+            lambda: write_rocketmq(NO_SPARK, "h:1", ["a", "b"]),
+            TypeError,
+            "topic must be one topic name",
+        ),
         (
             lambda: write_rocketmq(NO_SPARK, "h:1", "t", send_retries=-1),
             ValueError,
@@ -202,41 +253,58 @@ NO_SPARK: Any = _NoSpark()
             ValueError,
             r"checkpoint_location only apply to streaming DataFrames \(write_rocketmq_stream\)",
         ),
-        (lambda: write_rocketmq_stream(NO_SPARK, "h:1", ["a", "b"]), TypeError, "topic must be one topic name"),
+        (
+            lambda: write_rocketmq_stream(NO_SPARK, "h:1", ["a", "b"]),
+            TypeError,
+            "topic must be one topic name",
+        ),
         (
             lambda: write_rocketmq_stream(NO_SPARK, "h:1", "t", output_mode="overwrite"),
             ValueError,
             "output_mode must be one of append, update, complete, not 'overwrite'",
         ),
         (
-            lambda: write_rocketmq_stream(NO_SPARK, "h:1", "t", processing_time="1 second", available_now=True),
+            lambda: write_rocketmq_stream(
+                NO_SPARK, "h:1", "t", processing_time="1 second", available_now=True
+            ),
             ValueError,
             "processing_time and available_now are two triggers",
         ),
         (
-            lambda: write_rocketmq_stream(NO_SPARK, "h:1", "t", processing_time="1 second", real_time=True),
+            lambda: write_rocketmq_stream(
+                NO_SPARK, "h:1", "t", processing_time="1 second", real_time=True
+            ),
             ValueError,
             "processing_time and real_time are two triggers",
         ),
         (
-            lambda: write_rocketmq_stream(NO_SPARK, "h:1", "t", real_time=30),  # type: ignore[arg-type]
+            lambda: write_rocketmq_stream(
+                NO_SPARK,
+                "h:1",
+                "t",
+                real_time=30,  # type: ignore[arg-type]
+            ),
             TypeError,
             "real_time must be True or a batch duration such as '30 seconds', not 30",
         ),
         (
             lambda: write_rocketmq_stream(NO_SPARK, "h:1", "t"),
             TypeError,
-            "write_rocketmq_stream needs a streaming DataFrame .*; write a batch DataFrame with write_rocketmq",
+            "write_rocketmq_stream needs a streaming DataFrame .*; write a batch DataFrame with "
+            "write_rocketmq",
         ),
     ],
 )
-def test_arguments_are_checked_before_spark_is_reached(call: Callable[[], Any], error: type, message: str) -> None:
+def test_arguments_are_checked_before_spark_is_reached(
+    call: Callable[[], Any], error: type, message: str
+) -> None:
     with pytest.raises(error, match=message):
         call()
 
 
 class _StreamRecorder:
-    """A streaming DataFrame's writeStream as far as the write functions use it: records each call."""
+    """A streaming DataFrame's writeStream as far as the write functions use it: records each
+    call."""
 
     isStreaming = True
 
@@ -258,14 +326,24 @@ class _StreamRecorder:
 def test_write_rocketmq_with_a_streaming_dataframe_still_starts_its_query_but_warns() -> None:
     old, new = _StreamRecorder(), _StreamRecorder()
     with pytest.warns(DeprecationWarning, match="use write_rocketmq_stream"):
-        assert write_rocketmq(old, "h:1", "t", output_mode="update", checkpoint_location="/cp") == "started query"
-    assert write_rocketmq_stream(new, "h:1", "t", output_mode="update", checkpoint_location="/cp") == "started query"
+        assert (
+            write_rocketmq(old, "h:1", "t", output_mode="update", checkpoint_location="/cp")
+            == "started query"
+        )
+    assert (
+        write_rocketmq_stream(new, "h:1", "t", output_mode="update", checkpoint_location="/cp")
+        == "started query"
+    )
     assert old.calls == new.calls
-    assert ("outputMode", ("update",)) in new.calls and ("option", ("checkpointLocation", "/cp")) in new.calls
+    assert ("outputMode", ("update",)) in new.calls and (
+        "option",
+        ("checkpointLocation", "/cp"),
+    ) in new.calls
 
 
 class _ReadRecorder:
-    """``spark`` as far as the read functions use it: ``read`` / ``readStream`` ... ``load()``, each call recorded."""
+    """``spark`` as far as the read functions use it: ``read`` / ``readStream`` ... ``load()``, each
+    call recorded."""
 
     def __init__(self) -> None:
         self.calls: List[Tuple[str, Any]] = []
@@ -290,7 +368,8 @@ class _ReadRecorder:
 
 
 class _BatchWriteRecorder:
-    """A batch DataFrame's ``write`` as far as write_rocketmq uses it; ``save()`` raises ``fail`` when given."""
+    """A batch DataFrame's ``write`` as far as write_rocketmq uses it; ``save()`` raises ``fail``
+    when given."""
 
     isStreaming = False
 
@@ -313,8 +392,8 @@ class _BatchWriteRecorder:
 
 
 def test_durations_are_converted_not_checked_the_connector_reads_them() -> None:
-    # One grammar, the connector's: text goes as given (it refuses 'soon' and a transaction timeout under 2 s,
-    # naming the option); a timedelta becomes text in its largest whole unit.
+    # One grammar, the connector's: text goes as given (it refuses 'soon' and a transaction timeout
+    # under 2 s, naming the option); a timedelta becomes text in its largest whole unit.
     spark = _ReadRecorder()
     read_rocketmq_stream(spark, "h:1", "t", max_trigger_delay="soon")  # type: ignore[arg-type]
     assert spark.given()["maxTriggerDelay"] == "soon"
@@ -331,32 +410,79 @@ def test_durations_are_converted_not_checked_the_connector_reads_them() -> None:
         read_rocketmq_stream(spark, "h:1", "t", max_trigger_delay=delay)  # type: ignore[arg-type]
         assert spark.given()["maxTriggerDelay"] == text, delay
     df = _BatchWriteRecorder()
-    write_rocketmq(df, "h:1", "t", transaction_timeout=timedelta(seconds=30))  # type: ignore[arg-type]
+    write_rocketmq(
+        df,  # type: ignore[arg-type]
+        "h:1",
+        "t",
+        transaction_timeout=timedelta(seconds=30),
+    )
     assert ("options", {"nameServer": "h:1", "topic": "t", "transactionTimeout": "30s"}) in df.calls
 
 
-def test_options_pass_an_option_by_its_key_and_clash_with_a_keyword_only_on_a_different_value() -> None:
+def test_options_pass_an_option_by_its_key_and_clash_with_a_keyword_only_on_a_different_value() -> (
+    None
+):
     spark = _ReadRecorder()
-    read_rocketmq(spark, "h:1", "t", pull_batch_size=64, options={"pullbatchsize": "64", "futureOption": "x"})  # type: ignore[arg-type]
-    assert spark.given() == {"nameServer": "h:1", "topic": "t", "pullBatchSize": "64", "futureOption": "x"}
-    with pytest.raises(ValueError, match=r"option nameServer .*name_server gives 'h:1', options\['nameServer'\]"):
-        read_rocketmq_stream(_ReadRecorder(), "h:1", "t", options={"nameServer": "h:2"})  # type: ignore[arg-type]
+    read_rocketmq(
+        spark,  # type: ignore[arg-type]
+        "h:1",
+        "t",
+        pull_batch_size=64,
+        options={"pullbatchsize": "64", "futureOption": "x"},
+    )
+    assert spark.given() == {
+        "nameServer": "h:1",
+        "topic": "t",
+        "pullBatchSize": "64",
+        "futureOption": "x",
+    }
+    with pytest.raises(
+        ValueError, match=r"option nameServer .*name_server gives 'h:1', options\['nameServer'\]"
+    ):
+        read_rocketmq_stream(
+            _ReadRecorder(),  # type: ignore[arg-type]
+            "h:1",
+            "t",
+            options={"nameServer": "h:2"},
+        )
     df = _BatchWriteRecorder()
-    write_rocketmq(df, "h:1", options={"topic": "t", "sendBatchBytes": "1024"})  # type: ignore[arg-type]
+    write_rocketmq(
+        df,  # type: ignore[arg-type]
+        "h:1",
+        options={"topic": "t", "sendBatchBytes": "1024"},
+    )
     assert ("options", {"nameServer": "h:1", "topic": "t", "sendBatchBytes": "1024"}) in df.calls
-    with pytest.raises(ValueError, match=r"option checkpointLocation .*checkpoint_location gives '/cp'"):
+    with pytest.raises(
+        ValueError, match=r"option checkpointLocation .*checkpoint_location gives '/cp'"
+    ):
         write_rocketmq_stream(
-            _StreamRecorder(), "h:1", "t", checkpoint_location="/cp", options={"checkpointLocation": "/x"}
-        )  # type: ignore[arg-type]
+            _StreamRecorder(),  # type: ignore[arg-type]
+            "h:1",
+            "t",
+            checkpoint_location="/cp",
+            options={"checkpointLocation": "/x"},
+        )
     sink_check = "_asyncProgressTrackingOverrideSinkSupportCheck"
     with pytest.raises(ValueError, match=rf"option {sink_check} .*real_time gives 'true'"):
-        write_rocketmq_stream(_StreamRecorder(), "h:1", "t", real_time=True, options={sink_check: "false"})  # type: ignore[arg-type]
-    # Spark decides whether to track progress asynchronously (a stateless query yes, a stateful one no): not set.
+        write_rocketmq_stream(
+            _StreamRecorder(),  # type: ignore[arg-type]
+            "h:1",
+            "t",
+            real_time=True,
+            options={sink_check: "false"},
+        )
+    # Spark decides whether to track progress asynchronously (a stateless query yes, a stateful one
+    # no): not set.
     writer = _StreamRecorder()
     writer.sparkSession = _Session({})  # type: ignore[attr-defined]
-    assert write_rocketmq_stream(writer, "h:1", "t", real_time=True) == "started query"  # type: ignore[arg-type]
+    assert (
+        write_rocketmq_stream(writer, "h:1", "t", real_time=True)  # type: ignore[arg-type]
+        == "started query"
+    )
     assert ("option", (sink_check, "true")) in writer.calls
-    assert not [c for c in writer.calls if c[0] == "option" and c[1][0] == "asyncProgressTrackingEnabled"]
+    assert not [
+        c for c in writer.calls if c[0] == "option" and c[1][0] == "asyncProgressTrackingEnabled"
+    ]
 
 
 def test_rocketmq_stream_writer_is_what_write_rocketmq_stream_starts() -> None:
@@ -369,10 +495,19 @@ def test_rocketmq_stream_writer_is_what_write_rocketmq_stream_starts() -> None:
         send_retries=3,
         options={"futureOption": "x"},
     )
-    assert rocketmq_stream_writer(unstarted, "h:1", "t", **keywords) is unstarted  # type: ignore[arg-type]
-    assert write_rocketmq_stream(started, "h:1", "t", **keywords) == "started query"  # type: ignore[arg-type]
+    assert (
+        rocketmq_stream_writer(unstarted, "h:1", "t", **keywords)  # type: ignore[arg-type]
+        is unstarted
+    )
+    assert (
+        write_rocketmq_stream(started, "h:1", "t", **keywords)  # type: ignore[arg-type]
+        == "started query"
+    )
     assert started.calls == unstarted.calls + [("start", ())]
-    assert ("options", {"nameServer": "h:1", "topic": "t", "sendRetries": "3", "futureOption": "x"}) in unstarted.calls
+    assert (
+        "options",
+        {"nameServer": "h:1", "topic": "t", "sendRetries": "3", "futureOption": "x"},
+    ) in unstarted.calls
     assert [name for name, _ in unstarted.calls] == [
         "format",
         "options",
@@ -382,37 +517,64 @@ def test_rocketmq_stream_writer_is_what_write_rocketmq_stream_starts() -> None:
         "queryName",
     ]
     # Its keywords are write_rocketmq_stream's but real_time, which needs the start.
-    ours, theirs = (set(inspect.signature(f).parameters) for f in (rocketmq_stream_writer, write_rocketmq_stream))
+    ours, theirs = (
+        set(inspect.signature(f).parameters)
+        for f in (rocketmq_stream_writer, write_rocketmq_stream)
+    )
     assert theirs - ours == {"real_time"} and ours <= theirs
 
 
-# The connector's refusal, as pyspark shows it (classic: the Java exception's text after the call that failed).
+# The connector's refusal, as pyspark shows it (classic: the Java exception's text after the call
+# that failed).
 _REFUSED = (
-    "An error occurred while calling o71.save.\n: org.apache.spark.sql.rocketmq.RocketMQInvalidInputException: "
-    "[ROCKETMQ_INVALID_OPTION_VALUE.TRANSACTION_TIMEOUT] Invalid value '1s' for option 'transactionTimeout': must "
-    "be a duration of at least 2s (the broker counts a half message's check immunity in whole seconds, and the "
+    "An error occurred while calling o71.save.\n: "
+    "org.apache.spark.sql.rocketmq.RocketMQInvalidInputException: "
+    "[ROCKETMQ_INVALID_OPTION_VALUE.TRANSACTION_TIMEOUT] Invalid value '1s' for option "
+    "'transactionTimeout': must "
+    "be a duration of at least 2s (the broker counts a half message's check immunity in whole "
+    "seconds, and the "
     "driver commits within half of it). "
-    "SQLSTATE: 42616\n\tat org.apache.spark.sql.rocketmq.client.RocketMQErrors$.invalidOption(RocketMQErrors.scala:97)"
+    "SQLSTATE: 42616\n\tat "
+    "org.apache.spark.sql.rocketmq.client.RocketMQErrors$.invalidOption(RocketMQErrors.scala:97)"
 )
 
 
 def test_the_connectors_refusal_of_a_keywords_value_names_the_keyword() -> None:
     refused = RuntimeError(_REFUSED)
     with pytest.raises(ValueError) as caught:
-        write_rocketmq(_BatchWriteRecorder(refused), "h:1", "t", transaction_timeout="1s")  # type: ignore[arg-type]
+        write_rocketmq(
+            _BatchWriteRecorder(refused),  # type: ignore[arg-type]
+            "h:1",
+            "t",
+            transaction_timeout="1s",
+        )
     assert str(caught.value) == (
-        "transaction_timeout (option transactionTimeout): [ROCKETMQ_INVALID_OPTION_VALUE.TRANSACTION_TIMEOUT] Invalid "
-        "value '1s' for option 'transactionTimeout': must be a duration of at least 2s (the broker counts a half "
-        "message's check immunity in whole seconds, and the driver commits within half of it). SQLSTATE: 42616"
+        "transaction_timeout (option transactionTimeout): "
+        "[ROCKETMQ_INVALID_OPTION_VALUE.TRANSACTION_TIMEOUT] Invalid "
+        "value '1s' for option 'transactionTimeout': must be a duration of at least 2s (the "
+        "broker counts a half "
+        "message's check immunity in whole seconds, and the driver commits within half of it). "
+        "SQLSTATE: 42616"
     )
     assert caught.value.__cause__ is refused
-    # Given by its key, the option is named as its caller wrote it: the connector's error is left as it is.
+    # Given by its key, the option is named as its caller wrote it: the connector's error is left as
+    # it is.
     with pytest.raises(RuntimeError) as kept:
-        write_rocketmq(_BatchWriteRecorder(refused), "h:1", "t", options={"transactionTimeout": "1s"})  # type: ignore[arg-type]
+        write_rocketmq(
+            _BatchWriteRecorder(refused),  # type: ignore[arg-type]
+            "h:1",
+            "t",
+            options={"transactionTimeout": "1s"},
+        )
     assert kept.value is refused
     other = RuntimeError("[ROCKETMQ_TOPIC_NOT_FOUND] Topic 't' does not exist")
     with pytest.raises(RuntimeError) as unrelated:
-        write_rocketmq(_BatchWriteRecorder(other), "h:1", "t", transaction_timeout="1s")  # type: ignore[arg-type]
+        write_rocketmq(
+            _BatchWriteRecorder(other),  # type: ignore[arg-type]
+            "h:1",
+            "t",
+            transaction_timeout="1s",
+        )
     assert unrelated.value is other
 
 
@@ -442,7 +604,8 @@ class _Session:
 
 
 class _SlowStart:
-    """A writer whose ``start()`` records the allowlist setting it sees, overlapping the other thread's start."""
+    """A writer whose ``start()`` records the allowlist setting it sees, overlapping the other
+    thread's start."""
 
     def __init__(
         self,
@@ -452,7 +615,13 @@ class _SlowStart:
         fail: bool,
         failed: threading.Event,
     ) -> None:
-        self.session, self.barrier, self.seen, self.fail, self.failed = session, barrier, seen, fail, failed
+        self.session, self.barrier, self.seen, self.fail, self.failed = (
+            session,
+            barrier,
+            seen,
+            fail,
+            failed,
+        )
 
     def start(self) -> str:
         self.barrier.wait()  # both starts under way at once
@@ -466,7 +635,9 @@ class _SlowStart:
 
 
 @pytest.mark.parametrize("before", [None, "true"])
-def test_real_time_starts_from_two_threads_at_once_all_start_lifted_and_put_the_setting_back(before) -> None:
+def test_real_time_starts_from_two_threads_at_once_all_start_lifted_and_put_the_setting_back(
+    before,
+) -> None:
     values = {} if before is None else {_trigger._ALLOWLIST_CHECK: before}
     session = _Session(values)
     barrier = threading.Barrier(2, timeout=10)
@@ -477,7 +648,9 @@ def test_real_time_starts_from_two_threads_at_once_all_start_lifted_and_put_the_
     def start(fail: bool) -> None:
         writer = _SlowStart(session, barrier, seen, fail, failed)
         try:
-            outcomes.append(_trigger.start_without_allowlist(writer, session))  # type: ignore[arg-type]
+            outcomes.append(
+                _trigger.start_without_allowlist(writer, session)  # type: ignore[arg-type]
+            )
         except RuntimeError as e:
             outcomes.append(str(e))
         finally:
@@ -499,7 +672,12 @@ def test_unknown_keywords_are_an_error() -> None:
     with pytest.raises(TypeError, match="unexpected keyword argument 'startingOffsets'"):
         read_rocketmq(NO_SPARK, "h:1", "t", startingOffsets="earliest")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="unexpected keyword argument 'ending_offsets'"):
-        read_rocketmq_stream(NO_SPARK, "h:1", "t", ending_offsets="latest")  # type: ignore[call-arg]
+        read_rocketmq_stream(
+            NO_SPARK,
+            "h:1",
+            "t",
+            ending_offsets="latest",  # type: ignore[call-arg]
+        )
     with pytest.raises(TypeError, match="unexpected keyword argument 'max_offsets_per_trigger'"):
         read_rocketmq(NO_SPARK, "h:1", "t", max_offsets_per_trigger=5)  # type: ignore[call-arg]
 
@@ -512,7 +690,9 @@ def test_offset_and_timestamp_helpers() -> None:
     noon_cet = datetime(2024, 6, 1, 12, 0, tzinfo=timezone(timedelta(hours=2)))
     assert epoch_millis(noon_cet) == 1717236000000
     assert epoch_millis(1717236000000) == 1717236000000
-    assert json.loads(timestamps_json({"a": {"b": {7: noon_cet}}})) == {"a": {"b": {"7": 1717236000000}}}
+    assert json.loads(timestamps_json({"a": {"b": {7: noon_cet}}})) == {
+        "a": {"b": {"7": 1717236000000}}
+    }
     with pytest.raises(TypeError, match="must be a datetime or epoch milliseconds"):
         epoch_millis("2024-01-01")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="must be a non-empty dict"):
@@ -520,13 +700,19 @@ def test_offset_and_timestamp_helpers() -> None:
 
 
 def _numpydoc_sections(doc: str) -> Dict[str, List[str]]:
-    """A numpydoc docstring's sections: title -> its lines (dedented), for the titles underlined with dashes."""
+    """A numpydoc docstring's sections: title -> its lines (dedented), for the titles underlined
+    with dashes."""
     lines = inspect.cleandoc(doc).splitlines()
     sections: Dict[str, List[str]] = {}
     current: Optional[List[str]] = None
     for i, line in enumerate(lines):
         underline = lines[i + 1] if i + 1 < len(lines) else ""
-        if line.strip() and underline.strip() and set(underline.strip()) == {"-"} and len(underline) == len(line):
+        if (
+            line.strip()
+            and underline.strip()
+            and set(underline.strip()) == {"-"}
+            and len(underline) == len(line)
+        ):
             current = sections.setdefault(line.strip(), [])
         elif current is not None and not (set(line.strip()) == {"-"}):
             current.append(line)
@@ -534,18 +720,23 @@ def _numpydoc_sections(doc: str) -> Dict[str, List[str]]:
 
 
 def test_every_public_function_has_numpydoc_parameters_returns_and_examples() -> None:
-    functions = [name for name in rocketmq_spark.__all__ if inspect.isfunction(getattr(rocketmq_spark, name))]
+    functions = [
+        name for name in rocketmq_spark.__all__ if inspect.isfunction(getattr(rocketmq_spark, name))
+    ]
     assert len(functions) >= 14, functions
     for name in functions:
         function = getattr(rocketmq_spark, name)
         signature = inspect.signature(function)
-        untyped = [p for p in signature.parameters.values() if p.annotation is inspect.Parameter.empty]
+        untyped = [
+            p for p in signature.parameters.values() if p.annotation is inspect.Parameter.empty
+        ]
         assert not untyped and signature.return_annotation is not inspect.Signature.empty, name
         assert function.__doc__, f"{name} has no docstring"
         sections = _numpydoc_sections(function.__doc__)
         for title in ("Parameters", "Returns", "Examples"):
             assert title in sections, f"{name}: no {title} section (numpydoc)"
-        # Every parameter is described, once, and nothing else: "name : type" or "a, b : type" lines.
+        # Every parameter is described, once, and nothing else: "name : type" or "a, b : type"
+        # lines.
         documented = [
             word
             for line in sections["Parameters"]
@@ -556,12 +747,16 @@ def test_every_public_function_has_numpydoc_parameters_returns_and_examples() ->
         returns = [line for line in sections["Returns"] if line and not line.startswith(" ")]
         assert len(returns) == 1, (name, returns)
         examples = [line for line in sections["Examples"] if line.startswith(">>> ")]
-        assert examples and any(name in line for line in examples), f"{name}: its examples do not call it"
+        assert examples and any(name in line for line in examples), (
+            f"{name}: its examples do not call it"
+        )
 
 
 def test_modules_doctests_pass() -> None:
     for module in ("_positions", "_jar"):
-        result = doctest.testmod(sys.modules[f"rocketmq_spark.{module}"], optionflags=doctest.ELLIPSIS)
+        result = doctest.testmod(
+            sys.modules[f"rocketmq_spark.{module}"], optionflags=doctest.ELLIPSIS
+        )
         assert result.failed == 0 and result.attempted > 0, (module, result)
 
 
@@ -578,7 +773,8 @@ def test_mypy_strict_is_clean() -> None:
 
 
 def test_the_package_never_touches_the_jvm() -> None:
-    # Spark Connect sessions have no JVM: these would fail there (the e2e tests also run under Connect).
+    # Spark Connect sessions have no JVM: these would fail there (the e2e tests also run under
+    # Connect).
     forbidden = re.compile(r"_jvm|_jsc|_jdf|sparkContext|SparkContext|py4j|pyspark\.core")
     hits = [
         f"{p.name}:{n}: {line.strip()}"
@@ -601,18 +797,28 @@ class _FakeBuilder:
 
 
 def test_configure_appends_to_spark_jars_and_never_overwrites() -> None:
-    builder = configure_spark_with_rocketmq(_FakeBuilder("/opt/a.jar,/opt/b.jar"))  # type: ignore[arg-type]
+    builder = configure_spark_with_rocketmq(
+        _FakeBuilder("/opt/a.jar,/opt/b.jar")  # type: ignore[arg-type]
+    )
     assert builder._options["spark.jars"] == f"/opt/a.jar,/opt/b.jar,{jar_path()}"
     again = configure_spark_with_rocketmq(builder)  # type: ignore[arg-type]
     assert again._options["spark.jars"] == f"/opt/a.jar,/opt/b.jar,{jar_path()}"
-    assert configure_spark_with_rocketmq(_FakeBuilder(""))._options["spark.jars"] == jar_path()  # type: ignore
+    assert (
+        configure_spark_with_rocketmq(_FakeBuilder(""))._options["spark.jars"]  # type: ignore
+        == jar_path()
+    )
 
 
 def test_one_version_for_the_jar_and_the_package_and_the_pinned_pyspark() -> None:
     build = (REPO_ROOT / "build.sbt").read_text()
     assert 'file("python/rocketmq_spark/_version.py")' in build  # sbt reads the package's version
-    assert Path(jar_path()).name == f"rocketmq-spark-connector-assembly_2.13-{rocketmq_spark.__version__}.jar"
-    spark_version = re.search(r'val sparkVersion = "([^"]+)"', build).group(1)  # type: ignore[union-attr]
+    assert (
+        Path(jar_path()).name
+        == f"rocketmq-spark-connector-assembly_2.13-{rocketmq_spark.__version__}.jar"
+    )
+    spark_version = re.search(  # type: ignore[union-attr]
+        r'val sparkVersion = "([^"]+)"', build
+    ).group(1)
     pins = (REPO_ROOT / "python" / "requirements-test.txt").read_text()
     assert f"pyspark[connect]=={spark_version}" in pins
     assert pyspark.__version__ == spark_version

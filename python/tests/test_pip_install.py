@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""pip: the wheel installed into a fresh virtual environment, used by a plain script, as a new user would."""
+"""pip: the wheel installed into a fresh virtual environment, used by a plain script, as a new user
+would."""
 
 from __future__ import annotations
 
@@ -29,8 +30,15 @@ from embedded_rocketmq import REPO_ROOT, unique_topic
 from spark_processes import LOCAL_SUBMIT_ARGS
 
 
-def test_a_fresh_virtualenv_installs_the_wheel_and_reads_and_writes(rocketmq: Any, tmp_path: Path) -> None:
-    wheel = REPO_ROOT / "python" / "dist" / f"rocketmq_spark-{rocketmq_spark.__version__}-py3-none-any.whl"
+def test_a_fresh_virtualenv_installs_the_wheel_and_reads_and_writes(
+    rocketmq: Any, tmp_path: Path
+) -> None:
+    wheel = (
+        REPO_ROOT
+        / "python"
+        / "dist"
+        / f"rocketmq_spark-{rocketmq_spark.__version__}-py3-none-any.whl"
+    )
     assert wheel.is_file(), f"{wheel} is missing: dev/build-python builds it"
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
@@ -38,12 +46,19 @@ def test_a_fresh_virtualenv_installs_the_wheel_and_reads_and_writes(rocketmq: An
     # What pip resolves for the wheel's own requirement (pyspark>=4.2,<5), not the test suite's pin.
     subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], check=True, timeout=900)
     spark_version = subprocess.run(
-        [str(python), "-c", "import pyspark; print(pyspark.__version__)"], capture_output=True, text=True, check=True
+        [str(python), "-c", "import pyspark; print(pyspark.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
 
     topic = unique_topic("quickstart")
     rocketmq.create_topic(topic, queues=4)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_", "VIRTUAL_ENV"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYSPARK", "SPARK_", "VIRTUAL_ENV"))
+    }
     env["PYSPARK_SUBMIT_ARGS"] = LOCAL_SUBMIT_ARGS
     done = subprocess.run(
         [

@@ -12,8 +12,9 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The README's and the install guide's commands are those the distribution tests run, for this version; the Python
-API page names every public name of the package; the README's links lead to files that exist."""
+"""The README's and the install guide's commands are those the distribution tests run, for this
+version; the Python API page names every public name of the package; the README's links lead to
+files that exist."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def test_quick_start_commands_match_the_tests() -> None:
         "build/sbt connector/publish",
         "--conf spark.jars.ivySettings=$PWD/dev/ivysettings.xml",
         # test_local_cluster.py
-        f'spark-submit --master "local-cluster[2,1,1024]" --jars rocketmq-spark-connector-assembly_2.13-{VERSION}.jar',
+        'spark-submit --master "local-cluster[2,1,1024]" --jars '
+        f"rocketmq-spark-connector-assembly_2.13-{VERSION}.jar",
     ]
     for page, text in (("README.md", README), ("docs/install.md", INSTALL)):
         missing = [e for e in expected if e not in text]
@@ -49,7 +51,9 @@ def test_every_public_name_of_the_package_is_on_the_python_api_page() -> None:
     missing = [
         n
         for n in rocketmq_spark.__all__
-        if not n.startswith("_") and n not in ("FORMAT", "OPTION_KEYS") and f"`{n}" not in PYTHON_API
+        if not n.startswith("_")
+        and n not in ("FORMAT", "OPTION_KEYS")
+        and f"`{n}" not in PYTHON_API
     ]
     assert missing == []
 

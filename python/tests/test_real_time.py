@@ -12,8 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Real-time mode from Python: ``real_time_trigger`` on every pyspark of the matrix (a real-time query where
-pyspark can ask for one, 4.2 and later; the error naming the versions elsewhere)."""
+"""Real-time mode from Python: ``real_time_trigger`` on every pyspark of the matrix (a real-time
+query where pyspark can ask for one, 4.2 and later; the error naming the versions elsewhere)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ pytestmark = [pytest.mark.cross_version, pytest.mark.e2e]
 
 PYSPARK = tuple(int(p) for p in pyspark.__version__.split(".")[:2])
 HAS_TRIGGER = PYSPARK >= (4, 2)
-# Spark 4.3 runs stateful operators (aggregations, deduplication) in real-time mode: the 4.3 leg of dev/test.
+# Spark 4.3 runs stateful operators (aggregations, deduplication) in real-time mode: the 4.3 leg of
+# dev/test.
 HAS_STATEFUL = PYSPARK >= (4, 3)
 
 
@@ -43,7 +44,9 @@ def _lines(folder: Path) -> List[str]:
     return [line for f in folder.glob("*.txt") for line in f.read_text().splitlines()]
 
 
-def test_real_time_trigger_runs_a_query_or_names_the_pyspark_it_needs(spark, rocketmq, tmp_path: Path) -> None:
+def test_real_time_trigger_runs_a_query_or_names_the_pyspark_it_needs(
+    spark, rocketmq, tmp_path: Path
+) -> None:
     topic = unique_topic("rt")
     rocketmq.create_topic(topic, queues=2)
     rocketmq.send(topic, 10, "before-")
@@ -70,7 +73,9 @@ def test_real_time_trigger_runs_a_query_or_names_the_pyspark_it_needs(spark, roc
         return
     query = real_time_trigger(writer, "5 seconds").start()
     try:
-        wait_until("the 10 messages sent before the start", lambda: len(set(_lines(out))) >= 10, 120)
+        wait_until(
+            "the 10 messages sent before the start", lambda: len(set(_lines(out))) >= 10, 120
+        )
         rocketmq.send(topic, 10, "during-")
         wait_until("the 10 messages sent while it runs", lambda: len(set(_lines(out))) >= 20, 120)
         assert query.exception() is None
@@ -82,44 +87,67 @@ def test_real_time_trigger_runs_a_query_or_names_the_pyspark_it_needs(spark, roc
     assert bodies == sorted([f"before-{i}" for i in range(10)] + [f"during-{i}" for i in range(10)])
 
 
-def test_write_rocketmq_stream_real_time_sends_each_row_while_the_batch_runs(spark, rocketmq, tmp_path: Path) -> None:
-    """RocketMQ -> RocketMQ in real-time mode with nothing set but ``real_time``: no allowlist setting, no sink
-    setting. The batch lasts 10 minutes, so rows can only be in the target before its end if each is sent as it
-    arrives."""
+def test_write_rocketmq_stream_real_time_sends_each_row_while_the_batch_runs(
+    spark, rocketmq, tmp_path: Path
+) -> None:
+    """RocketMQ -> RocketMQ in real-time mode with nothing set but ``real_time``: no allowlist
+    setting, no sink setting. The batch lasts 10 minutes, so rows can only be in the target before
+    its end if each is sent as it arrives."""
     source, target = unique_topic("rt-src"), unique_topic("rt-dst")
     rocketmq.create_topic(source, queues=2)
     rocketmq.create_topic(target, queues=2)
-    stream = read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST).select("body")
+    stream = read_rocketmq_stream(
+        spark, rocketmq.name_server, source, starting_offsets=EARLIEST
+    ).select("body")
     key = "spark.sql.streaming.realTimeMode.allowlistCheck"
     before = spark.conf.get(key, None)
     if not HAS_TRIGGER:
-        with pytest.raises(RuntimeError, match=f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}"):
+        with pytest.raises(
+            RuntimeError, match=f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}"
+        ):
             write_rocketmq_stream(stream, rocketmq.name_server, target, real_time="10 minutes")
         return
     query = write_rocketmq_stream(
-        stream, rocketmq.name_server, target, real_time="10 minutes", checkpoint_location=str(tmp_path / "cp")
+        stream,
+        rocketmq.name_server,
+        target,
+        real_time="10 minutes",
+        checkpoint_location=str(tmp_path / "cp"),
     )
     try:
-        assert spark.conf.get(key, None) == before, "the session's allowlist setting was left changed"
+        assert spark.conf.get(key, None) == before, (
+            "the session's allowlist setting was left changed"
+        )
         rocketmq.send(source, 10, "rt-")
-        wait_until("the 10 rows in the target topic", lambda: len(rocketmq.bodies(target)) >= 10, 60)
+        wait_until(
+            "the 10 rows in the target topic", lambda: len(rocketmq.bodies(target)) >= 10, 60
+        )
         assert query.isActive and query.exception() is None
-        assert query.lastProgress is None, "a real-time batch ended: the rows may have waited for its end"
+        assert query.lastProgress is None, (
+            "a real-time batch ended: the rows may have waited for its end"
+        )
     finally:
         query.stop()
     assert sorted(rocketmq.bodies(target)) == sorted(f"rt-{i}" for i in range(10))
 
 
-def test_an_exactly_once_real_time_write_is_refused_before_anything_is_sent(spark, rocketmq, tmp_path: Path) -> None:
-    """A real-time batch outlives the brokers' half messages: ``exactly_once`` is refused when the query plans its
-    write, naming the option, and nothing reaches the target (before pyspark 4.2, ``real_time`` itself is refused)."""
+def test_an_exactly_once_real_time_write_is_refused_before_anything_is_sent(
+    spark, rocketmq, tmp_path: Path
+) -> None:
+    """A real-time batch outlives the brokers' half messages: ``exactly_once`` is refused when the
+    query plans its write, naming the option, and nothing reaches the target (before pyspark 4.2,
+    ``real_time`` itself is refused)."""
     source, target = unique_topic("rt-eo-src"), unique_topic("rt-eo-dst")
     rocketmq.create_topic(source, queues=2)
     rocketmq.create_topic(target, queues=2)
     rocketmq.send(source, 5, "eo-")
-    stream = read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST).select("body")
+    stream = read_rocketmq_stream(
+        spark, rocketmq.name_server, source, starting_offsets=EARLIEST
+    ).select("body")
     if not HAS_TRIGGER:
-        with pytest.raises(RuntimeError, match=f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}"):
+        with pytest.raises(
+            RuntimeError, match=f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}"
+        ):
             write_rocketmq_stream(stream, rocketmq.name_server, target, real_time="1 minute")
         return
     query = write_rocketmq_stream(
@@ -136,33 +164,46 @@ def test_an_exactly_once_real_time_write_is_refused_before_anything_is_sent(spar
     finally:
         query.stop()
     text = str(refused.value)
-    assert "ROCKETMQ_OPTION_NOT_ALLOWED.REAL_TIME_EXACTLY_ONCE" in text and "'deliveryGuarantee'" in text, text
+    assert (
+        "ROCKETMQ_OPTION_NOT_ALLOWED.REAL_TIME_EXACTLY_ONCE" in text
+        and "'deliveryGuarantee'" in text
+    ), text
     assert rocketmq.bodies(target) == []
 
 
 def _execution_of(query: Any) -> Optional[str]:
-    """The class that runs ``query`` in the Spark driver (None over Spark Connect, whose client cannot see it)."""
+    """The class that runs ``query`` in the Spark driver (None over Spark Connect, whose client
+    cannot see it)."""
     jsq = getattr(query, "_jsq", None)
     return None if jsq is None else jsq.streamingQuery().getClass().getSimpleName()
 
 
-@pytest.mark.skipif(not HAS_STATEFUL, reason="Spark 4.3 tracks real-time progress asynchronously: the 4.3 leg")
+@pytest.mark.skipif(
+    not HAS_STATEFUL, reason="Spark 4.3 tracks real-time progress asynchronously: the 4.3 leg"
+)
 def test_a_stateless_real_time_write_tracks_progress_as_sparks_kafka_sink_does_and_resumes(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    """Spark 4.3 writes a stateless real-time query's offset and commit logs while its next batch runs, for sinks
-    on a list of its own (Kafka's); ``write_rocketmq_stream(real_time=...)`` gets the RocketMQ sink the same. Over
-    a batch end (5-second batches) and a stop and restart from the checkpoint, every message sent reaches the
-    target (at least once: a stopped batch is read again)."""
+    """Spark 4.3 writes a stateless real-time query's offset and commit logs while its next batch
+    runs, for sinks on a list of its own (Kafka's); ``write_rocketmq_stream(real_time=...)`` gets
+    the RocketMQ sink the same. Over a batch end (5-second batches) and a stop and restart from the
+    checkpoint, every message sent reaches the target (at least once: a stopped batch is read
+    again)."""
     source, target = unique_topic("rt-apt-src"), unique_topic("rt-apt-dst")
     rocketmq.create_topic(source, queues=2)
     rocketmq.create_topic(target, queues=2)
     checkpoint = str(tmp_path / "cp")
 
     def start() -> Any:
-        stream = read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST).select("body")
+        stream = read_rocketmq_stream(
+            spark, rocketmq.name_server, source, starting_offsets=EARLIEST
+        ).select("body")
         return write_rocketmq_stream(
-            stream, rocketmq.name_server, target, real_time="5 seconds", checkpoint_location=checkpoint
+            stream,
+            rocketmq.name_server,
+            target,
+            real_time="5 seconds",
+            checkpoint_location=checkpoint,
         )
 
     def running(query: Any, stored: int) -> bool:
@@ -190,20 +231,32 @@ def test_a_stateless_real_time_write_tracks_progress_as_sparks_kafka_sink_does_a
 
 
 def _stateful_copy(
-    spark, rocketmq, tmp_path: Path, name: str, transform: Callable[[Any], Any], shuffle_partitions: int = 1
+    spark,
+    rocketmq,
+    tmp_path: Path,
+    name: str,
+    transform: Callable[[Any], Any],
+    shuffle_partitions: int = 1,
 ) -> Tuple[Any, str, str]:
-    """Starts ``transform`` of a one-queue source topic into a new target topic under ``real_time="10 minutes"``,
-    on one shuffle partition: the batch holds a task slot for the source's queue and one for the shuffle partition
-    for all its 10 minutes (``local[2]``). Returns the query, the source and the target."""
+    """Starts ``transform`` of a one-queue source topic into a new target topic under
+    ``real_time="10 minutes"``, on one shuffle partition: the batch holds a task slot for the
+    source's queue and one for the shuffle partition for all its 10 minutes (``local[2]``). Returns
+    the query, the source and the target."""
     source, target = unique_topic(f"rt-{name}-src"), unique_topic(f"rt-{name}-dst")
     rocketmq.create_topic(source, queues=1)
     rocketmq.create_topic(target, queues=1)
     partitions = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions))
     try:
-        stream = transform(read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST))
+        stream = transform(
+            read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST)
+        )
         query = write_rocketmq_stream(
-            stream, rocketmq.name_server, target, real_time="10 minutes", checkpoint_location=str(tmp_path / "cp")
+            stream,
+            rocketmq.name_server,
+            target,
+            real_time="10 minutes",
+            checkpoint_location=str(tmp_path / "cp"),
         )
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", partitions)
@@ -211,7 +264,8 @@ def _stateful_copy(
 
 
 def _error_it_fails_with(query: Any) -> str:
-    """The error ``query`` fails with (within two minutes: it must fail); the query is stopped either way."""
+    """The error ``query`` fails with (within two minutes: it must fail); the query is stopped
+    either way."""
     try:
         with pytest.raises(StreamingQueryException) as failed:
             query.awaitTermination(120)
@@ -221,48 +275,61 @@ def _error_it_fails_with(query: Any) -> str:
 
 
 def _distinct_bodies(df: Any) -> Any:
-    """The bodies of a RocketMQ stream as strings, each once (``dropDuplicates``: a stateful operator)."""
+    """The bodies of a RocketMQ stream as strings, each once (``dropDuplicates``: a stateful
+    operator)."""
     return df.selectExpr("CAST(body AS STRING) AS body").dropDuplicates(["body"])
 
 
 def _await_marker_while_the_batch_runs(query, rocketmq, target: str, marker: str) -> None:
-    """Waits for ``marker`` in ``target``; the query must still run its first 10-minute batch (nothing waited for
-    a batch end). Stops the query whatever happens."""
+    """Waits for ``marker`` in ``target``; the query must still run its first 10-minute batch
+    (nothing waited for a batch end). Stops the query whatever happens."""
     try:
 
         def stored() -> bool:
-            # A query that failed never stores the marker: fail now, with its error, not after the deadline.
+            # A query that failed never stores the marker: fail now, with its error, not after the
+            # deadline.
             assert query.exception() is None, f"the query failed: {query.exception()}"
             return marker in rocketmq.bodies(target)
 
         wait_until(f"{marker} in the target topic", stored, 120)
         assert query.isActive and query.exception() is None
-        assert query.lastProgress is None, "a real-time batch ended: the rows may have waited for its end"
+        assert query.lastProgress is None, (
+            "a real-time batch ended: the rows may have waited for its end"
+        )
     finally:
         query.stop()
 
 
-@pytest.mark.skipif(not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg")
+@pytest.mark.skipif(
+    not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg"
+)
 def test_a_stateful_real_time_query_sends_each_row_after_its_shuffle_while_the_batch_runs(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    """RocketMQ -> dropDuplicates -> RocketMQ under ``real_time``: the sink runs after the shuffle, in a task that
-    reads nothing from RocketMQ, and still sends each row as it comes (the batch lasts 10 minutes). Each body is
-    sent twice, in order, into a one-queue topic, then an end marker: once the marker is in the target, so is
-    every body before it, each once."""
+    """RocketMQ -> dropDuplicates -> RocketMQ under ``real_time``: the sink runs after the shuffle,
+    in a task that reads nothing from RocketMQ, and still sends each row as it comes (the batch
+    lasts 10 minutes). Each body is sent twice, in order, into a one-queue topic, then an end
+    marker: once the marker is in the target, so is every body before it, each once."""
     query, source, target = _stateful_copy(spark, rocketmq, tmp_path, "dedup", _distinct_bodies)
     # The harness sends bodies prefix0, prefix1, ...: one message per command, each command twice.
     for prefix in [f"dup-{i}-" for i in range(20)] + ["dup-end-"]:
         rocketmq.send(source, 1, prefix)
         rocketmq.send(source, 1, prefix)
     _await_marker_while_the_batch_runs(query, rocketmq, target, "dup-end-0")
-    assert sorted(rocketmq.bodies(target)) == sorted([f"dup-{i}-0" for i in range(20)] + ["dup-end-0"])
+    assert sorted(rocketmq.bodies(target)) == sorted(
+        [f"dup-{i}-0" for i in range(20)] + ["dup-end-0"]
+    )
 
 
-@pytest.mark.skipif(not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg")
-def test_a_real_time_count_per_key_sends_each_update_while_the_batch_runs(spark, rocketmq, tmp_path: Path) -> None:
-    """RocketMQ -> count per body -> RocketMQ under ``real_time`` (update output): each updated count is sent as it
-    comes, after the shuffle, while the 10-minute batch runs; the last count stored per key is the number sent."""
+@pytest.mark.skipif(
+    not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg"
+)
+def test_a_real_time_count_per_key_sends_each_update_while_the_batch_runs(
+    spark, rocketmq, tmp_path: Path
+) -> None:
+    """RocketMQ -> count per body -> RocketMQ under ``real_time`` (update output): each updated
+    count is sent as it comes, after the shuffle, while the 10-minute batch runs; the last count
+    stored per key is the number sent."""
     query, source, target = _stateful_copy(
         spark,
         rocketmq,
@@ -289,13 +356,16 @@ def test_a_real_time_count_per_key_sends_each_update_while_the_batch_runs(spark,
     assert last == {"k-a-0": 5, "k-b-0": 3, "k-c-0": 1, "k-end-0": 1}
 
 
-@pytest.mark.skipif(not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg")
+@pytest.mark.skipif(
+    not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg"
+)
 def test_drop_duplicates_within_watermark_in_real_time_fails_with_sparks_error_naming_the_operator(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    """Spark 4.3's real-time mode does not run ``dropDuplicatesWithinWatermark`` (its operator is not in Spark's
-    real-time allowlist): the query fails at its first batch with Spark's error naming the operator, and stores
-    nothing; the connector neither hides the refusal nor turns the check off for it."""
+    """Spark 4.3's real-time mode does not run ``dropDuplicatesWithinWatermark`` (its operator is
+    not in Spark's real-time allowlist): the query fails at its first batch with Spark's error
+    naming the operator, and stores nothing; the connector neither hides the refusal nor turns the
+    check off for it."""
     query, source, target = _stateful_copy(
         spark,
         rocketmq,
@@ -315,13 +385,18 @@ def test_drop_duplicates_within_watermark_in_real_time_fails_with_sparks_error_n
     assert rocketmq.bodies(target) == []
 
 
-@pytest.mark.skipif(not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg")
+@pytest.mark.skipif(
+    not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg"
+)
 def test_a_stateful_real_time_query_that_outgrows_the_slots_fails_at_start_naming_them(
     spark, rocketmq, tmp_path: Path
 ) -> None:
-    """One source queue and dropDuplicates on two shuffle partitions need three task slots at once; ``local[2]`` has
-    two: the query fails before its tasks run, naming the queue, the stateful stage and both numbers."""
-    query, source, target = _stateful_copy(spark, rocketmq, tmp_path, "slots", _distinct_bodies, shuffle_partitions=2)
+    """One source queue and dropDuplicates on two shuffle partitions need three task slots at once;
+    ``local[2]`` has two: the query fails before its tasks run, naming the queue, the stateful stage
+    and both numbers."""
+    query, source, target = _stateful_copy(
+        spark, rocketmq, tmp_path, "slots", _distinct_bodies, shuffle_partitions=2
+    )
     text = _error_it_fails_with(query)
     assert "ROCKETMQ_REAL_TIME_INSUFFICIENT_SLOTS" in text, text
     assert "needs 3 task slots" in text and "has 2" in text, text
@@ -330,22 +405,30 @@ def test_a_stateful_real_time_query_that_outgrows_the_slots_fails_at_start_namin
     assert rocketmq.bodies(target) == []
 
 
-def test_real_time_queries_started_at_once_from_two_threads_both_run(spark, rocketmq, tmp_path: Path) -> None:
-    """``write_rocketmq_stream(real_time=...)`` turns Spark's sink allowlist check off around ``start()`` and puts the
-    session's value back. Two threads starting at once must both start (neither with the check already put back by
-    the other) and leave the session's setting as it was (not the other's ``false``)."""
+def test_real_time_queries_started_at_once_from_two_threads_both_run(
+    spark, rocketmq, tmp_path: Path
+) -> None:
+    """``write_rocketmq_stream(real_time=...)`` turns Spark's sink allowlist check off around
+    ``start()`` and puts the session's value back. Two threads starting at once must both start
+    (neither with the check already put back by the other) and leave the session's setting as it was
+    (not the other's ``false``)."""
     key = "spark.sql.streaming.realTimeMode.allowlistCheck"
     pairs = [(unique_topic(f"rt2-src{i}"), unique_topic(f"rt2-dst{i}")) for i in range(2)]
     for source, target in pairs:
-        # One queue each: a real-time query holds a task slot per queue for its whole batch; two fit local[2].
+        # One queue each: a real-time query holds a task slot per queue for its whole batch; two fit
+        # local[2].
         rocketmq.create_topic(source, queues=1)
         rocketmq.create_topic(target, queues=1)
     streams = [
-        read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST).select("body")
+        read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST).select(
+            "body"
+        )
         for source, _ in pairs
     ]
     if not HAS_TRIGGER:
-        with pytest.raises(RuntimeError, match=f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}"):
+        with pytest.raises(
+            RuntimeError, match=f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}"
+        ):
             write_rocketmq_stream(streams[0], rocketmq.name_server, pairs[0][1], real_time=True)
         return
     before = spark.conf.get(key, None)
@@ -372,9 +455,13 @@ def test_real_time_queries_started_at_once_from_two_threads_both_run(spark, rock
     for thread in threads:
         thread.join(180)
     try:
-        assert not any(thread.is_alive() for thread in threads), "a start did not return within 180 s"
+        assert not any(thread.is_alive() for thread in threads), (
+            "a start did not return within 180 s"
+        )
         assert not errors, f"a concurrent real-time start failed: {errors[0]!r}"
-        assert spark.conf.get(key, None) == before, "the session's allowlist setting was left changed"
+        assert spark.conf.get(key, None) == before, (
+            "the session's allowlist setting was left changed"
+        )
         for source, _ in pairs:
             rocketmq.send(source, 5, "rt2-")
         for _, target in pairs:

@@ -12,12 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The artifacts RELEASING.md publishes, against what Maven Central and PyPI accept: each connector artifact
-with its jar, sources jar, javadoc jar and a POM naming what Central asks for; the wheel passing ``twine check``.
+"""The artifacts RELEASING.md publishes, against what Maven Central and PyPI accept: each connector
+artifact with its jar, sources jar, javadoc jar and a POM naming what Central asks for; the wheel
+passing ``twine check``.
 
-Reads the checkout's Maven repository as ``build/sbt connector/publish connectorSpark35_212/publish
-connectorSpark35_213/publish`` leaves it (dev/test does it before pytest) and python/dist as dev/build-python
-leaves it. No network.
+Reads the checkout's Maven repository as
+``build/sbt connector/publish connectorSpark35_212/publish connectorSpark35_213/publish`` leaves it
+(dev/test does it before pytest) and python/dist as dev/build-python leaves it. No network.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ POM_NAMESPACE = {"m": "http://maven.apache.org/POM/4.0.0"}
 
 
 def _jar_problems(jar: Path, wanted: str, entry_suffixes: tuple[str, ...]) -> List[str]:
-    """What is wrong with ``jar``: missing, not a jar, or without any entry ending in one of ``entry_suffixes``."""
+    """What is wrong with ``jar``: missing, not a jar, or without any entry ending in one of
+    ``entry_suffixes``."""
     if not jar.is_file():
         return [f"no {wanted} ({jar.name})"]
     if not zipfile.is_zipfile(jar):
@@ -99,7 +101,9 @@ def test_the_wheel_passes_twine_check() -> None:
     dist = REPO_ROOT / "python" / "dist"
     wheel = dist / f"rocketmq_spark-{rocketmq_spark.__version__}-py3-none-any.whl"
     assert wheel.is_file(), f"no {wheel}: dev/build-python builds it"
-    assert importlib.util.find_spec("twine"), "twine is not installed in .venv: dev/build-python installs it"
+    assert importlib.util.find_spec("twine"), (
+        "twine is not installed in .venv: dev/build-python installs it"
+    )
     # The sdist too, when one was built: PyPI checks every file uploaded.
     files = [wheel] + sorted(dist.glob(f"rocketmq_spark-{rocketmq_spark.__version__}.tar.gz"))
     done = subprocess.run(

@@ -12,9 +12,10 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The connector against a RocketMQ 4.9.7 broker, the line many production clusters still run: batch and
-streaming reads and writes, tags filtered by the broker, offsets in the checkpoint. The client is the
-connector's own (5.5.0, remoting protocol); the broker is Maven Central's 4.9.7, run as its own process."""
+"""The connector against a RocketMQ 4.9.7 broker, the line many production clusters still run: batch
+and streaming reads and writes, tags filtered by the broker, offsets in the checkpoint. The client
+is the connector's own (5.5.0, remoting protocol); the broker is Maven Central's 4.9.7, run as its
+own process."""
 
 from __future__ import annotations
 
@@ -49,11 +50,16 @@ def test_batch_write_and_read_with_tags_on_a_4_9_broker(spark, broker49) -> None
     topic = unique_topic("b49")
     broker49.create_topic(topic, queues=4)
     rows = [(f"order-{i}", "even" if i % 2 == 0 else "odd") for i in range(200)]
-    write_rocketmq(spark.createDataFrame(rows, "body STRING, tags STRING"), broker49.name_server, topic)
+    write_rocketmq(
+        spark.createDataFrame(rows, "body STRING, tags STRING"), broker49.name_server, topic
+    )
     # And one request per row, which spreads them over the queues.
     more = [(f"single-{i}", "odd") for i in range(40)]
     write_rocketmq(
-        spark.createDataFrame(more, "body STRING, tags STRING"), broker49.name_server, topic, send_batch_messages=1
+        spark.createDataFrame(more, "body STRING, tags STRING"),
+        broker49.name_server,
+        topic,
+        send_batch_messages=1,
     )
 
     got = (
@@ -66,12 +72,14 @@ def test_batch_write_and_read_with_tags_on_a_4_9_broker(spark, broker49) -> None
     assert {r.brokerName for r in got} == {"broker-49"}
     assert len({r.queueId for r in got}) > 1
     evens = read_rocketmq(spark, broker49.name_server, topic, sub_expression="even")
-    assert sorted(r.body for r in evens.selectExpr("CAST(body AS STRING) AS body").collect()) == sorted(
-        b for b, t in rows if t == "even"
-    )
+    assert sorted(
+        r.body for r in evens.selectExpr("CAST(body AS STRING) AS body").collect()
+    ) == sorted(b for b, t in rows if t == "even")
 
 
-def test_streaming_topic_to_topic_on_a_4_9_broker_resumes_from_its_checkpoint(spark, broker49, tmp_path: Path) -> None:
+def test_streaming_topic_to_topic_on_a_4_9_broker_resumes_from_its_checkpoint(
+    spark, broker49, tmp_path: Path
+) -> None:
     source, sink = unique_topic("s49"), unique_topic("k49")
     broker49.create_topic(source, queues=4)
     broker49.create_topic(sink, queues=2)
@@ -79,7 +87,11 @@ def test_streaming_topic_to_topic_on_a_4_9_broker_resumes_from_its_checkpoint(sp
 
     def copy_available() -> None:
         stream = read_rocketmq_stream(
-            spark, broker49.name_server, source, starting_offsets=EARLIEST, max_offsets_per_trigger=50
+            spark,
+            broker49.name_server,
+            source,
+            starting_offsets=EARLIEST,
+            max_offsets_per_trigger=50,
         )
         query = write_rocketmq_stream(
             stream.selectExpr("upper(CAST(body AS STRING)) AS body"),
@@ -92,20 +104,29 @@ def test_streaming_topic_to_topic_on_a_4_9_broker_resumes_from_its_checkpoint(sp
         assert not query.isActive and query.exception() is None
 
     write_rocketmq(
-        spark.createDataFrame([(f"e-{i}",) for i in range(120)], "body STRING"), broker49.name_server, source
+        spark.createDataFrame([(f"e-{i}",) for i in range(120)], "body STRING"),
+        broker49.name_server,
+        source,
     )
     copy_available()
     write_rocketmq(
-        spark.createDataFrame([(f"e-{i}",) for i in range(120, 150)], "body STRING"), broker49.name_server, source
+        spark.createDataFrame([(f"e-{i}",) for i in range(120, 150)], "body STRING"),
+        broker49.name_server,
+        source,
     )
     copy_available()  # from the checkpoint: only the 30 new ones
 
-    copied = read_rocketmq(spark, broker49.name_server, sink).selectExpr("CAST(body AS STRING) AS body").collect()
+    copied = (
+        read_rocketmq(spark, broker49.name_server, sink)
+        .selectExpr("CAST(body AS STRING) AS body")
+        .collect()
+    )
     assert sorted(r.body for r in copied) == sorted(f"E-{i}" for i in range(150))
 
 
 def test_exactly_once_batch_write_on_a_4_9_broker(spark, broker49) -> None:
-    """Half messages, the driver's pipelined commits and the sharding keys' order work on a 4.9 broker too."""
+    """Half messages, the driver's pipelined commits and the sharding keys' order work on a 4.9
+    broker too."""
     topic = unique_topic("eo49")
     broker49.create_topic(topic, queues=4)
     rows = [(f"{i % 4}:{i:05d}", str(i % 4)) for i in range(4000)]
@@ -128,12 +149,17 @@ def test_exactly_once_batch_write_on_a_4_9_broker(spark, broker49) -> None:
     assert all(bodies == sorted(bodies) for bodies in by_key.values())
 
 
-def test_store_time_filters_pushed_to_a_4_9_broker_return_what_spark_alone_returns(spark, broker49) -> None:
-    """A 4.9 broker's time index answers the offset stored nearest a time, not the first stored at or after it:
-    each cut is checked by the store time of the message beside it, so a pushed filter loses no row."""
+def test_store_time_filters_pushed_to_a_4_9_broker_return_what_spark_alone_returns(
+    spark, broker49
+) -> None:
+    """A 4.9 broker's time index answers the offset stored nearest a time, not the first stored at
+    or after it: each cut is checked by the store time of the message beside it, so a pushed filter
+    loses no row."""
     topic = unique_topic("t49")
     broker49.create_topic(topic, queues=2)
-    for burst in range(3):  # bursts: many messages share a millisecond, with gaps between the bursts
+    for burst in range(
+        3
+    ):  # bursts: many messages share a millisecond, with gaps between the bursts
         rows = [(f"b{burst}-{i}",) for i in range(400)]
         write_rocketmq(spark.createDataFrame(rows, "body STRING"), broker49.name_server, topic)
     every = read_rocketmq(spark, broker49.name_server, topic).selectExpr(
@@ -146,7 +172,9 @@ def test_store_time_filters_pushed_to_a_4_9_broker_return_what_spark_alone_retur
         counts[ms] = counts.get(ms, 0) + 1
     times = sorted(counts)
     crowded = sorted(times, key=lambda ms: -counts[ms])[:3]  # a cut inside a run of one millisecond
-    gaps = [a + 1 for a, b in zip(times, times[1:], strict=False) if b - a > 2][:3]  # a time nobody was stored at
+    gaps = [a + 1 for a, b in zip(times, times[1:], strict=False) if b - a > 2][
+        :3
+    ]  # a time nobody was stored at
     for t in sorted(set(crowded + gaps + [times[0], times[-1]])):
         for op in (">=", "<"):
             pushed = read_rocketmq(spark, broker49.name_server, topic).where(
@@ -154,7 +182,9 @@ def test_store_time_filters_pushed_to_a_4_9_broker_return_what_spark_alone_retur
             )
             plan = pushed._jdf.queryExecution().executedPlan().toString()
             assert "storeTimestamp" in plan.split("pushedFilters=")[1], plan
-            got = sorted(r.body for r in pushed.selectExpr("CAST(body AS STRING) AS body").collect())
+            got = sorted(
+                r.body for r in pushed.selectExpr("CAST(body AS STRING) AS body").collect()
+            )
             want = sorted(b for b, ms in stored if (ms >= t if op == ">=" else ms < t))
             assert got == want, f"storeTimestamp {op} {t}: {len(got)} rows, {len(want)} expected"
 
@@ -174,7 +204,9 @@ def test_group_start_for_a_group_that_never_committed_on_a_4_9_broker(spark, bro
     group = f"never-{topic}"
     # None: groupOffsetFallback's default, latest.
     for fallback, expected in ((None, []), (EARLIEST, sorted(bodies))):
-        assert _bodies(_read_from_group(spark, broker49, topic, group, fallback)) == expected, fallback
+        assert _bodies(_read_from_group(spark, broker49, topic, group, fallback)) == expected, (
+            fallback
+        )
 
 
 def test_group_start_at_committed_offsets_0_included_on_a_4_9_broker(spark, broker49, tmp_path):

@@ -12,15 +12,18 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The Scala smoke suite of the compatibility matrix (it-tests/src/smoke/.../RocketMQSmokeSuite.scala).
+"""The Scala smoke suite of the compatibility matrix
+(it-tests/src/smoke/.../RocketMQSmokeSuite.scala).
 
-It runs on the pyspark of this interpreter through its spark-submit, with the connector jar the Python package
-picks for that Spark: dev/test-spark-version runs it on 3.5.0 (its Scala 2.12 build), 4.0.5, 4.1.4 and 4.3.0
-(the Scala 2.13 build compiled against 4.2). dev/test deselects it in its main pass, on Spark 4.2, where the rest
-of that pass already makes each of its checks on the same jar (dev/test says which); run by hand, it runs there
-too. Spark 3.5 with Scala 2.13, which no pyspark ships, gets its own run in the main suite: a plain JVM on the
-classpath sbt resolved for it (Spark 3.5.0's Scala 2.13 jars from Maven Central). Needs ``build/sbt
-smokeSpark4/exportSmoke smokeSpark35_212/exportSmoke smokeSpark35_213/exportSmoke`` (dev/test does it).
+It runs on the pyspark of this interpreter through its spark-submit, with the connector jar the
+Python package picks for that Spark: dev/test-spark-version runs it on 3.5.0 (its Scala 2.12 build),
+4.0.5, 4.1.4 and 4.3.0 (the Scala 2.13 build compiled against 4.2). dev/test deselects it in its
+main pass, on Spark 4.2, where the rest of that pass already makes each of its checks on the same
+jar (dev/test says which); run by hand, it runs there too. Spark 3.5 with Scala 2.13, which no
+pyspark ships, gets its own run in the main suite: a plain JVM on the classpath sbt resolved for it
+(Spark 3.5.0's Scala 2.13 jars from Maven Central). Needs
+``build/sbt smokeSpark4/exportSmoke smokeSpark35_212/exportSmoke smokeSpark35_213/exportSmoke``
+(dev/test does it).
 """
 
 from __future__ import annotations
@@ -42,8 +45,8 @@ MAIN_CLASS = "org.apache.spark.sql.rocketmq.smoke.RocketMQSmokeSuite"
 
 
 def _checks(spark_version: str) -> int:
-    """Six checks, a seventh (real-time mode) on Spark 4.1 and later, two more (stateful real-time mode:
-    dropDuplicates, transformWithState) on 4.3 and later."""
+    """Six checks, a seventh (real-time mode) on Spark 4.1 and later, two more (stateful real-time
+    mode: dropDuplicates, transformWithState) on 4.3 and later."""
     version = tuple(int(p) for p in spark_version.split(".")[:2])
     return 6 + (version >= (4, 1)) + 2 * (version >= (4, 3))
 
@@ -55,7 +58,8 @@ def _smoke_file(name: str) -> Path:
     path = SMOKE / name
     if not path.is_file():
         pytest.fail(
-            f"{path} is missing: run build/sbt smokeSpark4/exportSmoke smokeSpark35_212/exportSmoke "
+            f"{path} is missing: run build/sbt smokeSpark4/exportSmoke "
+            "smokeSpark35_212/exportSmoke "
             "smokeSpark35_213/exportSmoke (dev/test does it)"
         )
     return path
@@ -65,20 +69,28 @@ def _topics(rocketmq) -> List[str]:
     topics = [unique_topic(f"smoke-{role}") for role in ("source", "copy", "stream")]
     for topic in topics:
         rocketmq.create_topic(topic, queues=2)
-    # The stateful real-time checks' (Spark 4.3 and later; dropDuplicates, then transformWithState): one queue each,
-    # so that a batch holds two cores.
-    stateful = [unique_topic(f"smoke-{check}-{role}") for check in ("dedup", "state") for role in ("source", "target")]
+    # The stateful real-time checks' (Spark 4.3 and later; dropDuplicates, then transformWithState):
+    # one queue each, so that a batch holds two cores.
+    stateful = [
+        unique_topic(f"smoke-{check}-{role}")
+        for check in ("dedup", "state")
+        for role in ("source", "target")
+    ]
     for topic in stateful:
         rocketmq.create_topic(topic, queues=1)
     return topics + stateful
 
 
-def _assert_all_passed(done: "subprocess.CompletedProcess[str]", spark_version: str, scala_binary: str) -> None:
+def _assert_all_passed(
+    done: "subprocess.CompletedProcess[str]", spark_version: str, scala_binary: str
+) -> None:
     # Spark's INFO lines (stderr) bury a failure: the checks' own lines are on stdout.
     errors = "\n".join(line for line in done.stderr.splitlines() if " INFO " not in line)[-4000:]
     summary = SUMMARY.search(done.stdout)
     failed = "\n".join(line for line in done.stdout.splitlines() if line.startswith("FAILED - "))
-    assert done.returncode == 0 and summary is not None, failed + "\n" + done.stdout[-8000:] + errors
+    assert done.returncode == 0 and summary is not None, (
+        failed + "\n" + done.stdout[-8000:] + errors
+    )
     assert summary.group(1) == spark_version
     assert summary.group(2).startswith(scala_binary + ".")
     checks = _checks(spark_version)
@@ -92,7 +104,8 @@ def test_the_scala_smoke_suite_passes_on_this_pyspark(rocketmq) -> None:
     spark35 = version.startswith("3.5.")
     smoke_jar = _smoke_file("smokeSpark35_212.jar" if spark35 else "smokeSpark4.jar")
     args = [rocketmq.name_server, *_topics(rocketmq)]
-    # local[3]: the real-time check's batch holds two cores (one per queue) while a batch write needs a third.
+    # local[3]: the real-time check's batch holds two cores (one per queue) while a batch write
+    # needs a third.
     command = submit_command("local[3]", jar_path(version), smoke_jar, *args)
     primary = len(command) - len(args) - 1
     command[primary:primary] = ["--class", MAIN_CLASS]
@@ -101,7 +114,9 @@ def test_the_scala_smoke_suite_passes_on_this_pyspark(rocketmq) -> None:
 
 
 # Not cross_version: once, in the main suite.
-def test_the_scala_smoke_suite_passes_on_spark_3_5_with_scala_2_13(rocketmq, tmp_path: Path) -> None:
+def test_the_scala_smoke_suite_passes_on_spark_3_5_with_scala_2_13(
+    rocketmq, tmp_path: Path
+) -> None:
     java_args = _smoke_file("smokeSpark35_213-java-args").read_text().split("\n")
     classpath_at = java_args.index("-cp") + 1
     java_args[classpath_at] += ":" + jar_path("3.5.0", "2.13")

@@ -12,12 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The Spark internals the connector reads (RocketMQSparkInternals: a running query's execution, trigger, plan,
-sink and checkpoint, and the stream thread's local properties) resolve on the pyspark running this test. dev/test
-runs it on every pyspark of the matrix, so a Spark release that renames one fails here, not in a user's job, where
-the connector only logs a warning and goes without. The continuous-processing property is checked by what it
-changes: test_streaming.py's continuous copy sees its rows only if the sink reads it (Python's foreach writer does
-not run under continuous processing)."""
+"""The Spark internals the connector reads (RocketMQSparkInternals: a running query's execution,
+trigger, plan, sink and checkpoint, and the stream thread's local properties) resolve on the pyspark
+running this test. dev/test runs it on every pyspark of the matrix, so a Spark release that renames
+one fails here, not in a user's job, where the connector only logs a warning and goes without. The
+continuous-processing property is checked by what it changes: test_streaming.py's continuous copy
+sees its rows only if the sink reads it (Python's foreach writer does not run under continuous
+processing)."""
 
 from __future__ import annotations
 
@@ -62,7 +63,9 @@ def _property_recorder(out: Path, names: Dict[str, str]) -> Any:
     return Recorder()
 
 
-def test_each_spark_internal_the_connector_reads_resolves_on_a_running_query(spark: Any, tmp_path: Path) -> None:
+def test_each_spark_internal_the_connector_reads_resolves_on_a_running_query(
+    spark: Any, tmp_path: Path
+) -> None:
     internals = _internals(spark)
     names = {"query_id": internals.QueryIdProperty(), "run_id": internals.JobGroupProperty()}
     seen = tmp_path / "micro-batch.json"
@@ -77,7 +80,8 @@ def test_each_spark_internal_the_connector_reads_resolves_on_a_running_query(spa
     )
     try:
         wait_until("a task of the query's first batch", seen.exists, timeout_s=120)
-        # The stream thread's local properties reach its tasks: the query id, and the run id as its job group.
+        # The stream thread's local properties reach its tasks: the query id, and the run id as its
+        # job group.
         assert json.loads(seen.read_text()) == {"query_id": query.id, "run_id": query.runId}
         running = internals.runningExecution(spark._jsparkSession, query.id)
         assert running.isDefined(), "the running query is not among the session's active queries"
@@ -98,6 +102,8 @@ def test_real_time_mode_s_trigger_is_recognised_where_spark_has_it(spark: Any) -
     try:
         trigger = jvm.org.apache.spark.sql.streaming.Trigger.RealTime("5 seconds")
     except Exception as e:  # py4j: no such method before Spark 4.1
-        assert spark.version.startswith(("3.", "4.0.")), f"Spark {spark.version} has no Trigger.RealTime: {e}"
+        assert spark.version.startswith(("3.", "4.0.")), (
+            f"Spark {spark.version} has no Trigger.RealTime: {e}"
+        )
         return
     assert _internals(spark).isRealTimeTrigger(trigger)

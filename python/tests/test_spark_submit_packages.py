@@ -12,13 +12,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The connector as a Maven artifact: ``spark-submit --packages`` resolves it (and rocketmq-client) and
-a plain PySpark script, with no rocketmq_spark import, writes and reads a topic through it.
+"""The connector as a Maven artifact: ``spark-submit --packages`` resolves it (and rocketmq-client)
+and a plain PySpark script, with no rocketmq_spark import, writes and reads a topic through it.
 
 Needs the artifact in the checkout's own Maven repository: ``build/sbt connector/publish`` writes
-target/maven-repo (dev/test does it), which ``dev/ivysettings.xml`` puts ahead of Maven Central. The test runs
-spark-submit with a home whose ~/.m2 holds POMs without their jars, as Maven leaves after version mediation:
-Spark's default resolver chain trusts those and fails; the settings file never reads ~/.m2.
+target/maven-repo (dev/test does it), which ``dev/ivysettings.xml`` puts ahead of Maven Central. The
+test runs spark-submit with a home whose ~/.m2 holds POMs without their jars, as Maven leaves after
+version mediation: Spark's default resolver chain trusts those and fails; the settings file never
+reads ~/.m2.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ from embedded_rocketmq import REPO_ROOT, unique_topic
 from spark_processes import CLIENT_LOG_OPTION, spark_env, spark_submit
 
 GROUP = "io.github.rocketmq-spark"
-# The artifact for the running pyspark: the test runs in the cross-version legs too (pyspark 3.5 is Scala 2.12).
-# The spark35 artifact is the shaded jar, the client inside it: Spark 3.5's guava 14 would shadow the client's.
+# The artifact for the running pyspark: the test runs in the cross-version legs too (pyspark 3.5 is
+# Scala 2.12). The spark35 artifact is the shaded jar, the client inside it: Spark 3.5's guava 14
+# would shadow the client's.
 SPARK35 = pyspark.__version__.startswith("3.5.")
 ARTIFACT = "rocketmq-spark-connector-spark35_2.12" if SPARK35 else "rocketmq-spark-connector_2.13"
 ROWS = 200
@@ -70,14 +72,17 @@ def poisoned_home(home: Path, client_version: str, version: str) -> Path:
         folder.mkdir(parents=True)
         (folder / f"{artifact}-{v}.pom").write_text(
             "<project><modelVersion>4.0.0</modelVersion>"
-            f"<groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{v}</version></project>"
+            f"<groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+            f"<version>{v}</version></project>"
         )
     return home
 
 
 def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> None:
     version = rocketmq_spark.__version__
-    published = REPOSITORY / Path(*GROUP.split(".")) / ARTIFACT / version / f"{ARTIFACT}-{version}.pom"
+    published = (
+        REPOSITORY / Path(*GROUP.split(".")) / ARTIFACT / version / f"{ARTIFACT}-{version}.pom"
+    )
     if not published.is_file():
         project = "connectorSpark35_212" if SPARK35 else "connector"
         pytest.fail(f"{published} is missing: run build/sbt {project}/publish (dev/test does it)")
@@ -87,7 +92,9 @@ def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> Non
     topic = unique_topic("packages")
     rocketmq.create_topic(topic, queues=4)
     script = Path(__file__).parent / "scripts" / "packages_read_write.py"
-    ivy = tmp_path / "ivy"  # fresh every run: a republished artifact of the same version is never stale
+    ivy = (
+        tmp_path / "ivy"
+    )  # fresh every run: a republished artifact of the same version is never stale
     command = [
         spark_submit(),
         "--master",
@@ -108,20 +115,25 @@ def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> Non
     ]
     # The JVM that resolves the packages takes its home (and so ~/.m2) from user.home.
     env = spark_env(SPARK_SUBMIT_OPTS=f"-Duser.home={home}")
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path
+    )
     exited_at = time.time()
     # Spark's INFO lines bury the failure: show the rest.
     assert done.returncode == 0, (
-        "\n".join(line for line in done.stderr.splitlines() if " INFO " not in line)[-6000:] + done.stdout
+        "\n".join(line for line in done.stderr.splitlines() if " INFO " not in line)[-6000:]
+        + done.stdout
     )
 
-    # Ivy: our artifact from the checkout's repository, the RocketMQ client from Maven Central, nothing from
-    # the poisoned ~/.m2, no netty (Spark's).
+    # Ivy: our artifact from the checkout's repository, the RocketMQ client from Maven Central,
+    # nothing from the poisoned ~/.m2, no netty (Spark's).
     assert re.search(
-        rf"found {re.escape(GROUP)}#{ARTIFACT};{re.escape(version)} in rocketmq-spark-local", done.stderr
+        rf"found {re.escape(GROUP)}#{ARTIFACT};{re.escape(version)} in rocketmq-spark-local",
+        done.stderr,
     ), done.stderr[-6000:]
     client_found = re.search(
-        rf"found org\.apache\.rocketmq#rocketmq-client;{re.escape(client_version)} in central", done.stderr
+        rf"found org\.apache\.rocketmq#rocketmq-client;{re.escape(client_version)} in central",
+        done.stderr,
     )
     assert (client_found is None) if SPARK35 else (client_found is not None), done.stderr[-6000:]
     assert "local-m2-cache" not in done.stderr
@@ -150,10 +162,14 @@ def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> Non
     retrieved = str((ivy / "jars").resolve())
     assert result["connector_from"] == f"file:{retrieved}/{GROUP}_{ARTIFACT}-{version}.jar"
     client_jar = (
-        f"{GROUP}_{ARTIFACT}-{version}.jar" if SPARK35 else f"org.apache.rocketmq_rocketmq-client-{client_version}.jar"
+        f"{GROUP}_{ARTIFACT}-{version}.jar"
+        if SPARK35
+        else f"org.apache.rocketmq_rocketmq-client-{client_version}.jar"
     )
     assert result["client_from"] == f"file:{retrieved}/{client_jar}"
-    assert result["netty_from"].startswith(f"file:{Path(pyspark.__file__).resolve().parent / 'jars'}/netty-")
+    assert result["netty_from"].startswith(
+        f"file:{Path(pyspark.__file__).resolve().parent / 'jars'}/netty-"
+    )
     spark_jars = result["spark_jars"].split(",")
     assert f"file://{retrieved}/{GROUP}_{ARTIFACT}-{version}.jar" in spark_jars, spark_jars
     assert all(j.startswith(f"file://{retrieved}/") for j in spark_jars), spark_jars

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Which jar runs on which Spark: the package's choice by version, and what each jar's bytecode may touch."""
+"""Which jar runs on which Spark: the package's choice by version, and what each jar's bytecode may
+touch."""
 
 from __future__ import annotations
 
@@ -28,10 +29,18 @@ pytestmark = pytest.mark.cross_version
 
 
 def test_each_supported_spark_gets_its_own_jar() -> None:
-    assert Path(jar_path("4.0.5")).name == f"rocketmq-spark-connector-assembly_2.13-{__version__}.jar"
+    assert (
+        Path(jar_path("4.0.5")).name == f"rocketmq-spark-connector-assembly_2.13-{__version__}.jar"
+    )
     assert jar_path("4.3.0") == jar_path("4.0.0") == jar_path("4.2.0", "2.13")
-    assert Path(jar_path("3.5.0")).name == f"rocketmq-spark-connector-spark35-assembly_2.12-{__version__}.jar"
-    assert Path(jar_path("3.5.2", "2.13")).name == f"rocketmq-spark-connector-spark35-assembly_2.13-{__version__}.jar"
+    assert (
+        Path(jar_path("3.5.0")).name
+        == f"rocketmq-spark-connector-spark35-assembly_2.12-{__version__}.jar"
+    )
+    assert (
+        Path(jar_path("3.5.2", "2.13")).name
+        == f"rocketmq-spark-connector-spark35-assembly_2.13-{__version__}.jar"
+    )
     assert all(Path(jar_path(v)).is_file() for v in ("3.5.9", "4.1.4"))
 
 
@@ -50,19 +59,25 @@ def _entries(jar: Path) -> list[tuple[str, int]]:
 def test_a_spark35_jar_made_from_the_package_is_the_jar_the_build_made(
     scala: str, built: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The package holds the Spark 3.5 jars as differences from the Spark 4 jar; jar_path writes them whole, once."""
+    """The package holds the Spark 3.5 jars as differences from the Spark 4 jar; jar_path writes
+    them whole, once."""
     monkeypatch.setenv("ROCKETMQ_SPARK_JAR_CACHE", str(tmp_path))
     made = Path(jar_path("3.5.0", scala))
     assert made.is_relative_to(tmp_path)
     name = f"rocketmq-spark-connector-spark35-assembly_{scala}-{__version__}.jar"
     original = Path(__file__).resolve().parents[2] / built / name
     if not original.is_file():
-        pytest.fail(f"{original} is missing: run build/sbt connectorSpark35_{scala.replace('.', '')}/assembly")
+        pytest.fail(
+            f"{original} is missing: run build/sbt "
+            f"connectorSpark35_{scala.replace('.', '')}/assembly"
+        )
     assert made.name == name and _entries(made) == _entries(original)
     with zipfile.ZipFile(made) as z:
         assert z.testzip() is None
     mtime = made.stat().st_mtime_ns
-    assert jar_path("3.5.0", scala) == str(made) and made.stat().st_mtime_ns == mtime  # made once, then reused
+    assert (
+        jar_path("3.5.0", scala) == str(made) and made.stat().st_mtime_ns == mtime
+    )  # made once, then reused
 
 
 @pytest.mark.parametrize(
@@ -75,7 +90,9 @@ def test_a_spark35_jar_made_from_the_package_is_the_jar_the_build_made(
         ("latest", None, "Cannot read the Spark version 'latest'"),
     ],
 )
-def test_an_unsupported_spark_is_refused_naming_what_is_supported(version: str, scala: str | None, text: str) -> None:
+def test_an_unsupported_spark_is_refused_naming_what_is_supported(
+    version: str, scala: str | None, text: str
+) -> None:
     with pytest.raises(ValueError) as e:
         jar_path(version, scala)
     assert text in str(e.value)
@@ -94,7 +111,8 @@ def _class_versions(jar: str) -> dict[str, int]:
 
 
 def test_the_scala_2_12_jar_is_java_8_bytecode_throughout() -> None:
-    """Databricks 15.4 LTS runs Spark 3.5 on JDK 8 by default: one newer class and the query fails to load."""
+    """Databricks 15.4 LTS runs Spark 3.5 on JDK 8 by default: one newer class and the query fails
+    to load."""
     versions = _class_versions(jar_path("3.5.0"))
     assert len(versions) > 1000
     newer = {name: v for name, v in versions.items() if v > 52}
@@ -103,7 +121,24 @@ def test_the_scala_2_12_jar_is_java_8_bytecode_throughout() -> None:
 
 def _referenced_classes(class_file: bytes) -> set[str]:
     """The classes a class file's constant pool names (CONSTANT_Class entries), as a/b/C."""
-    sizes = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4, 18: 4, 19: 2, 20: 2}
+    sizes = {
+        3: 4,
+        4: 4,
+        5: 8,
+        6: 8,
+        7: 2,
+        8: 2,
+        9: 4,
+        10: 4,
+        11: 4,
+        12: 4,
+        15: 3,
+        16: 2,
+        17: 4,
+        18: 4,
+        19: 2,
+        20: 2,
+    }
     count = struct.unpack(">H", class_file[8:10])[0]
     utf8: dict[int, str] = {}
     class_refs: list[int] = []
@@ -140,11 +175,12 @@ REAL_TIME_API = "org/apache/spark/sql/connector/read/streaming/SupportsRealTimeM
 
 
 def test_the_jar_touches_no_spark_class_the_running_spark_lacks() -> None:
-    """Every Spark or Scala class the connector's own bytecode names exists in the pyspark running this test, with
-    the jar jar_path() picks for it. dev/test runs it on every pyspark of the matrix, 3.5.0 and 4.0.5 (the oldest of
-    each line) included: Spark 4.1 added org.apache.spark.BreakingChangeInfo, whose absence crashed every error on
-    4.0, and a jar built against a newer Spark than the cluster's fails the same way. The real-time classes are
-    exempt where Spark has no real-time mode: nothing of ours names them, so nothing loads them there."""
+    """Every Spark or Scala class the connector's own bytecode names exists in the pyspark running
+    this test, with the jar jar_path() picks for it. dev/test runs it on every pyspark of the
+    matrix, 3.5.0 and 4.0.5 (the oldest of each line) included: Spark 4.1 added
+    org.apache.spark.BreakingChangeInfo, whose absence crashed every error on 4.0, and a jar built
+    against a newer Spark than the cluster's fails the same way. The real-time classes are exempt
+    where Spark has no real-time mode: nothing of ours names them, so nothing loads them there."""
     import pyspark
 
     spark = _running_spark_classes()
@@ -154,17 +190,28 @@ def test_the_jar_touches_no_spark_class_the_running_spark_lacks() -> None:
     naming_real_time: dict[str, set[str]] = {}
     with zipfile.ZipFile(jar_path()) as z:
         for name in z.namelist():
-            if name.startswith("org/apache/spark/sql/rocketmq/") and name.endswith(".class") and "/shaded/" not in name:
+            if (
+                name.startswith("org/apache/spark/sql/rocketmq/")
+                and name.endswith(".class")
+                and "/shaded/" not in name
+            ):
                 real_time_class = name.startswith(REAL_TIME_ONLY)
                 for ref in _referenced_classes(z.read(name)):
                     ours = ref.startswith("org/apache/spark/sql/rocketmq/")
                     if ours and ref.startswith(REAL_TIME_ONLY) and not real_time_class:
                         naming_real_time.setdefault(ref, set()).add(name)
                     exempt = real_time_class and not real_time
-                    if ref.startswith(("org/apache/spark/", "scala/")) and not ours and ref not in spark and not exempt:
+                    if (
+                        ref.startswith(("org/apache/spark/", "scala/"))
+                        and not ours
+                        and ref not in spark
+                        and not exempt
+                    ):
                         missing.setdefault(ref, set()).add(name)
     assert not missing, f"classes pyspark {pyspark.__version__} lacks: {sorted(missing)[:10]}"
-    assert not naming_real_time, f"real-time classes named outside real-time mode: {naming_real_time}"
+    assert not naming_real_time, (
+        f"real-time classes named outside real-time mode: {naming_real_time}"
+    )
 
 
 def test_real_time_classes_are_in_the_jar_exactly_where_spark_has_real_time_mode() -> None:

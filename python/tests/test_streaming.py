@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Streaming through the package: read_rocketmq_stream into write_rocketmq_stream, in classic and Connect mode."""
+"""Streaming through the package: read_rocketmq_stream into write_rocketmq_stream, in classic and
+Connect mode."""
 
 from __future__ import annotations
 
@@ -27,13 +28,15 @@ from waiting import wait_until
 
 
 def _progress(progress: Any, field: str) -> Any:
-    """A field of a progress report: pyspark 4 gives progress objects (over Connect too, where the fields are
-    attributes), pyspark 3.5 plain dicts."""
+    """A field of a progress report: pyspark 4 gives progress objects (over Connect too, where the
+    fields are attributes), pyspark 3.5 plain dicts."""
     return getattr(progress, field) if hasattr(progress, field) else progress[field]
 
 
 @pytest.mark.e2e
-def test_stream_from_one_topic_into_another_in_rate_limited_batches(spark, rocketmq, tmp_path: Path) -> None:
+def test_stream_from_one_topic_into_another_in_rate_limited_batches(
+    spark, rocketmq, tmp_path: Path
+) -> None:
     source, sink = unique_topic("src"), unique_topic("dst")
     rocketmq.create_topic(source, queues=4)
     rocketmq.create_topic(sink, queues=2)
@@ -43,7 +46,9 @@ def test_stream_from_one_topic_into_another_in_rate_limited_batches(spark, rocke
         spark, rocketmq.name_server, source, starting_offsets=EARLIEST, max_offsets_per_trigger=40
     )
     assert stream.isStreaming
-    upper = stream.selectExpr("upper(CAST(body AS STRING)) AS body", "CAST(queueId AS STRING) AS tags")
+    upper = stream.selectExpr(
+        "upper(CAST(body AS STRING)) AS body", "CAST(queueId AS STRING) AS tags"
+    )
     query = write_rocketmq_stream(
         upper,
         rocketmq.name_server,
@@ -60,7 +65,8 @@ def test_stream_from_one_topic_into_another_in_rate_limited_batches(spark, rocke
     batches = [n for n in rows if n > 0]
     assert sorted(batches, reverse=True) == [40, 40, 10]
     assert sorted(rocketmq.bodies(sink)) == sorted(f"E-{i}" for i in range(90))
-    # The last batch's progress: how long its messages waited in RocketMQ, how long its sends took to be acknowledged.
+    # The last batch's progress: how long its messages waited in RocketMQ, how long its sends took
+    # to be acknowledged.
     last = query.lastProgress
     waited = _progress(_progress(last, "sources")[0], "metrics")
     acks = _progress(_progress(last, "sink"), "metrics")
@@ -80,7 +86,9 @@ def test_streaming_aggregation_in_update_mode(spark, rocketmq, tmp_path: Path) -
     rocketmq.send(source, 30, "w", tag="t")  # bodies w0..w29
 
     counts = (
-        read_rocketmq_stream(spark, rocketmq.name_server, source, sub_expression="t", starting_offsets=EARLIEST)
+        read_rocketmq_stream(
+            spark, rocketmq.name_server, source, sub_expression="t", starting_offsets=EARLIEST
+        )
         .selectExpr("substr(CAST(body AS STRING), -1) AS digit")
         .groupBy("digit")
         .count()
@@ -102,13 +110,16 @@ def test_streaming_aggregation_in_update_mode(spark, rocketmq, tmp_path: Path) -
 
 @pytest.mark.e2e
 @pytest.mark.cross_version  # Spark's commit protocol and continuous mode: checked on each release
-def test_write_rocketmq_stream_continuous_copies_each_row_as_it_arrives(spark, rocketmq, tmp_path: Path) -> None:
+def test_write_rocketmq_stream_continuous_copies_each_row_as_it_arrives(
+    spark, rocketmq, tmp_path: Path
+) -> None:
     source, sink = unique_topic("csrc"), unique_topic("cdst")
     rocketmq.create_topic(source, queues=2)  # a task slot per queue: local[2]
     rocketmq.create_topic(sink, queues=2)
     rocketmq.send(source, 20, "c-")
     stream = read_rocketmq_stream(spark, rocketmq.name_server, source, starting_offsets=EARLIEST)
-    # Progress recorded every 10 minutes: the rows can only be in the target before that if each is sent at once.
+    # Progress recorded every 10 minutes: the rows can only be in the target before that if each is
+    # sent at once.
     query = write_rocketmq_stream(
         stream.select("body"),
         rocketmq.name_server,
@@ -117,22 +128,35 @@ def test_write_rocketmq_stream_continuous_copies_each_row_as_it_arrives(spark, r
         continuous="10 minutes",
     )
     try:
-        wait_until(f"20 messages copied into {sink}", lambda: len(rocketmq.bodies(sink)) >= 20, timeout_s=120)
+        wait_until(
+            f"20 messages copied into {sink}",
+            lambda: len(rocketmq.bodies(sink)) >= 20,
+            timeout_s=120,
+        )
         assert query.exception() is None
         assert sorted(rocketmq.bodies(sink)) == sorted(f"c-{i}" for i in range(20))
     finally:
         query.stop()
-    with pytest.raises(ValueError, match="continuous and available_now|available_now and continuous"):
-        write_rocketmq_stream(stream, rocketmq.name_server, sink, continuous="1 second", available_now=True)
+    with pytest.raises(
+        ValueError, match="continuous and available_now|available_now and continuous"
+    ):
+        write_rocketmq_stream(
+            stream, rocketmq.name_server, sink, continuous="1 second", available_now=True
+        )
 
 
 @pytest.mark.e2e
-def test_a_duration_text_goes_to_the_connector_which_names_the_option(spark, rocketmq, tmp_path: Path) -> None:
-    # Python passes a duration's text as given (it once checked it in words of its own): the connector refuses it
-    # when the query plans its first batch, naming the option and the value.
-    stream = read_rocketmq_stream(spark, rocketmq.name_server, unique_topic("never-read"), max_trigger_delay="soon")
+def test_a_duration_text_goes_to_the_connector_which_names_the_option(
+    spark, rocketmq, tmp_path: Path
+) -> None:
+    # Python passes a duration's text as given (it once checked it in words of its own): the
+    # connector refuses it when the query plans its first batch, naming the option and the value.
+    stream = read_rocketmq_stream(
+        spark, rocketmq.name_server, unique_topic("never-read"), max_trigger_delay="soon"
+    )
     query = None
-    with pytest.raises(Exception) as caught:  # noqa: B017 - a StreamingQueryException, classic or Connect
+    # B017: a StreamingQueryException, classic or Connect.
+    with pytest.raises(Exception) as caught:  # noqa: B017
         query = (
             stream.writeStream.format("noop")
             .option("checkpointLocation", str(tmp_path / "cp"))

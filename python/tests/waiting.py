@@ -12,8 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The one way the tests and their Spark scripts wait: poll a condition until it holds, up to a deadline.
-No imports beyond the standard library, so scripts run by spark-submit can use it too."""
+"""The one way the tests and their Spark scripts wait: poll a condition until it holds, up to a
+deadline. No imports beyond the standard library, so scripts run by spark-submit can use it too."""
 
 from __future__ import annotations
 
@@ -21,8 +21,11 @@ import time
 from typing import Callable
 
 
-def wait_until(what: str, condition: Callable[[], bool], timeout_s: float, poll_s: float = 0.1) -> None:
-    """Polls ``condition`` until it holds; raises TimeoutError naming ``what`` after ``timeout_s``."""
+def wait_until(
+    what: str, condition: Callable[[], bool], timeout_s: float, poll_s: float = 0.1
+) -> None:
+    """Polls ``condition`` until it holds; raises TimeoutError naming ``what`` after
+    ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     while not condition():
         if time.monotonic() > deadline:

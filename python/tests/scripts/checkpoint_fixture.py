@@ -12,13 +12,15 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Writes the checkpoint fixture of the running pyspark: python/tests/fixtures/checkpoint-spark-<version>.
+"""Writes the checkpoint fixture of the running pyspark:
+python/tests/fixtures/checkpoint-spark-<version>.
 
-Usage: checkpoint_fixture.py <name_server>   (run by dev/write-checkpoint-fixtures, once per pyspark)
+Usage: checkpoint_fixture.py <name_server>   (run by dev/write-checkpoint-fixtures, once per
+pyspark)
 
-Creates nothing itself: topic ``checkpoint-fixture`` (one queue, broker ``broker-a``) must hold m0..m4. Runs
-the query of ``test_checkpoint_compat.QUERY`` with ``AvailableNow`` into JSON files, then copies its
-checkpoint (without Hadoop's .crc files) next to the other fixtures.
+Creates nothing itself: topic ``checkpoint-fixture`` (one queue, broker ``broker-a``) must hold
+m0..m4. Runs the query of ``test_checkpoint_compat.QUERY`` with ``AvailableNow`` into JSON files,
+then copies its checkpoint (without Hadoop's .crc files) next to the other fixtures.
 """
 
 from __future__ import annotations

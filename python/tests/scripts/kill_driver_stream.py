@@ -16,14 +16,16 @@
 the test kills with SIGKILL and starts again from the same checkpoint.
 
 Usage: kill_driver_stream.py <name_server> <topic> <sink_dir> <checkpoint_dir> <max_offsets> run
-       kill_driver_stream.py <name_server> <topic> <sink_dir> <checkpoint_dir> <max_offsets> drain <report.json>
+       kill_driver_stream.py <name_server> <topic> <sink_dir> <checkpoint_dir> <max_offsets> drain
+       <report.json>
 
-<sink_dir> may be rocketmq://<topic>: then the stream writes to that topic with deliveryGuarantee=exactly_once
-(test_exactly_once_kill.py), and ``drain`` reports only its batches.
+<sink_dir> may be rocketmq://<topic>: then the stream writes to that topic with
+deliveryGuarantee=exactly_once (test_exactly_once_kill.py), and ``drain`` reports only its batches.
 
 ``run``: a RocketMQ -> Parquet stream in rate-limited micro-batches, until the process is killed.
-``drain``: the same query with Trigger.AvailableNow (what is in the topic now, then stop), then the sink
-read back through its metadata log; writes every body and (queueId, queueOffset) it holds to the report.
+``drain``: the same query with Trigger.AvailableNow (what is in the topic now, then stop), then the
+sink read back through its metadata log; writes every body and (queueId, queueOffset) it holds to
+the report.
 """
 
 from __future__ import annotations
@@ -84,11 +86,13 @@ def main() -> None:
         raise SystemExit(f"drain failed: {query.exception()}")
     if sink.startswith(ROCKETMQ_SINK):
         with open(sys.argv[7], "w", encoding="utf-8") as out:
-            json.dump({"drain_batches": len([p for p in query.recentProgress if p.numInputRows > 0])}, out)
+            json.dump(
+                {"drain_batches": len([p for p in query.recentProgress if p.numInputRows > 0])}, out
+            )
         spark.stop()
         return
-    # spark.read.parquet of a file sink's directory lists only the files its _spark_metadata log holds: the
-    # part files of a killed batch that never reached the log are not read.
+    # spark.read.parquet of a file sink's directory lists only the files its _spark_metadata log
+    # holds: the part files of a killed batch that never reached the log are not read.
     rows = spark.read.parquet(sink).collect()
     report = {
         "bodies": [r.body for r in rows],

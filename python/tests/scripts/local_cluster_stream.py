@@ -12,12 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Run by test_local_cluster.py with spark-submit --master local-cluster[2,1,1024] --jars <assembly>:
-the shaded jar alone, as a Databricks cluster library provides it. No rocketmq_spark import here.
+"""Run by test_local_cluster.py with spark-submit --master local-cluster[2,1,1024] --jars
+<assembly>: the shaded jar alone, as a Databricks cluster library provides it. No rocketmq_spark
+import here.
 
-Usage: local_cluster_stream.py <name_server> <topic> <output_dir> <checkpoint_dir> <rows>
-Writes <rows> messages from two executors, reads them back with a rate-limited stream, and prints one
-JSON line of what happened.
+Usage: local_cluster_stream.py <name_server> <topic> <output_dir> <checkpoint_dir> <rows> Writes
+<rows> messages from two executors, reads them back with a rate-limited stream, and prints one JSON
+line of what happened.
 """
 
 from __future__ import annotations
@@ -38,7 +39,12 @@ def main() -> None:
     spark = SparkSession.builder.appName("rocketmq-local-cluster").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     jsc = spark.sparkContext._jsc  # test-only: wait for both executor JVMs to register
-    wait_until("both executors to register", lambda: jsc.sc().getExecutorMemoryStatus().size() >= 3, 120, 0.2)
+    wait_until(
+        "both executors to register",
+        lambda: jsc.sc().getExecutorMemoryStatus().size() >= 3,
+        120,
+        0.2,
+    )
     executors = jsc.sc().getExecutorMemoryStatus().size() - 1
 
     # PySpark workers are forked by one daemon per executor: the daemon's pid names the executor.
@@ -52,8 +58,8 @@ def main() -> None:
         .write.format("rocketmq")
         .option("nameServer", name_server)
         .option("topic", topic)
-        # 400 rows per task in batches of 25: the 16 batches of a task go to the 16 queues in turn, so every
-        # queue has messages for the read below.
+        # 400 rows per task in batches of 25: the 16 batches of a task go to the 16 queues in turn,
+        # so every queue has messages for the read below.
         .option("sendBatchMessages", str(int(rows) // 8 // 16))
         .save()
     )
@@ -65,7 +71,12 @@ def main() -> None:
         .option("startingOffsets", "earliest")
         .option("maxOffsetsPerTrigger", str(int(rows) // 3))
         .load()
-        .select(executor_process().alias("executor"), "queueId", "queueOffset", col("body").cast("string"))
+        .select(
+            executor_process().alias("executor"),
+            "queueId",
+            "queueOffset",
+            col("body").cast("string"),
+        )
         .writeStream.format("parquet")
         .option("path", output)
         .option("checkpointLocation", checkpoint)

@@ -12,14 +12,16 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Run by test_spark_submit_packages.py through ``spark-submit --packages``: plain PySpark, no rocketmq_spark.
+"""Run by test_spark_submit_packages.py through ``spark-submit --packages``: plain PySpark, no
+rocketmq_spark.
 
 Usage: packages_read_write.py <name_server> <topic> <rows>
 
-The connector reaches the JVM only as the Maven artifact that --packages resolved. Writes <rows> rows
-(columns body, tags) to <topic> with format("rocketmq"), reads the topic back with format("rocketmq"),
-stops Spark and prints one JSON line: what was written, what was read, where the JVM loaded the
-connector, the RocketMQ client and netty from, and the wall-clock time the script finished.
+The connector reaches the JVM only as the Maven artifact that --packages resolved. Writes <rows>
+rows (columns body, tags) to <topic> with format("rocketmq"), reads the topic back with
+format("rocketmq"), stops Spark and prints one JSON line: what was written, what was read, where the
+JVM loaded the connector, the RocketMQ client and netty from, and the wall-clock time the script
+finished.
 
 JVM options (such as -Drocketmq.log.root) belong on the spark-submit command line: the driver JVM is
 already running when this script builds its session.
@@ -60,13 +62,18 @@ def main() -> None:
         .write.format("rocketmq")
         .option("nameServer", name_server)
         .option("topic", topic)
-        # One message per request: the producer spreads the rows over every queue, so the read covers all
-        # four (in message batches, a write this small lands in one queue).
+        # One message per request: the producer spreads the rows over every queue, so the read
+        # covers all four (in message batches, a write this small lands in one queue).
         .option("sendBatchMessages", "1")
         .save()
     )
 
-    df = spark.read.format("rocketmq").option("nameServer", name_server).option("topic", topic).load()
+    df = (
+        spark.read.format("rocketmq")
+        .option("nameServer", name_server)
+        .option("topic", topic)
+        .load()
+    )
     got = df.selectExpr("CAST(body AS STRING) AS body", "properties", "queueId").collect()
 
     result = {
@@ -77,7 +84,9 @@ def main() -> None:
         "tags": {r.body: json.loads(r.properties).get("TAGS") for r in got},
         "columns": df.columns,
         "spark_jars": spark.conf.get("spark.jars", ""),
-        "connector_from": loaded_from(spark, "org.apache.spark.sql.rocketmq.RocketMQSourceProvider"),
+        "connector_from": loaded_from(
+            spark, "org.apache.spark.sql.rocketmq.RocketMQSourceProvider"
+        ),
         "client_from": loaded_from(spark, "org.apache.rocketmq.client.producer.DefaultMQProducer"),
         "netty_from": loaded_from(spark, "io.netty.channel.Channel"),
     }

@@ -13,7 +13,8 @@
 # limitations under the License.
 
 
-"""Run by test_secured_clusters.py through spark-submit, with ROCKETMQ_ACCESS_KEY and ROCKETMQ_SECRET_KEY set.
+"""Run by test_secured_clusters.py through spark-submit, with ROCKETMQ_ACCESS_KEY and
+ROCKETMQ_SECRET_KEY set.
 
 Usage: secured_read.py <name_server> <topic>
 
@@ -39,7 +40,12 @@ def main() -> None:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("WARN")
-    rows = spark.read.format("rocketmq").option("nameServer", name_server).option("topic", topic).load()
+    rows = (
+        spark.read.format("rocketmq")
+        .option("nameServer", name_server)
+        .option("topic", topic)
+        .load()
+    )
     bodies = [bytes(r.body).decode() for r in rows.select("body").collect()]
     spark.stop()
     print(json.dumps({"bodies": bodies}))

@@ -14,13 +14,14 @@
 
 """The streaming query of dev/soak, run with spark-submit --master local[2] --jars <assembly>.
 
-Usage: soak_stream.py <name_server> <source_topic> <sink> <checkpoint_dir> <max_offsets> <trigger> <stop>
+Usage: soak_stream.py <name_server> <source_topic> <sink> <checkpoint_dir> <max_offsets> <trigger>
+<stop>
        [source:KEY=VALUE | sink:KEY=VALUE ...]
 
-<sink> is ``rocketmq:<topic>`` (a RocketMQ -> RocketMQ copy) or ``parquet:<dir>``. Runs until the file
-<stop> exists (spark-submit gives a Python driver no stdin), then stops the query and the session; prints
-``QUERY_STARTED`` once the query runs, then every 2 s a line of JSON with the last batch and how many
-offsets the query has consumed (from the source's end offsets).
+<sink> is ``rocketmq:<topic>`` (a RocketMQ -> RocketMQ copy) or ``parquet:<dir>``. Runs until the
+file <stop> exists (spark-submit gives a Python driver no stdin), then stops the query and the
+session; prints ``QUERY_STARTED`` once the query runs, then every 2 s a line of JSON with the last
+batch and how many offsets the query has consumed (from the source's end offsets).
 """
 
 from __future__ import annotations
@@ -78,9 +79,15 @@ def main() -> None:
     stop = threading.Event()
 
     def consumed(end_offset: Any) -> int:
-        """How many offsets the source has read up to: the sum of its next offsets over all queues."""
+        """How many offsets the source has read up to: the sum of its next offsets over all
+        queues."""
         offsets = json.loads(end_offset) if isinstance(end_offset, str) else end_offset
-        return sum(n for brokers in offsets["offsets"].values() for queues in brokers.values() for n in queues.values())
+        return sum(
+            n
+            for brokers in offsets["offsets"].values()
+            for queues in brokers.values()
+            for n in queues.values()
+        )
 
     def report() -> None:
         last = -1
@@ -95,7 +102,12 @@ def main() -> None:
     reporter = threading.Thread(target=report, daemon=True)
     reporter.start()
     # Until dev/soak asks to stop (or the query fails); no soak dev/soak runs lasts a day.
-    wait_until("dev/soak to ask to stop", lambda: os.path.exists(stop_file) or not query.isActive, 86400, 0.5)
+    wait_until(
+        "dev/soak to ask to stop",
+        lambda: os.path.exists(stop_file) or not query.isActive,
+        86400,
+        0.5,
+    )
     stop.set()
     failure = query.exception()
     query.stop()
