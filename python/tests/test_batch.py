@@ -124,9 +124,9 @@ def test_exactly_once_batch_and_streaming_writes_store_every_row_once(
     for topic in (source, batch_out, stream_out):
         rocketmq.create_topic(topic, queues=4)
     rows = [(f"row-{i}", f"key-{i % 8}" if i % 2 else None) for i in range(2000)]
-    # An exactly-once task whose half message gets no answer in time fails by design, and local[N] runs no task
-    # twice (a cluster would): this test is about delivery, not a lost answer (RocketMQNetworkFaultSuite's is), so
-    # its sends wait out a broker slowed by a busy machine.
+    # An exactly-once task whose half message gets no answer in time fails by design, and local[N]
+    # runs no task twice (a cluster would): this test is about delivery, not a lost answer
+    # (RocketMQNetworkFaultSuite's is), so its sends wait out a broker slowed by a busy machine.
     patient = 15_000
     write_rocketmq(
         spark.createDataFrame(rows, "body STRING, shardingKey STRING"),
