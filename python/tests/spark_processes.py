@@ -76,18 +76,29 @@ def submit_command(
     return command + [str(script), *args]
 
 
-def spark_env(**extra: str) -> Dict[str, str]:
+C1_ONLY = "-XX:TieredStopAtLevel=1"
+
+
+def spark_env(*, full_jit: bool = False, **extra: str) -> Dict[str, str]:
     """Environment for spark-submit and Python scripts: Spark home is the pyspark package, and
-    Python workers run on this interpreter."""
+    Python workers run on this interpreter. ``full_jit`` takes out the C1-only flag dev/test gives
+    the tests' JVMs, for drivers that stream for minutes, which it slows down."""
     import pyspark
 
-    return dict(
+    env = dict(
         os.environ,
         SPARK_HOME=str(Path(pyspark.__file__).parent),
         PYSPARK_PYTHON=sys.executable,
         PYSPARK_DRIVER_PYTHON=sys.executable,
         **extra,
     )
+    if full_jit and "JAVA_TOOL_OPTIONS" in env:
+        kept = [o for o in env["JAVA_TOOL_OPTIONS"].split() if o != C1_ONLY]
+        if kept:
+            env["JAVA_TOOL_OPTIONS"] = " ".join(kept)
+        else:
+            del env["JAVA_TOOL_OPTIONS"]
+    return env
 
 
 def run_or_dump_threads(

@@ -153,7 +153,7 @@ def start_and_kill(
             driver_command(name_server, topic, sink, checkpoint, max_offsets, "run"),
             stdout=out,
             stderr=subprocess.STDOUT,
-            env=spark_env(),
+            env=spark_env(full_jit=True),
             start_new_session=True,
         )
     try:
@@ -245,7 +245,7 @@ def test_driver_killed_four_times_mid_stream_loses_and_duplicates_nothing(
             ),
             stdout=out,
             stderr=subprocess.STDOUT,
-            env=spark_env(),
+            env=spark_env(full_jit=True),
             timeout=600,
         )
     assert drain.returncode == 0, tail(log)

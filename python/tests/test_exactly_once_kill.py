@@ -117,7 +117,7 @@ def halt_after_decision(
     )
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, env=spark_env(), start_new_session=True
+            command, stdout=out, stderr=subprocess.STDOUT, env=spark_env(full_jit=True), start_new_session=True
         )
     try:
         wait_until(
@@ -239,7 +239,7 @@ def run_kills_and_halt(rocketmq: EmbeddedRocketMQProcess, tmp_path: Path) -> Non
             ),
             stdout=out,
             stderr=subprocess.STDOUT,
-            env=spark_env(),
+            env=spark_env(full_jit=True),
             start_new_session=True,
         )
     try:
