@@ -117,7 +117,11 @@ def halt_after_decision(
     )
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, env=spark_env(full_jit=True), start_new_session=True
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=spark_env(full_jit=True),
+            start_new_session=True,
         )
     try:
         wait_until(
