@@ -166,7 +166,7 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
     val sendingThreads = ConcurrentHashMap.newKeySet[String]()
     val producer = RocketMQProducerPool.borrow(writeSettings)
     try {
-      producer.client.getDefaultMQProducerImpl.registerSendMessageHook(new SendMessageHook {
+      producer.client.producer.getDefaultMQProducerImpl.registerSendMessageHook(new SendMessageHook {
         override def hookName(): String = "sending-thread"
         override def sendMessageBefore(context: SendMessageContext): Unit =
           sendingThreads.add(Thread.currentThread().getName)
