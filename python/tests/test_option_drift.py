@@ -90,6 +90,7 @@ HINTS = {
     "group name": "str",
     "sql92": "str",
     "topics": "Topics",
+    "topic": "str",
     "topic pattern": "str",
     "positive int": "int",
     "non-negative int": "int",

@@ -335,6 +335,20 @@ def test_durations_are_converted_not_checked_the_connector_reads_them() -> None:
     assert ("options", {"nameServer": "h:1", "topic": "t", "transactionTimeout": "30s"}) in df.calls
 
 
+def test_trace_keywords_reach_the_writes_as_the_connectors_trace_options() -> None:
+    df = _BatchWriteRecorder()
+    write_rocketmq(df, "h:1", "t", trace_enabled=True, trace_topic="audit-trace")  # type: ignore[arg-type]
+    expected = {"nameServer": "h:1", "topic": "t", "traceEnabled": "true", "traceTopic": "audit-trace"}
+    assert ("options", expected) in df.calls
+    writer = _StreamRecorder()
+    write_rocketmq_stream(writer, "h:1", "t", checkpoint_location="/cp", trace_enabled=False)  # type: ignore[arg-type]
+    assert ("option", ("traceEnabled", "false")) in writer.calls
+    with pytest.raises(TypeError, match="trace_enabled must be a bool"):
+        write_rocketmq(NO_SPARK, "h:1", "t", trace_enabled="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="trace_topic must not be empty"):
+        write_rocketmq(NO_SPARK, "h:1", "t", trace_topic=" ")
+
+
 def test_options_pass_an_option_by_its_key_and_clash_with_a_keyword_only_on_a_different_value() -> None:
     spark = _ReadRecorder()
     read_rocketmq(spark, "h:1", "t", pull_batch_size=64, options={"pullbatchsize": "64", "futureOption": "x"})  # type: ignore[arg-type]
