@@ -342,7 +342,7 @@ def test_trace_keywords_reach_the_writes_as_the_connectors_trace_options() -> No
     assert ("options", expected) in df.calls
     writer = _StreamRecorder()
     write_rocketmq_stream(writer, "h:1", "t", checkpoint_location="/cp", trace_enabled=False)  # type: ignore[arg-type]
-    assert ("option", ("traceEnabled", "false")) in writer.calls
+    assert ("options", {"nameServer": "h:1", "topic": "t", "traceEnabled": "false"}) in writer.calls
     with pytest.raises(TypeError, match="trace_enabled must be a bool"):
         write_rocketmq(NO_SPARK, "h:1", "t", trace_enabled="yes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="trace_topic must not be empty"):
