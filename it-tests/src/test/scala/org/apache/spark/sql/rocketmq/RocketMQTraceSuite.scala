@@ -16,11 +16,9 @@
 
 package org.apache.spark.sql.rocketmq
 
-import java.nio.charset.StandardCharsets.UTF_8
+import scala.jdk.CollectionConverters._
 
-import scala.collection.JavaConverters._
-
-import org.apache.rocketmq.client.trace.{TraceContext, TraceDataEncoder, TraceType}
+import org.apache.rocketmq.client.trace.{TraceContext, TraceType}
 import org.apache.rocketmq.common.message.MessageType
 import org.apache.rocketmq.common.topic.TopicValidator
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt
@@ -32,12 +30,6 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt
  */
 class RocketMQTraceSuite extends RocketMQSparkSuiteBase {
   import testImplicits._
-
-  /** The Pub records in `traceTopic`, decoded by RocketMQ's own trace decoder. */
-  private def pubRecords(traceTopic: String): Seq[TraceContext] =
-    rocketmq.readAll(traceTopic).flatMap(m =>
-      TraceDataEncoder.decoderFromTraceDataString(new String(m.getBody, UTF_8)).asScala)
-      .filter(_.getTraceType == TraceType.Pub)
 
   /** Writes rows with tags and keys to a new topic; the messages stored, by message id. */
   private def write(options: (String, String)*): Map[String, (String, String, String)] = {
@@ -61,7 +53,8 @@ class RocketMQTraceSuite extends RocketMQSparkSuiteBase {
     assert(written.size === 12)
     var records = Map.empty[String, TraceContext]
     EmbeddedRocketMQ.awaitCondition(s"a trace record of each message in $traceTopic", 60000) {
-      records = pubRecords(traceTopic).map(c => c.getTraceBeans.get(0).getMsgId -> c).toMap
+      records = RocketMQTraceRecords.pubRecords(rocketmq, traceTopic)
+        .map(c => c.getTraceBeans.get(0).getMsgId -> c).toMap
       written.keySet.subsetOf(records.keySet)
     }
     written.foreach { case (msgId, (topic, tags, keys)) =>
@@ -92,8 +85,7 @@ class RocketMQTraceSuite extends RocketMQSparkSuiteBase {
     try {
       val msgId = written.keys.head
       val found = admin.queryMessage(traceTopic, msgId, 64, 0L, System.currentTimeMillis())
-        .getMessageList.asScala.flatMap(m =>
-          TraceDataEncoder.decoderFromTraceDataString(new String(m.getBody, UTF_8)).asScala)
+        .getMessageList.asScala.flatMap(m => RocketMQTraceRecords.decode(m.getBody))
       assert(found.exists(c => c.getTraceType == TraceType.Pub &&
         c.getTraceBeans.get(0).getMsgId == msgId), found)
     } finally admin.shutdown()
@@ -111,7 +103,7 @@ class RocketMQTraceSuite extends RocketMQSparkSuiteBase {
     val untraced = write("traceTopic" -> traceTopic)
     // A traced write afterwards: once its records are in, the first write's would be too.
     assertTraced(write("traceEnabled" -> "true", "traceTopic" -> traceTopic), traceTopic)
-    val recorded = pubRecords(traceTopic).map(_.getTraceBeans.get(0).getMsgId).toSet
+    val recorded = RocketMQTraceRecords.tracedIds(rocketmq, traceTopic)
     assert(untraced.keySet.intersect(recorded).isEmpty)
     assert(recorded.size === 12)
   }
