@@ -111,11 +111,8 @@ def rocketmq_stream_writer(
     max_messages_per_second, max_bytes_per_second : int, optional
         A cap on the messages, or bytes of message bodies, the whole query moves a second, shared out over its tasks
         that run at once (a managed service's rate quota, say).
-    trace_enabled : bool, optional
-        Record each message written in RocketMQ's message trace, as RocketMQ's producers do with trace on (default
-        ``False``; see docs/operations.md#message-traces).
-    trace_topic : str, optional
-        The topic trace records go to (default ``RMQ_SYS_TRACE_TOPIC``).
+    trace_enabled, trace_topic : optional
+        Message traces of the rows written, as :func:`write_rocketmq` takes them.
     access_key, secret_key, security_token, namespace, use_tls, access_channel : optional
         The connection's keywords, as :func:`write_rocketmq` takes them.
     checkpoint_location : str, optional
@@ -236,11 +233,8 @@ def write_rocketmq_stream(
     max_messages_per_second, max_bytes_per_second : int, optional
         A cap on the messages, or bytes of message bodies, the whole query moves a second, shared out over its tasks
         that run at once (a managed service's rate quota, say).
-    trace_enabled : bool, optional
-        Record each message written in RocketMQ's message trace, as RocketMQ's producers do with trace on (default
-        ``False``; see docs/operations.md#message-traces).
-    trace_topic : str, optional
-        The topic trace records go to (default ``RMQ_SYS_TRACE_TOPIC``).
+    trace_enabled, trace_topic : optional
+        Message traces of the rows written, as :func:`write_rocketmq` takes them.
     access_key, secret_key, security_token, namespace, use_tls, access_channel : optional
         The connection's keywords, as :func:`write_rocketmq` takes them.
     checkpoint_location : str, optional

@@ -156,7 +156,7 @@ def test_python_examples_run(spark, rocketmq, example_topics, tmp_path: Path, mo
     counts = rocketmq.bodies("counts")
     assert {f"word-{i}=1" for i in range(5)} <= set(counts), counts[:20]
     # The traced write's Pub records, in RocketMQ's trace format (fields split by \x01), reach the trace topic.
-    traced = f"\x01orders-copy\x01"
+    traced = "\x01orders-copy\x01"
     wait_until(
         "the trace records of the write to orders-copy",
         lambda: any(b.startswith("Pub\x01") and traced in b for b in rocketmq.bodies(TRACE_TOPIC)),

@@ -140,8 +140,9 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
     assert(rocketmq.readAll(topic).map(m => new String(m.getBody, "UTF-8")).sorted === rows.sorted)
   }
 
-  test("a traced write through a proxy records nothing with the proxy's defaults (traceOn false); " +
-    "through one with traceOn, each message's Pub record") {
+  test(
+    "a traced write through a proxy records nothing with the proxy's defaults (traceOn false); " +
+      "through one with traceOn, each message's Pub record") {
     val traceTopic = rocketmq.newTopic("proxy-trace")
     rocketmq.createTopic(traceTopic, queues = 1)
     def tracedWrite(endpoint: String): Set[String] = {

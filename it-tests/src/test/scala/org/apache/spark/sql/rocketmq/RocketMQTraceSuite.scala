@@ -86,8 +86,9 @@ class RocketMQTraceSuite extends RocketMQSparkSuiteBase {
       val msgId = written.keys.head
       val found = admin.queryMessage(traceTopic, msgId, 64, 0L, System.currentTimeMillis())
         .getMessageList.asScala.flatMap(m => RocketMQTraceRecords.decode(m.getBody))
-      assert(found.exists(c => c.getTraceType == TraceType.Pub &&
-        c.getTraceBeans.get(0).getMsgId == msgId), found)
+      assert(found.exists(c =>
+          c.getTraceType == TraceType.Pub &&
+            c.getTraceBeans.get(0).getMsgId == msgId), found)
     } finally admin.shutdown()
   }
 

@@ -174,7 +174,8 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     assert(errorOf(options().topicSelection).getCondition === "ROCKETMQ_MISSING_OPTION.TOPIC")
   }
 
-  test("traces: off by default, RocketMQ's trace topic unless one is named, which must be a topic") {
+  test(
+    "traces: off by default, RocketMQ's trace topic unless one is named, which must be a topic") {
     assert(!options()(TraceEnabled) && options()(TraceTopic) === "RMQ_SYS_TRACE_TOPIC")
     val traced = options("traceEnabled" -> "TRUE", "traceTopic" -> "audit_trace")
     assert(traced(TraceEnabled) && traced(TraceTopic) === "audit_trace")

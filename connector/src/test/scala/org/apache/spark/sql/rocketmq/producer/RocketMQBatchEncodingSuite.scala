@@ -21,7 +21,8 @@ import java.nio.ByteBuffer
 import scala.jdk.CollectionConverters._
 
 import org.apache.rocketmq.common.message.{
-  Message, MessageBatch, MessageConst, MessageDecoder, MessageType}
+  Message, MessageBatch, MessageConst, MessageDecoder, MessageType
+}
 import org.scalatest.funsuite.AnyFunSuite
 
 class RocketMQBatchEncodingSuite extends AnyFunSuite {
@@ -114,11 +115,11 @@ class RocketMQBatchEncodingSuite extends AnyFunSuite {
     encoding.truncate(twoSize, twoCount) // as when the last message made the batch too large
     val ids = decode(encoding.toRequest("t").getBody)
       .map(_.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX))
-    val traced = encoding.tracedMessages
-    assert(traced.map(_.msgId) === ids.take(2))
-    assert(traced.map(m => (m.tags, m.keys, m.bodyLength)) === Seq(("TagA", "k1", 3),
+    val sent = encoding.tracedMessages
+    assert(sent.map(_.msgId) === ids.take(2))
+    assert(sent.map(m => (m.tags, m.keys, m.bodyLength)) === Seq(("TagA", "k1", 3),
       (null, "k2", 3)))
-    assert(traced.forall(_.msgType == MessageType.Normal_Msg))
+    assert(sent.forall(_.msgType == MessageType.Normal_Msg))
     encoding.truncate(size, count)
     assert(encoding.tracedMessages.map(_.msgId) === ids.take(1))
   }
