@@ -115,4 +115,39 @@ class RocketMQTraceSuite extends RocketMQSparkSuiteBase {
       .option("traceEnabled", "true").option("traceTopic", "no spaces").save())
     assert(message.contains("'traceTopic'") && message.contains("no spaces"), message)
   }
+
+  test("a traced write of 50,000 rows stores every row, and records what the dispatcher has room " +
+    "for (the rest are dropped, never waited for)") {
+    val n = 50000
+    def timedWrite(options: (String, String)*): (String, Long) = {
+      val topic = rocketmq.newTopic("trace-load")
+      rocketmq.createTopic(topic, queues = 4)
+      val start = System.nanoTime()
+      spark.range(0, n, 1, 2).selectExpr("CAST(id AS STRING) AS body").write.format("rocketmq")
+        .options(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic) ++ options).save()
+      (topic, (System.nanoTime() - start) / 1000000)
+    }
+    val traceTopic = rocketmq.newTopic("trace-load-records")
+    rocketmq.createTopic(traceTopic, queues = 1)
+    val traced = Seq("traceEnabled" -> "true", "traceTopic" -> traceTopic)
+    // Each first: its producer (and trace dispatcher) starts, and the JVM's code is not yet warm.
+    timedWrite()
+    timedWrite(traced: _*)
+    val (_, plainMs) = timedWrite()
+    val (topic, tracedMs) = timedWrite(traced: _*)
+    assert(rocketmq.latestOffsets(topic).values.sum === n.toLong)
+    // Records go on arriving after the write: until none came for longer than the dispatcher's
+    // five-second flush interval.
+    var (stored, changedAt) = (-1L, System.nanoTime())
+    EmbeddedRocketMQ.awaitCondition("the trace records to stop arriving", 120000) {
+      val now = rocketmq.latestOffsets(traceTopic).values.sum
+      if (now != stored) { stored = now; changedAt = System.nanoTime() }
+      System.nanoTime() - changedAt > 6000L * 1000000
+    }
+    val recorded = RocketMQTraceRecords.pubRecords(rocketmq, traceTopic)
+      .filter(_.getTraceBeans.get(0).getTopic == topic).map(_.getTraceBeans.get(0).getMsgId).toSet
+    info(s"$n rows of 2 tasks: $plainMs ms untraced, $tracedMs ms traced; ${recorded.size} " +
+      s"recorded")
+    assert(recorded.nonEmpty && recorded.size <= n)
+  }
 }
