@@ -48,8 +48,8 @@ class RocketMQTraceSuite extends RocketMQSparkSuiteBase {
   }
 
   /** Waits for a Pub record of each of `written` in `traceTopic`, and checks what it says. */
-  private def assertTraced(written: Map[String, (String, String, String)],
-      traceTopic: String): Unit = {
+  private def assertTraced(written: Map[String, (String, String, String)], traceTopic: String,
+      msgType: MessageType = MessageType.Normal_Msg): Unit = {
     assert(written.size === 12)
     var records = Map.empty[String, TraceContext]
     EmbeddedRocketMQ.awaitCondition(s"a trace record of each message in $traceTopic", 60000) {
@@ -62,7 +62,7 @@ class RocketMQTraceSuite extends RocketMQSparkSuiteBase {
       val bean = record.getTraceBeans.get(0)
       assert((bean.getTopic, bean.getTags, bean.getKeys) === ((topic, tags, keys)), msgId)
       assert(record.getGroupName === "spark-rocketmq-writer" && record.isSuccess)
-      assert(bean.getMsgType === MessageType.Normal_Msg && bean.getBodyLength > 0)
+      assert(bean.getMsgType === msgType && bean.getBodyLength > 0)
       assert(bean.getStoreHost === rocketmq.brokerController.getBrokerAddr)
       assert(bean.getOffsetMsgId != null && bean.getOffsetMsgId != "null")
     }
@@ -96,6 +96,15 @@ class RocketMQTraceSuite extends RocketMQSparkSuiteBase {
     val traceTopic = rocketmq.newTopic("trace")
     rocketmq.createTopic(traceTopic, queues = 1)
     assertTraced(write("traceEnabled" -> "true", "traceTopic" -> traceTopic), traceTopic)
+  }
+
+  test(
+    "an exactly-once write records each half message as RocketMQ's transactional producer does") {
+    val traceTopic = rocketmq.newTopic("trace-eos")
+    rocketmq.createTopic(traceTopic, queues = 1)
+    val written = write("traceEnabled" -> "true", "traceTopic" -> traceTopic,
+      "deliveryGuarantee" -> "exactly_once")
+    assertTraced(written, traceTopic, MessageType.Trans_Msg_Half)
   }
 
   test("without traceEnabled nothing is recorded") {
