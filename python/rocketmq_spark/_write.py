@@ -56,6 +56,8 @@ def write_rocketmq(
     retry_timeout_ms: Optional[int] = None,
     max_messages_per_second: Optional[int] = None,
     max_bytes_per_second: Optional[int] = None,
+    trace_enabled: Optional[bool] = None,
+    trace_topic: Optional[str] = None,
     access_key: Optional[str] = None,
     secret_key: Optional[str] = None,
     security_token: Optional[str] = None,
@@ -127,6 +129,11 @@ def write_rocketmq(
     max_messages_per_second, max_bytes_per_second : int, optional
         A cap on the messages, or bytes of message bodies, the whole query moves a second, shared
         out over its tasks that run at once (a managed service's rate quota, say).
+    trace_enabled : bool, optional
+        Record each message written in RocketMQ's message trace, as RocketMQ's producers do with
+        trace on (default ``False``; see docs/operations.md#message-traces).
+    trace_topic : str, optional
+        The topic trace records go to (default ``RMQ_SYS_TRACE_TOPIC``).
     access_key, secret_key, security_token : str, optional
         ACL credentials (the token for temporary ones).
     namespace : str, optional

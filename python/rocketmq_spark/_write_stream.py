@@ -60,6 +60,8 @@ def rocketmq_stream_writer(
     retry_timeout_ms: Optional[int] = None,
     max_messages_per_second: Optional[int] = None,
     max_bytes_per_second: Optional[int] = None,
+    trace_enabled: Optional[bool] = None,
+    trace_topic: Optional[str] = None,
     access_key: Optional[str] = None,
     secret_key: Optional[str] = None,
     security_token: Optional[str] = None,
@@ -117,6 +119,8 @@ def rocketmq_stream_writer(
     max_messages_per_second, max_bytes_per_second : int, optional
         A cap on the messages, or bytes of message bodies, the whole query moves a second, shared
         out over its tasks that run at once (a managed service's rate quota, say).
+    trace_enabled, trace_topic : optional
+        Message traces of the rows written, as :func:`write_rocketmq` takes them.
     access_key, secret_key, security_token, namespace, use_tls, access_channel : optional
         The connection's keywords, as :func:`write_rocketmq` takes them.
     checkpoint_location : str, optional
@@ -179,6 +183,8 @@ def write_rocketmq_stream(
     retry_timeout_ms: Optional[int] = None,
     max_messages_per_second: Optional[int] = None,
     max_bytes_per_second: Optional[int] = None,
+    trace_enabled: Optional[bool] = None,
+    trace_topic: Optional[str] = None,
     access_key: Optional[str] = None,
     secret_key: Optional[str] = None,
     security_token: Optional[str] = None,
@@ -244,6 +250,8 @@ def write_rocketmq_stream(
     max_messages_per_second, max_bytes_per_second : int, optional
         A cap on the messages, or bytes of message bodies, the whole query moves a second, shared
         out over its tasks that run at once (a managed service's rate quota, say).
+    trace_enabled, trace_topic : optional
+        Message traces of the rows written, as :func:`write_rocketmq` takes them.
     access_key, secret_key, security_token, namespace, use_tls, access_channel : optional
         The connection's keywords, as :func:`write_rocketmq` takes them.
     checkpoint_location : str, optional

@@ -36,6 +36,7 @@ import pytest
 from embedded_rocketmq import REPO_ROOT
 from rocketmq_spark import jar_path
 from spark_processes import CLIENT_LOG_OPTION
+from waiting import wait_until
 
 PAGES = [REPO_ROOT / "README.md", REPO_ROOT / "python" / "README.md"] + sorted(
     (REPO_ROOT / "docs").rglob("*.md")
@@ -46,7 +47,10 @@ FENCE = re.compile(
 # What the examples read and write: two queues each, so that a real-time query (a task slot per
 # queue for its whole batch) runs on local[2]. The namespace example's topic is 'orders' under
 # namespace tenant-a.
-TOPICS = ["orders", "orders-copy", "refunds", "lines", "counts", "tenant-a%orders"]
+# RMQ_SYS_TRACE_TOPIC: brokers started with RocketMQ's defaults have none
+# (docs/operations.md#message-traces).
+TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
+TOPICS = ["orders", "orders-copy", "refunds", "lines", "counts", "tenant-a%orders", TRACE_TOPIC]
 SECRETS = {"ORDERS_READER_SECRET": "reader-secret", "ORDERS_WRITER_SECRET": "writer-secret"}
 CONNECT_ONLY = ".remote("
 # The name server address the examples show readers; the test puts the embedded broker's (an
@@ -173,6 +177,15 @@ def test_python_examples_run(spark, rocketmq, example_topics, tmp_path: Path, mo
     ]
     counts = rocketmq.bodies("counts")
     assert {f"word-{i}=1" for i in range(5)} <= set(counts), counts[:20]
+    # The traced write's Pub records, in RocketMQ's trace format (fields split by \x01), reach the
+    # trace topic.
+    traced = "\x01orders-copy\x01"
+    wait_until(
+        "the trace records of the write to orders-copy",
+        lambda: any(b.startswith("Pub\x01") and traced in b for b in rocketmq.bodies(TRACE_TOPIC)),
+        timeout_s=60,
+        poll_s=0.5,
+    )
 
 
 @pytest.mark.e2e

@@ -96,6 +96,7 @@ HINTS = {
     "group name": "str",
     "sql92": "str",
     "topics": "Topics",
+    "topic": "str",
     "topic pattern": "str",
     "positive int": "int",
     "non-negative int": "int",

@@ -419,6 +419,27 @@ def test_durations_are_converted_not_checked_the_connector_reads_them() -> None:
     assert ("options", {"nameServer": "h:1", "topic": "t", "transactionTimeout": "30s"}) in df.calls
 
 
+def test_trace_keywords_reach_the_writes_as_the_connectors_trace_options() -> None:
+    df = _BatchWriteRecorder()
+    traced = dict(trace_enabled=True, trace_topic="audit-trace")
+    write_rocketmq(df, "h:1", "t", **traced)  # type: ignore[arg-type]
+    expected = {
+        "nameServer": "h:1",
+        "topic": "t",
+        "traceEnabled": "true",
+        "traceTopic": "audit-trace",
+    }
+    assert ("options", expected) in df.calls
+    writer = _StreamRecorder()
+    untraced = dict(checkpoint_location="/cp", trace_enabled=False)
+    write_rocketmq_stream(writer, "h:1", "t", **untraced)  # type: ignore[arg-type]
+    assert ("options", {"nameServer": "h:1", "topic": "t", "traceEnabled": "false"}) in writer.calls
+    with pytest.raises(TypeError, match="trace_enabled must be a bool"):
+        write_rocketmq(NO_SPARK, "h:1", "t", trace_enabled="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="trace_topic must not be empty"):
+        write_rocketmq(NO_SPARK, "h:1", "t", trace_topic=" ")
+
+
 def test_options_pass_an_option_by_its_key_and_clash_with_a_keyword_only_on_a_different_value() -> (
     None
 ):

@@ -166,12 +166,13 @@ class RocketMQClientReuseSuite extends RocketMQSparkSuiteBase {
     val sendingThreads = ConcurrentHashMap.newKeySet[String]()
     val producer = RocketMQProducerPool.borrow(writeSettings)
     try {
-      producer.client.getDefaultMQProducerImpl.registerSendMessageHook(new SendMessageHook {
-        override def hookName(): String = "sending-thread"
-        override def sendMessageBefore(context: SendMessageContext): Unit =
-          sendingThreads.add(Thread.currentThread().getName)
-        override def sendMessageAfter(context: SendMessageContext): Unit = ()
-      })
+      producer.client.producer.getDefaultMQProducerImpl.registerSendMessageHook(
+        new SendMessageHook {
+          override def hookName(): String = "sending-thread"
+          override def sendMessageBefore(context: SendMessageContext): Unit =
+            sendingThreads.add(Thread.currentThread().getName)
+          override def sendMessageAfter(context: SendMessageContext): Unit = ()
+        })
       val sender = new RocketMQMessageSender(writeSettings)
       try {
         Seq("a", "b", "c").foreach(b =>

@@ -35,10 +35,10 @@ import scala.util.control.NonFatal
  *
  * `auth`: the proxy authenticates and authorizes clients itself with ACL 2.0, reading users and
  * rules from the brokers (whose own auth is on: [[EmbeddedRocketMQ]] with `secured`), as a managed
- * service does.
+ * service does. `settings`: more of the proxy's configuration.
  */
 final class RocketMQProxyProcess(nameServer: String, clusterName: String,
-    auth: Option[TestSecurity.User] = None) {
+    auth: Option[TestSecurity.User] = None, settings: Seq[(String, Any)] = Nil) {
   private val home: Path = Files.createTempDirectory("rocketmq-spark-proxy-")
   private var process: Process = _
   private var remotingPort: Int = -1
@@ -74,7 +74,7 @@ final class RocketMQProxyProcess(nameServer: String, clusterName: String,
           s"""{"accessKey":"${admin.accessKey}","secretKey":"${admin.secretKey}"}""",
         "enableAclRpcHookForClusterMode" -> true
       )
-    }
+    } ++ settings
     val json = config.map {
       case (k, v: String) => "  \"" + k + "\": \"" + v.replace("\"", "\\\"") + "\""
       case (k, v) => "  \"" + k + "\": " + v

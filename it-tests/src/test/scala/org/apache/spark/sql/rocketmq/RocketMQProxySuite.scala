@@ -141,6 +141,32 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
   }
 
   test(
+    "a traced write through a proxy records nothing with the proxy's defaults (traceOn false); " +
+      "through one with traceOn, each message's Pub record") {
+    val traceTopic = rocketmq.newTopic("proxy-trace")
+    rocketmq.createTopic(traceTopic, queues = 1)
+    def tracedWrite(endpoint: String): Set[String] = {
+      val topic = rocketmq.newTopic("proxy-traced")
+      rocketmq.createTopic(topic, queues = 2)
+      (0 until 10).map(i => s"t$i").toDF("body").write.format("rocketmq")
+        .options(viaProxy(topic, "nameServer" -> endpoint, "traceEnabled" -> "true",
+          "traceTopic" -> traceTopic)).save()
+      rocketmq.readAll(topic).map(_.getMsgId).toSet
+    }
+    val untraced = tracedWrite(proxy.endpoint)
+    val tracing = new RocketMQProxyProcess(rocketmq.nameServer, rocketmq.clusterName,
+      settings = Seq("traceOn" -> true)).start()
+    try {
+      val traced = tracedWrite(tracing.endpoint)
+      // Once the second write's records are in, the first's would be too.
+      EmbeddedRocketMQ.awaitCondition("trace records of the write through the tracing proxy",
+        60000)(traced.subsetOf(RocketMQTraceRecords.tracedIds(rocketmq, traceTopic)))
+      assert(untraced.size === 10 &&
+        untraced.intersect(RocketMQTraceRecords.tracedIds(rocketmq, traceTopic)).isEmpty)
+    } finally tracing.stop()
+  }
+
+  test(
     "a write of many rows through the proxy stores each once: no answer is lost and nothing is " +
       "sent twice") {
     // Apache's proxy writes no answer to a connection holding more than 64 KiB unread; with

@@ -35,8 +35,8 @@ import org.apache.spark.sql.util.QueryExecutionListener
 
 /**
  * Runs secured queries end to end (credentials from the Spark configuration and from options, a
- * security token, a batch write and read, a stream from topic to topic, and failures with wrong and
- * incomplete credentials) with every log at DEBUG, then searches what a user or an operator could
+ * security token, a batch write (traced) and read, a stream from topic to topic, and failures with
+ * wrong and incomplete credentials) with every log at DEBUG, then searches what a user or an operator could
  * see for the secrets: every log line (Spark's and RocketMQ's client log), `explain()` output, the
  * plans and events behind the Spark UI's SQL page, its environment page, the streaming progress
  * JSON, the checkpoint's files and the error texts with their stack traces.
@@ -102,8 +102,9 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
     "a secured query end to end: no secret or token in logs, plans, UI data, progress, " +
       "checkpoint or errors") {
     val (source, sink) = (rocketmq.newTopic("leak-src"), rocketmq.newTopic("leak-sink"))
-    rocketmq.createTopic(source, queues = 2)
-    rocketmq.createTopic(sink, queues = 2)
+    val traceTopic = rocketmq.newTopic("leak-trace")
+    Seq(source, sink).foreach(rocketmq.createTopic(_, queues = 2))
+    rocketmq.createTopic(traceTopic, queues = 1)
 
     val capture = new Capture
     val context = LogManager.getContext(false).asInstanceOf[LoggerContext]
@@ -131,10 +132,14 @@ class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
     val errors = Seq.newBuilder[String]
     val progress = Seq.newBuilder[String]
     try {
-      // A batch write and read with credentials in the options (a token too).
+      // A batch write and read with credentials in the options (a token too). The write is traced:
+      // the secured broker takes its trace records only signed with those credentials.
       (0 until 20).map(i => s"m$i").toDF("body").write.format("rocketmq").mode("append")
         .option("nameServer", rocketmq.nameServer).option("topic", source).options(
-          optionCredentials).save()
+          optionCredentials).option("traceEnabled", "true").option("traceTopic", traceTopic)
+        .save()
+      EmbeddedRocketMQ.awaitCondition("the write's 20 trace records", 60000)(
+        RocketMQTraceRecords.tracedIds(rocketmq, traceTopic).size == 20)
       val batch = spark.read.format("rocketmq").option("nameServer", rocketmq.nameServer).option(
         "topic", source)
         .options(optionCredentials).load()

@@ -115,6 +115,12 @@ private[rocketmq] object RocketMQOptionKind {
     topic
   }
 
+  /** One topic name. */
+  case object OneTopic extends RocketMQOptionKind[String]("topic", "topic name") {
+    override def parse(key: String, value: String): String = checkTopicName(key, value, value)
+    override def emptyIsUnset: Boolean = true
+  }
+
   /** One topic name, or several separated by `,` (distinct, in the order given). */
   case object Topics
     extends RocketMQOptionKind[Seq[String]]("topics", "topic name[,topic name…]") {

@@ -17,6 +17,7 @@
 package org.apache.spark.sql.rocketmq.client
 
 import org.apache.rocketmq.client.AccessChannel
+import org.apache.rocketmq.common.topic.TopicValidator
 
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.rocketmq.client.RocketMQOption._
@@ -239,6 +240,19 @@ private[rocketmq] object RocketMQOptions extends RocketMQOptionRegistry with Roc
     "Delivers every message this long after it is sent (RocketMQ 5 timer messages); a " +
       "deliverTime column wins.",
     value = "positive integer (ms)")
+
+  /** Whether writes record RocketMQ message traces. */
+  val TraceEnabled: Defaulted[Boolean] = defaulted("traceEnabled", Bool, false, SinkOnly,
+    "Records each message written in RocketMQ's message trace (a Pub record in traceTopic, as " +
+      "RocketMQ's own producers write with trace on), for consoles to show where it went. Reads " +
+      "are not traced. See \"Message traces\".")
+
+  /** Where trace records go. */
+  val TraceTopic: Defaulted[String] = defaulted("traceTopic", OneTopic,
+    TopicValidator.RMQ_SYS_TRACE_TOPIC, SinkOnly,
+    "The topic trace records go to, with traceEnabled (with accessChannel CLOUD, the service's " +
+      "own trace topic instead). It must exist (brokers with traceTopicEnable=true create " +
+      "RMQ_SYS_TRACE_TOPIC), unless the brokers create topics on first use.")
 
   /** A cap on a read's or write's messages a second, shared by its tasks. */
   val MaxMessagesPerSecond: Unset[Long] = unset("maxMessagesPerSecond", PositiveLong, Everywhere,

@@ -18,8 +18,10 @@ package org.apache.spark.sql.rocketmq.producer
 
 import java.nio.charset.StandardCharsets
 
+import scala.collection.mutable.ArrayBuffer
+
 import org.apache.rocketmq.common.message.{
-  Message, MessageBatch, MessageClientIDSetter, MessageConst, MessageDecoder
+  Message, MessageBatch, MessageClientIDSetter, MessageConst, MessageDecoder, MessageType
 }
 
 /**
@@ -30,13 +32,19 @@ import org.apache.rocketmq.common.message.{
  * buffer per message before copying them all into one array; here each byte is written once, into
  * one growing array.
  */
-private[producer] final class RocketMQBatchEncoding(initialCapacity: Int) {
+private[producer] final class RocketMQBatchEncoding(initialCapacity: Int, traced: Boolean = false) {
 
   private var bytes = new Array[Byte](math.max(initialCapacity, 64))
   private var length = 0
   private var messages = 0
 
   private var first: String = _
+
+  /** What the trace records of the messages added (traced writes only). */
+  private val sent = if (traced) ArrayBuffer.empty[RocketMQSendTrace.Sent] else null
+
+  /** The trace records of the messages added, in their order (null: the write is not traced). */
+  def tracedMessages: Seq[RocketMQSendTrace.Sent] = if (sent == null) null else sent.toList
 
   /** The unique key of the first message added: the broker stores a batch whole or not at all. */
   def firstKey: String = first
@@ -74,12 +82,20 @@ private[producer] final class RocketMQBatchEncoding(initialCapacity: Int) {
     putShort(propertiesAt, propertiesLength)
     putInt(start, length - start)
     if (messages == 0) first = key
+    if (sent != null) {
+      sent += RocketMQSendTrace.Sent(key, message.getTags, message.getKeys, body.length,
+        MessageType.Normal_Msg)
+    }
     messages += 1
     true
   }
 
   /** Removes what was added after the encoding had `size` bytes and `count` messages. */
-  def truncate(size: Int, count: Int): Unit = { length = size; messages = count }
+  def truncate(size: Int, count: Int): Unit = {
+    length = size
+    messages = count
+    if (sent != null) sent.remove(count, sent.size - count)
+  }
 
   /**
    * The request for `topic`: a message batch whose body is these bytes (copied, so it can be kept).

@@ -62,7 +62,9 @@ private[rocketmq] final class RocketMQMessageSender(
 
   private[producer] val log = LoggerFactory.getLogger(getClass)
   private[producer] val lease = RocketMQProducerPool.borrow(settings)
-  private[producer] val producer = lease.client
+  private[producer] val producer = lease.client.producer
+  /** Records each message stored in RocketMQ's message trace (null: the write is not traced). */
+  private[producer] val trace = lease.client.trace.orNull
   private[producer] val routes = new RocketMQSendRoutes(producer, settings.sendTimeoutMs)
   private[producer] val storedCheck = new RocketMQStoredCheck(producer, settings.sendTimeoutMs)
   private[producer] val inFlight = new Semaphore(settings.effectiveMaxInFlightMessages)
@@ -134,7 +136,7 @@ private[rocketmq] final class RocketMQMessageSender(
   private final class PendingBatch(val topic: String, val queue: MessageQueue) {
     val encoding: RocketMQBatchEncoding =
       if (spareEncodings.isEmpty)
-        new RocketMQBatchEncoding(math.min(settings.sendBatchBytes, 1L << 20).toInt)
+        new RocketMQBatchEncoding(math.min(settings.sendBatchBytes, 1L << 20).toInt, trace != null)
       else spareEncodings.pop()
     var bytes = 0L
   }
@@ -242,13 +244,13 @@ private[rocketmq] final class RocketMQMessageSender(
     pendingBatches.remove(key)
     val count = batch.encoding.count
     val firstKey = batch.encoding.firstKey
+    val traced = batch.encoding.tracedMessages
     val request = if (count > 0) batch.encoding.toRequest(batch.topic) else null
     batch.encoding.truncate(0, 0)
     if (spareEncodings.size < 2) spareEncodings.push(batch.encoding)
     if (request != null) {
       new RocketMQSendRequest(this, request, count, null, batch.queue, batch.bytes,
-        slotTaken || takeSlot(),
-        firstKey).start()
+        slotTaken || takeSlot(), firstKey, traced).start()
     } else if (slotTaken) requestSlots.release()
   }
 

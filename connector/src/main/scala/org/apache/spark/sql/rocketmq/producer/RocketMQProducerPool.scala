@@ -27,25 +27,42 @@ import org.apache.rocketmq.remoting.protocol.ResponseCode
 import org.apache.spark.sql.rocketmq.client.{RocketMQClientCache, RocketMQConnection, RocketMQRetry}
 
 /**
- * The producers of one executor JVM, one per (connection, producer group, compression threshold),
- * shared by every task and batch writing with those settings (see [[RocketMQClientCache]]). A
- * producer is safe for concurrent sends; send timeouts and retries are per send, not per producer.
+ * The producers of one executor JVM, one per (connection, producer group, compression threshold,
+ * trace topic), shared by every task and batch writing with those settings (see
+ * [[RocketMQClientCache]]). A producer is safe for concurrent sends; send timeouts and retries are
+ * per send, not per producer. A traced producer has its trace dispatcher, closed with it.
  */
 private[rocketmq] object RocketMQProducerPool {
 
   /**
    * What makes two writes able to share a producer. `lane`: through a RocketMQ 5 proxy, the task
    * thread, so that each task sends over a connection of its own (see
-   * [[RocketMQWriteSettings.effectiveMaxInFlightMessages]]); 0 otherwise.
+   * [[RocketMQWriteSettings.effectiveMaxInFlightMessages]]); 0 otherwise. `traceTopic`: where its
+   * sends are traced, if they are.
    */
   final case class Key(connection: RocketMQConnection, group: String, compressionThreshold: Int,
-      lane: Long = 0L)
+      lane: Long = 0L, traceTopic: Option[String] = None)
 
-  val cache = new RocketMQClientCache[Key, DefaultMQProducer]("producer", newProducer, _.shutdown())
+  /** A pooled producer and, when its writes are traced, what records them. */
+  final class Pooled(val producer: DefaultMQProducer, val trace: Option[RocketMQSendTrace]) {
+    def close(): Unit =
+      try producer.shutdown()
+      finally trace.foreach(_.close())
+  }
+
+  val cache = new RocketMQClientCache[Key, Pooled]("producer", newPooled, _.close())
 
   def borrow(settings: RocketMQWriteSettings): cache.Lease =
     cache.borrow(Key(settings.connection, settings.producerGroup, settings.compressionThreshold,
-      if (settings.throughProxy) Thread.currentThread().getId else 0L))
+      if (settings.throughProxy) Thread.currentThread().getId else 0L, settings.traceTopic))
+
+  private def newPooled(key: Key): Pooled = {
+    val producer = newProducer(key)
+    val trace =
+      try key.traceTopic.map(new RocketMQSendTrace(producer, key.connection, key.group, _))
+      catch { case e: Throwable => producer.shutdown(); throw e }
+    new Pooled(producer, trace)
+  }
 
   /** Producers held now (tests). */
   private[rocketmq] def size: Int = cache.size

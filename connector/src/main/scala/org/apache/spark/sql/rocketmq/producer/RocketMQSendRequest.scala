@@ -30,12 +30,12 @@ import org.apache.spark.sql.rocketmq.producer.RocketMQStoredCheck.{
 /**
  * One request on its way: one message, or a batch of messages of one topic without sharding key, or
  * a batch for one queue (`queue`) of messages with sharding keys; resolves the slots of all its
- * messages exactly once.
+ * messages exactly once. `traced`: a batch's messages, as a traced write records them.
  */
 private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, message: Message,
     count: Int,
     shardingKey: String, queue: MessageQueue, bytes: Long, holdsSlot: Boolean,
-    firstKey: String = null)
+    firstKey: String = null, traced: Seq[RocketMQSendTrace.Sent] = null)
   extends SendCallback {
   import owner._
   private var budget: RocketMQRetry.Budget =
@@ -140,6 +140,10 @@ private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, 
     } else {
       if (halfMessages != null) halfMessages.record(result, seq, shardingKey != null)
       else storedCheck.acknowledged(result.getMessageQueue.getBrokerName, key, startMs)
+      if (trace != null) {
+        if (traced != null) trace.stored(result, startMs, traced)
+        else trace.stored(result, startMs, message)
+      }
       acknowledged()
     }
 

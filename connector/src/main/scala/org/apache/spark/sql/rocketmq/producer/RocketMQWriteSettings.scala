@@ -50,7 +50,8 @@ private[rocketmq] final case class RocketMQWriteSettings(
     transaction: Option[RocketMQTransactionScope] = None,
     throughProxy: Boolean = false,
     sendEachAtOnce: Boolean = false,
-    rateCap: RocketMQRateCap = RocketMQRateCap.None) {
+    rateCap: RocketMQRateCap = RocketMQRateCap.None,
+    traceTopic: Option[String] = None) {
 
   /**
    * Messages a task keeps unacknowledged. Through a RocketMQ 5 proxy at most
@@ -101,5 +102,6 @@ private[rocketmq] object RocketMQWriteSettings {
     transactionTimeoutMs = options(TransactionTimeoutOption),
     statedBrokerChecks = RocketMQStatedChecks(options(BrokerCheckInterval),
       options(BrokerCheckMax)),
-    rateCap = options.rateCap)
+    rateCap = options.rateCap,
+    traceTopic = if (options(TraceEnabled)) Some(options(TraceTopic)) else None)
 }

@@ -174,6 +174,16 @@ class RocketMQOptionsSuite extends AnyFunSuite {
     assert(errorOf(options().topicSelection).getCondition === "ROCKETMQ_MISSING_OPTION.TOPIC")
   }
 
+  test(
+    "traces: off by default, RocketMQ's trace topic unless one is named, which must be a topic") {
+    assert(!options()(TraceEnabled) && options()(TraceTopic) === "RMQ_SYS_TRACE_TOPIC")
+    val traced = options("traceEnabled" -> "TRUE", "traceTopic" -> "audit_trace")
+    assert(traced(TraceEnabled) && traced(TraceTopic) === "audit_trace")
+    assert(messageOf(options("traceEnabled" -> "yes")(TraceEnabled)).contains("'traceEnabled'"))
+    val bad = messageOf(options("traceTopic" -> "a,b")(TraceTopic))
+    assert(bad.contains("'traceTopic'") && bad.contains("'a,b'"), bad)
+  }
+
   test("rate caps: a whole query's, split evenly over the tasks that run at once") {
     assert(options().rateCap === RocketMQRateCap.None && options().rateCap.newPacer() == null)
     val cap = options("maxMessagesPerSecond" -> "1000", "maxBytesPerSecond" -> "3000").rateCap

@@ -20,7 +20,9 @@ import java.nio.ByteBuffer
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.rocketmq.common.message.{Message, MessageBatch, MessageConst, MessageDecoder}
+import org.apache.rocketmq.common.message.{
+  Message, MessageBatch, MessageConst, MessageDecoder, MessageType
+}
 import org.scalatest.funsuite.AnyFunSuite
 
 class RocketMQBatchEncodingSuite extends AnyFunSuite {
@@ -100,5 +102,25 @@ class RocketMQBatchEncodingSuite extends AnyFunSuite {
     encoding.truncate(size, count)
     assert(
       decode(encoding.toRequest("t").getBody).map(m => new String(m.getBody, "UTF-8")) === Seq("a"))
+  }
+
+  test("a traced write's encoding keeps what the trace records of each message, in their order") {
+    assert(new RocketMQBatchEncoding(64).tracedMessages === null)
+    val encoding = new RocketMQBatchEncoding(64, traced = true)
+    encoding.add(message("one", tags = "TagA", keys = "k1"))
+    val (size, count) = (encoding.size, encoding.count)
+    encoding.add(message("two", keys = "k2"))
+    val (twoSize, twoCount) = (encoding.size, encoding.count)
+    encoding.add(message("three"))
+    encoding.truncate(twoSize, twoCount) // as when the last message made the batch too large
+    val ids = decode(encoding.toRequest("t").getBody)
+      .map(_.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX))
+    val sent = encoding.tracedMessages
+    assert(sent.map(_.msgId) === ids.take(2))
+    assert(sent.map(m => (m.tags, m.keys, m.bodyLength)) === Seq(("TagA", "k1", 3),
+      (null, "k2", 3)))
+    assert(sent.forall(_.msgType == MessageType.Normal_Msg))
+    encoding.truncate(size, count)
+    assert(encoding.tracedMessages.map(_.msgId) === ids.take(1))
   }
 }
