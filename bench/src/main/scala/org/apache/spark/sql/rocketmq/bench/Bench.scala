@@ -35,12 +35,12 @@ import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, RocketMQBrokerProcess, R
  *
  * Usage: Bench --kafka-classpath <file> --out <results.json> [--quick] [--sections read,plain,...]
  * [--logs <dir>] [--realtime-seconds <seconds of each realtime run>] [--realtime-runs
- * <system>/<query>/<rate>,...] The sections `pulls` (batch reads with 4, 8, 16 and 32 pulls under
- * way, taken in turns) and `realtime` (real-time queries topic to topic from pyspark 4.3, and
- * beside them each system's own clients relaying topic to topic with no Spark, runs
- * `<system>/relay/<rate>`; about 65 minutes, the four relay runs 5 minutes each) run only when
- * named. `--quick` runs every section on small sizes, one run each: it checks the bench works, not
- * the speed.
+ * <system>/<query>/<rate>,...] [--planning-queues 1024,16x1024 (see PlanningBench)] The sections
+ * `pulls` (batch reads with 4, 8, 16 and 32 pulls under way, taken in turns) and `realtime`
+ * (real-time queries topic to topic from pyspark 4.3, and beside them each system's own clients
+ * relaying topic to topic with no Spark, runs `<system>/relay/<rate>`; about 65 minutes, the four
+ * relay runs 5 minutes each) run only when named. `--quick` runs every section on small sizes, one
+ * run each: it checks the bench works, not the speed.
  */
 object Bench {
   /**
@@ -353,11 +353,8 @@ object Bench {
         }
       }
       if (sections.contains("planning")) {
-        val planning =
-          new PlanningBench(spark, results, Seq(8, 64, 256, 1024), sizes.planningRounds,
-            warmupRounds = if (quick) 0 else 20)
-        planning.measure(rocketmq)
-        planning.measure(kafka)
+        PlanningBench.run(spark, results, options.get("planning-queues"), sizes.planningRounds,
+          quick, rocketmq, kafka, plainRocketMQ)
       }
       if (sections.contains("pushdown")) {
         val pushdown = new PushdownBench(spark, results, sizes.messages, BodyBytes, Queues,

@@ -17,6 +17,7 @@
 package org.apache.spark.sql.rocketmq.bench
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.rocketmq.RocketMQPlainClients
 
 /**
  * Driver-side planning of a read, per topic size: from `load()` to the input partitions built (for
@@ -57,5 +58,47 @@ final class PlanningBench(
     results.add(Figure("planning", s"planning ${queueCounts.max} ÷ ${queueCounts.min} queues",
       system.name, "×",
       Seq(medians.last / medians.head)))
+  }
+}
+
+object PlanningBench {
+  /** The sizes the section plans unless `--planning-queues` names others. */
+  val DefaultQueues: Seq[Int] = Seq(8, 64, 256, 1024)
+
+  /** `topics` topics of `queues` queues each, planned as one read. */
+  final case class Size(topics: Int, queues: Int) {
+    def total: Int = topics * queues
+    def label: String =
+      if (topics == 1) s"$total queues" else s"$total queues ($topics topics of $queues)"
+  }
+
+  /** `--planning-queues 1024,4096,16x1024`: a queue count is one topic; `TxQ`, T topics of Q. */
+  def parseSizes(spec: String): Seq[Size] = spec.split(",").toSeq.map(_.trim).map { size =>
+    size.split("x") match {
+      case Array(q) if q.toIntOption.exists(_ > 0) => Size(1, q.toInt)
+      case Array(t, q) if Seq(t, q).forall(_.toIntOption.exists(_ > 0)) => Size(t.toInt, q.toInt)
+      case _ => throw new IllegalArgumentException(
+          s"--planning-queues: '$size' is not a queue count (1024) or topics x queues (16x1024)")
+    }
+  }
+
+  /**
+   * The planning section: the default sizes on both systems, empty topics; or the sizes `spec`
+   * names, RocketMQ alone (a single-node Kafka made to hold 16,384 partitions measures Kafka, not
+   * planning), with a message in every queue so that every queue becomes a Spark partition.
+   */
+  def run(spark: SparkSession, results: BenchResults, spec: Option[String], rounds: Int,
+      quick: Boolean, rocketmq: RocketMQSystem, kafka: BenchSystem,
+      plain: RocketMQPlainClients): Unit = {
+    val warmupRounds = if (quick) 0 else 20
+    spec match {
+      case None =>
+        val planning = new PlanningBench(spark, results, DefaultQueues, rounds, warmupRounds)
+        planning.measure(rocketmq)
+        planning.measure(kafka)
+      case Some(sizes) =>
+        new PlanningAtScale(spark, results, parseSizes(sizes), rounds, warmupRounds)
+          .measure(rocketmq, plain)
+    }
   }
 }
