@@ -70,13 +70,21 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
     /** After a failed request: the client is replaced once no task holds it. */
     def markBroken(): Unit = RocketMQClientCache.this.synchronized { entry.broken = true }
 
-    def release(): Unit = RocketMQClientCache.this.synchronized {
-      if (!released) {
-        released = true
-        entry.borrowers -= 1
-        entry.idleSinceMs = System.currentTimeMillis()
-        if (entry.broken && entry.borrowers == 0) remove(entry)
+    /**
+     * A broken client is closed in the background: its close may wait on a broker that does not
+     * answer (RocketMQ unregisters from each), which must hold up neither the task nor the cache.
+     */
+    def release(): Unit = {
+      val toClose = RocketMQClientCache.this.synchronized {
+        if (released) None
+        else {
+          released = true
+          entry.borrowers -= 1
+          entry.idleSinceMs = System.currentTimeMillis()
+          if (entry.broken && entry.borrowers == 0) Some(forget(entry)) else None
+        }
       }
+      toClose.foreach(e => closeEach(List(e), waitMs = 0L))
     }
   }
 
@@ -129,21 +137,25 @@ private[rocketmq] final class RocketMQClientCache[K, C](kind: String, create: K 
     new Lease(entry)
   }
 
-  private def remove(entry: Entry): Unit = {
+  /** Takes `entry` out of the cache (the caller holds its lock) and returns it, to be closed. */
+  private def forget(entry: Entry): Entry = {
     if (entries.get(entry.key).exists(_ eq entry)) entries.remove(entry.key)
-    closeClient(entry)
+    entry
   }
 
   private def closeClient(entry: Entry): Unit =
     try close(entry.client)
     catch { case e: Throwable => log.warn(s"Closing a RocketMQ $kind failed: $e") }
 
-  def evictIdle(nowMs: Long = System.currentTimeMillis()): Unit = synchronized {
-    entries.values.toList.filter(e =>
-      e.borrowers == 0 && nowMs - e.idleSinceMs >= idleTimeoutMs).foreach { e =>
-      log.info(s"Closing RocketMQ $kind ${e.key}: unused for ${nowMs - e.idleSinceMs} ms")
-      remove(e)
+  def evictIdle(nowMs: Long = System.currentTimeMillis()): Unit = {
+    val idle = synchronized {
+      entries.values.toList.filter(e =>
+        e.borrowers == 0 && nowMs - e.idleSinceMs >= idleTimeoutMs).map { e =>
+        log.info(s"Closing RocketMQ $kind ${e.key}: unused for ${nowMs - e.idleSinceMs} ms")
+        forget(e)
+      }
     }
+    idle.foreach(closeClient)
   }
 
   /**

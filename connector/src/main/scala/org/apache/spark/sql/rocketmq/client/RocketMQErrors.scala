@@ -163,17 +163,20 @@ private[rocketmq] object RocketMQErrors extends RocketMQInvalidInputErrors {
    * A send given up. `queue` is the queue a sharding key pins the message to, as (broker group,
    * queue id), or None where the producer picks one among the live groups' queues.
    */
-  def sendFailed(topic: String, queue: Option[(String, Int)], cause: Throwable, gaveUp: GaveUp)
-      : Throwable =
+  /** `group`: where the producer picked the queue, the broker group the failure names. */
+  def sendFailed(topic: String, queue: Option[(String, Int)], cause: Throwable, gaveUp: GaveUp,
+      group: Option[String] = None): Throwable =
     requestFailed(s"ROCKETMQ_SEND_FAILED.${gaveUp.condition}", cause,
-      Seq("topic" -> topic, "destination" -> sendDestination(queue)) ++ gaveUp.details: _*)
+      Seq("topic" -> topic, "destination" -> sendDestination(queue, group)) ++ gaveUp.details: _*)
 
   def sendStatusNotOk(topic: String, queue: Option[(String, Int)], status: String): Throwable =
     requestFailed("ROCKETMQ_SEND_FAILED.BROKER_STATUS", null, "topic" -> topic,
       "destination" -> sendDestination(queue), "status" -> status)
 
-  private def sendDestination(queue: Option[(String, Int)]): String =
-    queue.fold("to a queue the producer picks among the live broker groups") {
+  private def sendDestination(queue: Option[(String, Int)], picked: Option[String] = None)
+      : String =
+    queue.fold(picked.fold("to a queue the producer picks among the live broker groups")(g =>
+      s"to a queue of broker group '$g', which the producer picked")) {
       case (group, id) => s"to queue $id of broker group '$group', which its sharding key picks"
     }
 

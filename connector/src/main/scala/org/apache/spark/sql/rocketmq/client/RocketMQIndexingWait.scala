@@ -52,7 +52,7 @@ private[rocketmq] trait RocketMQIndexingWait extends RocketMQMetadataClient {
     } catch {
       case NonFatal(e) if RocketMQRetry.isRetryable(e) => throw BrokerDown(broker, e)
     }
-    def behind(): Long = try request(broker, IndexProgress(topic)) {
+    def behind(): Long = try request(broker, IndexProgress(topic), tries = 1) {
         requestCount += 1
         RocketMQIndexing.behindBytes(api, address, timeoutMs)
       }

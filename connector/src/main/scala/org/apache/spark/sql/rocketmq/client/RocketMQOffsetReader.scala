@@ -257,7 +257,7 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
           timeoutMs) {
           (mq, body) =>
             request(broker, QueueOffsets(RocketMQQueue(topic, broker, mq.getQueueId)),
-              rebuild = false)(body)
+              rebuild = false, tries = 1)(body)
         }
       catch {
         case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) =>
@@ -273,7 +273,7 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
             s"broker group '$broker' is missing from the route of topic '$topic', and " +
               s"$nameServer does not tell its queues"))
       case (_, false) =>
-        try Some(request(broker, TopicStats(topic)) {
+        try Some(request(broker, TopicStats(topic), tries = 1) {
             requestCount += 1
             api.getTopicStatsInfo(address, connection.onBroker(topic), timeoutMs)
           }.getOffsetTable.asScala.collect {
@@ -317,18 +317,19 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
     })
 
   /**
-   * A request to `broker`, retried (with the shared client replaced in between, unless `rebuild` is
-   * off, as for requests sent from several threads at once); failed for good, an error naming the
-   * broker and the request.
+   * A request to `broker`, made up to `tries` times (with the shared client replaced in between,
+   * unless `rebuild` is off, as for requests sent from several threads at once); failed for good,
+   * an error naming the broker and the request. Planning's own waits ([[fetchQueueRanges]]) try
+   * once: their `retryTimeoutMs` budget starts at the first failure.
    */
-  private[rocketmq] def request[T](broker: String, request: BrokerRequest, rebuild: Boolean = true)(
-      body: => T): T =
-    try RocketMQRetry.withRetries(s"$request to $broker", attempts, intervalMs,
+  private[rocketmq] def request[T](broker: String, request: BrokerRequest, rebuild: Boolean = true,
+      tries: Int = attempts)(body: => T): T =
+    try RocketMQRetry.withRetries(s"$request to $broker", tries, intervalMs,
         () => if (rebuild) rebuildClient())(body)
     catch {
       case NonFatal(e) =>
         throw RocketMQErrors.unlessAccessDenied(e, connection.accessKey, request.topic)(
-          RocketMQErrors.brokerRequestFailed(broker, attempts, e, request))
+          RocketMQErrors.brokerRequestFailed(broker, tries, e, request))
     }
 
 }

@@ -122,7 +122,8 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
   /** Driver metadata attempts. */
   val MetadataRetries: Defaulted[Int] = defaulted("metadataRetries", PositiveInt, 3, Everywhere,
     "Attempts of a metadata request that failed for a retryable reason (timeout, connection " +
-      "refused).")
+      "refused). A broker's queue offsets, which planning waits for within retryTimeoutMs, are " +
+      "asked once an attempt of that wait.")
 
   /** Pause between metadata attempts. */
   val MetadataRetryIntervalMs: Defaulted[Long] =
@@ -138,7 +139,9 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
       "name server's routes; then the query fails naming the broker. A broker that keeps its " +
       "connections open and never answers is unavailable from the first request to it that times " +
       "out (requestTimeoutMs): the driver fails retryTimeoutMs later, once the request then in " +
-      "progress has timed out too (70 to 80 s on the defaults). 0: no retries.",
+      "progress has timed out too (70 to 80 s on the defaults); a write task's send to it fails " +
+      "after sendTimeoutMs, then retryTimeoutMs and at most one more sendTimeoutMs (63 to 68 s), " +
+      "and Spark runs the task again (spark.task.maxFailures). 0: no retries.",
     value = "integer >= 0 (ms)")
 
   /** Start of a read by time. */

@@ -204,7 +204,8 @@ private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, 
 
   private def fail(e: Throwable, gaveUp: GaveUp): Unit =
     fail(RocketMQErrors.unlessAccessDenied(e, settings.connection.accessKey, topicInQuery)(
-      RocketMQErrors.sendFailed(topicInQuery, pinnedQueueId, e, gaveUp)))
+      RocketMQErrors.sendFailed(topicInQuery, pinnedQueueId, e, gaveUp,
+        if (pinnedQueueId.isEmpty) routes.groupNamedBy(e) else None)))
 
   /**
    * The queue a sharding key pins this send to (None: the producer picks one, or the route is

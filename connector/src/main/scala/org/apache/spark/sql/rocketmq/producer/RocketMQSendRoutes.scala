@@ -48,6 +48,18 @@ private[rocketmq] final class RocketMQSendRoutes(producer: DefaultMQProducer,
   }
 
   /**
+   * The broker group of an address `failure` (or a cause) names, as RocketMQ's remoting errors
+   * name the connection they failed on: which group a send the producer routed went to.
+   */
+  def groupNamedBy(failure: Throwable): Option[String] = {
+    val addresses = RocketMQSendRoutes.addressesIn(failure)
+    producer.getDefaultMQProducerImpl.getMqClientFactory.getTopicRouteTable.values.asScala
+      .flatMap(_.getBrokerDatas.asScala).collectFirst {
+        case group if group.getBrokerAddrs.values.asScala.exists(addresses) => group.getBrokerName
+      }
+  }
+
+  /**
    * The queue `shardingKey` picks among the topic's queues the producer knows now (the choice
    * [[byShardingKey]] makes when a message is sent alone), or null if it knows none.
    */
@@ -68,6 +80,14 @@ private[rocketmq] final class RocketMQSendRoutes(producer: DefaultMQProducer,
 }
 
 private[rocketmq] object RocketMQSendRoutes {
+
+  /** An address in a remoting error's text: `<host:port>`, `</ip:port>` or `<host/ip:port>`. */
+  private val Address = "<(?:[^<>/\\s]*/)?([^<>/\\s]+:\\d+)>".r
+
+  /** The addresses `failure` and its causes name in their messages. */
+  private[producer] def addressesIn(failure: Throwable): Set[String] =
+    Iterator.iterate(failure)(_.getCause).takeWhile(_ != null).take(8)
+      .flatMap(e => Option(e.getMessage)).flatMap(Address.findAllMatchIn).map(_.group(1)).toSet
 
   /**
    * The queue `key` picks among all the writable queues of `topic`'s route, in the order RocketMQ's

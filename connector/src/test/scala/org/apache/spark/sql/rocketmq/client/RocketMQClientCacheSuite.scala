@@ -38,7 +38,19 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
       new RocketMQClientCache[String, String]("test", key => { created += 1; s"$key#$created" },
         // closeAll closes clients on threads of their own; a test waiting for a close is told of
         // each one.
-        client => closed.synchronized { closed += client; closed.notifyAll() })
+        client => {
+          if (client.startsWith("slow")) slowClose.await(30, TimeUnit.SECONDS)
+          closed.synchronized { closed += client; closed.notifyAll() }
+        })
+    /** Holds the close of clients whose key starts with "slow", as a silent broker would. */
+    val slowClose = new CountDownLatch(1)
+
+    /** The clients closed, once there are `count` (closes may run in the background). */
+    def closedWhen(count: Int): Seq[String] = closed.synchronized {
+      val deadline = System.currentTimeMillis() + 30000
+      while (closed.size < count && System.currentTimeMillis() < deadline) closed.wait(100)
+      closed.toList
+    }
   }
 
   test("one client per key, shared by concurrent borrowers") {
@@ -69,10 +81,26 @@ class RocketMQClientCacheSuite extends AnyFunSuite {
     a.release()
     assert(f.closed.isEmpty, "still held by b")
     b.release()
-    assert(f.closed === Seq("x#1"))
+    assert(f.closedWhen(1) === Seq("x#1"))
     a.release() // releasing twice changes nothing
     fresh.release()
-    assert(f.closed === Seq("x#1"))
+    assert(f.closed.synchronized(f.closed.toList) === Seq("x#1"), "fresh is not broken")
+  }
+
+  test("a broken client whose close hangs holds up neither its last task nor other borrowers") {
+    val f = new Fixture
+    val lease = f.cache.borrow("slow")
+    lease.markBroken()
+    val released = new Thread(() => lease.release())
+    released.start()
+    released.join(30000)
+    assert(!released.isAlive, "release waited for the close")
+    val other = f.cache.borrow("other")
+    assert(f.cache.borrow("slow").client === "slow#3", "a fresh client replaces the broken one")
+    assert(f.closed.isEmpty)
+    f.slowClose.countDown()
+    assert(f.closedWhen(1) === Seq("slow#1"))
+    other.release()
   }
 
   test("a set-up step runs once per client, and again after it failed") {
