@@ -155,7 +155,8 @@ private[rocketmq] object RocketMQWrite {
   private def streamCoordinator(settings: RocketMQWriteSettings, runId: String, dir: String)
       : RocketMQTransactionCoordinator = {
     RocketMQRunEvents.listenForEnds(SparkSession.active.sparkContext)
-    RocketMQTransactionRuns.coordinator(runId)(newCoordinator(settings, dir))
+    RocketMQTransactionRuns.coordinator(runId, settings.coordinatorSettings)(
+      newCoordinator(settings, dir))
   }
 
   /**
@@ -208,11 +209,13 @@ private[rocketmq] object RocketMQWrite {
         case Some(run) =>
           val settings =
             writeSettings(options, queryId)(RocketMQTransactionRuns.scope(queryId, run, _, _))
-          RocketMQTransactionRuns.coordinator(run)(newCoordinator(settings, dir))
+          RocketMQTransactionRuns.coordinator(run, settings.coordinatorSettings)(
+            newCoordinator(settings, dir))
         case None =>
           val settings =
             writeSettings(options, queryId)(RocketMQTransactionRuns.resumedScope(queryId, _, _))
-          RocketMQTransactionRuns.resume(queryId)(newCoordinator(settings, dir))
+          RocketMQTransactionRuns.resume(queryId, settings.coordinatorSettings)(
+            newCoordinator(settings, dir))
       }
     }
 
