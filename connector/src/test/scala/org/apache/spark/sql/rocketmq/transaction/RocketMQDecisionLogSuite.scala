@@ -83,10 +83,11 @@ class RocketMQDecisionLogSuite extends AnyFunSuite {
     val dir = Files.createTempDirectory("decisions-nolinks-").resolve("d")
     val linksTried = new AtomicInteger()
     def refusingLinks() =
-      new RocketMQDecisionLog.Files(dir.toString, conf, (link, _) => {
-        linksTried.incrementAndGet()
-        throw new FileSystemException(link.toString, null, "Operation not permitted")
-      })
+      new RocketMQDecisionLog.Files(dir.toString, conf,
+        (link, _) => {
+          linksTried.incrementAndGet()
+          throw new FileSystemException(link.toString, null, "Operation not permitted")
+        })
     val first = refusingLinks()
     val kept = RocketMQEpochDecision("1-a", Map(0 -> 1L, 1 -> 2L))
     assert(first.decide(4, kept) === kept)
