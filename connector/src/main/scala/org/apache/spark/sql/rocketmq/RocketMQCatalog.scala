@@ -77,7 +77,7 @@ class RocketMQCatalog extends TableCatalog {
     checked(RocketMQOptions.AllowDropTable)
     nameServer = checked.connection.nameServer
     // A restarted exactly-once stream into one of its tables answers the broker from its start.
-    SparkSession.getActiveSession.foreach(RocketMQSinkResume.listen)
+    SparkSession.getActiveSession.foreach(RocketMQSinkRun.listen)
   }
 
   override def name(): String = catalogName

@@ -67,16 +67,13 @@ private[rocketmq] class RocketMQCatalogTable(qualifiedName: String, topic: Strin
   }
 
   /**
-   * Starts the coordinator of a restarted exactly-once stream into this table, from the writer's
-   * options its earlier run recorded beside checkpoint `dir` (see [[RocketMQSinkResume]]), for its
-   * run `runId`.
+   * The options of a restarted stream into this table, from the writer's options its earlier run
+   * recorded (see [[RocketMQSinkRun]]), as its writes take them.
    */
-  def resumeStream(writerOptions: Map[String, String], queryId: String, runId: String, dir: String)
-      : Unit = {
-    refuseOtherTopic(new CaseInsensitiveStringMap(writerOptions.asJava))
-    RocketMQWrite.resumeAt(withQueryOptions(new CaseInsensitiveStringMap(writerOptions.asJava)),
-      queryId,
-      Some(runId), dir)
+  def resumedOptions(writerOptions: Map[String, String]): RocketMQOptions = {
+    val query = new CaseInsensitiveStringMap(writerOptions.asJava)
+    refuseOtherTopic(query)
+    withQueryOptions(query)
   }
 
   /**

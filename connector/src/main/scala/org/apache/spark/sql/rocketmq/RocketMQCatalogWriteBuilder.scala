@@ -60,10 +60,10 @@ private[rocketmq] class RocketMQCatalogWriteBuilder(streaming: WriteBuilder,
     override def toStreaming: StreamingWrite = {
       val write = streaming.build().toStreaming
       // Recorded for the stream's next run, which Spark starts without the writer's options
-      // (RocketMQSinkResume).
+      // (RocketMQSinkRun).
       if (RocketMQWrite.isExactlyOnce(options)) {
-        RocketMQWriteBuilder.checkpointLocation(info).foreach { dir =>
-          RocketMQSinkResume.record(dir, info.options().asCaseSensitiveMap().asScala.toMap,
+        RocketMQSinkRun.stateDir(info).foreach { dir =>
+          RocketMQSinkRun.record(dir, info.options().asCaseSensitiveMap().asScala.toMap,
             SparkSession.active.sessionState.newHadoopConf())
         }
       }

@@ -101,7 +101,7 @@ private[rocketmq] object RocketMQRunEvents {
       session: WeakReference[SparkSession]) extends StreamingQueryListener {
     override def onQueryStarted(event: QueryStartedEvent): Unit = {
       RocketMQTransactionRuns.started(event.id.toString, event.runId.toString)
-      Option(session.get).foreach(RocketMQSinkResume.resume(_, event.id.toString,
+      Option(session.get).foreach(RocketMQSinkRun.resumeCatalog(_, event.id.toString,
         event.runId.toString))
     }
     override def onQueryProgress(event: QueryProgressEvent): Unit = ()

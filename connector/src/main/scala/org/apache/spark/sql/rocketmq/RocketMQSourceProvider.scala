@@ -51,7 +51,7 @@ class RocketMQSourceProvider extends TableProvider with DataSourceRegister
       partitioning: Array[Transform],
       properties: util.Map[String, String]): Table = {
     val options = new RocketMQOptions(properties.asScala.toMap)
-    RocketMQWrite.resumeStream(
+    RocketMQSinkRun.resumeStream(
       options) // a restarted exactly-once stream answers check-backs from its start
     new RocketMQTable(options)
   }

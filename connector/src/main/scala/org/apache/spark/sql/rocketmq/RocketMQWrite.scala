@@ -16,14 +16,6 @@
 
 package org.apache.spark.sql.rocketmq
 
-import scala.io.Source
-import scala.util.control.NonFatal
-
-import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
-import org.slf4j.LoggerFactory
-
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomTaskMetric}
 import org.apache.spark.sql.connector.write.BatchWrite
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
@@ -75,7 +67,7 @@ private[rocketmq] class RocketMQWrite(
 
   override def toStreaming: StreamingWrite = {
     val coordinator = settings.transaction.map { _ =>
-      RocketMQWrite.streamCoordinator(settings, runId,
+      RocketMQSinkRun.coordinator(settings, runId,
         checkpointLocation.getOrElse(throw RocketMQErrors.exactlyOnceNeedsCheckpoint()))
     }
     new RocketMQStreamingWrite(settings, columns, coordinator, queryId, accumulators)
@@ -117,7 +109,7 @@ private[rocketmq] object RocketMQWrite {
    * The checked options of a write, with its transaction scope if it is exactly-once: `scopeOf`
    * makes it from the transaction group and timeout.
    */
-  private def writeSettings(options: RocketMQOptions, queryId: String)(
+  def writeSettings(options: RocketMQOptions, queryId: String)(
       scopeOf: (String, Long) => RocketMQTransactionScope): RocketMQWriteSettings = {
     options.validateForWrite()
     val base = RocketMQWriteSettings(options)
@@ -140,100 +132,12 @@ private[rocketmq] object RocketMQWrite {
     }
   }
 
-  /** A coordinator for `scope`, whose decisions live beside the checkpoint `dir`. */
-  private def newCoordinator(settings: RocketMQWriteSettings, dir: String)(
-      scope: RocketMQTransactionScope)
-      : RocketMQTransactionCoordinator =
-    new RocketMQTransactionCoordinator(settings.coordinatorSettings, scope,
-      new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions",
-        SparkSession.active.sessionState.newHadoopConf()))
-
-  /**
-   * The coordinator of an exactly-once stream's run `runId`, made by the run's first micro-batch
-   * unless its start made it, and closed when that run ends.
-   */
-  private def streamCoordinator(settings: RocketMQWriteSettings, runId: String, dir: String)
-      : RocketMQTransactionCoordinator = {
-    RocketMQRunEvents.listenForEnds(SparkSession.active.sparkContext)
-    RocketMQTransactionRuns.coordinator(runId)(newCoordinator(settings, dir))
-  }
-
-  /**
-   * Called when Spark resolves the table a streaming query writes to, before the query starts: a
-   * restarted exactly-once stream (its `checkpointLocation` option names a checkpoint that has the
-   * query's id) starts its run's coordinator now. Spark plans a streaming write only for a
-   * micro-batch with rows, and the broker asks the group's producers about the epochs an earlier
-   * run decided but did not see committed: a run that finds no new input would otherwise leave them
-   * unanswered until the broker gives them up (15 checks), and their rows would never be delivered.
-   * Does nothing for any other table or write; a failure here is logged, and the run's first
-   * micro-batch then starts the coordinator.
-   */
-  def resumeStream(options: RocketMQOptions): Unit = {
-    val checkpoint =
-      options.all.collectFirst { case (k, v) if k.equalsIgnoreCase("checkpointLocation") => v }
-    if (isExactlyOnce(options) && checkpoint.isDefined) {
-      try {
-        SparkSession.getActiveSession.foreach { session =>
-          queryIdOf(checkpoint.get, session.sessionState.newHadoopConf()).foreach { queryId =>
-            // The run's start, heard at once in this session, names the run the coordinator is for.
-            RocketMQRunEvents.listenForStarts(session)
-            resumeAt(options, queryId, None, checkpoint.get)
-          }
-        }
-      } catch {
-        case NonFatal(e) =>
-          log.warn(
-            s"The exactly-once sink of the stream checkpointed at ${checkpoint.get} starts " +
-              s"answering the broker's check-backs at its first micro-batch, not now: $e")
-      }
-    }
-  }
-
   /**
    * Whether `options` ask for an exactly-once write (as given: checked when the write is planned).
    */
   def isExactlyOnce(options: RocketMQOptions): Boolean =
     options.rawValue(RocketMQOptions.DeliveryGuaranteeOption).exists(
       _.equalsIgnoreCase(DeliveryGuarantee.ExactlyOnce.name))
-
-  /**
-   * Starts the coordinator of query `queryId`'s next run (`runId` when Spark has named it), whose
-   * sink keeps its state beside `dir`, if the write is exactly-once.
-   */
-  def resumeAt(options: RocketMQOptions, queryId: String, runId: Option[String], dir: String)
-      : Unit =
-    if (isExactlyOnce(options)) {
-      RocketMQRunEvents.listenForEnds(SparkSession.active.sparkContext)
-      runId match {
-        case Some(run) =>
-          val settings =
-            writeSettings(options, queryId)(RocketMQTransactionRuns.scope(queryId, run, _, _))
-          RocketMQTransactionRuns.coordinator(run)(newCoordinator(settings, dir))
-        case None =>
-          val settings =
-            writeSettings(options, queryId)(RocketMQTransactionRuns.resumedScope(queryId, _, _))
-          RocketMQTransactionRuns.resume(queryId)(newCoordinator(settings, dir))
-      }
-    }
-
-  /**
-   * The id of the streaming query checkpointed at `dir` (Spark's `metadata` file there), if it has
-   * run before.
-   */
-  private def queryIdOf(dir: String, hadoopConf: Configuration): Option[String] = {
-    val file = new Path(dir, "metadata")
-    val fs = file.getFileSystem(hadoopConf)
-    if (!fs.exists(file)) None
-    else {
-      val in = fs.open(file)
-      val text = try Source.fromInputStream(in, "UTF-8").mkString
-      finally in.close()
-      QueryIdInMetadata.findFirstMatchIn(text).map(_.group(1))
-    }
-  }
-
-  private val QueryIdInMetadata = "\"id\"\\s*:\\s*\"([^\"]+)\"".r
-  private val log = LoggerFactory.getLogger(classOf[RocketMQWrite])
 
   /**
    * A batch job's coordinator, if the write is exactly-once: its decisions live as long as the job.

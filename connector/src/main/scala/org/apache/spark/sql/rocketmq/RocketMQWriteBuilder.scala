@@ -16,7 +16,6 @@
 
 package org.apache.spark.sql.rocketmq
 
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write.{
   LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder
 }
@@ -36,21 +35,7 @@ private[rocketmq] class RocketMQWriteBuilder(options: RocketMQOptions, info: Log
 
   override def build(): Write =
     RocketMQWrite.plan(options, info.schema(), info.queryId(),
-      RocketMQWriteBuilder.checkpointLocation(info),
+      RocketMQSinkRun.stateDir(info),
       accumulators,
       requireTopic)
-}
-
-private[rocketmq] object RocketMQWriteBuilder {
-
-  /**
-   * A streaming query's checkpoint as its writer option names it, or else under the session's
-   * default root (where the sink keeps its own directory per query id). None for a batch write.
-   */
-  def checkpointLocation(info: LogicalWriteInfo): Option[String] =
-    Option(info.options().get("checkpointLocation")).orElse {
-      SparkSession.getActiveSession.flatMap(
-        _.conf.getOption("spark.sql.streaming.checkpointLocation"))
-        .map(root => s"$root/rocketmq-sink-${info.queryId()}")
-    }
 }

@@ -28,10 +28,30 @@ import org.scalatest.time.SpanSugar._
 import org.apache.spark.sql.SparkSession
 
 /**
- * The writer's options an exactly-once stream into a catalog table records for its next run, and
- * how the catalog listens to its sessions' query starts.
+ * How a restarted exactly-once stream's sink resumes ([[RocketMQSinkRun]]): where it finds its
+ * state, the writer's options a stream into a catalog table records for its next run, and how the
+ * catalog listens to its sessions' query starts.
  */
 class RocketMQSinkResumeSuite extends AnyFunSuite {
+
+  test("the sink's state: beside the writer's checkpoint, else its own directory under the " +
+    "session's default root, else none") {
+    val spark = SparkSession.builder().master("local[1]").appName("sink-state")
+      .config("spark.ui.enabled", "false").getOrCreate()
+    try {
+      val session = spark.newSession()
+      assert(RocketMQSinkRun.stateDir(None, "q", Some(session)) === None)
+      assert(RocketMQSinkRun.stateDir(None, "q", None) === None)
+      assert(RocketMQSinkRun.stateDir(Some("/cp/q"), "q", Some(session)) === Some("/cp/q"))
+      session.conf.set("spark.sql.streaming.checkpointLocation", "/root")
+      assert(RocketMQSinkRun.stateDir(Some("/cp/q"), "q", Some(session)) === Some("/cp/q"))
+      assert(RocketMQSinkRun.stateDir(None, "q", Some(session)) === Some("/root/rocketmq-sink-q"))
+    } finally {
+      spark.stop()
+      SparkSession.clearActiveSession()
+      SparkSession.clearDefaultSession()
+    }
+  }
 
   test(
     "recorded without the checkpoint or credentials; recorded again when a run's options change") {
@@ -40,20 +60,20 @@ class RocketMQSinkResumeSuite extends AnyFunSuite {
     val first =
       Map("nameServer" -> "old-name-server", "deliveryGuarantee" -> "exactly_once",
         "checkpointLocation" -> dir)
-    RocketMQSinkResume.record(dir, first, conf)
-    assert(RocketMQSinkResume.recorded(dir, conf) === Some(first - "checkpointLocation"))
+    RocketMQSinkRun.record(dir, first, conf)
+    assert(RocketMQSinkRun.recorded(dir, conf) === Some(first - "checkpointLocation"))
     // A later run moved to another name server and producer group: its next run must use them.
     val second = first ++ Map("nameServer" -> "new-name-server", "producerGroup" -> "pg")
-    RocketMQSinkResume.record(dir, second, conf)
-    assert(RocketMQSinkResume.recorded(dir, conf) === Some(second - "checkpointLocation"))
-    RocketMQSinkResume.record(dir, second ++ Map("secretKey" -> "s"), conf)
-    assert(RocketMQSinkResume.recorded(dir, conf) === Some(second - "checkpointLocation"))
+    RocketMQSinkRun.record(dir, second, conf)
+    assert(RocketMQSinkRun.recorded(dir, conf) === Some(second - "checkpointLocation"))
+    RocketMQSinkRun.record(dir, second ++ Map("secretKey" -> "s"), conf)
+    assert(RocketMQSinkRun.recorded(dir, conf) === Some(second - "checkpointLocation"))
   }
 
   /** Listens to a new session of `spark` that nothing else holds. */
   private def listenInNewSession(spark: SparkSession): WeakReference[SparkSession] = {
     val session = spark.newSession()
-    RocketMQSinkResume.listen(session)
+    RocketMQSinkRun.listen(session)
     new WeakReference(session)
   }
 

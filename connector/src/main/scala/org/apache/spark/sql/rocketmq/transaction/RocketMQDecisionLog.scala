@@ -85,9 +85,11 @@ private[rocketmq] object RocketMQDecisionLog {
    * system), written whole, so that a reader sees all of it or nothing; a decision's file is never
    * replaced (see `writeOnce`). Text: the run on the first line, then `<partition> <attempt>` per
    * line. The partitions committed go to `<epoch>.committed`, one per line. Every file ends with a
-   * line break.
+   * line break. `link` makes the hard links of a local disk ([[HardLink]]).
    */
-  final class Files(dir: String, hadoopConf: Configuration) extends RocketMQDecisionLog {
+  final class Files(dir: String, hadoopConf: Configuration,
+      link: (java.nio.file.Path, java.nio.file.Path) => Unit = HardLink)
+    extends RocketMQDecisionLog {
     private val fs = new Path(dir).getFileSystem(hadoopConf)
     private val root = fs.makeQualified(new Path(dir))
     private val cache = new ConcurrentHashMap[Long, RocketMQEpochDecision]()
@@ -202,7 +204,7 @@ private[rocketmq] object RocketMQDecisionLog {
       val bytes = text(lines)
       if (local && !linksRefused) {
         val temp = writeTemp(name, bytes, tempSuffix)
-        try { java.nio.file.Files.createLink(localPath(target), localPath(temp)); true }
+        try { link(localPath(target), localPath(temp)); true }
         catch {
           case _: java.nio.file.FileAlreadyExistsException => false
           case e @ (_: IOException | _: UnsupportedOperationException) =>
@@ -302,6 +304,12 @@ private[rocketmq] object RocketMQDecisionLog {
         }
       }
     }
+  }
+
+  /** A hard link named `link` to the file `existing`. */
+  val HardLink: (java.nio.file.Path, java.nio.file.Path) => Unit = { (link, existing) =>
+    java.nio.file.Files.createLink(link, existing)
+    ()
   }
 
   /** Decisions kept at least (by count; see [[Files]]). */

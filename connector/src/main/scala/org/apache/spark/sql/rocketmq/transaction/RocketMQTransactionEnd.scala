@@ -142,8 +142,8 @@ private[rocketmq] object RocketMQTransactionEnd {
       commit: Boolean,
       retryTimeoutMs: Long, sendBy: RocketMQTaskHalfMessages => Long = _ => Long.MaxValue,
       index: RocketMQMessageIndex = null, window: Int = Window): IndexedSeq[Ended] =
-    new RocketMQTransactionEndRun(client, group, tasks, commit, retryTimeoutMs, sendBy, index,
-      window).run()
+    new RocketMQTransactionEndRun(RocketMQTransactionEndRun.brokersOf(client), group, tasks, commit,
+      retryTimeoutMs, sendBy, Option(index).map(i => i.commitState _), window).run()
 
   private[transaction] def outcomeOf(response: RemotingCommand): Outcome = response.getCode match {
     case RemotingSysResponseCode.SUCCESS => Confirmed

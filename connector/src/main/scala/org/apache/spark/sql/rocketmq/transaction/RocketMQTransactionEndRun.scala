@@ -37,11 +37,14 @@ import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionEnd._
  * unresolved, the ready ones are sent, the answers handled as they come, and commits that got no
  * answer looked up in the brokers' index. A message ends confirmed, or left to the broker's
  * check-back as refused, uncertain (no answer) or unsent (its lane given up, or past its task's
- * `sendBy` time).
+ * `sendBy` time). `brokers` finds the masters and carries the requests; `commitState` (None: no
+ * look-ups) asks a broker's index whether a commit landed, as [[RocketMQMessageIndex.commitState]].
  */
-private[transaction] final class RocketMQTransactionEndRun(client: MQClientInstance, group: String,
+private[transaction] final class RocketMQTransactionEndRun(
+    brokers: RocketMQTransactionEndRun.Brokers, group: String,
     tasks: IndexedSeq[RocketMQTaskHalfMessages], commit: Boolean, retryTimeoutMs: Long,
-    sendBy: RocketMQTaskHalfMessages => Long, index: RocketMQMessageIndex, window: Int) {
+    sendBy: RocketMQTaskHalfMessages => Long,
+    commitState: Option[(String, String, Long) => Option[Boolean]], window: Int) {
 
   // What became of each task's messages so far.
   private val confirmed, refused, uncertain, unsent = new Array[Int](tasks.size)
@@ -53,7 +56,6 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
   private val answers = new LinkedBlockingQueue[Answer]()
   /** Commits that went out without an answer (see `lookUpUnanswered`). */
   private val unanswered = new RocketMQUnansweredCommits[Item](retryTimeoutMs, MissesPerRound)
-  private lazy val remoting = client.getMQClientAPIImpl.getRemotingClient
   private var lastLookUpNs = 0L
 
   def run(): IndexedSeq[Ended] = {
@@ -131,13 +133,8 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
       _ => new Lane(broker, tasks.flatMap(_.endpoints).filter(_._2 == broker).map(_._1).distinct))
   }
 
-  private def findAddress(lane: Lane): Unit = {
-    lane.topics.foreach { topic =>
-      try client.updateTopicRouteInfoFromNameServer(topic)
-      catch { case NonFatal(e) => log.warn(s"No route for topic $topic: $e") }
-    }
-    lane.address = client.findBrokerAddressInPublish(lane.broker)
-  }
+  private def findAddress(lane: Lane): Unit =
+    lane.address = brokers.masterOf(lane.broker, lane.topics)
 
   private def send(lane: Lane, item: Item): Unit = {
     if (System.currentTimeMillis() > deadlines(item.task)) {
@@ -165,7 +162,7 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
       override def operationFail(e: Throwable): Unit = answers.add(Answer(item, outcomeOf(e)))
     }
     try {
-      remoting.invokeAsync(lane.address,
+      brokers.send(lane.address,
         RemotingCommand.createRequestCommand(RequestCode.END_TRANSACTION, header), AnswerTimeoutMs,
         callback)
     } catch { case NonFatal(e) => callback.operationFail(e) }
@@ -246,7 +243,7 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
         unansweredCommits.incrementAndGet()
         pause(lane,
           tasks(item.task).epoch) // a broker that lets requests time out: do not pile more on it
-        if (index == null) { leave(item, uncertain); dropRestOfChain(item) }
+        if (commitState.isEmpty) { leave(item, uncertain); dropRestOfChain(item) }
         else unanswered.add(item, System.nanoTime())
       case _ => notTaken(lane, item)
     }
@@ -262,7 +259,7 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
       lastLookUpNs = System.nanoTime()
       unanswered.round(lastLookUpNs) { item =>
         val (topic, broker) = tasks(item.task).endpoints(item.message.endpoint)
-        index.commitState(topic, broker, item.message.commitLogOffset)
+        commitState.get(topic, broker, item.message.commitLogOffset)
       }(found = { item =>
           confirmed(item.task) += 1
           unresolved -= 1
@@ -273,4 +270,38 @@ private[transaction] final class RocketMQTransactionEndRun(client: MQClientInsta
           dropRestOfChain(item)
         })
     }
+}
+
+private[transaction] object RocketMQTransactionEndRun {
+
+  /** What a run needs of the brokers. */
+  trait Brokers {
+
+    /**
+     * The address of broker group `broker`'s master, with the routes of `topics` looked up afresh;
+     * null when none is known.
+     */
+    def masterOf(broker: String, topics: Seq[String]): String
+
+    /** Sends `request` to `address`; `callback` hears its answer or its failure. */
+    def send(address: String, request: RemotingCommand, timeoutMs: Long,
+        callback: InvokeCallback): Unit
+  }
+
+  /** The brokers as the started client instance `client` reaches them. */
+  def brokersOf(client: MQClientInstance): Brokers = new Brokers {
+    private lazy val remoting = client.getMQClientAPIImpl.getRemotingClient
+
+    override def masterOf(broker: String, topics: Seq[String]): String = {
+      topics.foreach { topic =>
+        try client.updateTopicRouteInfoFromNameServer(topic)
+        catch { case NonFatal(e) => log.warn(s"No route for topic $topic: $e") }
+      }
+      client.findBrokerAddressInPublish(broker)
+    }
+
+    override def send(address: String, request: RemotingCommand, timeoutMs: Long,
+        callback: InvokeCallback): Unit =
+      remoting.invokeAsync(address, request, timeoutMs, callback)
+  }
 }

@@ -19,6 +19,11 @@ package org.apache.spark.sql.rocketmq.transaction
 import java.io.Closeable
 import java.util.concurrent.ConcurrentHashMap
 
+import scala.collection.mutable.ArrayBuffer
+import scala.util.control.NonFatal
+
+import org.slf4j.LoggerFactory
+
 /**
  * The life of each exactly-once stream run in this driver, keyed by Spark's run id (a query
  * restarted at once is a new run while the end of its earlier run may still be on its way). A run
@@ -27,22 +32,60 @@ import java.util.concurrent.ConcurrentHashMap
  *   query id until Spark names the run;
  * - starts when Spark says so (the query's start event, or the run's first plan), taking over what
  *   was resumed for its query;
- *   - decides its epochs and answers check-backs through its one coordinator;
- *   - ends when Spark says that run ended: only that run's coordinator is closed.
+ * - decides its epochs and answers check-backs through its coordinator, made again when a
+ *   micro-batch plans other settings (a resume uses the earlier run's options);
+ * - ends when Spark says that run ended: only that run's coordinators are closed.
  */
 private[rocketmq] class RocketMQTransactionRuns[C <: Closeable] {
+  private val log = LoggerFactory.getLogger(classOf[RocketMQTransactionRuns[_]])
 
-  private final class Run(val scope: RocketMQTransactionScope) {
+  private final class Run(initial: RocketMQTransactionScope) {
     val madeMs: Long = System.currentTimeMillis()
-    var coordinator: C = _
+    private var scope = initial
+    private var coordinator: C = _
+    /** The settings and scope `coordinator` was made with. */
+    private var madeWith: (RocketMQCoordinatorSettings, RocketMQTransactionScope) = _
+    /** Coordinators replaced by one of another group or connection, still owing the broker. */
+    private val replaced = ArrayBuffer[C]()
 
-    def coordinatorOr(create: RocketMQTransactionScope => C): C = synchronized {
-      if (coordinator == null) coordinator = create(scope)
+    /** The run's scope, for transaction group `group` and timeout `timeoutMs` (same run id). */
+    def scopeFor(group: String, timeoutMs: Long): RocketMQTransactionScope = synchronized {
+      if (scope.group != group || scope.timeoutMs != timeoutMs) {
+        scope = scope.copy(group = group, timeoutMs = timeoutMs)
+      }
+      scope
+    }
+
+    /**
+     * The coordinator for `settings` and the run's scope, made by `create` unless the current one
+     * was made for them. The one it replaces is closed once the new one runs if that answers the
+     * same group through the same connection (it reads the same decisions); else it stays until
+     * the run ends, to answer the broker about the epochs it decided.
+     */
+    def coordinatorFor(settings: RocketMQCoordinatorSettings,
+        create: RocketMQTransactionScope => C): C = synchronized {
+      if (coordinator == null || madeWith != ((settings, scope))) {
+        val made = create(scope)
+        Option(coordinator).foreach { old =>
+          val (oldSettings, oldScope) = madeWith
+          if (oldSettings.connection == settings.connection && oldScope.group == scope.group) {
+            closeQuietly(old)
+          } else replaced += old
+        }
+        coordinator = made
+        madeWith = (settings, scope)
+      }
       coordinator
     }
 
-    def close(): Unit = synchronized(Option(coordinator).foreach(_.close()))
+    def current: Option[C] = synchronized(Option(coordinator))
+
+    def close(): Unit = synchronized((replaced ++ Option(coordinator)).foreach(closeQuietly))
   }
+
+  private def closeQuietly(coordinator: C): Unit =
+    try coordinator.close()
+    catch { case NonFatal(e) => log.warn(s"Could not close a transaction coordinator: $e") }
 
   /** Started runs, by run id. */
   private val runs = new ConcurrentHashMap[String, Run]()
@@ -54,16 +97,19 @@ private[rocketmq] class RocketMQTransactionRuns[C <: Closeable] {
 
   /** The scope of query `queryId`'s next run, resumed before it starts. */
   def resumedScope(queryId: String, group: String, timeoutMs: Long): RocketMQTransactionScope =
-    resumed.computeIfAbsent(queryId, _ => newRun(group, timeoutMs)).scope
+    resumed.computeIfAbsent(queryId, _ => newRun(group, timeoutMs)).scopeFor(group, timeoutMs)
 
   /**
-   * Resumes query `queryId`'s next run (whose scope must exist): its coordinator, made by `create`,
-   * is running when this returns, though Spark has not named the run yet.
+   * Resumes query `queryId`'s next run (whose scope must exist): its coordinator for `settings`,
+   * made by `create`, is running when this returns, though Spark has not named the run yet.
    */
-  def resume(queryId: String)(create: RocketMQTransactionScope => C): Unit =
+  def resume(queryId: String, settings: RocketMQCoordinatorSettings)(
+      create: RocketMQTransactionScope => C): Unit = {
     Option(resumed.get(queryId)).getOrElse(
       throw new IllegalStateException(s"No resumed run of $queryId"))
-      .coordinatorOr(create)
+      .coordinatorFor(settings, create)
+    ()
+  }
 
   /**
    * Run `runId` of query `queryId` started at `startMs`: it takes over what was resumed for the
@@ -76,23 +122,31 @@ private[rocketmq] class RocketMQTransactionRuns[C <: Closeable] {
       }
     }
 
-  /** The scope of run `runId` (of query `queryId`), made at its start or first micro-batch. */
+  /**
+   * The scope of run `runId` (of query `queryId`), made at its start or first micro-batch; its
+   * group and timeout are the latest planned, its run id the run's own.
+   */
   def scope(queryId: String, runId: String, group: String, timeoutMs: Long)
       : RocketMQTransactionScope =
     runs.computeIfAbsent(runId,
-      _ => Option(resumed.remove(queryId)).getOrElse(newRun(group, timeoutMs))).scope
-
-  /** The coordinator of run `runId` (whose scope must exist), made by `create` when it has none. */
-  def coordinator(runId: String)(create: RocketMQTransactionScope => C): C =
-    Option(runs.get(runId)).getOrElse(throw new IllegalStateException(s"No transaction run $runId"))
-      .coordinatorOr(create)
-
-  /** The coordinator of run `runId`, if it is running and has one. */
-  def running(runId: String): Option[C] =
-    Option(runs.get(runId)).flatMap(run => run.synchronized(Option(run.coordinator)))
+      _ => Option(resumed.remove(queryId)).getOrElse(newRun(group, timeoutMs)))
+      .scopeFor(group, timeoutMs)
 
   /**
-   * Run `runId` ended: its coordinator is closed and the run forgotten (other runs are left alone).
+   * The coordinator of run `runId` (whose scope must exist) for `settings`, made by `create` when
+   * the run has none for them and its scope now.
+   */
+  def coordinator(runId: String, settings: RocketMQCoordinatorSettings)(
+      create: RocketMQTransactionScope => C): C =
+    Option(runs.get(runId)).getOrElse(throw new IllegalStateException(s"No transaction run $runId"))
+      .coordinatorFor(settings, create)
+
+  /** The coordinator of run `runId`, if it is running and has one. */
+  def running(runId: String): Option[C] = Option(runs.get(runId)).flatMap(_.current)
+
+  /**
+   * Run `runId` ended: its coordinators are closed and the run forgotten (other runs are left
+   * alone).
    */
   def ended(runId: String): Unit = Option(runs.remove(runId)).foreach(_.close())
 

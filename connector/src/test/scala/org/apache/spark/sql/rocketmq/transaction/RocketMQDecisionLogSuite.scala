@@ -17,8 +17,9 @@
 package org.apache.spark.sql.rocketmq.transaction
 
 import java.net.URI
-import java.nio.file.Files
+import java.nio.file.{Files, FileSystemException}
 import java.util.concurrent.{Callable, CountDownLatch, Executors}
+import java.util.concurrent.atomic.AtomicInteger
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileAlreadyExistsException, FSDataOutputStream, Path}
@@ -74,6 +75,55 @@ class RocketMQDecisionLogSuite extends AnyFunSuite {
       }
     } finally pool.shutdownNow()
     assert(local.toFile.list().forall(!_.endsWith(".tmp")), "temporary files left behind")
+  }
+
+  test("a local mount that refuses hard links (as a FUSE mount does): decisions are created in " +
+    "place, read back, and a second writer racing for an epoch gets the first decision") {
+    val conf = new Configuration()
+    val dir = Files.createTempDirectory("decisions-nolinks-").resolve("d")
+    val linksTried = new AtomicInteger()
+    def refusingLinks() =
+      new RocketMQDecisionLog.Files(dir.toString, conf,
+        (link, _) => {
+          linksTried.incrementAndGet()
+          throw new FileSystemException(link.toString, null, "Operation not permitted")
+        })
+    val first = refusingLinks()
+    val kept = RocketMQEpochDecision("1-a", Map(0 -> 1L, 1 -> 2L))
+    assert(first.decide(4, kept) === kept)
+    assert(linksTried.get() === 1)
+    assert(refusingLinks().read(4) === Some(kept))
+    // A writer that looked before the first one wrote records its own proposal: it loses.
+    val late = refusingLinks()
+    assert(late.record(4, RocketMQEpochDecision("2-b", Map(0 -> 7L))) === kept)
+    assert(refusingLinks().read(4) === Some(kept))
+    // Once refused, a writer stops trying links and creates in place from then on.
+    assert(first.decide(5, kept) === kept && linksTried.get() === 2)
+    first.markCommitted(4, Set(0, 1))
+    assert(refusingLinks().committed(4) === Set(0, 1))
+
+    val proposals = Seq("1-zombie" -> 1L, "2-successor" -> 5L).map { case (run, attempt) =>
+      refusingLinks() -> RocketMQEpochDecision(run, Map(0 -> attempt))
+    }
+    val pool = Executors.newFixedThreadPool(2)
+    try {
+      (10 until 60).foreach { epoch =>
+        val start = new CountDownLatch(1)
+        val answers = proposals.map { case (log, proposal) =>
+          pool.submit(new Callable[RocketMQEpochDecision] {
+            override def call(): RocketMQEpochDecision = {
+              start.await()
+              log.record(epoch, proposal)
+            }
+          })
+        }
+        start.countDown()
+        val decided = answers.map(_.get())
+        assert(decided.distinct.size === 1 && refusingLinks().read(epoch) === Some(decided.head),
+          s"epoch $epoch: $decided")
+      }
+    } finally pool.shutdownNow()
+    assert(dir.toFile.list().forall(!_.endsWith(".tmp")), "temporary files left behind")
   }
 }
 
