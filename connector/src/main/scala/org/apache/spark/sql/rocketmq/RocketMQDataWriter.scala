@@ -22,7 +22,7 @@ import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, Writ
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
 import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQWriteSettings}
 import org.apache.spark.sql.rocketmq.transaction.{
-  RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages
+  RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages, RocketMQTransactionEnd
 }
 
 /**
@@ -83,7 +83,9 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings,
 
   override def abort(): Unit = {
     sender.abandon()
-    for (h <- halfMessages; scope <- settings.transaction) sender.rollBack(h.decoded, scope.group)
+    for (h <- halfMessages; scope <- settings.transaction) {
+      RocketMQTransactionEnd.rollBack(sender.client, h.decoded, scope.group)
+    }
   }
 
   override def currentMetricsValues(): Array[CustomTaskMetric] =

@@ -29,10 +29,10 @@ import org.slf4j.LoggerFactory
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write.LogicalWriteInfo
 import org.apache.spark.sql.rocketmq.client.RocketMQOptions
-import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
+import org.apache.spark.sql.rocketmq.producer.{RocketMQTransactionScope, RocketMQWriteSettings}
 import org.apache.spark.sql.rocketmq.transaction.{
-  RocketMQDecisionLog, RocketMQTransactionCoordinator, RocketMQTransactionRuns,
-  RocketMQTransactionScope
+  RocketMQCoordinatorSettings, RocketMQDecisionLog, RocketMQTransactionCoordinator,
+  RocketMQTransactionRuns
 }
 
 /**
@@ -74,7 +74,7 @@ private[rocketmq] object RocketMQSinkRun {
   /** A coordinator for `scope`, whose decisions live in the sink's state directory `dir`. */
   private def newCoordinator(settings: RocketMQWriteSettings, dir: String)(
       scope: RocketMQTransactionScope): RocketMQTransactionCoordinator =
-    new RocketMQTransactionCoordinator(settings.coordinatorSettings, scope,
+    new RocketMQTransactionCoordinator(RocketMQCoordinatorSettings.of(settings), scope,
       new RocketMQDecisionLog.Files(s"$dir/rocketmq-sink/decisions",
         SparkSession.active.sessionState.newHadoopConf()))
 
@@ -86,7 +86,7 @@ private[rocketmq] object RocketMQSinkRun {
   def coordinator(settings: RocketMQWriteSettings, runId: String, dir: String)
       : RocketMQTransactionCoordinator = {
     RocketMQRunEvents.listenForEnds(SparkSession.active.sparkContext)
-    RocketMQTransactionRuns.coordinator(runId, settings.coordinatorSettings)(
+    RocketMQTransactionRuns.coordinator(runId, RocketMQCoordinatorSettings.of(settings))(
       newCoordinator(settings, dir))
   }
 
@@ -103,12 +103,12 @@ private[rocketmq] object RocketMQSinkRun {
         case Some(run) =>
           val settings = RocketMQWrite.writeSettings(options, queryId)(
             RocketMQTransactionRuns.scope(queryId, run, _, _))
-          RocketMQTransactionRuns.coordinator(run, settings.coordinatorSettings)(
+          RocketMQTransactionRuns.coordinator(run, RocketMQCoordinatorSettings.of(settings))(
             newCoordinator(settings, dir))
         case None =>
           val settings = RocketMQWrite.writeSettings(options, queryId)(
             RocketMQTransactionRuns.resumedScope(queryId, _, _))
-          RocketMQTransactionRuns.resume(queryId, settings.coordinatorSettings)(
+          RocketMQTransactionRuns.resume(queryId, RocketMQCoordinatorSettings.of(settings))(
             newCoordinator(settings, dir))
       }
     }

@@ -22,10 +22,10 @@ import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.rocketmq.client.{
   DeliveryGuarantee, RocketMQEndpoint, RocketMQErrors, RocketMQOffsetReader, RocketMQOptions
 }
-import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
+import org.apache.spark.sql.rocketmq.producer.{RocketMQTransactionScope, RocketMQWriteSettings}
 import org.apache.spark.sql.rocketmq.transaction.{
-  RocketMQDecisionLog, RocketMQTransactionCoordinator,
-  RocketMQTransactionRuns, RocketMQTransactionScope
+  RocketMQCoordinatorSettings, RocketMQDecisionLog, RocketMQTransactionCoordinator,
+  RocketMQTransactionRuns
 }
 import org.apache.spark.sql.types.StructType
 
@@ -144,7 +144,7 @@ private[rocketmq] object RocketMQWrite {
    */
   def batchCoordinator(settings: RocketMQWriteSettings): Option[RocketMQTransactionCoordinator] =
     settings.transaction.map(scope =>
-      new RocketMQTransactionCoordinator(settings.coordinatorSettings, scope,
+      new RocketMQTransactionCoordinator(RocketMQCoordinatorSettings.of(settings), scope,
         new RocketMQDecisionLog.InMemory,
         waitForCheckBacks = true))
 }

@@ -21,15 +21,12 @@ import java.util.concurrent.{Semaphore, TimeUnit}
 import java.util.concurrent.atomic.{AtomicLong, AtomicReference}
 import java.util.concurrent.locks.ReentrantLock
 
+import org.apache.rocketmq.client.impl.factory.MQClientInstance
 import org.apache.rocketmq.common.message.{Message, MessageQueue}
 
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQLatencyHistogram}
-import org.apache.spark.sql.rocketmq.transaction.{
-  RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages,
-  RocketMQTransactionEnd
-}
 
 /**
  * Sends the messages of one write task through a producer borrowed from the executor's
@@ -58,7 +55,7 @@ import org.apache.spark.sql.rocketmq.transaction.{
  */
 private[rocketmq] final class RocketMQMessageSender(
     private[producer] val settings: RocketMQWriteSettings,
-    private[producer] val halfMessages: RocketMQHalfMessageRecorder = null) extends Closeable {
+    private[producer] val halfMessages: RocketMQHalfMessageLog = null) extends Closeable {
 
   private[producer] val log = LoggerFactory.getLogger(getClass)
   private[producer] val lease = RocketMQProducerPool.borrow(settings)
@@ -321,15 +318,8 @@ private[rocketmq] final class RocketMQMessageSender(
     awaitAllResolved()
   }
 
-  /**
-   * Rolls back the half messages `task` sent, through this sender's client; returns how many were
-   * not confirmed. A failing task does not wait for a broker that cannot answer: the broker asks
-   * the producer group later.
-   */
-  def rollBack(task: RocketMQTaskHalfMessages, group: String): Int =
-    RocketMQTransactionEnd.decide(producer.getDefaultMQProducerImpl.getMqClientFactory, group,
-      IndexedSeq(task),
-      commit = false, retryTimeoutMs = 0L).head.leftToBroker
+  /** The RocketMQ client this sender's producer talks through (to end its half messages). */
+  def client: MQClientInstance = producer.getDefaultMQProducerImpl.getMqClientFactory
 
   override def close(): Unit = lease.release()
 }

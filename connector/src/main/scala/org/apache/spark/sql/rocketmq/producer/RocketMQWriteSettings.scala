@@ -20,9 +20,6 @@ import org.apache.spark.sql.rocketmq.client.{
   DeliveryGuarantee, RocketMQConnection, RocketMQOptions, RocketMQRateCap
 }
 import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
-import org.apache.spark.sql.rocketmq.transaction.{
-  RocketMQCoordinatorSettings, RocketMQStatedChecks, RocketMQTransactionScope
-}
 
 /**
  * What a write task needs: connection, producer and send settings, taken from the options on the
@@ -71,11 +68,6 @@ private[rocketmq] final case class RocketMQWriteSettings(
   def forTasks(partitions: Int): RocketMQWriteSettings =
     copy(rateCap = rateCap.perPlannedTask(partitions, allAtOnce = sendEachAtOnce))
 
-  /** What the driver's coordinator of an exactly-once write takes of these settings. */
-  def coordinatorSettings: RocketMQCoordinatorSettings =
-    RocketMQCoordinatorSettings(connection, topic, requestTimeoutMs = sendTimeoutMs,
-      retryTimeoutMs = retryTimeoutMs,
-      statedBrokerChecks)
 }
 
 private[rocketmq] object RocketMQWriteSettings {

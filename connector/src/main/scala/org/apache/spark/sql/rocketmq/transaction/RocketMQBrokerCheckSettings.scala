@@ -23,6 +23,7 @@ import org.apache.rocketmq.client.impl.factory.MQClientInstance
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOptionKind}
+import org.apache.spark.sql.rocketmq.producer.RocketMQStatedChecks
 
 /**
  * How a broker group checks back on half messages: a round every `intervalMs`

@@ -26,6 +26,7 @@ import org.apache.rocketmq.common.message.{MessageConst, MessageExt}
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.client.RocketMQErrors
+import org.apache.spark.sql.rocketmq.producer.RocketMQTransactionScope
 
 /**
  * How a batch write waits for the half messages its driver left to the broker's check-back (a

@@ -17,22 +17,25 @@
 package org.apache.spark.sql.rocketmq.transaction
 
 import org.apache.spark.sql.rocketmq.client.RocketMQConnection
+import org.apache.spark.sql.rocketmq.producer.{RocketMQStatedChecks, RocketMQWriteSettings}
 
 /**
  * What the driver's coordinator of an exactly-once write needs of the write's settings: the
  * `connection` its transaction producer uses, the `topic` the option names (None: each row's topic
  * column), to look its route up and to name it in errors, how long one request to a broker may take
  * (`requestTimeoutMs`), and how long a commit or rollback may be retried (`retryTimeoutMs`), and
- * the brokers' check-back settings the user stated (`statedBrokerChecks`). The producer's write
- * settings make it, so that the transaction machinery needs nothing of the producer package.
+ * the brokers' check-back settings the user stated (`statedBrokerChecks`).
  */
 private[rocketmq] final case class RocketMQCoordinatorSettings(
     connection: RocketMQConnection, topic: Option[String], requestTimeoutMs: Long,
     retryTimeoutMs: Long,
     statedBrokerChecks: RocketMQStatedChecks = RocketMQStatedChecks(None, None))
 
-/**
- * The brokers' `transactionCheckInterval` and `transactionCheckMax`, where the user stated them.
- */
-private[rocketmq] final case class RocketMQStatedChecks(intervalMs: Option[Long],
-    maxChecks: Option[Int])
+private[rocketmq] object RocketMQCoordinatorSettings {
+
+  /** What the coordinator of an exactly-once write takes of its `settings`. */
+  def of(settings: RocketMQWriteSettings): RocketMQCoordinatorSettings =
+    RocketMQCoordinatorSettings(settings.connection, settings.topic,
+      requestTimeoutMs = settings.sendTimeoutMs, retryTimeoutMs = settings.retryTimeoutMs,
+      settings.statedBrokerChecks)
+}

@@ -17,7 +17,6 @@
 package org.apache.spark.sql.rocketmq.transaction
 
 import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
-import java.util.UUID
 
 import org.apache.rocketmq.client.producer.SendResult
 import org.apache.rocketmq.common.message.{Message, MessageAccessor, MessageConst, MessageDecoder}
@@ -26,24 +25,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.connector.write.WriterCommitMessage
 import org.apache.spark.sql.execution.streaming.sources.PackedRowCommitMessage
-
-/**
- * What the half messages of one exactly-once write share: the producer group the broker asks about
- * them (`group`, as the brokers name it), the run of the query that sent them (a new one each time
- * the query starts: `<start millis>-<random>`, so runs order by start), and how long the broker
- * leaves them to the driver before it checks back (`timeoutMs`).
- */
-private[rocketmq] final case class RocketMQTransactionScope(group: String, run: String,
-    timeoutMs: Long)
-
-private[rocketmq] object RocketMQTransactionScope {
-  def newRun(): String = s"${System.currentTimeMillis()}-${UUID.randomUUID().toString.take(8)}"
-
-  /** The start time of a run, or -1 for text that is not a run. */
-  def startOf(run: String): Long =
-    try run.substring(0, run.indexOf('-')).toLong
-    catch { case _: RuntimeException => -1L }
-}
+import org.apache.spark.sql.rocketmq.producer.{RocketMQHalfMessageLog, RocketMQTransactionScope}
 
 /**
  * Where one half message is: enough for an END_TRANSACTION request. `seq` is its place among the
@@ -102,7 +84,8 @@ private[rocketmq] object RocketMQTaskHalfMessages {
  * from which the driver answers the broker's check-back.
  */
 private[rocketmq] final class RocketMQHalfMessageRecorder(
-    scope: RocketMQTransactionScope, epoch: Long, partition: Int, attempt: Long) {
+    scope: RocketMQTransactionScope, epoch: Long, partition: Int, attempt: Long)
+  extends RocketMQHalfMessageLog {
 
   private val endpoints = new java.util.ArrayList[(String, String)]()
   private val endpointIndex = new java.util.HashMap[(String, String), Integer]()
@@ -127,14 +110,14 @@ private[rocketmq] final class RocketMQHalfMessageRecorder(
   }
 
   /** The place of the message [[prepare]] made last among this attempt's rows. */
-  def lastPrepared: Int = (nextSeq - 1).toInt
+  override def lastPrepared: Int = (nextSeq - 1).toInt
 
   /**
    * Records an acknowledged half message (called from send callbacks, on any thread): `seq` is its
    * [[lastPrepared]] place, `keyed` whether its commit must keep that place in its queue (a
    * sharding key).
    */
-  def record(result: SendResult, seq: Int, keyed: Boolean): Unit = synchronized {
+  override def record(result: SendResult, seq: Int, keyed: Boolean): Unit = synchronized {
     val queue = result.getMessageQueue
     val key = (queue.getTopic, queue.getBrokerName)
     var index = endpointIndex.get(key)

@@ -15,6 +15,7 @@
  */
 
 package org.apache.spark.sql.rocketmq.transaction
+import org.apache.spark.sql.rocketmq.producer.RocketMQTransactionScope
 
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicLong

@@ -33,6 +33,7 @@ import org.apache.spark.sql.connector.write.WriterCommitMessage
 import org.apache.spark.sql.rocketmq.client.{
   RocketMQClientCache, RocketMQConnection, RocketMQOptionKind, RocketMQOptions
 }
+import org.apache.spark.sql.rocketmq.producer.RocketMQTransactionScope
 
 /**
  * The driver's side of an exactly-once write. Spark commits an epoch (a micro-batch, or the one

@@ -145,6 +145,14 @@ private[rocketmq] object RocketMQTransactionEnd {
     new RocketMQTransactionEndRun(RocketMQTransactionEndRun.brokersOf(client), group, tasks, commit,
       retryTimeoutMs, sendBy, Option(index).map(i => i.commitState _), window).run()
 
+  /**
+   * Rolls back the half messages `task` sent, through `client`; returns how many were not
+   * confirmed. A failing task does not wait for a broker that cannot answer: the broker asks the
+   * producer group later.
+   */
+  def rollBack(client: MQClientInstance, task: RocketMQTaskHalfMessages, group: String): Int =
+    decide(client, group, IndexedSeq(task), commit = false, retryTimeoutMs = 0L).head.leftToBroker
+
   private[transaction] def outcomeOf(response: RemotingCommand): Outcome = response.getCode match {
     case RemotingSysResponseCode.SUCCESS => Confirmed
     // Dropped before it was handled: the broker's queue was full, or the request waited too long in

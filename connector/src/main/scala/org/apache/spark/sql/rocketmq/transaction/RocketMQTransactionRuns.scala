@@ -15,6 +15,7 @@
  */
 
 package org.apache.spark.sql.rocketmq.transaction
+import org.apache.spark.sql.rocketmq.producer.RocketMQTransactionScope
 
 import java.io.Closeable
 import java.util.concurrent.ConcurrentHashMap
