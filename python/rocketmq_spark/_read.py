@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, Mapping, Optional, Sequence, Union, cast
 
+from rocketmq_spark._converters import Duration
 from rocketmq_spark._options import (
     FORMAT,
-    Duration,
     connector_options,
     option_keywords,
     required,

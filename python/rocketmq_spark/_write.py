@@ -25,7 +25,8 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Mapping, Optional
 
-from rocketmq_spark._options import FORMAT, Duration, naming_keywords, with_options
+from rocketmq_spark._converters import Duration
+from rocketmq_spark._options import FORMAT, naming_keywords, with_options
 from rocketmq_spark._sink import STREAM_KEYWORDS, sink_options, stream_writer
 
 if TYPE_CHECKING:
