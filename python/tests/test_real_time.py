@@ -35,13 +35,26 @@ pytestmark = [pytest.mark.cross_version, pytest.mark.e2e]
 
 PYSPARK = tuple(int(p) for p in pyspark.__version__.split(".")[:2])
 HAS_TRIGGER = PYSPARK >= (4, 2)
-# Spark 4.3 runs stateful operators (aggregations, deduplication) in real-time mode: the 4.3 leg of
-# dev/test.
+# Spark 4.3 runs stateful operators (aggregations, deduplication) in real-time mode, and tracks a
+# stateless real-time query's progress asynchronously: the 4.3 leg of dev/test. Spark 4.2 refuses a
+# shuffle or a stateful operator in real-time mode, and writes both logs at each batch end.
 HAS_STATEFUL = PYSPARK >= (4, 3)
 
 
 def _lines(folder: Path) -> List[str]:
     return [line for f in folder.glob("*.txt") for line in f.read_text().splitlines()]
+
+
+def _refused_before_4_2(start: Callable[[], Any]) -> bool:
+    """On pyspark before 4.2: asserts that ``start`` (a real-time start) fails naming the pyspark it
+    needs, and returns True. On 4.2 and later: returns False, ``start`` not called."""
+    if HAS_TRIGGER:
+        return False
+    with pytest.raises(RuntimeError) as refused:
+        start()
+    needs = f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}"
+    assert needs in str(refused.value), str(refused.value)
+    return True
 
 
 def test_real_time_trigger_runs_a_query_or_names_the_pyspark_it_needs(
@@ -66,10 +79,7 @@ def test_real_time_trigger_runs_a_query_or_names_the_pyspark_it_needs(
         .foreach(keep)
         .option("checkpointLocation", str(tmp_path / "cp"))
     )
-    if not HAS_TRIGGER:
-        with pytest.raises(RuntimeError) as e:
-            real_time_trigger(writer, "5 seconds")
-        assert f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}" in str(e.value)
+    if _refused_before_4_2(lambda: real_time_trigger(writer, "5 seconds")):
         return
     query = real_time_trigger(writer, "5 seconds").start()
     try:
@@ -101,11 +111,9 @@ def test_write_rocketmq_stream_real_time_sends_each_row_while_the_batch_runs(
     ).select("body")
     key = "spark.sql.streaming.realTimeMode.allowlistCheck"
     before = spark.conf.get(key, None)
-    if not HAS_TRIGGER:
-        with pytest.raises(
-            RuntimeError, match=f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}"
-        ):
-            write_rocketmq_stream(stream, rocketmq.name_server, target, real_time="10 minutes")
+    if _refused_before_4_2(
+        lambda: write_rocketmq_stream(stream, rocketmq.name_server, target, real_time="10 minutes")
+    ):
         return
     query = write_rocketmq_stream(
         stream,
@@ -144,11 +152,9 @@ def test_an_exactly_once_real_time_write_is_refused_before_anything_is_sent(
     stream = read_rocketmq_stream(
         spark, rocketmq.name_server, source, starting_offsets=EARLIEST
     ).select("body")
-    if not HAS_TRIGGER:
-        with pytest.raises(
-            RuntimeError, match=f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}"
-        ):
-            write_rocketmq_stream(stream, rocketmq.name_server, target, real_time="1 minute")
+    if _refused_before_4_2(
+        lambda: write_rocketmq_stream(stream, rocketmq.name_server, target, real_time="1 minute")
+    ):
         return
     query = write_rocketmq_stream(
         stream,
@@ -178,17 +184,14 @@ def _execution_of(query: Any) -> Optional[str]:
     return None if jsq is None else jsq.streamingQuery().getClass().getSimpleName()
 
 
-@pytest.mark.skipif(
-    not HAS_STATEFUL, reason="Spark 4.3 tracks real-time progress asynchronously: the 4.3 leg"
-)
 def test_a_stateless_real_time_write_tracks_progress_as_sparks_kafka_sink_does_and_resumes(
     spark, rocketmq, tmp_path: Path
 ) -> None:
     """Spark 4.3 writes a stateless real-time query's offset and commit logs while its next batch
     runs, for sinks on a list of its own (Kafka's); ``write_rocketmq_stream(real_time=...)`` gets
-    the RocketMQ sink the same. Over a batch end (5-second batches) and a stop and restart from the
-    checkpoint, every message sent reaches the target (at least once: a stopped batch is read
-    again)."""
+    the RocketMQ sink the same. Spark 4.2 writes both logs at each batch end (the option ignored).
+    Over a batch end (5-second batches) and a stop and restart from the checkpoint, every message
+    sent reaches the target (at least once: a stopped batch is read again)."""
     source, target = unique_topic("rt-apt-src"), unique_topic("rt-apt-dst")
     rocketmq.create_topic(source, queues=2)
     rocketmq.create_topic(target, queues=2)
@@ -210,9 +213,14 @@ def test_a_stateless_real_time_write_tracks_progress_as_sparks_kafka_sink_does_a
         assert query.exception() is None, f"the query failed: {query.exception()}"
         return len(set(rocketmq.bodies(target))) >= stored
 
+    if _refused_before_4_2(start):
+        return
     query = start()
     try:
-        assert _execution_of(query) in (None, "AsyncProgressTrackingMicroBatchExecution")
+        tracking = (
+            "AsyncProgressTrackingMicroBatchExecution" if HAS_STATEFUL else "MicroBatchExecution"
+        )
+        assert _execution_of(query) in (None, tracking)
         rocketmq.send(source, 10, "apt-a-")
         wait_until("the first 10 rows in the target topic", lambda: running(query, 10), 60)
         wait_until("a batch end", lambda: len(query.recentProgress) >= 1, 60)
@@ -274,6 +282,16 @@ def _error_it_fails_with(query: Any) -> str:
     return str(failed.value)
 
 
+def _fails_with_sparks_allowlist_error(query, rocketmq, target: str, *operators: str) -> None:
+    """``query`` fails at its first batch with Spark's real-time allowlist error naming each of
+    ``operators``, and stores nothing in ``target``."""
+    text = _error_it_fails_with(query)
+    assert "STREAMING_REAL_TIME_MODE.OPERATOR_OR_SINK_NOT_IN_ALLOWLIST" in text, text
+    for operator in operators:
+        assert operator in text, text
+    assert rocketmq.bodies(target) == []
+
+
 def _distinct_bodies(df: Any) -> Any:
     """The bodies of a RocketMQ stream as strings, each once (``dropDuplicates``: a stateful
     operator)."""
@@ -300,51 +318,76 @@ def _await_marker_while_the_batch_runs(query, rocketmq, target: str, marker: str
         query.stop()
 
 
-@pytest.mark.skipif(
-    not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg"
-)
 def test_a_stateful_real_time_query_sends_each_row_after_its_shuffle_while_the_batch_runs(
     spark, rocketmq, tmp_path: Path
 ) -> None:
     """RocketMQ -> dropDuplicates -> RocketMQ under ``real_time``: the sink runs after the shuffle,
     in a task that reads nothing from RocketMQ, and still sends each row as it comes (the batch
     lasts 10 minutes). Each body is sent twice, in order, into a one-queue topic, then an end
-    marker: once the marker is in the target, so is every body before it, each once."""
-    query, source, target = _stateful_copy(spark, rocketmq, tmp_path, "dedup", _distinct_bodies)
+    marker: once the marker is in the target, so is every body before it, each once. Spark 4.2
+    refuses the query at its first batch: neither its shuffle nor the deduplication runs in
+    real-time mode there."""
+
+    def start() -> Tuple[Any, str, str]:
+        return _stateful_copy(spark, rocketmq, tmp_path, "dedup", _distinct_bodies)
+
+    if _refused_before_4_2(start):
+        return
+    query, source, target = start()
     # The harness sends bodies prefix0, prefix1, ...: one message per command, each command twice.
     for prefix in [f"dup-{i}-" for i in range(20)] + ["dup-end-"]:
         rocketmq.send(source, 1, prefix)
         rocketmq.send(source, 1, prefix)
+    if not HAS_STATEFUL:
+        _fails_with_sparks_allowlist_error(
+            query, rocketmq, target, "ShuffleExchangeExec", "StreamingDeduplicateExec"
+        )
+        return
     _await_marker_while_the_batch_runs(query, rocketmq, target, "dup-end-0")
     assert sorted(rocketmq.bodies(target)) == sorted(
         [f"dup-{i}-0" for i in range(20)] + ["dup-end-0"]
     )
 
 
-@pytest.mark.skipif(
-    not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg"
-)
 def test_a_real_time_count_per_key_sends_each_update_while_the_batch_runs(
     spark, rocketmq, tmp_path: Path
 ) -> None:
     """RocketMQ -> count per body -> RocketMQ under ``real_time`` (update output): each updated
     count is sent as it comes, after the shuffle, while the 10-minute batch runs; the last count
-    stored per key is the number sent."""
-    query, source, target = _stateful_copy(
-        spark,
-        rocketmq,
-        tmp_path,
-        "count",
-        lambda df: (
-            df.selectExpr("CAST(body AS STRING) AS key")
-            .groupBy("key")
-            .count()
-            .selectExpr("concat(key, ':', CAST(count AS STRING)) AS body")
-        ),
-    )
+    stored per key is the number sent. Spark 4.2 refuses the query at its first batch: neither its
+    shuffle nor the aggregation's state store runs in real-time mode there."""
+
+    def start() -> Tuple[Any, str, str]:
+        return _stateful_copy(
+            spark,
+            rocketmq,
+            tmp_path,
+            "count",
+            lambda df: (
+                df.selectExpr("CAST(body AS STRING) AS key")
+                .groupBy("key")
+                .count()
+                .selectExpr("concat(key, ':', CAST(count AS STRING)) AS body")
+            ),
+        )
+
+    if _refused_before_4_2(start):
+        return
+    query, source, target = start()
     for prefix, times in [("k-a-", 5), ("k-b-", 3), ("k-c-", 1), ("k-end-", 1)]:
         for _ in range(times):
             rocketmq.send(source, 1, prefix)
+    if not HAS_STATEFUL:
+        _fails_with_sparks_allowlist_error(
+            query,
+            rocketmq,
+            target,
+            "HashAggregateExec",
+            "ShuffleExchangeExec",
+            "StateStoreRestoreExec",
+            "StateStoreSaveExec",
+        )
+        return
     # Spark 4.3 tracks a stateful query's progress at each batch end, whatever the sink: the option
     # write_rocketmq_stream sets for the stateless ones leaves that to Spark.
     assert _execution_of(query) in (None, "MicroBatchExecution")
@@ -356,47 +399,53 @@ def test_a_real_time_count_per_key_sends_each_update_while_the_batch_runs(
     assert last == {"k-a-0": 5, "k-b-0": 3, "k-c-0": 1, "k-end-0": 1}
 
 
-@pytest.mark.skipif(
-    not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg"
-)
 def test_drop_duplicates_within_watermark_in_real_time_fails_with_sparks_error_naming_the_operator(
     spark, rocketmq, tmp_path: Path
 ) -> None:
     """Spark 4.3's real-time mode does not run ``dropDuplicatesWithinWatermark`` (its operator is
-    not in Spark's real-time allowlist): the query fails at its first batch with Spark's error
-    naming the operator, and stores nothing; the connector neither hides the refusal nor turns the
-    check off for it."""
-    query, source, target = _stateful_copy(
-        spark,
-        rocketmq,
-        tmp_path,
-        "within-wm",
-        lambda df: (
-            df.selectExpr("CAST(body AS STRING) AS body", "storeTimestamp")
-            .withWatermark("storeTimestamp", "10 minutes")
-            .dropDuplicatesWithinWatermark(["body"])
-            .select("body")
-        ),
-    )
+    not in Spark's real-time allowlist), nor does 4.2's: the query fails at its first batch with
+    Spark's error naming the operator, and stores nothing; the connector neither hides the refusal
+    nor turns the check off for it."""
+
+    def start() -> Tuple[Any, str, str]:
+        return _stateful_copy(
+            spark,
+            rocketmq,
+            tmp_path,
+            "within-wm",
+            lambda df: (
+                df.selectExpr("CAST(body AS STRING) AS body", "storeTimestamp")
+                .withWatermark("storeTimestamp", "10 minutes")
+                .dropDuplicatesWithinWatermark(["body"])
+                .select("body")
+            ),
+        )
+
+    if _refused_before_4_2(start):
+        return
+    query, source, target = start()
     rocketmq.send(source, 2, "wm-")
-    text = _error_it_fails_with(query)
-    assert "STREAMING_REAL_TIME_MODE.OPERATOR_OR_SINK_NOT_IN_ALLOWLIST" in text, text
-    assert "StreamingDeduplicateWithinWatermarkExec" in text, text
-    assert rocketmq.bodies(target) == []
+    _fails_with_sparks_allowlist_error(
+        query, rocketmq, target, "StreamingDeduplicateWithinWatermarkExec"
+    )
 
 
-@pytest.mark.skipif(
-    not HAS_STATEFUL, reason="stateful real-time mode needs Spark 4.3: run on dev/test's 4.3 leg"
-)
 def test_a_stateful_real_time_query_that_outgrows_the_slots_fails_at_start_naming_them(
     spark, rocketmq, tmp_path: Path
 ) -> None:
     """One source queue and dropDuplicates on two shuffle partitions need three task slots at once;
     ``local[2]`` has two: the query fails before its tasks run, naming the queue, the stateful stage
-    and both numbers."""
-    query, source, target = _stateful_copy(
-        spark, rocketmq, tmp_path, "slots", _distinct_bodies, shuffle_partitions=2
-    )
+    and both numbers (on Spark 4.2 too: the connector checks as Spark plans the batch, before
+    Spark's operator allowlist check)."""
+
+    def start() -> Tuple[Any, str, str]:
+        return _stateful_copy(
+            spark, rocketmq, tmp_path, "slots", _distinct_bodies, shuffle_partitions=2
+        )
+
+    if _refused_before_4_2(start):
+        return
+    query, source, target = start()
     text = _error_it_fails_with(query)
     assert "ROCKETMQ_REAL_TIME_INSUFFICIENT_SLOTS" in text, text
     assert "needs 3 task slots" in text and "has 2" in text, text
@@ -425,11 +474,9 @@ def test_real_time_queries_started_at_once_from_two_threads_both_run(
         )
         for source, _ in pairs
     ]
-    if not HAS_TRIGGER:
-        with pytest.raises(
-            RuntimeError, match=f"needs pyspark 4.2 or later; this is pyspark {pyspark.__version__}"
-        ):
-            write_rocketmq_stream(streams[0], rocketmq.name_server, pairs[0][1], real_time=True)
+    if _refused_before_4_2(
+        lambda: write_rocketmq_stream(streams[0], rocketmq.name_server, pairs[0][1], real_time=True)
+    ):
         return
     before = spark.conf.get(key, None)
     barrier = threading.Barrier(2)
