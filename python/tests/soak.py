@@ -43,301 +43,36 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
-import statistics
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from embedded_rocketmq import REPO_ROOT, EmbeddedRocketMQProcess, unique_topic  # noqa: E402
-from spark_processes import spark_env, submit_command, wait_until  # noqa: E402
+from soak_processes import Harness, MasterKiller, Producer, Query  # noqa: E402
+from soak_samples import (  # noqa: E402
+    BLOCK_MANAGER_POOLS,
+    HEADER,
+    ROCKETMQ_THREADS,
+    Sample,
+    family,
+    heap_used_mib,
+    jcmd,
+    jstat_gc,
+    row,
+    thread_names,
+    verdict,
+)
+from spark_processes import submit_command, wait_until  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parent / "scripts" / "soak_stream.py"
 MIB = 1024 * 1024
-
-
-class Harness:
-    """The harness process, shared by the producer thread and the sampler (one command at a
-    time)."""
-
-    def __init__(self, process: EmbeddedRocketMQProcess) -> None:
-        self.process = process
-        self.lock = threading.Lock()
-
-    def send(self, topic: str, count: int, prefix: str) -> None:
-        with self.lock:
-            self.process.send(topic, count, prefix)
-
-    def stored(self, topic: str) -> int:
-        with self.lock:
-            offsets = self.process.latest_offsets(topic)[topic]
-        return sum(sum(queues.values()) for queues in offsets.values())
-
-    def command(self, line: str) -> str:
-        with self.lock:
-            return self.process.command(line)
-
-    def bodies(self, topic: str) -> List[str]:
-        with self.lock:
-            return self.process.bodies(topic)
-
-
-class MasterKiller(threading.Thread):
-    """Every ``every_s`` seconds: SIGKILLs ``broker``, leaves it down ``down_s`` seconds, starts it
-    again."""
-
-    def __init__(self, harness: Harness, broker: str, every_s: float, down_s: float) -> None:
-        super().__init__(daemon=True)
-        self.harness, self.broker, self.every_s, self.down_s = harness, broker, every_s, down_s
-        self.kills = 0
-        self.error: Optional[BaseException] = None
-        self.stop_event = threading.Event()
-
-    def run(self) -> None:
-        try:
-            while not self.stop_event.wait(self.every_s):
-                self.harness.command(f"kill {self.broker}")
-                self.kills += 1
-                print(f"dev/soak: killed {self.broker} (kill {self.kills})", flush=True)
-                self.stop_event.wait(self.down_s)  # restarted even when the run ends meanwhile
-                self.harness.command(f"restart {self.broker}")
-                print(f"dev/soak: restarted {self.broker}", flush=True)
-        except BaseException as e:
-            self.error = e
-
-
-class Producer(threading.Thread):
-    def __init__(self, harness: Harness, topic: str, rate: int) -> None:
-        super().__init__(daemon=True)
-        self.harness, self.topic = harness, topic
-        self.per_round = max(1, rate // 2)  # a round every 0.5 s
-        self.sent = 0
-        self.error: Optional[BaseException] = None
-        self.stop_event = threading.Event()
-
-    def run(self) -> None:
-        rounds = 0
-        next_round = time.monotonic()
-        try:
-            while not self.stop_event.is_set():
-                self.harness.send(self.topic, self.per_round, f"s{rounds}-")
-                self.sent += self.per_round
-                rounds += 1
-                next_round += 0.5
-                self.stop_event.wait(max(0.0, next_round - time.monotonic()))
-        except BaseException as e:
-            self.error = e
-
-
-@dataclass
-class Sample:
-    minute: float
-    threads: int
-    block_manager_pool_threads: int
-    rocketmq_threads: int
-    mq_client_instances: int
-    netty_client_selectors: int
-    heap_used_mib: float
-    live_heap_mib: float
-    metaspace_mib: float
-    produced: int
-    consumed: int
-    delivered: int
-    thread_names: Dict[str, int] = field(repr=False)
-
-    @property
-    def other_threads(self) -> int:
-        return self.threads - self.block_manager_pool_threads
-
-
-def jcmd(pid: int, *command: str) -> str:
-    return subprocess.run(
-        ["jcmd", str(pid), *command], capture_output=True, text=True, check=True, timeout=60
-    ).stdout
-
-
-def jstat_gc(pid: int) -> Dict[str, float]:
-    out = subprocess.run(
-        ["jstat", "-gc", str(pid)], capture_output=True, text=True, check=True, timeout=60
-    ).stdout
-    header, values = out.strip().splitlines()[-2:]
-    return {
-        k: float(v.replace(",", "."))
-        for k, v in zip(header.split(), values.split(), strict=True)
-        if v != "-"
-    }
-
-
-def heap_used_mib(gc: Dict[str, float]) -> float:
-    return sum(gc.get(k, 0.0) for k in ("S0U", "S1U", "EU", "OU")) / 1024  # jstat gives KiB
-
-
-def thread_names(pid: int) -> List[str]:
-    return re.findall(r'^"(.*?)"', jcmd(pid, "Thread.print"), flags=re.MULTILINE)
-
-
-#: Threads of the RocketMQ client (relocated in the assembly, same names) and of the connector's
-#: pools.
-ROCKETMQ_THREADS = re.compile(
-    r"^(NettyClient|NettyEventExecutor|MQClientFactoryScheduledThread|PullMessageService|"
-    r"RebalanceService|"
-    r"ClientHouseKeepingService|LatencyFaultToleranceScheduledThread|AsyncSenderExecutor|Client_|"
-    r"RequestHouseKeepingService|rocketmq-)"
-)
-
-#: Spark's two cached thread pools that grow with micro-batches for minutes, up to 100 threads each
-#: (the driver's block manager asks and async storage work): bounded by Spark, so the verdict leaves
-#: them out.
-BLOCK_MANAGER_POOLS = re.compile(r"^block-manager-(ask-thread-pool|storage-async-thread-pool)-\d+$")
-
-
-def family(name: str) -> str:
-    """A thread's name with its numbers taken out: the threads one pool or client creates share
-    it."""
-    return re.sub(r"\d+", "#", name)
-
-
-class Query:
-    """The spark-submit of soak_stream.py; keeps the source's committed position from its
-    progress."""
-
-    def __init__(self, command: List[str], log: Path, stop_file: Path) -> None:
-        self._log = open(log, "wb")
-        self._stop_file = stop_file
-        self.proc = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            text=True,
-            env=spark_env(),
-            start_new_session=True,
-        )
-        self.started = threading.Event()
-        self.consumed = 0
-        self.batches = 0
-        self.stopped_cleanly = False
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            line = line.strip()
-            if line.startswith("QUERY_STARTED"):
-                self.started.set()
-            elif line == "STOPPED":
-                self.stopped_cleanly = True
-            elif line.startswith("{"):
-                progress = json.loads(line)
-                self.batches = progress["batchId"] + 1
-                self.consumed = progress["consumed"]
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self, timeout_s: float = 180) -> int:
-        self._stop_file.touch()
-        try:
-            return self.proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
-        finally:
-            self._log.close()
-
-
-def verdict(samples: List[Sample], warmup_min: float) -> Dict[str, Any]:
-    steady = [s for s in samples if s.minute >= warmup_min]
-    if len(steady) < 4:
-        return {
-            "pass": False,
-            "reasons": [f"only {len(steady)} samples after the {warmup_min:.1f} min warm-up"],
-        }
-    end = steady[-1].minute
-    window = (
-        [s for s in steady if s.minute >= end - 10]
-        if end - steady[0].minute >= 20
-        else steady[len(steady) // 2 :]
-    )
-    first = steady[:3]
-
-    def base(attr: str) -> float:
-        return float(statistics.median(getattr(s, attr) for s in first))
-
-    checks = {
-        # metric: (baseline, highest in the window, the most it may be)
-        "threads_outside_block_manager_pools": (
-            base("other_threads"),
-            max(s.other_threads for s in window),
-            base("other_threads") + max(10, 0.05 * base("other_threads")),
-        ),
-        "rocketmq_threads": (
-            base("rocketmq_threads"),
-            max(s.rocketmq_threads for s in window),
-            base("rocketmq_threads") + 2,
-        ),
-        "mq_client_instances": (
-            base("mq_client_instances"),
-            max(s.mq_client_instances for s in window),
-            base("mq_client_instances"),
-        ),
-        "netty_client_selectors": (
-            base("netty_client_selectors"),
-            max(s.netty_client_selectors for s in window),
-            base("netty_client_selectors"),
-        ),
-        "live_heap_mib": (
-            base("live_heap_mib"),
-            max(s.live_heap_mib for s in window),
-            base("live_heap_mib") * 1.25 + 16,
-        ),
-        "metaspace_mib": (
-            base("metaspace_mib"),
-            max(s.metaspace_mib for s in window),
-            base("metaspace_mib") * 1.05 + 8,
-        ),
-    }
-    reasons = [
-        f"{name}: {top:g} in the last window, over the band (baseline {b:g}, at most {limit:g})"
-        for name, (b, top, limit) in checks.items()
-        if top > limit
-    ]
-    if window[-1].consumed <= window[0].consumed:
-        reasons.append(
-            f"the query did not consume in the last window ({window[0].consumed} -> "
-            f"{window[-1].consumed})"
-        )
-    return {
-        "pass": not reasons,
-        "reasons": reasons,
-        "window_from_minute": window[0].minute,
-        "checks": {
-            k: {"baseline": b, "window_max": t, "limit": round(lim, 1)}
-            for k, (b, t, lim) in checks.items()
-        },
-    }
-
-
-HEADER = (
-    f"{'min':>6} {'threads':>7} {'bmPools':>7} {'rmqThr':>6} {'mqClients':>9} {'nettySel':>8} "
-    f"{'heapMiB':>8} {'liveMiB':>8} {'metaMiB':>8} {'produced':>9} {'consumed':>9} {'delivered':>9}"
-)
-
-
-def row(s: Sample) -> str:
-    return (
-        f"{s.minute:6.1f} {s.threads:7d} {s.block_manager_pool_threads:7d} {s.rocketmq_threads:6d} "
-        f"{s.mq_client_instances:9d} {s.netty_client_selectors:8d} "
-        f"{s.heap_used_mib:8.1f} {s.live_heap_mib:8.1f} {s.metaspace_mib:8.1f} "
-        f"{s.produced:9d} {s.consumed:9d} {s.delivered:9d}"
-    )
 
 
 def main() -> int:

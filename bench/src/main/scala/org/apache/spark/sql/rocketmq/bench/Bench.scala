@@ -20,8 +20,6 @@ import java.nio.file.{Files, Paths}
 
 import scala.util.control.NonFatal
 
-import org.apache.rocketmq.client.producer.DefaultMQProducer
-
 import org.apache.rocketmq.common.message.Message
 
 import org.apache.spark.sql.SparkSession
@@ -82,22 +80,6 @@ object Bench {
    */
   private val ContinuousEpochSeconds = 1
   private val HeapReaderMiB = 512
-  /**
-   * The realtime section's rates (messages a second), and the shuffle partitions of its stateful
-   * query.
-   */
-  private val RealTimeRates = Seq(200, 20000)
-  /**
-   * The untimed run each system makes before the measured ones (see RealTimeBench): its first 40 s
-   * settled it.
-   */
-  private val RealTimeWarmUpRunSeconds = 50
-  private val RealTimeShufflePartitions = 2
-  /**
-   * Its batches: long enough for a batch end to hold up under 1% of the messages (see
-   * docs/real-time.md).
-   */
-  private val RealTimeBatch = "30 seconds"
 
   /**
    * Runs the bench and ends the JVM with status 0 if every section ran and everything it started
@@ -124,7 +106,7 @@ object Bench {
     // Quick: 20 s runs of 5-second batches (Spark's minimum), so that batches end within them.
     val realTimeSeconds =
       options.get("realtime-seconds").map(_.toInt).getOrElse(if (quick) 20 else 300)
-    val realTimeBatch = if (quick) "5 seconds" else RealTimeBatch
+    val realTimeBatch = if (quick) "5 seconds" else RealTimeSection.Batch
     val out = Paths.get(options.getOrElse("out", sys.error("--out <results.json> is required")))
     val kafkaClasspath = KafkaProcess.classpathFrom(
       Paths.get(options.getOrElse("kafka-classpath",
@@ -137,11 +119,11 @@ object Bench {
       "kafkaBroker" -> sys.props.getOrElse("bench.kafkaVersion", "?"),
       "latencyRatePerSecond" -> LatencyRate, "latencySecondsPerRun" -> sizes.latencySeconds,
       "heapReaderXmxMiB" -> HeapReaderMiB, "heapBacklogBytes" -> sizes.heapBacklogBytes,
-      "realTimeRatesPerSecond" -> RealTimeRates.mkString(","),
+      "realTimeRatesPerSecond" -> RealTimeSection.Rates.mkString(","),
       "realTimeSecondsPerRun" -> realTimeSeconds,
       "realTimeBatch" -> realTimeBatch, "realTimeQueues" -> Queues,
-      "realTimeShufflePartitions" -> RealTimeShufflePartitions,
-      "realTimeSparkMaster" -> s"local[${Queues + RealTimeShufflePartitions}]",
+      "realTimeShufflePartitions" -> RealTimeSection.ShufflePartitions,
+      "realTimeSparkMaster" -> s"local[${Queues + RealTimeSection.ShufflePartitions}]",
       "realTimePyspark" -> sys.props.getOrElse("bench.realTimeSparkVersion", "?"))
     val results = new BenchResults(settings)
     val scratch = Files.createTempDirectory("rocketmq-spark-bench-")
@@ -277,80 +259,8 @@ object Bench {
         } finally producer.close()
       }
       if (sections.contains("realtime")) {
-        val version = sys.props.getOrElse("bench.realTimeSparkVersion",
-          sys.error(
-            "no -Dbench.realTimeSparkVersion: run build/sbt bench/exportBenchClasspath " +
-              "(dev/bench does)"))
-        val realTime = new RealTimeBench(results,
-          PythonLatencyBench.venvPython(Paths.get(""), s".venv-spark-$version"),
-          Paths.get("bench/python_real_time.py"),
-          sys.props("bench.realTimeKafkaJars").split(",").toSeq, Queues,
-          RealTimeShufflePartitions, keys = 1000, realTimeBatch,
-          warmupSeconds = if (quick) 2 else 10,
-          realTimeSeconds, warmUpRunSeconds = if (quick) 0 else RealTimeWarmUpRunSeconds)
-        val producer = KafkaProcess.producer(kafkaBroker.bootstrapServers)
-        // RocketMQ's producer batching its async sends (autoBatch, a 1 ms hold), as Kafka's does on
-        // its defaults (clients 3.9: linger.ms 0, the records that come while a request is under
-        // way go together in the next): one message per request could not keep 20,000 a second
-        // acknowledged here (about 10,000 got through, thousands timed out). Its born time is
-        // stamped when a batch goes: up to 1 ms of hold is not counted, where Kafka's CreateTime is
-        // stamped as a record is handed to its producer.
-        val steadyRocketMQ = new DefaultMQProducer("bench-steady-producer")
-        steadyRocketMQ.setNamesrvAddr(rocketmqBroker.nameServer)
-        steadyRocketMQ.setAutoBatch(true)
-        steadyRocketMQ.batchMaxDelayMs(1)
-        steadyRocketMQ.start()
-        try {
-          val runs = for {
-            rate <- RealTimeRates
-            system <- Seq(rocketmq, kafka)
-            query <- Seq("stateless", "stateful", "relay")
-          } yield realTime.Run(system, query, rate)
-          // --realtime-runs rocketmq/stateless/20000,...: only those runs, in that order (to look
-          // into one, or to see what the order does: the first run of the session pays the JVM's
-          // warm-up), at any rate. Named only: a query reading one system and writing the other
-          // (rocketmq-to-kafka/stateful/20000), which tells whether a difference between the two
-          // comes from the source or from the sink.
-          val systems = Seq(rocketmq, kafka).map(s => s.name -> s).toMap
-          def named(name: String): realTime.Run = {
-            def refuse(why: String) = throw new IllegalArgumentException(
-              s"--realtime-runs: '$name' $why; a run is <system>/<query>/<rate> or " +
-                "<source>-to-<sink>/<query>/<rate>, " +
-                s"a system one of ${systems.keys.toSeq.sorted.mkString(", ")}, a query one of " +
-                "stateless, stateful, " +
-                "relay (one system only), a rate a positive number of messages a second")
-            name.split("/") match {
-              case Array(which, query, rate) =>
-                val (source, sink) = which.split("-to-") match {
-                  case Array(one) => (one, None)
-                  case Array(from, to) if from != to => (from, Some(to))
-                  case _ => refuse("names no system or two")
-                }
-                val system = (s: String) => systems.getOrElse(s, refuse(s"names no system '$s'"))
-                if (!Set("stateless", "stateful", "relay")(query) ||
-                  (sink.nonEmpty && query == "relay")) {
-                  refuse(s"names no query '$query'")
-                }
-                val perSecond =
-                  rate.toIntOption.filter(_ > 0).getOrElse(refuse(s"names no rate '$rate'"))
-                realTime.Run(system(source), query, perSecond, sink.map(system))
-              case _ => refuse("is not one")
-            }
-          }
-          val chosen =
-            options.get("realtime-runs").map(_.split(",").toSeq.map(named)).getOrElse(runs)
-          realTime.measure(chosen,
-            {
-              case `rocketmq` => Map("nameServer" -> rocketmqBroker.nameServer)
-              case _ => Map("bootstrapServers" -> kafkaBroker.bootstrapServers)
-            }) {
-            case `rocketmq` => SteadyProducer.toRocketMQ(steadyRocketMQ)
-            case _ => SteadyProducer.toKafka(producer)
-          }
-        } finally {
-          steadyRocketMQ.shutdown()
-          producer.close()
-        }
+        RealTimeSection.run(results, rocketmq, kafka, rocketmqBroker, kafkaBroker, Queues, quick,
+          realTimeBatch, realTimeSeconds, options.get("realtime-runs"))
       }
       if (sections.contains("planning")) {
         PlanningBench.run(spark, results, options.get("planning-queues"), sizes.planningRounds,
