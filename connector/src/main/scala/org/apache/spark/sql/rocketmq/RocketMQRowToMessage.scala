@@ -74,7 +74,24 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
       else putProperties(message, row, rowIndex)
     }
     deliverTimeMs(row).foreach(message.setDeliverTimeMs)
+    if (present(row, columns.priority)) setPriority(message, row, rowIndex)
     message
+  }
+
+  /**
+   * The row's priority (RocketMQ 5.4 and later put it in queue `min(priority, queues - 1)`), where
+   * nothing else in the message makes the broker drop it.
+   */
+  private def setPriority(message: Message, row: InternalRow, rowIndex: Long): Unit = {
+    val priority = row.getInt(columns.priority)
+    if (priority < 0) throw RocketMQErrors.invalidPriority(priority, rowIndex)
+    if (present(row, columns.shardingKey)) {
+      throw RocketMQErrors.priorityNotHonoured("SHARDING_KEY", "a sharding key", rowIndex)
+    }
+    if (message.getDeliverTimeMs > 0) {
+      throw RocketMQErrors.priorityNotHonoured("DELIVERY_TIME", "a delivery time", rowIndex)
+    }
+    message.setPriority(priority)
   }
 
   /**

@@ -99,6 +99,14 @@ private[rocketmq] object RocketMQWrite {
       } else RocketMQTransactionRuns.scope(queryId, runId, group, timeoutMs)
     }
     val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
+    if (columns.priority >= 0) {
+      if (settings.transaction.isDefined) {
+        throw RocketMQErrors.priorityNotHonoured("EXACTLY_ONCE", "a transaction", -1)
+      }
+      if (settings.deliveryDelayMs.isDefined) {
+        throw RocketMQErrors.priorityNotHonoured("DELIVERY_TIME", "a delivery time", -1)
+      }
+    }
     settings.topic.foreach(topic => requireTopic(options, topic))
     val forEndpoint =
       if (RocketMQEndpoint.isProxy(options)) settings.copy(throughProxy = true) else settings

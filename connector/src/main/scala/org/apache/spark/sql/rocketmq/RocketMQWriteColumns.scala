@@ -34,7 +34,8 @@ private[rocketmq] final case class RocketMQWriteColumns(
     propertiesIsJson: Boolean,
     shardingKey: Int,
     deliverTime: Int,
-    deliverTimeIsTimestamp: Boolean)
+    deliverTimeIsTimestamp: Boolean,
+    priority: Int = -1)
 
 private[rocketmq] object RocketMQWriteColumns {
   val Body = "body"
@@ -44,6 +45,7 @@ private[rocketmq] object RocketMQWriteColumns {
   val Properties = "properties"
   val ShardingKey = "shardingKey"
   val DeliverTime = "deliverTime"
+  val Priority = "priority"
 
   private val StringArray = "STRING or ARRAY<STRING>"
 
@@ -87,6 +89,7 @@ private[rocketmq] object RocketMQWriteColumns {
       propertiesIsJson = properties >= 0 && schema(properties).dataType == StringType,
       shardingKey = check(ShardingKey, "STRING")(_ == StringType),
       deliverTime = deliverTime,
-      deliverTimeIsTimestamp = deliverTime >= 0 && schema(deliverTime).dataType == TimestampType)
+      deliverTimeIsTimestamp = deliverTime >= 0 && schema(deliverTime).dataType == TimestampType,
+      priority = check(Priority, "INT")(_ == IntegerType))
   }
 }

@@ -107,9 +107,41 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     val (got, puller) = readAll(model, 100, 4100, pullsInFlight = 4)
     assert(got === (100L until 4100L))
     assert(model.mostUnderWay > 1, "nothing was pulled ahead")
-    assert(model.mostUnderWay <= 4)
+    assert(model.mostUnderWay <= 4 * RocketMQReadAhead.Widening)
     assert(puller.pulls === 125) // 4000 / 32, none wasted on a dense queue
     assert(puller.messagesPulled === 4000)
+  }
+
+  test(
+    "a round trip longer than the reader's turn widens the window, doubling, up to Widening " +
+      "times pullsInFlight: the range stays exact") {
+    val model = new ModelQueue(20000, delayMs = 20)
+    val s = settings()
+    val reads = new RocketMQReadAhead(model.pullAsync, 16000, s.pullBatchSize, 2, 1L << 24, 5000)
+    val puller = new RocketMQQueuePuller(queue, 0, 16000, s, reads, () => Some("master:1"),
+      () => (), () => (), () => ())
+    val got = Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList
+    assert(got === (0L until 16000L))
+    assert(reads.pullWindow === 2 * RocketMQReadAhead.Widening)
+    assert(model.mostUnderWay > 2 * RocketMQReadAhead.Widening / 2, "the window did not widen")
+    assert(model.mostUnderWay <= 2 * RocketMQReadAhead.Widening)
+  }
+
+  test("a window never widens past the answers' bytes: readAheadBytes still binds") {
+    val model = new ModelQueue(8000, delayMs = 20)
+    val s = settings()
+    val limit = 4L * 32 * bodyBytes // four answers
+    val reads = new RocketMQReadAhead(model.pullAsync, 8000, s.pullBatchSize, 2, limit, 5000)
+    val puller = new RocketMQQueuePuller(queue, 0, 8000, s, reads, () => Some("master:1"),
+      () => (), () => (), () => ())
+    var read = 0L
+    var mostHeld = 0L
+    while (puller.next() != null) {
+      read += 1
+      mostHeld = math.max(mostHeld, reads.heldBytes)
+    }
+    assert(read === 8000)
+    assert(mostHeld <= limit + reads.pullWindow * 32L * bodyBytes)
   }
 
   test("one pull in flight never issues a second") {
@@ -129,7 +161,7 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     val model = new ModelQueue(2000, cap)
     val (got, puller) = readAll(model, 0, 2000, pullsInFlight = 4)
     assert(got === (0L until 2000L))
-    assert(model.mostUnderWay <= 4)
+    assert(model.mostUnderWay <= 4 * RocketMQReadAhead.Widening)
     assert(puller.pulls > puller.messagesPulled / 32)
   }
 
@@ -152,7 +184,7 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
       message = puller.next()
     }
     assert(read === 3000)
-    assert(model.mostUnderWay <= 8)
+    assert(model.mostUnderWay <= 8 * RocketMQReadAhead.Widening)
   }
 
   test("a failed pull issued ahead fails only when asked for, and the reader's retry reads on") {

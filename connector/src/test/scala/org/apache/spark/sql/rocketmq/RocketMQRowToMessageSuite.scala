@@ -74,6 +74,32 @@ class RocketMQRowToMessageSuite extends AnyFunSuite {
     }
   }
 
+  test(
+    "a priority reaches the message; a negative one, or one beside a sharding key or a delivery " +
+      "time (which make RocketMQ drop it), fails naming the row") {
+    val schema = new StructType().add("body", StringType).add("priority", IntegerType)
+      .add("shardingKey", StringType).add("deliverTime", LongType)
+    val converter = new RocketMQRowToMessage(settings.copy(topic = Some("t")),
+      RocketMQWriteColumns.resolve(schema, Some("t")))
+    def row(priority: Integer, key: String = null, deliverMs: java.lang.Long = null) =
+      InternalRow(s("b"), priority, s(key), deliverMs)
+    assert(converter.toMessage(row(3), 0).getPriority === 3)
+    assert(converter.toMessage(row(null), 0).getPriority === -1)
+    val negative = intercept[RocketMQInvalidInputException](converter.toMessage(row(-1), 4))
+    assert(negative.getCondition === "ROCKETMQ_INVALID_PRIORITY")
+    assert(negative.getMessage.contains("Row 4") && negative.getMessage.contains("-1"))
+    for ((r, sub) <- Seq(row(2, key = "k") -> "SHARDING_KEY",
+        row(2, deliverMs = 1700000000000L) -> "DELIVERY_TIME")) {
+      val e = intercept[RocketMQInvalidInputException](converter.toMessage(r, 9))
+      assert(e.getCondition === s"ROCKETMQ_PRIORITY_NOT_HONOURED.$sub")
+      assert(e.getMessage.contains("Row 9"), e.getMessage)
+    }
+    val wrongType = intercept[RocketMQInvalidInputException](RocketMQWriteColumns.resolve(
+      new StructType().add("body", StringType).add("priority", StringType), Some("t")))
+    assert(wrongType.getCondition === "ROCKETMQ_INVALID_COLUMN_TYPE")
+    assert(wrongType.getMessage.contains("'priority'") && wrongType.getMessage.contains("INT"))
+  }
+
   test("a blank property value is refused, naming column, row and property; null is left out") {
     for (value <- Seq("", "  ", "\t")) {
       val e = intercept[RocketMQInvalidInputException](

@@ -41,6 +41,28 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
     assert(rocketmq.latestOffsets(topic).values.sum === 500)
   }
 
+  test(
+    "rows with a priority land in queue min(priority, queues - 1) of a priority topic, each once; " +
+      "an exactly-once write of them is refused before any send") {
+    val topic = rocketmq.newTopic("priority")
+    rocketmq.createTopic(topic, queues = 4, messageType = Some("PRIORITY"))
+    val rows = (0 until 60).map(i => (s"p$i", i % 6))
+    def write(options: (String, String)*): Unit =
+      rows.toDF("body", "priority").repartition(2).write.format("rocketmq")
+        .option("nameServer", rocketmq.nameServer).option("topic", topic)
+        .options(options.toMap).save()
+    val refused = errorMessage(write("deliveryGuarantee" -> "exactly_once"))
+    assert(refused.contains("ROCKETMQ_PRIORITY_NOT_HONOURED.EXACTLY_ONCE"), refused)
+    assert(rocketmq.latestOffsets(topic).values.sum === 0)
+    write()
+    val placed = readTopic(topic).selectExpr("CAST(body AS STRING)", "queueId").as[(String, Int)]
+      .collect().toMap
+    assert(placed.size === rows.size && rocketmq.latestOffsets(topic).values.sum === rows.size)
+    rows.foreach { case (body, priority) =>
+      assert(placed(body) === math.min(priority, 3), s"$body of priority $priority")
+    }
+  }
+
   test("binary bodies, tags column, append mode; the topic option overrides a topic column") {
     val topic = rocketmq.newTopic()
     rocketmq.createTopic(topic, queues = 2)

@@ -67,6 +67,29 @@ trait RocketMQNetworkFaultReads extends RocketMQNetworkFaultBase {
   }
 
   test(
+    "a batch read of 20,000 messages over 8 queues through 200 ms of latency each way returns " +
+      "every message once, as it does nearby") {
+    val topic = rocketmq.newTopic("far-read")
+    rocketmq.createTopic(topic, queues = 8)
+    val sent = (0 until 20000).map(i => f"f$i%05d")
+    rocketmq.sendSpread(topic, sent.map(TestMessage(_)))
+    def timedRead(): Long = {
+      val started = System.nanoTime()
+      assert(bodies(readTopic(topic)).sorted === sent)
+      (System.nanoTime() - started) / 1000000
+    }
+    val coldMs = timedRead() // the first read of a suite run pays for Spark's warm-up
+    val nearbyMs = timedRead()
+    val farMs = withFault("latency", "upstream", "\"latency\":200") {
+      toxiproxy.addToxic(Proxy, "latency-back", "latency", "downstream", "\"latency\":200")
+      try timedRead()
+      finally toxiproxy.removeToxic(Proxy, "latency-back")
+    }
+    info(s"nearby $nearbyMs ms (first $coldMs ms), through 200 ms each way $farMs ms " +
+      f"(${nearbyMs.toDouble / farMs}%.2f of the speed nearby)")
+  }
+
+  test(
     "a stream from RocketMQ into Parquet whose broker connections are reset while it reads and " +
       "plans writes every message once") {
     val topic = rocketmq.newTopic("read-resets")

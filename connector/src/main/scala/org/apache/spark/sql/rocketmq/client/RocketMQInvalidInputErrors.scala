@@ -158,6 +158,17 @@ private[rocketmq] trait RocketMQInvalidInputErrors {
     invalidInput(s"ROCKETMQ_NULL_COLUMN_VALUE.${column.toUpperCase(Locale.ROOT)}",
       "column" -> column, "row" -> row.toString)
 
+  def invalidPriority(value: Long, row: Long): Throwable =
+    invalidInput("ROCKETMQ_INVALID_PRIORITY", "value" -> value.toString, "row" -> row.toString)
+
+  /**
+   * A row's priority beside what makes RocketMQ drop it: `sub` SHARDING_KEY, DELIVERY_TIME or
+   * EXACTLY_ONCE, `other` how the message says it. `row` -1: every row (the write's options).
+   */
+  def priorityNotHonoured(sub: String, other: String, row: Long): Throwable =
+    invalidInput(s"ROCKETMQ_PRIORITY_NOT_HONOURED.$sub", "other" -> other,
+      "rows" -> (if (row < 0) "Every row" else s"Row $row"))
+
   /** Property `name` of a row: `part` NAME or VALUE, `sub` what is wrong with it. */
   def invalidProperty(part: String, column: String, name: String, row: Long, sub: String)
       : Throwable =

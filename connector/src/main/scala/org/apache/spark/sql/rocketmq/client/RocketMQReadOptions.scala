@@ -87,9 +87,10 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
 
   /** Pulls of one queue under way at once. */
   val PullsInFlight: Defaulted[Int] = defaulted("pullsInFlight", PositiveInt, 16, SourceBoth,
-    "Most pull requests a task keeps under way for its queue: the next pulls are issued while " +
+    "Pull requests a task keeps under way for its queue: the next pulls are issued while " +
       "the last one is turned into rows (without a filter; a filtered read pulls one at a time). " +
-      "1: one pull at a time.")
+      "Across a long round trip (the task still waits for answers with all of them under way), " +
+      "up to 8 times as many, within readAheadBytes. 1: one pull at a time.")
 
   /** Bound on answers read ahead. */
   val ReadAheadBytes: Defaulted[Long] = defaulted("readAheadBytes", PositiveLong, 16L * 1024 * 1024,

@@ -41,6 +41,10 @@ import org.apache.rocketmq.remoting.exception.RemotingTimeoutException
  * Bounded twice: at most `pullsInFlight` pulls under way or answered-but-unread (dropped ones still
  * under way count until they end), and no new pull ahead while the answers held unread carry
  * `readAheadBytes` or more (each answer is bounded by the broker: 256 KiB from memory by default).
+ * The first bound widens with the round trip: when the reader waits for a pull issued ahead while
+ * all it may issue are under way, the answers take longer to come than the reader takes to turn
+ * them into rows (a distant broker), and the window doubles, up to [[RocketMQReadAhead.Widening]]
+ * times `pullsInFlight`; the bytes bound holds throughout.
  *
  * A reader following the end of a queue (`until` = `Long.MaxValue`, real-time mode) asks with a
  * deadline: a pull not answered by then stays under way, and a later ask at the same offset takes
@@ -62,6 +66,10 @@ private[rocketmq] final class RocketMQReadAhead(
     answerTimeoutMs: Long) {
 
   require(pullsInFlight >= 1, s"pullsInFlight must be at least 1, not $pullsInFlight")
+
+  /** Pulls that may be under way now: `pullsInFlight`, widened with the round trip. */
+  private var window = pullsInFlight
+  private val widest = if (pullsInFlight > 1) pullsInFlight * RocketMQReadAhead.Widening else 1
 
   private final class Pending(val maxMessages: Int) {
     val answer = new CompletableFuture[PullResult]()
@@ -89,6 +97,9 @@ private[rocketmq] final class RocketMQReadAhead(
   /** Messages in the answers the reader took. */
   def messageCount: Long = messages
 
+  /** Pulls that may be under way at once now (`pullsInFlight`, widened with the round trip). */
+  def pullWindow: Int = window
+
   /** Time the reader spent waiting for an answer, in milliseconds. */
   def waitMs: Long = waitNanos / 1000000L
 
@@ -102,12 +113,17 @@ private[rocketmq] final class RocketMQReadAhead(
     // change of step the map is not in offset order, so every entry is looked at (there are at most
     // pullsInFlight).
     if (ahead.nonEmpty) ahead.keys.filter(_ < offset).toList.foreach(o => drop(ahead.remove(o).get))
-    val pending = ahead.remove(offset) match {
+    val guessed = ahead.remove(offset)
+    val pending = guessed match {
       case Some(p) if p.maxMessages == maxMessages => p
       case Some(p) => drop(p); issue(offset, maxMessages)
       case None => issue(offset, maxMessages)
     }
+    val windowFull = outstanding.get() >= window
+    val waitedBefore = waitNanos
     val result = await(pending, deadlineNanos)
+    if (guessed.isDefined && windowFull && waitNanos - waitedBefore >= RocketMQReadAhead.WaitThatWidensNanos &&
+      until != Long.MaxValue) window = math.min(widest, window * 2)
     if (result == null) ahead.put(offset, pending)
     else if (result.getPullStatus == PullStatus.FOUND) {
       messages += result.getMsgFoundList.size()
@@ -117,7 +133,7 @@ private[rocketmq] final class RocketMQReadAhead(
         // Following the end, the next pull is the one at the end: under way now, the broker holds
         // it until a message arrives, while the reader is still busy with this answer's.
         if (until == Long.MaxValue && next >= result.getMaxOffset && !ahead.contains(next) &&
-          outstanding.get() < pullsInFlight) ahead.put(next, issue(next, batchSize))
+          outstanding.get() < window) ahead.put(next, issue(next, batchSize))
       }
     }
     result
@@ -129,7 +145,7 @@ private[rocketmq] final class RocketMQReadAhead(
    */
   private def guessFrom(from: Long, step: Long, end: Long): Unit = {
     var offset = from
-    while (offset < end && outstanding.get() < pullsInFlight && held.get() < readAheadBytes) {
+    while (offset < end && outstanding.get() < window && held.get() < readAheadBytes) {
       if (!ahead.contains(offset))
         ahead.put(offset, issue(offset, math.min(batchSize.toLong, until - offset).toInt))
       offset += step
@@ -193,4 +209,13 @@ private[rocketmq] final class RocketMQReadAhead(
         throw e
     } finally waitNanos += System.nanoTime() - start
   }
+}
+
+private[rocketmq] object RocketMQReadAhead {
+
+  /** How many times `pullsInFlight` the window may widen to across a long round trip. */
+  val Widening = 8
+
+  /** A wait for a pull issued ahead that shows the window too narrow for the round trip. */
+  private val WaitThatWidensNanos = TimeUnit.MILLISECONDS.toNanos(1)
 }
