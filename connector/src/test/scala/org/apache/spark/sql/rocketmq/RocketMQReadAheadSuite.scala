@@ -127,6 +127,20 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(model.mostUnderWay <= 2 * RocketMQReadAhead.Widening)
   }
 
+  test("the next reader of a broker group starts at the window the last one widened to") {
+    val s = settings()
+    def reader(model: ModelQueue, key: String) =
+      new RocketMQReadAhead(model.pullAsync, 4000, s.pullBatchSize, 2, 1L << 24, 5000, key)
+    val first = reader(new ModelQueue(4000, delayMs = 20), "far/broker-a")
+    val puller = new RocketMQQueuePuller(queue, 0, 4000, s, first, () => Some("master:1"),
+      () => (), () => (), () => ())
+    while (puller.next() != null) {}
+    assert(first.pullWindow > 2)
+    assert(reader(new ModelQueue(10), "far/broker-a").pullWindow === first.pullWindow)
+    assert(reader(new ModelQueue(10), "far/broker-b").pullWindow === 2, "another group")
+    assert(reader(new ModelQueue(10), null).pullWindow === 2, "no key: nothing learned")
+  }
+
   test("a window never widens past the answers' bytes: readAheadBytes still binds") {
     val model = new ModelQueue(8000, delayMs = 20)
     val s = settings()

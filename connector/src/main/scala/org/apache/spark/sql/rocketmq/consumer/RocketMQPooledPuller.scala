@@ -84,7 +84,8 @@ private[rocketmq] object RocketMQPooledPuller {
       if (until == Open) RocketMQConsumerPool.LongPollAnswerTimeoutMs else settings.pullTimeoutMs
     val reads = new RocketMQReadAhead(pullAsync, until, settings.pullBatchSize, inFlight,
       settings.readAheadBytes,
-      answerTimeoutMs = answerTimeoutMs + AnswerGraceMs)
+      answerTimeoutMs = answerTimeoutMs + AnswerGraceMs,
+      windowKey = s"${settings.connection.nameServer}/${queue.brokerName}")
     val client = MQClientManager.getInstance().getOrCreateMQClientInstance(consumer)
     val topicOnBroker = settings.connection.onBroker(queue.topic)
     // The route as the name server gives it now; while the name server does not answer (busy, or

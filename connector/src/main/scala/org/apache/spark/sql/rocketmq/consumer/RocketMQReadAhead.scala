@@ -44,7 +44,8 @@ import org.apache.rocketmq.remoting.exception.RemotingTimeoutException
  * The first bound widens with the round trip: when the reader waits for a pull issued ahead while
  * all it may issue are under way, the answers take longer to come than the reader takes to turn
  * them into rows (a distant broker), and the window doubles, up to [[RocketMQReadAhead.Widening]]
- * times `pullsInFlight`; the bytes bound holds throughout.
+ * times `pullsInFlight`; the bytes bound holds throughout. The next reader of the broker group in
+ * this JVM starts at the widest window reached, so that each task does not widen it anew.
  *
  * A reader following the end of a queue (`until` = `Long.MaxValue`, real-time mode) asks with a
  * deadline: a pull not answered by then stays under way, and a later ask at the same offset takes
@@ -63,13 +64,18 @@ private[rocketmq] final class RocketMQReadAhead(
     batchSize: Int,
     pullsInFlight: Int,
     readAheadBytes: Long,
-    answerTimeoutMs: Long) {
+    answerTimeoutMs: Long,
+    windowKey: String = null) {
 
   require(pullsInFlight >= 1, s"pullsInFlight must be at least 1, not $pullsInFlight")
 
-  /** Pulls that may be under way now: `pullsInFlight`, widened with the round trip. */
-  private var window = pullsInFlight
   private val widest = if (pullsInFlight > 1) pullsInFlight * RocketMQReadAhead.Widening else 1
+
+  /**
+   * Pulls that may be under way now: `pullsInFlight`, widened with the round trip; a reader of the
+   * same `windowKey` (the broker group) starts where the last one got to, within `widest`.
+   */
+  private var window = math.min(widest, RocketMQReadAhead.learned(windowKey, pullsInFlight))
 
   private final class Pending(val maxMessages: Int) {
     val answer = new CompletableFuture[PullResult]()
@@ -122,8 +128,12 @@ private[rocketmq] final class RocketMQReadAhead(
     val windowFull = outstanding.get() >= window
     val waitedBefore = waitNanos
     val result = await(pending, deadlineNanos)
-    if (guessed.isDefined && windowFull && waitNanos - waitedBefore >= RocketMQReadAhead.WaitThatWidensNanos &&
-      until != Long.MaxValue) window = math.min(widest, window * 2)
+    if (guessed.isDefined && windowFull &&
+      waitNanos - waitedBefore >= RocketMQReadAhead.WaitThatWidensNanos &&
+      until != Long.MaxValue) {
+      window = math.min(widest, window * 2)
+      RocketMQReadAhead.learn(windowKey, window)
+    }
     if (result == null) ahead.put(offset, pending)
     else if (result.getPullStatus == PullStatus.FOUND) {
       messages += result.getMsgFoundList.size()
@@ -215,6 +225,16 @@ private[rocketmq] object RocketMQReadAhead {
 
   /** How many times `pullsInFlight` the window may widen to across a long round trip. */
   val Widening = 8
+
+  /** The widest window a reader of each key (a broker group) got to, in this JVM. */
+  private val windows = new java.util.concurrent.ConcurrentHashMap[String, Integer]()
+
+  private def learned(key: String, pullsInFlight: Int): Int =
+    if (key == null || pullsInFlight <= 1) pullsInFlight
+    else math.max(pullsInFlight, windows.getOrDefault(key, pullsInFlight).intValue())
+
+  private def learn(key: String, window: Int): Unit =
+    if (key != null) windows.merge(key, window, (a, b) => Integer.valueOf(math.max(a, b)))
 
   /** A wait for a pull issued ahead that shows the window too narrow for the round trip. */
   private val WaitThatWidensNanos = TimeUnit.MILLISECONDS.toNanos(1)
