@@ -22,7 +22,7 @@ import java.util.concurrent.ConcurrentLinkedQueue
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.streaming.{StreamingQueryException, Trigger}
+import org.apache.spark.sql.streaming.{StreamingQuery, StreamingQueryException, Trigger}
 
 /** Reads through the fault proxy of [[RocketMQNetworkFaultBase]], each sink of a stream. */
 trait RocketMQNetworkFaultReads extends RocketMQNetworkFaultBase {
@@ -126,30 +126,17 @@ trait RocketMQNetworkFaultReads extends RocketMQNetworkFaultBase {
   test(
     "a real-time query copying between topics through 100 ms of latency each way copies every " +
       "message once") {
-    val (source, target) = (rocketmq.newTopic("rt-in"), rocketmq.newTopic("rt-out"))
-    rocketmq.createTopic(source, queues = 2)
-    rocketmq.createTopic(target, queues = 2)
     val sent = (0 until 500).map(i => s"rt$i")
-    rocketmq.sendBodies(source, sent)
-    spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
-    try withFault("latency", "downstream", "\"latency\":100") {
+    realTimeCopy("rt", sent) { (_, copied) =>
+      withFault("latency", "downstream", "\"latency\":100") {
         toxiproxy.addToxic(Proxy, "latency-up", "latency", "upstream", "\"latency\":100")
-        val query = streamTopic(source, "startingOffsets" -> "earliest").select("body").writeStream
-          .outputMode("update").format("rocketmq").option("nameServer", rocketmq.nameServer)
-          .option("topic", target).option("checkpointLocation",
-            Files.createTempDirectory("rt-").toString)
-          .trigger(Trigger.RealTime("5 seconds")).start()
         try {
-          def copied = rocketmq.readAll(target).map(m => new String(m.getBody, "UTF-8"))
-          EmbeddedRocketMQ.awaitCondition("500 messages copied", 120000)(copied.size >= sent.size)
-          query.stop()
-          assert(copied.sorted === sent.sorted)
-        } finally {
-          query.stop()
-          toxiproxy.removeToxic(Proxy, "latency-up")
-        }
+          EmbeddedRocketMQ.awaitCondition("500 messages copied", 120000)(
+            copied().size >= sent.size)
+          assert(copied().sorted === sent.sorted)
+        } finally toxiproxy.removeToxic(Proxy, "latency-up")
       }
-    finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
+    }
   }
 
   test(
@@ -217,39 +204,48 @@ trait RocketMQNetworkFaultReads extends RocketMQNetworkFaultBase {
   test(
     "a real-time query copying between topics whose broker connections are reset while it " +
       "reads and writes copies every message, at most 1% twice") {
-    val (source, target) = (rocketmq.newTopic("rt-resets-in"), rocketmq.newTopic("rt-resets-out"))
-    rocketmq.createTopic(source, queues = 2)
-    rocketmq.createTopic(target, queues = 2)
     val sent = (0 until 2000).map(i => f"rr$i%05d")
-    rocketmq.sendBodies(source, sent)
-    def copied = rocketmq.readAll(target).map(m => new String(m.getBody, "UTF-8"))
-    spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
     val accepted = toxiproxy.clientsAccepted(Proxy)
-    try {
-      val query = withFault("reset_peer", "downstream", "\"timeout\":500") {
-        val query = streamTopic(source, "startingOffsets" -> "earliest",
-          "requestTimeoutMs" -> "2000", "pullTimeoutMs" -> "1000").select("body").writeStream
-          .outputMode("update").format("rocketmq").option("nameServer", rocketmq.nameServer)
-          .option("topic", target).option("checkpointLocation",
-            Files.createTempDirectory("rt-resets-").toString)
-          .trigger(Trigger.RealTime("5 seconds")).start()
-        EmbeddedRocketMQ.awaitCondition("2 connections of the connector reset", 120000) {
-          query.exception.foreach(e => throw e)
-          toxiproxy.clientsAccepted(Proxy) >= accepted + 2
+    realTimeCopy("rt-resets", sent, "requestTimeoutMs" -> "2000", "pullTimeoutMs" -> "1000") {
+      (query, copied) =>
+        withFault("reset_peer", "downstream", "\"timeout\":500") {
+          EmbeddedRocketMQ.awaitCondition("2 connections of the connector reset", 120000) {
+            query.exception.foreach(e => throw e)
+            toxiproxy.clientsAccepted(Proxy) >= accepted + 2
+          }
         }
-        query
-      }
-      try {
         EmbeddedRocketMQ.awaitCondition(s"${sent.size} messages copied", 120000) {
           query.exception.foreach(e => throw e)
-          copied.size >= sent.size
+          copied().size >= sent.size
         }
         query.stop()
-        val extra = copied.size - sent.size
+        val extra = copied().size - sent.size
         info(s"$extra extra copies of ${sent.size} messages")
-        assert(copied.toSet === sent.toSet)
+        assert(copied().toSet === sent.toSet)
         assert(extra <= sent.size / 100, s"$extra extra copies")
-      } finally query.stop()
+    }
+  }
+
+  /**
+   * Runs `body` beside a real-time query copying `sent` (sent first to a new topic of 2 queues)
+   * into another topic, its source read with `options`; `body` gets the query and a look at what
+   * the target holds.
+   */
+  private def realTimeCopy(name: String, sent: Seq[String], options: (String, String)*)(
+      body: (StreamingQuery, () => Seq[String]) => Unit): Unit = {
+    val (source, target) = (rocketmq.newTopic(s"$name-in"), rocketmq.newTopic(s"$name-out"))
+    rocketmq.createTopic(source, queues = 2)
+    rocketmq.createTopic(target, queues = 2)
+    rocketmq.sendBodies(source, sent)
+    spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
+    try {
+      val query = streamTopic(source, ("startingOffsets" -> "earliest") +: options: _*)
+        .select("body").writeStream.outputMode("update").format("rocketmq")
+        .option("nameServer", rocketmq.nameServer).option("topic", target)
+        .option("checkpointLocation", Files.createTempDirectory(s"$name-").toString)
+        .trigger(Trigger.RealTime("5 seconds")).start()
+      try body(query, () => rocketmq.readAll(target).map(m => new String(m.getBody, "UTF-8")))
+      finally query.stop()
     } finally spark.conf.unset("spark.sql.streaming.realTimeMode.allowlistCheck")
   }
 }

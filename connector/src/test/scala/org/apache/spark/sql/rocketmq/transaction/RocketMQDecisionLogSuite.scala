@@ -31,6 +31,33 @@ import org.scalatest.funsuite.AnyFunSuite
 /** The decision log on file systems other than the local disk and HDFS. */
 class RocketMQDecisionLogSuite extends AnyFunSuite {
 
+  /**
+   * Two drivers racing, epoch after epoch (10 to 59), each making its proposal with `act` at the
+   * same moment: both end with the one decision `stored` then reads.
+   */
+  private def race(proposals: Seq[(RocketMQDecisionLog.Files, RocketMQEpochDecision)])(
+      act: (RocketMQDecisionLog.Files, Long, RocketMQEpochDecision) => RocketMQEpochDecision)(
+      stored: Long => Option[RocketMQEpochDecision]): Unit = {
+    val pool = Executors.newFixedThreadPool(2)
+    try {
+      (10 until 60).foreach { epoch =>
+        val start = new CountDownLatch(1)
+        val answers = proposals.map { case (log, proposal) =>
+          pool.submit(new Callable[RocketMQEpochDecision] {
+            override def call(): RocketMQEpochDecision = {
+              start.await()
+              act(log, epoch.toLong, proposal)
+            }
+          })
+        }
+        start.countDown()
+        val decided = answers.map(_.get())
+        assert(decided.distinct.size === 1 && stored(epoch) === Some(decided.head),
+          s"epoch $epoch: $decided")
+      }
+    } finally pool.shutdownNow()
+  }
+
   test("a file system without an AbstractFileSystem binding (as gs:// or dbfs:): decisions are " +
     "written, read back, and a second decision for an epoch gets the first") {
     val conf = new Configuration()
@@ -55,25 +82,7 @@ class RocketMQDecisionLogSuite extends AnyFunSuite {
     val proposals = Seq("1-zombie" -> 1L, "2-successor" -> 5L).map { case (run, attempt) =>
       new RocketMQDecisionLog.Files(dir, conf) -> RocketMQEpochDecision(run, Map(0 -> attempt))
     }
-    val pool = Executors.newFixedThreadPool(2)
-    try {
-      (10 until 60).foreach { epoch =>
-        val start = new CountDownLatch(1)
-        val answers = proposals.map { case (log, proposal) =>
-          pool.submit(new Callable[RocketMQEpochDecision] {
-            override def call(): RocketMQEpochDecision = {
-              start.await()
-              log.decide(epoch, proposal)
-            }
-          })
-        }
-        start.countDown()
-        val decided = answers.map(_.get())
-        val stored = new RocketMQDecisionLog.Files(dir, conf).read(epoch)
-        assert(decided.distinct.size === 1 && stored === Some(decided.head),
-          s"epoch $epoch: $decided, $stored")
-      }
-    } finally pool.shutdownNow()
+    race(proposals)(_.decide(_, _))(new RocketMQDecisionLog.Files(dir, conf).read)
     assert(local.toFile.list().forall(!_.endsWith(".tmp")), "temporary files left behind")
   }
 
@@ -105,24 +114,7 @@ class RocketMQDecisionLogSuite extends AnyFunSuite {
     val proposals = Seq("1-zombie" -> 1L, "2-successor" -> 5L).map { case (run, attempt) =>
       refusingLinks() -> RocketMQEpochDecision(run, Map(0 -> attempt))
     }
-    val pool = Executors.newFixedThreadPool(2)
-    try {
-      (10 until 60).foreach { epoch =>
-        val start = new CountDownLatch(1)
-        val answers = proposals.map { case (log, proposal) =>
-          pool.submit(new Callable[RocketMQEpochDecision] {
-            override def call(): RocketMQEpochDecision = {
-              start.await()
-              log.record(epoch, proposal)
-            }
-          })
-        }
-        start.countDown()
-        val decided = answers.map(_.get())
-        assert(decided.distinct.size === 1 && refusingLinks().read(epoch) === Some(decided.head),
-          s"epoch $epoch: $decided")
-      }
-    } finally pool.shutdownNow()
+    race(proposals)(_.record(_, _))(refusingLinks().read)
     assert(dir.toFile.list().forall(!_.endsWith(".tmp")), "temporary files left behind")
   }
 }
