@@ -42,10 +42,10 @@ import org.apache.spark.sql.rocketmq.transaction.{
  * while the broker asks the group's producers about the epochs an earlier run decided but did not
  * see committed: a run that finds no new input would leave them unanswered until the broker gives
  * them up, and their rows would never be delivered. So a restarted run's coordinator starts early:
- * - `format("rocketmq")`: when Spark resolves the sink's table ([[resumeStream]]), from the writer's
- *   options, if they name the checkpoint;
- * - a catalog table (`writeStream.toTable`), which Spark resolves without the writer's options: each
- *   run records them ([[record]]; credentials never: such a run answers from its first
+ * - `format("rocketmq")`: when Spark resolves the sink's table ([[resumeStream]]), from the
+ *   writer's options, if they name the checkpoint;
+ * - a catalog table (`writeStream.toTable`), which Spark resolves without the writer's options:
+ *   each run records them ([[record]]; credentials never: such a run answers from its first
  *   micro-batch), and a listener of the catalog's session, hearing the next run start, starts its
  *   coordinator from them ([[resumeCatalog]]).
  * The runs' states (resumed, started, their coordinators, ended) are [[RocketMQTransactionRuns]].

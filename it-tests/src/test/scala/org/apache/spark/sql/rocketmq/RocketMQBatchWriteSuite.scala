@@ -42,8 +42,8 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
   }
 
   test(
-    "rows with a priority land in queue min(priority, queues - 1) of a priority topic, each once; " +
-      "an exactly-once write of them is refused before any send") {
+    "rows with a priority land in queue min(priority, queues - 1) of a priority topic, each " +
+      "once; an exactly-once write of them is refused before any send") {
     val topic = rocketmq.newTopic("priority")
     rocketmq.createTopic(topic, queues = 4, messageType = Some("PRIORITY"))
     val rows = (0 until 60).map(i => (s"p$i", i % 6))

@@ -33,7 +33,7 @@ trait RocketMQNetworkFaultReads extends RocketMQNetworkFaultBase {
     val topic = rocketmq.newTopic("silent")
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendBodies(topic, Seq("a", "b"))
-    val (requestMs, retryMs) = (1000L, 3000L)
+    val (requestMs, retryMs) = (500L, 1500L)
     // The last pause before the budget ends is at most 2 s (RocketMQRetry.backoffMs).
     val (leastMs, mostMs) = (requestMs + retryMs, requestMs + retryMs + 2000L + requestMs)
     withFault("timeout", "downstream", "\"timeout\":0") {
@@ -181,7 +181,7 @@ trait RocketMQNetworkFaultReads extends RocketMQNetworkFaultBase {
     val topic = rocketmq.newTopic("silent-stream")
     rocketmq.createTopic(topic, queues = 2)
     rocketmq.sendBodies(topic, Seq("a", "b"))
-    val (requestMs, retryMs) = (1000L, 3000L)
+    val (requestMs, retryMs) = (500L, 1500L)
     val (leastMs, mostMs) = (requestMs + retryMs, requestMs + retryMs + 2000L + requestMs)
     val query = streamTopic(topic, "startingOffsets" -> "earliest",
       "requestTimeoutMs" -> requestMs.toString, "retryTimeoutMs" -> retryMs.toString)

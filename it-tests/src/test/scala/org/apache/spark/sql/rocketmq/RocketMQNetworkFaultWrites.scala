@@ -145,11 +145,14 @@ trait RocketMQNetworkFaultWrites extends RocketMQNetworkFaultBase {
   test(
     "a batch write to a broker that takes requests and never answers fails naming the broker, " +
       "each task attempt after sendTimeoutMs, then retryTimeoutMs and at most one more " +
-      "sendTimeoutMs") {
+      "sendTimeoutMs, as the options say") {
     val topic = rocketmq.newTopic("silent-write")
     rocketmq.createTopic(topic, queues = 2)
-    val (sendMs, retryMs) = (1000L, 2000L)
-    val (leastMs, mostMs) = (sendMs + retryMs, sendMs + retryMs + 2000L + sendMs)
+    val (sendMs, retryMs) = (500L, 1000L)
+    // RocketMQ's client notices a timed-out send when it scans its requests: every second, the
+    // first time 3 s after it starts (a failed task's retry gets a new client).
+    val (leastMs, mostMs) =
+      (sendMs + retryMs, math.max(sendMs, 3000L) + 1000L + retryMs + 2000L + sendMs + 1000L)
     val attemptsMs = new java.util.concurrent.ConcurrentLinkedQueue[Long]()
     val listener = new SparkListener {
       override def onTaskEnd(end: SparkListenerTaskEnd): Unit =
@@ -160,7 +163,7 @@ trait RocketMQNetworkFaultWrites extends RocketMQNetworkFaultBase {
         errorMessage(spark.range(10).select(col("id").cast("string").as("body")).coalesce(1)
           .write.format("rocketmq").option("nameServer", rocketmq.nameServer)
           .option("topic", topic).option("sendTimeoutMs", sendMs.toString)
-          .option("retryTimeoutMs", retryMs.toString).option("requestTimeoutMs", "1000").save())
+          .option("retryTimeoutMs", retryMs.toString).option("requestTimeoutMs", "500").save())
       }
     finally spark.sparkContext.removeSparkListener(listener)
     info(s"task attempts failed after ${attemptsMs.toArray.mkString(", ")} ms " +

@@ -141,8 +141,10 @@ private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
       "connections open and never answers is unavailable from the first request to it that times " +
       "out (requestTimeoutMs): the driver fails retryTimeoutMs later, once the request then in " +
       "progress has timed out too (70 to 80 s on the defaults); a write task's send to it fails " +
-      "after sendTimeoutMs, then retryTimeoutMs and at most one more sendTimeoutMs (63 to 68 s), " +
-      "and Spark runs the task again (spark.task.maxFailures). 0: no retries.",
+      "after sendTimeoutMs (at least 3 s for a task's first send: RocketMQ's client looks for " +
+      "timed-out sends every second, from 3 s after it starts), then retryTimeoutMs and at most " +
+      "one more sendTimeoutMs (63 to 70 s), and Spark runs the task again " +
+      "(spark.task.maxFailures). 0: no retries.",
     value = "integer >= 0 (ms)")
 
   /** Start of a read by time. */

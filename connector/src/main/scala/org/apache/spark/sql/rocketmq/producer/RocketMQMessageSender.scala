@@ -194,10 +194,10 @@ private[rocketmq] final class RocketMQMessageSender(
   private def takeSlot(): Boolean = requestSlots != null && { requestSlots.acquire(); true }
 
   /**
-   * A batch carries neither delivery times, priorities (the broker places only a message sent alone
-   * by its priority) nor compressed bodies (RocketMQ compresses single messages only); an empty body
-   * goes alone, for the client to refuse it. With bounded requests, rows with a sharding key go
-   * alone: each is sent synchronously, at once.
+   * A batch carries neither delivery times, priorities (the broker places only a message sent
+   * alone by its priority) nor compressed bodies (RocketMQ compresses single messages only); an
+   * empty body goes alone, for the client to refuse it. With bounded requests, rows with a sharding
+   * key go alone: each is sent synchronously, at once.
    */
   private def batchable(message: Message, shardingKey: String = null): Boolean =
     halfMessages == null && settings.sendBatchMessages > 1 &&
