@@ -53,6 +53,8 @@ TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 TOPICS = ["orders", "orders-copy", "refunds", "lines", "counts", "tenant-a%orders", TRACE_TOPIC]
 SECRETS = {"ORDERS_READER_SECRET": "reader-secret", "ORDERS_WRITER_SECRET": "writer-secret"}
 CONNECT_ONLY = ".remote("
+# A declarative pipeline's source file runs inside spark-pipelines only: test_pipelines.py runs it.
+PIPELINE_ONLY = "from pyspark import pipelines"
 # The name server address the examples show readers; the test puts the embedded broker's (an
 # ephemeral port) there.
 DOCUMENTED_NAME_SERVER = "127.0.0.1:9876"
@@ -140,13 +142,13 @@ def test_the_site_builds_in_strict_mode(tmp_path: Path) -> None:
         assert (tmp_path / "site" / page).is_file(), page
 
 
-def test_every_code_block_is_python_scala_or_a_command() -> None:
+def test_every_code_block_is_python_scala_yaml_or_a_command() -> None:
     langs = {
         ex_lang
         for page in PAGES
         for ex_lang in (m.group("lang") for m in FENCE.finditer(page.read_text()))
     }
-    assert langs <= {"python", "scala", "bash", "text"}, langs
+    assert langs <= {"python", "scala", "bash", "text", "yaml"}, langs
     assert len(examples("python")) >= 12 and len(examples("scala")) >= 10
 
 
@@ -158,7 +160,7 @@ def test_python_examples_run(spark, rocketmq, example_topics, tmp_path: Path, mo
     namespaces: Dict[Path, Dict[str, Any]] = {}
     ran = 0
     for ex in examples("python"):
-        if CONNECT_ONLY in ex.code:
+        if CONNECT_ONLY in ex.code or PIPELINE_ONLY in ex.code:
             continue
         scope = namespaces.setdefault(ex.page, {"spark": spark, "handle_row": lambda row: None})
         try:
