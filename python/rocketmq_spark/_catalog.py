@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Mapping, Optional
 
+from rocketmq_spark._converters import checked_text
 from rocketmq_spark._options import (
     OPTION_KEYS,
-    checked_text,
     connector_options,
     required,
     with_options,

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, Mapping, Optional, Tuple, cast
 
+from rocketmq_spark._converters import checked_text
 from rocketmq_spark._options import (
     FORMAT,
-    checked_text,
     connector_options,
     option_keywords,
     required,

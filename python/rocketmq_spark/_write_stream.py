@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping, Optional, Union
 
-from rocketmq_spark._converters import Duration
-from rocketmq_spark._options import checked_text, naming_keywords
+from rocketmq_spark._converters import Duration, checked_text
+from rocketmq_spark._options import naming_keywords
 from rocketmq_spark._sink import stream_writer
 from rocketmq_spark._trigger import DEFAULT_REAL_TIME_BATCH, start_without_allowlist
 

@@ -79,34 +79,32 @@ def test_packages_of_one_layer_may_not_use_each_other(tmp_path: Path) -> None:
     root = copy_of_sources(tmp_path)
     line = add_after_package_line(
         root / PULLER,
-        "import org.apache.spark.sql.rocketmq.transaction.{RocketMQDecisionLog, "
-        "RocketMQHalfMessage}",
+        "import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, "
+        "RocketMQWriteSettings}",
     )
     done = check_layers(root)
     assert done.returncode == 1
-    assert (
-        f"{PULLER}:{line}: consumer uses org.apache.spark.sql.rocketmq.transaction." in done.stdout
-    )
-    assert "(transaction, the same layer)" in done.stdout
+    assert f"{PULLER}:{line}: consumer uses org.apache.spark.sql.rocketmq.producer." in done.stdout
+    assert "(producer, the same layer)" in done.stdout
 
 
 def test_a_name_written_in_full_counts_but_not_in_a_comment(tmp_path: Path) -> None:
     root = copy_of_sources(tmp_path)
-    settings = MAIN / "transaction/RocketMQCoordinatorSettings.scala"
+    settings = MAIN / "producer/RocketMQWriteSettings.scala"
     add_after_package_line(
-        root / settings, "// see org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings"
+        root / settings, "// see org.apache.spark.sql.rocketmq.transaction.RocketMQDecisionLog"
     )
     assert check_layers(root).returncode == 0
     line = add_after_package_line(
         root / settings,
-        "object Uses { def of(s: org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings) = "
+        "object Uses { def of(s: org.apache.spark.sql.rocketmq.transaction.RocketMQDecisionLog) = "
         "s }",
     )
     done = check_layers(root)
     assert done.returncode == 1
     assert (
-        f"{settings}:{line}: transaction uses "
-        "org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings" in (done.stdout)
+        f"{settings}:{line}: producer uses "
+        "org.apache.spark.sql.rocketmq.transaction.RocketMQDecisionLog" in (done.stdout)
     )
 
 
