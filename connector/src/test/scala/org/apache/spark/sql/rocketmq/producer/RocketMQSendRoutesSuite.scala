@@ -30,10 +30,10 @@ class RocketMQSendRoutesSuite extends AnyFunSuite {
     val timeout = new MQClientException("wait response timeout, cost=2394",
       new RemotingTimeoutException("wait response on the channel </127.0.0.2:37623> timeout"))
     assert(RocketMQSendRoutes.addressesIn(timeout) === Set("127.0.0.2:37623"))
-    val failed = new RemotingSendRequestException("broker-host/10.0.0.7:10911")
-    assert(RocketMQSendRoutes.addressesIn(failed) === Set("10.0.0.7:10911"))
-    val named = new RemotingTimeoutException("wait response on the channel <broker-1:10911>")
-    assert(RocketMQSendRoutes.addressesIn(named) === Set("broker-1:10911"))
+    val failed = new RemotingSendRequestException("broker-host/10.0.0.7:40917")
+    assert(RocketMQSendRoutes.addressesIn(failed) === Set("10.0.0.7:40917"))
+    val named = new RemotingTimeoutException("wait response on the channel <broker-1:40918>")
+    assert(RocketMQSendRoutes.addressesIn(named) === Set("broker-1:40918"))
     assert(RocketMQSendRoutes.addressesIn(new MQClientException("no route", null)) === Set.empty)
   }
 }

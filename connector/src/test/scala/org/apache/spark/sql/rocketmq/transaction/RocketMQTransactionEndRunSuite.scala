@@ -54,7 +54,7 @@ class RocketMQTransactionEndRunSuite extends AnyFunSuite {
    * a failure.
    */
   private final class Brokers(answer: (EndTransactionRequestHeader, Int) => Either[Throwable, Int],
-      masters: Map[String, String] = Map("broker-a" -> "a:10911", "broker-b" -> "b:10911"))
+      masters: Map[String, String] = Map("broker-a" -> "a:40911", "broker-b" -> "b:40912"))
     extends RocketMQTransactionEndRun.Brokers {
     val sent = ArrayBuffer[(String, EndTransactionRequestHeader)]()
 
@@ -122,7 +122,7 @@ class RocketMQTransactionEndRunSuite extends AnyFunSuite {
       assert(header.getCommitOrRollback === MessageSysFlag.TRANSACTION_COMMIT_TYPE)
       assert(!header.getFromTransactionCheck)
       val onB = header.getBrokerName == "broker-b"
-      assert(address === (if (onB) "b:10911" else "a:10911"))
+      assert(address === (if (onB) "b:40912" else "a:40911"))
       assert(onB ===
         (header.getCommitLogOffset.longValue >= 2200 && header.getCommitLogOffset.longValue < 2500))
     }
@@ -140,7 +140,7 @@ class RocketMQTransactionEndRunSuite extends AnyFunSuite {
         message(0, 0, 5, 2, keyed = true)))
     val brokers = new Brokers((header, _) =>
         Right(if (header.getCommitLogOffset.longValue == 200) RemotingSysResponseCode.SYSTEM_ERROR
-        else RemotingSysResponseCode.SUCCESS), masters = Map("broker-a" -> "a:10911"))
+        else RemotingSysResponseCode.SUCCESS), masters = Map("broker-a" -> "a:40911"))
     val log = new RocketMQDecisionLog.InMemory
     val ended = decideAndEnd(log, tasks)(run(brokers, tasks, retryTimeoutMs = 300L))
     assert(ended(0) === Ended(1, 1, 0, 0, left = Seq(1)))
@@ -155,7 +155,7 @@ class RocketMQTransactionEndRunSuite extends AnyFunSuite {
     val brokers = new Brokers((header, before) =>
       (header.getCommitLogOffset.longValue, before) match {
         case (100L, 0) => Right(RemotingSysResponseCode.SYSTEM_BUSY)
-        case (100L, 1) => Left(new RemotingConnectException("a:10911"))
+        case (100L, 1) => Left(new RemotingConnectException("a:40911"))
         case _ => Right(RemotingSysResponseCode.SUCCESS)
       })
     val log = new RocketMQDecisionLog.InMemory
