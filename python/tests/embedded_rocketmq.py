@@ -96,10 +96,17 @@ class EmbeddedRocketMQProcess:
             raise RuntimeError(f"harness command {line!r} failed: {reply}")
         return reply[2:].strip()
 
-    def create_topic(self, topic: str, queues: int = 4, message_type: Optional[str] = None) -> None:
+    def create_topic(
+        self,
+        topic: str,
+        queues: int = 4,
+        message_type: Optional[str] = None,
+        compacted: bool = False,
+    ) -> None:
         """``message_type``: the topic's type (NORMAL, FIFO, DELAY, TRANSACTION), which a proxy
-        checks sends against."""
-        self.command(f"createTopic {topic} {queues}" + (f" {message_type}" if message_type else ""))
+        checks sends against; ``compacted``: the topic keeps each key's latest message."""
+        kind = "COMPACTED" if compacted else message_type
+        self.command(f"createTopic {topic} {queues}" + (f" {kind}" if kind else ""))
 
     def await_indexed(self) -> None:
         """Returns once the broker has indexed everything it stored (a proxy's planning cannot wait

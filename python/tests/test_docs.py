@@ -50,6 +50,7 @@ FENCE = re.compile(
 # RMQ_SYS_TRACE_TOPIC: brokers started with RocketMQ's defaults have none
 # (docs/operations.md#message-traces).
 TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
+COMPACTED_TOPIC = "prices"
 TOPICS = ["orders", "orders-copy", "refunds", "lines", "counts", "tenant-a%orders", TRACE_TOPIC]
 SECRETS = {"ORDERS_READER_SECRET": "reader-secret", "ORDERS_WRITER_SECRET": "writer-secret"}
 CONNECT_ONLY = ".remote("
@@ -98,10 +99,11 @@ def as_run(code: str, name_server: str, scratch: Path) -> str:
 def example_topics(rocketmq) -> List[str]:
     for topic in TOPICS:
         rocketmq.create_topic(topic, queues=2)
+    rocketmq.create_topic(COMPACTED_TOPIC, queues=2, compacted=True)
     rocketmq.send("orders", 20, "order-")
     rocketmq.send("refunds", 5, "refund-")
     rocketmq.send("lines", 5, "word-")
-    return TOPICS
+    return TOPICS + [COMPACTED_TOPIC]
 
 
 def real_time(code: str) -> bool:

@@ -42,9 +42,11 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions,
     pushdown.tagExpression(settings.subExpression) match {
       case None => Array.empty[InputPartition] // no tag can pass both the option and the filters
       case Some(tags) =>
-        val narrowed = settings.copy(subExpression = tags)
-        val limited = pushdown.limit.filter(_ => !narrowed.filtered)
-        val ranges = plannedRanges().map(r =>
+        val (planned, compacted) = plannedRanges()
+        val narrowed = settings.copy(subExpression = tags).reading(compacted)
+        // A limit caps offsets only where every offset holds a message.
+        val limited = pushdown.limit.filter(_ => !narrowed.filtered && compacted.isEmpty)
+        val ranges = planned.map(r =>
           limited.fold(r)(n => r.copy(until = math.min(r.until, r.from + n))))
         RocketMQOffsetRangeCalculator.partitions(ranges, options(RocketMQOptions.MinPartitions),
           narrowed, Nil)
@@ -56,14 +58,17 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions,
     }
   }
 
-  /** The ranges to read, each queue's `[start, end)` narrowed by the pushed filters. */
-  private def plannedRanges(): Seq[RocketMQOffsetRange] = {
+  /**
+   * The ranges to read, each queue's `[start, end)` narrowed by the pushed filters, and which of
+   * their topics are compacted.
+   */
+  private def plannedRanges(): (Seq[RocketMQOffsetRange], Set[String]) = {
     val selection = options.topicSelection
     val reader = new RocketMQOffsetReader(options)
     try {
       // A pattern is resolved once, here: a topic deleted since the list is not read.
       val topics = reader.topicsOf(selection).filter(t => pushdown.topics.forall(_.contains(t)))
-      if (topics.isEmpty) return Nil
+      if (topics.isEmpty) return (Nil, Set.empty)
       // Queues the offsets name are waited for while their broker group is missing from the route
       // (unavailable).
       val named = options.batchStartingOffsets.namedQueues ++ options.batchEndingOffsets.namedQueues
@@ -94,9 +99,12 @@ private[rocketmq] class RocketMQBatch(options: RocketMQOptions,
             }.filter(_.size > 0)
           case _ => ranges
         }
-      try byTime(byTime(kept, pushdown.storeTimeFromMs, lower = true), pushdown.storeUntilMs,
-          lower = false)
-      finally storeTimes.close()
+      val compacted = reader.compactedTopics(kept.map(_.queue))
+      val cut =
+        try byTime(byTime(kept, pushdown.storeTimeFromMs, lower = true), pushdown.storeUntilMs,
+            lower = false)
+        finally storeTimes.close()
+      (cut, compacted)
     } finally reader.close()
   }
 

@@ -20,7 +20,9 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
-import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQWriteSettings}
+import org.apache.spark.sql.rocketmq.producer.{
+  RocketMQKeylessCheck, RocketMQMessageSender, RocketMQWriteSettings
+}
 import org.apache.spark.sql.rocketmq.transaction.{
   RocketMQHalfMessageRecorder, RocketMQTaskHalfMessages, RocketMQTransactionEnd
 }
@@ -63,9 +65,11 @@ private[rocketmq] class RocketMQDataWriter(settings: RocketMQWriteSettings,
   private var rowsWritten = 0L
 
   private val sender = new RocketMQMessageSender(settings, halfMessages.orNull)
+  private val keyless = new RocketMQKeylessCheck(settings, () => sender.client)
 
   override def write(row: InternalRow): Unit = {
     val message = converter.toMessage(row, rowsWritten)
+    keyless.check(message, rowsWritten)
     halfMessages.foreach(_.prepare(message))
     sender.send(message, converter.shardingKey(row))
     rowsWritten += 1

@@ -173,7 +173,7 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
       } else RocketMQOffsetRange(q, f, u)
     }
     RocketMQOffsetRangeCalculator.partitions(planned, options(RocketMQOptions.MinPartitions),
-      settings,
+      settings.reading(reader.compactedTopics(planned.map(_.queue))),
       RocketMQOffsetRangeCalculator.executorLocations()).toArray[InputPartition]
   }
 
@@ -207,7 +207,8 @@ private[rocketmq] final class RocketMQStreamPlanner(val options: RocketMQOptions
   def openPartitions(plan: RocketMQOpenPlan): IndexedSeq[RocketMQInputPartition] = {
     val executors = RocketMQOffsetRangeCalculator.executorLocations()
     // Every task of an open plan runs the whole batch or epoch at once.
-    val planned = settings.asPlanned(plan.queues.size, allAtOnce = true)
+    val planned = settings.reading(reader.compactedTopics(plan.queues))
+      .asPlanned(plan.queues.size, allAtOnce = true)
     plan.queues.map { q =>
       RocketMQInputPartition(q, plan.from(q), RocketMQQueuePuller.Open, planned,
         RocketMQOffsetRangeCalculator.preferredExecutor(q, executors))

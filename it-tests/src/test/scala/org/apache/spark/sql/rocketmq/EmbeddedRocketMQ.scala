@@ -145,12 +145,15 @@ final class EmbeddedRocketMQ(
   /**
    * Creates `topic` (or changes its queue count) with `queues` read and write queues; waits for the
    * route. `messageType`: the topic's `message.type` attribute (NORMAL, FIFO, DELAY, TRANSACTION),
-   * which a proxy checks sends against, as managed services require.
+   * which a proxy checks sends against, as managed services require. `compacted`: the topic keeps
+   * each key's latest message (`cleanup.policy=COMPACTION`, set at creation only).
    */
-  def createTopic(topic: String, queues: Int = 4, messageType: Option[String] = None): Unit = {
+  def createTopic(topic: String, queues: Int = 4, messageType: Option[String] = None,
+      compacted: Boolean = false): Unit = {
     val config = new TopicConfig(topic, queues, queues, PermName.PERM_READ | PermName.PERM_WRITE)
-    messageType.foreach(t =>
-      config.setAttributes(java.util.Collections.singletonMap("+message.type", t)))
+    val attributes = messageType.map("+message.type" -> _) ++
+      (if (compacted) Some("+cleanup.policy" -> "COMPACTION") else None)
+    if (attributes.nonEmpty) config.setAttributes(attributes.toMap.asJava)
     broker.getTopicConfigManager.updateTopicConfig(config)
     broker.registerIncrementBrokerData(config, broker.getTopicConfigManager.getDataVersion)
     awaitCondition(s"the route of topic $topic", 30000) {

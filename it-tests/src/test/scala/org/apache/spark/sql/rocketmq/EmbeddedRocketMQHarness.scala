@@ -35,7 +35,7 @@ object EmbeddedRocketMQHarness {
    * Runs the harness as a process: prints `NAMESRV host:port` once ready, then answers one command
    * per stdin line with one line (`OK …` or `ERROR …`); stops when stdin closes or on SIGTERM.
    *
-   * Commands: `createTopic <topic> <queues> [messageType]`, `send <topic> <count> <bodyPrefix>
+   * Commands: `createTopic <topic> <queues> [messageType | COMPACTED]`, `send <topic> <count> <bodyPrefix>
    * [tag]`, `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies),
    * `storeDir`, `awaitIndexed`, `stop`, `set <key> <value>` (a broker setting changed at run time,
    * such as `transactionCheckInterval`), `startProxy` (a RocketMQ 5 proxy in front of the broker,
@@ -90,6 +90,8 @@ object EmbeddedRocketMQHarness {
         proxy = None
         "OK"
       case "createTopic" :: topic :: queues :: Nil => mq.createTopic(topic, queues.toInt); "OK"
+      case "createTopic" :: topic :: queues :: "COMPACTED" :: Nil =>
+        mq.createTopic(topic, queues.toInt, compacted = true); "OK"
       case "createTopic" :: topic :: queues :: messageType :: Nil =>
         mq.createTopic(topic, queues.toInt, Some(messageType)); "OK"
       case "createUserWithRights" :: accessKey :: secretKey :: rights :: Nil =>

@@ -83,6 +83,12 @@ private[rocketmq] object TestBrokerConfig {
     store.setOsPageCacheBusyTimeOutMills(5000)
     store.setEnableRocksDBLog(false) // RocksDB would otherwise log into ~/logs/rocketmqlogs
     store.setDisappearTimeAfterStart(0) // register with the name server at once, not seconds later
+    // Compacted topics compacted within seconds, in files of about a hundred messages, with a small
+    // key map (RocketMQ: every 15 minutes, 100 MB files, a 100 MB map).
+    store.setCompactionScheduleInternal(2000)
+    store.setCompactionCqMappedFileSize(4600)
+    store.setCompactionMappedFileSize(23000)
+    store.setMaxOffsetMapSize(1 << 20)
     store
   }
 }

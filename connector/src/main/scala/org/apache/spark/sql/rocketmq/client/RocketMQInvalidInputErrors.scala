@@ -131,6 +131,11 @@ private[rocketmq] trait RocketMQInvalidInputErrors {
     invalidInput("ROCKETMQ_START_AFTER_END", "queue" -> queue.toString, "start" -> start.toString,
       "end" -> end.toString)
 
+  /** A SQL filter, which brokers do not apply to compacted topics, on `topics`. */
+  def sqlFilterOnCompactedTopic(topics: Seq[String]): Throwable =
+    invalidInput("ROCKETMQ_SQL_FILTER_ON_COMPACTED_TOPIC",
+      "topics" -> topics.map(t => s"'$t'").mkString(", "))
+
   def topicNotFound(topic: String, nameServer: String): Throwable =
     invalidInput("ROCKETMQ_TOPIC_NOT_FOUND", "topic" -> topic, "nameServer" -> nameServer)
 
@@ -160,6 +165,10 @@ private[rocketmq] trait RocketMQInvalidInputErrors {
 
   def invalidPriority(value: Long, row: Long): Throwable =
     invalidInput("ROCKETMQ_INVALID_PRIORITY", "value" -> value.toString, "row" -> row.toString)
+
+  /** A row without keys written to compacted topic `topic` (its name on the brokers). */
+  def keysRequired(topic: String, row: Long): Throwable =
+    invalidInput("ROCKETMQ_KEYS_REQUIRED", "topic" -> topic, "row" -> row.toString)
 
   /**
    * A row's priority beside what makes RocketMQ drop it: `sub` SHARDING_KEY, DELIVERY_TIME or

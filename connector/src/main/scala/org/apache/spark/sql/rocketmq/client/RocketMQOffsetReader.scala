@@ -307,6 +307,17 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
     }.toMap
 
   /**
+   * Of the topics of `queues`, those that are compacted ([[RocketMQCompaction]]): a request per
+   * topic the first time this JVM reads it.
+   */
+  def compactedTopics(queues: Iterable[RocketMQQueue]): Set[String] =
+    queues.groupBy(_.topic).collect {
+      case (topic, some)
+          if RocketMQCompaction.isCompacted(api, nameServer,
+            connection.onBroker(topic), addressOf(some.head), timeoutMs) => topic
+    }.toSet
+
+  /**
    * The address requests about `queue` go to: its group's master (else a replica), or the proxy.
    */
   private[rocketmq] def addressOf(

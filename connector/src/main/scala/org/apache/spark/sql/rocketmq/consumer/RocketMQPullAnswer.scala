@@ -75,6 +75,9 @@ private[consumer] final case class RocketMQPullAnswer(status: PullStatus, next: 
     case PullStatus.NO_MATCHED_MSG if at.filtered => Skip(next)
     // No filter, so nothing can fail to match: the broker skipped messages it was removing.
     case PullStatus.NO_MATCHED_MSG => Lost(at.offset, math.min(next, at.until), BeingRemoved, next)
+    // A compacted queue's index holds only what compaction kept: the broker points past a file of
+    // it that has nothing left at the offset.
+    case PullStatus.NO_NEW_MSG if at.compacted && next > at.offset => Skip(next)
     case PullStatus.NO_NEW_MSG if next > at.offset =>
       Lost(at.offset, math.min(next, at.until), ConsumeQueueGone, next)
     case PullStatus.NO_NEW_MSG => Lost(at.offset, at.until, Truncated(maxOffset), at.until)
@@ -101,11 +104,11 @@ private[consumer] object RocketMQPullAnswer {
 
   /**
    * Where the reader is: the offset it asked for, the end of its range, whether the range is open
-   * (real-time mode) or read through a filter, and whether the master has indexed what it stored
-   * since the reader last moved on.
+   * (real-time mode) or read through a filter, whether the master has indexed what it stored since
+   * the reader last moved on, and whether the topic is compacted.
    */
   final case class Position(offset: Long, until: Long, open: Boolean, filtered: Boolean,
-      masterIndexed: Boolean)
+      masterIndexed: Boolean, compacted: Boolean = false)
 
   /** What an answer means. */
   sealed trait Kind

@@ -34,7 +34,7 @@ import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
 /**
  * Pulls exactly `[from, until)` of one queue with stateless pulls, never asking for a message at or
  * past `until`; memory is one pull batch. Every offset in the range is either returned, skipped by
- * the filter (normal), or reported as lost: expired before it was read, or gone with a truncated or
+ * the filter or compacted away (normal), or reported as lost: expired before it was read, or gone with a truncated or
  * recreated queue, or skipped by the broker (a later message returned than asked for, up to the end
  * of the range). Lost offsets fail the read, or with `failOnDataLoss=false` are logged, counted and
  * skipped.
@@ -99,6 +99,9 @@ private[rocketmq] final class RocketMQQueuePuller(
    * idle.
    */
   private var topicGone = false
+  /** Whether offsets may be missing here without loss (a filter, a compacted topic). */
+  private val gapsNormal = settings.gapsNormal(queue.topic)
+  private val compacted = settings.compactedTopics.contains(queue.topic)
 
   /** Offsets skipped as lost so far (only with failOnDataLoss=false). */
   def lostOffsets: Long = lost
@@ -136,7 +139,7 @@ private[rocketmq] final class RocketMQQueuePuller(
           return finish()
         }
         if (offset >= expectedOffset) {
-          if (offset > expectedOffset && !settings.filtered)
+          if (offset > expectedOffset && !gapsNormal)
             dataLoss(expectedOffset, offset, SkippedByBroker)
           expectedOffset = offset + 1
           return message
@@ -148,9 +151,12 @@ private[rocketmq] final class RocketMQQueuePuller(
     null
   }
 
-  /** The end of the range: without a filter, offsets up to `until` that never came are lost too. */
+  /**
+   * The end of the range: offsets up to `until` that never came are lost too, but where gaps are
+   * normal.
+   */
   private def finish(): MessageExt = {
-    if (expectedOffset < until && !settings.filtered)
+    if (expectedOffset < until && !gapsNormal)
       dataLoss(expectedOffset, until, SkippedByBroker)
     expectedOffset = until
     null
@@ -173,7 +179,8 @@ private[rocketmq] final class RocketMQQueuePuller(
     val answer =
       RocketMQPullAnswer(result.getPullStatus, result.getNextBeginOffset, result.getMinOffset,
         result.getMaxOffset)
-    val at = RocketMQPullAnswer.Position(pullOffset, until, open, settings.filtered, masterIndexed)
+    val at = RocketMQPullAnswer.Position(pullOffset, until, open, settings.filtered, masterIndexed,
+      compacted)
     val kind = answer.classify(at, hasMaster = None) match {
       case RocketMQPullAnswer.AskRoute =>
         answer.classify(at, hasMaster = Some(groupMaster().isDefined))

@@ -19,7 +19,7 @@ package org.apache.spark.sql.rocketmq.consumer
 import org.apache.rocketmq.client.consumer.MessageSelector
 
 import org.apache.spark.sql.rocketmq.client.{
-  RocketMQConnection, RocketMQEndpoint, RocketMQOptions, RocketMQRateCap
+  RocketMQConnection, RocketMQEndpoint, RocketMQErrors, RocketMQOptions, RocketMQRateCap
 }
 import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
 
@@ -41,10 +41,28 @@ private[rocketmq] final case class RocketMQReadSettings(
     group: String,
     includeExtraColumns: Boolean,
     throughProxy: Boolean = false,
-    rateCap: RocketMQRateCap = RocketMQRateCap.None) {
+    rateCap: RocketMQRateCap = RocketMQRateCap.None,
+    compactedTopics: Set[String] = Set.empty) {
 
   /** With a tag or SQL filter the broker skips offsets: a gap is then normal, not data loss. */
   def filtered: Boolean = subExpression.trim != "*" || sqlFilter.isDefined
+
+  /**
+   * Whether offsets of `topic` may be missing from a complete read: skipped by a filter, or
+   * compacted away (the broker keeps each key's latest message).
+   */
+  def gapsNormal(topic: String): Boolean = filtered || compactedTopics.contains(topic)
+
+  /**
+   * These settings for reading queues of `compacted` topics too; refused with a SQL filter, which
+   * brokers do not apply to such topics.
+   */
+  def reading(compacted: Set[String]): RocketMQReadSettings = {
+    if (sqlFilter.isDefined && compacted.nonEmpty) {
+      throw RocketMQErrors.sqlFilterOnCompactedTopic(compacted.toSeq.sorted)
+    }
+    if (compacted == compactedTopics) this else copy(compactedTopics = compacted)
+  }
 
   def selector: MessageSelector =
     sqlFilter.map(MessageSelector.bySql).getOrElse(MessageSelector.byTag(subExpression))

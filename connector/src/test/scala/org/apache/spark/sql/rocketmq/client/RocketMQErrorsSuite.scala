@@ -215,6 +215,8 @@ class RocketMQErrorsSuite extends AnyFunSuite {
       "topic" -> "b"),
     RocketMQErrors.optionFixedByTable("topic", "u", "rmq.t", "t"),
     RocketMQErrors.invalidPriority(-1, 3),
+    RocketMQErrors.keysRequired("prices", 3),
+    RocketMQErrors.sqlFilterOnCompactedTopic(Seq("prices")),
     RocketMQErrors.priorityNotHonoured("SHARDING_KEY", "a sharding key", 3),
     RocketMQErrors.priorityNotHonoured("DELIVERY_TIME", "a delivery time", 3),
     RocketMQErrors.priorityNotHonoured("EXACTLY_ONCE", "a transaction", -1),

@@ -33,8 +33,9 @@ class RocketMQPullAnswerSuite extends AnyFunSuite {
    * yet awaited.
    */
   private def at(offset: Long = 100L, open: Boolean = false, filtered: Boolean = false,
-      indexed: Boolean = false) =
-    Position(offset, if (open) RocketMQQueuePuller.Open else 200L, open, filtered, indexed)
+      indexed: Boolean = false, compacted: Boolean = false) =
+    Position(offset, if (open) RocketMQQueuePuller.Open else 200L, open, filtered, indexed,
+      compacted)
 
   private def answer(status: PullStatus, next: Long, min: Long = 0L, max: Long = 500L) =
     RocketMQPullAnswer(status, next, min, max)
@@ -73,6 +74,8 @@ class RocketMQPullAnswerSuite extends AnyFunSuite {
       Lost(100, 200, BeingRemoved, 232)),
     ("a consume queue gone ahead", answer(NO_NEW_MSG, 150), at(), Some(true),
       Lost(100, 150, ConsumeQueueGone, 150)),
+    ("a compacted queue's emptied file", answer(NO_NEW_MSG, 150), at(compacted = true),
+      Some(true), Skip(150)),
     ("a truncated queue", answer(NO_NEW_MSG, 90, max = 90), at(indexed = true), Some(true),
       Lost(100, 200, Truncated(90), 200)),
     ("expired offsets", answer(OFFSET_ILLEGAL, 150, min = 150), at(), Some(true),
