@@ -318,6 +318,7 @@ lazy val itTests = (project in file("it-tests"))
     libraryDependencies ++= Seq(
       "org.apache.rocketmq" % "rocketmq-namesrv" % rocketmqVersion % Test,
       "org.apache.rocketmq" % "rocketmq-broker" % rocketmqVersion % Test,
+      "org.apache.rocketmq" % "rocketmq-tiered-store" % rocketmqVersion % Test,
       "org.apache.rocketmq" % "rocketmq-namesrv" % rocketmq49Version % RocketMQ49,
       "org.apache.rocketmq" % "rocketmq-broker" % rocketmq49Version % RocketMQ49,
       "org.apache.rocketmq" % "rocketmq-tools" % rocketmq49Version % RocketMQ49,

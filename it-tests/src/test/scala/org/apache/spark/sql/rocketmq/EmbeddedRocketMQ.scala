@@ -48,13 +48,15 @@ final case class TestMessage(
  * explicitly. Its own logs go to a file under the temporary directory, never to the console or the
  * home directory (see rmq.logback-test.xml). A broker whose `advertisedHost` is another loopback
  * address listens on 127.0.0.1 and tells clients that address and its port: a fault proxy there
- * ([[Toxiproxy]]) then stands between them and the broker.
+ * ([[Toxiproxy]]) then stands between them and the broker. `plugInProperties`: a store plug-in
+ * (`messageStorePlugIn`) and its settings.
  */
 final class EmbeddedRocketMQ(
     val commitLogFileSize: Int = 16 * 1024 * 1024,
     val consumeQueueFileEntries: Int = 300000,
     val secured: Boolean = false,
-    val advertisedHost: String = "127.0.0.1") extends EmbeddedRocketMQSends {
+    val advertisedHost: String = "127.0.0.1",
+    val plugInProperties: Map[String, String] = Map.empty) extends EmbeddedRocketMQSends {
   import EmbeddedRocketMQ._
 
   val brokerName = "broker-a"
@@ -106,6 +108,13 @@ final class EmbeddedRocketMQ(
         new BrokerController(brokerConfig, brokerNetty, new NettyClientConfig(), store,
           TestSecurity.authConfig(storeDir, clusterName))
       } else new BrokerController(brokerConfig, brokerNetty, new NettyClientConfig(), store)
+    if (plugInProperties.nonEmpty) {
+      // A store plug-in (tiered storage) reads its settings from the broker's configuration.
+      plugInProperties.get("messageStorePlugIn").foreach(brokerConfig.setMessageStorePlugIn)
+      val properties = new java.util.Properties()
+      plugInProperties.foreach { case (k, v) => properties.setProperty(k, v) }
+      broker.getConfiguration.registerConfig(properties)
+    }
     require(broker.initialize(), "the broker did not initialize")
     broker.start()
     // start() leaves the first registration to a task 10 s later (the broker's client does not

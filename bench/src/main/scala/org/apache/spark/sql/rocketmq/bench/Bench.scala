@@ -37,7 +37,8 @@ import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, RocketMQBrokerProcess, R
  * `pulls` (batch reads with 4, 8, 16 and 32 pulls under way, taken in turns) and `realtime`
  * (real-time queries topic to topic from pyspark 4.3, and beside them each system's own clients
  * relaying topic to topic with no Spark, runs `<system>/relay/<rate>`; about 65 minutes, the four
- * relay runs 5 minutes each) run only when named. `--quick` runs every section on small sizes, one
+ * relay runs 5 minutes each) and `tiered` (a read from RocketMQ 5's tiered storage beside a local
+ * one, see [[TieredBench]]) run only when named. `--quick` runs every section on small sizes, one
  * run each: it checks the bench works, not the speed.
  */
 object Bench {
@@ -100,9 +101,9 @@ object Bench {
     val quick = options.contains("quick")
     val sizes = if (quick) Quick else Full
     Measure.warmupRuns = if (quick) 0 else 1
-    // The quick mode checks every section works, `pulls` and `realtime` included.
+    // The quick mode checks every section works, those run only when named included.
     val sections = options.get("sections").map(_.split(",").toSeq)
-      .getOrElse(if (quick) AllSections ++ Seq("pulls", "realtime") else AllSections)
+      .getOrElse(if (quick) AllSections ++ Seq("pulls", "realtime", "tiered") else AllSections)
     // Quick: 20 s runs of 5-second batches (Spark's minimum), so that batches end within them.
     val realTimeSeconds =
       options.get("realtime-seconds").map(_.toInt).getOrElse(if (quick) 20 else 300)
@@ -293,6 +294,9 @@ object Bench {
         new ReadAfterWriteBench(spark, results, rocketmq, plainRocketMQ, sizes.messages, BodyBytes,
           Queues,
           rounds = if (quick) 1 else 10).measure()
+      }
+      if (sections.contains("tiered")) {
+        new TieredBench(spark, results, sizes.messages, BodyBytes, Queues, sizes.runs).measure()
       }
       if (sections.contains("heap")) {
         new HeapBench(spark, results, rocketmq, HeapReaderMiB, sizes.heapBacklogBytes, BodyBytes,
