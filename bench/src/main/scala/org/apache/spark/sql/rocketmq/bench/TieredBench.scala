@@ -20,14 +20,21 @@ import java.nio.file.Files
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, TieredStorage}
+import org.apache.spark.sql.rocketmq.bench.TieredBench.OnePull
 
 /**
  * A batch read of a topic whose messages RocketMQ 5's tiered storage offloaded (its file-system
  * backend, on this machine's disk) and whose local files were then deleted, beside the same read
  * while the messages were local: one broker of its own (in this JVM, default settings but the
- * plug-in), the same topic, in the same run. Each read's first run is reported on its own, beside
- * the median of the runs after it.
+ * plug-in), the same topic, in the same run. The tier is read one pull at a time per queue
+ * (docs/reading.md#tiered-storage), the local files both so and on the defaults. Each read's first
+ * run is reported on its own, beside the median of the runs after it.
  */
+/** One pull at a time per queue: concurrent reads of the file-system tier read wrong bytes. */
+private object TieredBench {
+  val OnePull: Map[String, String] = Map("pullsInFlight" -> "1")
+}
+
 final class TieredBench(spark: SparkSession, results: BenchResults, messages: Int, bodyBytes: Int,
     queues: Int, runs: Int) {
 
@@ -42,17 +49,19 @@ final class TieredBench(spark: SparkSession, results: BenchResults, messages: In
         .save()
       require(broker.latestOffsets(topic).values.sum == messages)
       readRuns(broker, topic, "batch read, local files")
+      readRuns(broker, topic, "batch read, local files, pullsInFlight=1", OnePull)
       TieredStorage.offloadAndDeleteLocally(broker, topic, queues)
-      readRuns(broker, topic, "batch read, from the tier (local files deleted)")
+      readRuns(broker, topic, "batch read, from the tier, pullsInFlight=1", OnePull)
     } finally {
       broker.stop()
       org.apache.commons.io.FileUtils.deleteQuietly(dir.toFile)
     }
   }
 
-  private def readRuns(broker: EmbeddedRocketMQ, topic: String, name: String): Unit = {
+  private def readRuns(broker: EmbeddedRocketMQ, topic: String, name: String,
+      options: Map[String, String] = Map.empty): Unit = {
     def read() = spark.read.format("rocketmq").option("nameServer", broker.nameServer)
-      .option("topic", topic).load()
+      .option("topic", topic).options(options).load()
     val values = (0 to runs).map { _ =>
       val start = System.nanoTime()
       read().write.format("noop").mode("overwrite").save()
