@@ -107,6 +107,14 @@ private[rocketmq] object RocketMQWrite {
         throw RocketMQErrors.priorityNotHonoured("DELIVERY_TIME", "a delivery time", -1)
       }
     }
+    if (columns.liteTopic >= 0) {
+      if (settings.transaction.isDefined) {
+        throw RocketMQErrors.liteTopicNotSupported("EXACTLY_ONCE", -1)
+      }
+      if (settings.deliveryDelayMs.isDefined) {
+        throw RocketMQErrors.liteTopicNotSupported("DELIVERY_TIME", -1)
+      }
+    }
     settings.topic.foreach(topic => requireTopic(options, topic))
     val forEndpoint =
       if (RocketMQEndpoint.isProxy(options)) settings.copy(throughProxy = true) else settings

@@ -35,7 +35,8 @@ private[rocketmq] final case class RocketMQWriteColumns(
     shardingKey: Int,
     deliverTime: Int,
     deliverTimeIsTimestamp: Boolean,
-    priority: Int = -1)
+    priority: Int = -1,
+    liteTopic: Int = -1)
 
 private[rocketmq] object RocketMQWriteColumns {
   val Body = "body"
@@ -46,6 +47,7 @@ private[rocketmq] object RocketMQWriteColumns {
   val ShardingKey = "shardingKey"
   val DeliverTime = "deliverTime"
   val Priority = "priority"
+  val LiteTopic = "liteTopic"
 
   private val StringArray = "STRING or ARRAY<STRING>"
 
@@ -90,6 +92,7 @@ private[rocketmq] object RocketMQWriteColumns {
       shardingKey = check(ShardingKey, "STRING")(_ == StringType),
       deliverTime = deliverTime,
       deliverTimeIsTimestamp = deliverTime >= 0 && schema(deliverTime).dataType == TimestampType,
-      priority = check(Priority, "INT")(_ == IntegerType))
+      priority = check(Priority, "INT")(_ == IntegerType),
+      liteTopic = check(LiteTopic, "STRING")(_ == StringType))
   }
 }

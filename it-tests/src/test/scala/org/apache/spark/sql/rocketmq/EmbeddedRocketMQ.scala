@@ -24,7 +24,7 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.rocketmq.broker.BrokerController
 import org.apache.rocketmq.client.producer.{SendResult, SendStatus}
-import org.apache.rocketmq.common.TopicConfig
+import org.apache.rocketmq.common.{MixAll, TopicConfig}
 import org.apache.rocketmq.common.action.Action
 import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.common.message.{MessageExt, MessageQueue}
@@ -48,15 +48,16 @@ final case class TestMessage(
  * explicitly. Its own logs go to a file under the temporary directory, never to the console or the
  * home directory (see rmq.logback-test.xml). A broker whose `advertisedHost` is another loopback
  * address listens on 127.0.0.1 and tells clients that address and its port: a fault proxy there
- * ([[Toxiproxy]]) then stands between them and the broker. `plugInProperties`: a store plug-in
- * (`messageStorePlugIn`) and its settings.
+ * ([[Toxiproxy]]) then stands between them and the broker. `brokerProperties`: settings of the
+ * broker and its store that tests of a feature RocketMQ leaves off need (as in `broker.conf`), a
+ * store plug-in's among them.
  */
 final class EmbeddedRocketMQ(
     val commitLogFileSize: Int = 16 * 1024 * 1024,
     val consumeQueueFileEntries: Int = 300000,
     val secured: Boolean = false,
     val advertisedHost: String = "127.0.0.1",
-    val plugInProperties: Map[String, String] = Map.empty) extends EmbeddedRocketMQSends {
+    val brokerProperties: Map[String, String] = Map.empty) extends EmbeddedRocketMQSends {
   import EmbeddedRocketMQ._
 
   val brokerName = "broker-a"
@@ -103,18 +104,17 @@ final class EmbeddedRocketMQ(
     // here.
     store.setDeleteWhen("-1") // an hour that never comes
     store.setCleanResourceInterval(500)
+    val properties = new java.util.Properties()
+    brokerProperties.foreach { case (k, v) => properties.setProperty(k, v) }
+    MixAll.properties2Object(properties, brokerConfig)
+    MixAll.properties2Object(properties, store)
     broker =
       if (secured) {
         new BrokerController(brokerConfig, brokerNetty, new NettyClientConfig(), store,
           TestSecurity.authConfig(storeDir, clusterName))
       } else new BrokerController(brokerConfig, brokerNetty, new NettyClientConfig(), store)
-    if (plugInProperties.nonEmpty) {
-      // A store plug-in (tiered storage) reads its settings from the broker's configuration.
-      plugInProperties.get("messageStorePlugIn").foreach(brokerConfig.setMessageStorePlugIn)
-      val properties = new java.util.Properties()
-      plugInProperties.foreach { case (k, v) => properties.setProperty(k, v) }
-      broker.getConfiguration.registerConfig(properties)
-    }
+    // A store plug-in (tiered storage) reads its settings from the broker's configuration.
+    if (brokerProperties.nonEmpty) broker.getConfiguration.registerConfig(properties)
     require(broker.initialize(), "the broker did not initialize")
     broker.start()
     // start() leaves the first registration to a task 10 s later (the broker's client does not

@@ -37,7 +37,7 @@ class RocketMQTieredStorageSuite extends RocketMQSparkSuiteBase {
   // Small commit-log files, so that most of the topic's messages are in files that can be deleted.
   override protected def newRocketMQ(): EmbeddedRocketMQ = new EmbeddedRocketMQ(
     commitLogFileSize = 1024 * 1024,
-    plugInProperties = TieredStorage.plugIn(tierDir)).start()
+    brokerProperties = TieredStorage.plugIn(tierDir)).start()
 
   private val Queues = 2
   private val PerHalf = 8000

@@ -40,7 +40,7 @@ final class TieredBench(spark: SparkSession, results: BenchResults, messages: In
 
   def measure(): Unit = {
     val dir = Files.createTempDirectory("rocketmq-bench-tier-")
-    val broker = new EmbeddedRocketMQ(plugInProperties = TieredStorage.plugIn(dir)).start()
+    val broker = new EmbeddedRocketMQ(brokerProperties = TieredStorage.plugIn(dir)).start()
     try {
       val topic = broker.newTopic("bench-tiered")
       broker.createTopic(topic, queues)

@@ -166,6 +166,17 @@ private[rocketmq] trait RocketMQInvalidInputErrors {
   def invalidPriority(value: Long, row: Long): Throwable =
     invalidInput("ROCKETMQ_INVALID_PRIORITY", "value" -> value.toString, "row" -> row.toString)
 
+  def invalidLiteTopic(value: String, row: Long): Throwable =
+    invalidInput("ROCKETMQ_INVALID_LITE_TOPIC", "value" -> value, "row" -> row.toString)
+
+  /**
+   * Rows with a lite topic beside what the connector sends them without: `sub` DELIVERY_TIME or
+   * EXACTLY_ONCE. `row` -1: every row (the write's options).
+   */
+  def liteTopicNotSupported(sub: String, row: Long): Throwable =
+    invalidInput(s"ROCKETMQ_LITE_TOPIC_NOT_SUPPORTED.$sub",
+      "rows" -> (if (row < 0) "Every row" else s"Row $row"))
+
   /** A row without keys written to compacted topic `topic` (its name on the brokers). */
   def keysRequired(topic: String, row: Long): Throwable =
     invalidInput("ROCKETMQ_KEYS_REQUIRED", "topic" -> topic, "row" -> row.toString)

@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.{AtomicLong, AtomicReference}
 import java.util.concurrent.locks.ReentrantLock
 
 import org.apache.rocketmq.client.impl.factory.MQClientInstance
-import org.apache.rocketmq.common.message.{Message, MessageQueue}
+import org.apache.rocketmq.common.message.{Message, MessageConst, MessageQueue}
 
 import org.slf4j.LoggerFactory
 
@@ -194,8 +194,8 @@ private[rocketmq] final class RocketMQMessageSender(
   private def takeSlot(): Boolean = requestSlots != null && { requestSlots.acquire(); true }
 
   /**
-   * A batch carries neither delivery times, priorities (the broker places only a message sent
-   * alone by its priority) nor compressed bodies (RocketMQ compresses single messages only); an
+   * A batch carries neither delivery times, priorities nor lite topics (the broker places only a
+   * message sent alone by its priority or under its lite topic) nor compressed bodies (RocketMQ compresses single messages only); an
    * empty body goes alone, for the client to refuse it. With bounded requests, rows with a sharding
    * key go alone: each is sent synchronously, at once.
    */
@@ -204,6 +204,7 @@ private[rocketmq] final class RocketMQMessageSender(
       (requestSlots == null || shardingKey == null) &&
       message.getDeliverTimeMs <= 0 &&
       message.getDelayTimeLevel <= 0 && message.getPriority < 0 &&
+      message.getProperty(MessageConst.PROPERTY_LITE_TOPIC) == null &&
       message.getBody.length > 0 && message.getBody.length <= settings.compressionThreshold
 
   private def addToBatch(key: AnyRef, queue: MessageQueue, message: Message, shardingKey: String,
