@@ -21,8 +21,6 @@ import org.apache.rocketmq.client.{AccessChannel, ClientConfig}
 import org.apache.rocketmq.remoting.RPCHook
 import org.apache.rocketmq.remoting.protocol.NamespaceUtil
 
-import org.apache.spark.sql.SparkSession
-
 /**
  * RocketMQ ACL credentials: an access key, its secret and, for temporary credentials, a security
  * token. Every request a client sends is signed with them. The secret and the token never show in
@@ -43,9 +41,9 @@ private[rocketmq] final case class RocketMQCredentials(
 
 /**
  * How the clients of one query reach RocketMQ: the name servers, the credentials, the namespace,
- * TLS and the access channel. It is resolved on the driver when the query is planned and travels to
- * the executors inside the read and write settings; every client pool keys on it, so two queries
- * with different credentials never share a client.
+ * TLS and the access channel. It is resolved on the driver when the query is planned (by
+ * [[RocketMQConnectionOptions]]) and travels to the executors inside the read and write settings;
+ * every client pool keys on it, so two queries with different credentials never share a client.
  *
  * A namespace is applied here, not by the RocketMQ client: topics and groups are named
  * `namespace%name` on the brokers (RocketMQ's own convention), while the query, its rows and its
@@ -88,63 +86,4 @@ private[rocketmq] object RocketMQConnection {
 
   /** What stands for a secret wherever one would be shown. */
   val Hidden = "*********(redacted)"
-
-  /**
-   * The names credentials have in one place they are looked for, and how errors call that place.
-   */
-  final case class CredentialNames(accessKey: String, secretKey: String, securityToken: String,
-      place: String)
-
-  val InOptions: CredentialNames =
-    CredentialNames(RocketMQOptions.AccessKey.key, RocketMQOptions.SecretKey.key,
-      RocketMQOptions.SecurityToken.key, "the query's options")
-  val InSparkConf: CredentialNames =
-    CredentialNames("spark.rocketmq.accessKey", "spark.rocketmq.secretKey",
-      "spark.rocketmq.securityToken", "the Spark configuration")
-  val InEnvironment: CredentialNames = CredentialNames("ROCKETMQ_ACCESS_KEY", "ROCKETMQ_SECRET_KEY",
-    "ROCKETMQ_SECURITY_TOKEN", "the environment")
-
-  /**
-   * The connection of a query. Credentials are taken whole from the first place that sets any of
-   * them: the query's options, else the Spark configuration (`spark.rocketmq.accessKey` …), else
-   * the environment (`ROCKETMQ_ACCESS_KEY` …); never a key from one place and a secret from
-   * another. Half a credential there (a key without its secret, or the reverse) is an error naming
-   * the place.
-   */
-  def resolve(options: RocketMQOptions, sparkConf: String => Option[String],
-      environment: String => Option[String])
-      : RocketMQConnection = {
-    val optionsByKey =
-      Seq(RocketMQOptions.AccessKey, RocketMQOptions.SecretKey, RocketMQOptions.SecurityToken)
-        .map(o => o.key -> o).toMap
-    def nonBlank(lookUp: String => Option[String]): String => Option[String] =
-      name => lookUp(name).map(_.trim).filter(_.nonEmpty)
-    val places = Seq(
-      InOptions -> ((name: String) => options.rawValue(optionsByKey(name))),
-      InSparkConf -> nonBlank(sparkConf),
-      InEnvironment -> nonBlank(environment))
-    val found = places.iterator.map { case (names, lookUp) =>
-      (names, lookUp(names.accessKey), lookUp(names.secretKey), lookUp(names.securityToken))
-    }.find { case (_, key, secret, token) => key.isDefined || secret.isDefined || token.isDefined }
-    val credentials = found.map {
-      case (_, Some(key), Some(secret), token) => RocketMQCredentials(key, secret, token)
-      case (names, key, secret, _) =>
-        val present = if (key.isDefined) names.accessKey
-        else if (secret.isDefined) names.secretKey
-        else names.securityToken
-        throw RocketMQErrors.incompleteCredentials(names.place, present,
-          missing = if (key.isEmpty) names.accessKey else names.secretKey)
-    }
-    RocketMQConnection(
-      nameServer = options(RocketMQOptions.NameServer),
-      credentials = credentials,
-      namespace = options(RocketMQOptions.Namespace),
-      useTLS = options(RocketMQOptions.UseTLS),
-      accessChannel = options(RocketMQOptions.AccessChannelOption))
-  }
-
-  /** The active session's configuration (the driver's), if there is one. */
-  def activeSparkConf(key: String): Option[String] =
-    SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession).flatMap(
-      _.conf.getOption(key))
 }

@@ -46,7 +46,8 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String])
    * configuration or the environment): resolved on the driver, where queries are planned.
    */
   lazy val connection: RocketMQConnection =
-    RocketMQConnection.resolve(this, RocketMQConnection.activeSparkConf, sys.env.get)
+    RocketMQConnectionOptions.resolve(this, RocketMQConnectionOptions.activeSparkConf,
+      sys.env.get)
 
   /**
    * The value set for `option`, trimmed; for names and expressions an empty value counts as unset.

@@ -30,7 +30,7 @@ class RocketMQConnectionSuite extends AnyFunSuite {
 
   private def resolve(o: RocketMQOptions, conf: Map[String, String] = Map.empty,
       env: Map[String, String] = Map.empty)
-      : RocketMQConnection = RocketMQConnection.resolve(o, conf.get, env.get)
+      : RocketMQConnection = RocketMQConnectionOptions.resolve(o, conf.get, env.get)
 
   test(
     "credentials come whole from the options, else the Spark configuration, else the environment") {

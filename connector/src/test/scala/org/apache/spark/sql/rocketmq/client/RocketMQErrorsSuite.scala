@@ -106,7 +106,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(options("namespace" -> "a%b")(RocketMQOptions.Namespace)),
     raised(options("accessChannel" -> "x")(RocketMQOptions.AccessChannelOption)),
     raised(options("expectedBrokerGroups" -> "0")(RocketMQOptions.ExpectedBrokerGroups)),
-    raised(RocketMQConnection.resolve(options("accessKey" -> "ak"), _ => None, _ => None)),
+    raised(RocketMQConnectionOptions.resolve(options("accessKey" -> "ak"), _ => None, _ => None)),
     raised(options("startingOffsets" -> "x").validateForStream()),
     raised(options("maxTriggerDelay" -> "5s").validateForRealTime()),
     raised(options("minPartitions" -> "4").validateForContinuous()),
