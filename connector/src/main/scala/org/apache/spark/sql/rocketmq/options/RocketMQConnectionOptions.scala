@@ -14,9 +14,11 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.options
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.rocketmq.common.{RocketMQConnection, RocketMQCredentials}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 
 /**
  * The [[RocketMQConnection]] of a query, resolved from its options, the Spark configuration and the

@@ -14,12 +14,13 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.options
 
 import org.apache.rocketmq.client.AccessChannel
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.sql.rocketmq.RocketMQInvalidInputException
+import org.apache.spark.sql.rocketmq.common.{RocketMQConnection, RocketMQCredentials, RocketMQQueue}
 import org.apache.spark.sql.rocketmq.consumer.{RocketMQConsumerPool, RocketMQReadSettings}
 import org.apache.spark.sql.rocketmq.producer.{RocketMQProducerPool, RocketMQWriteSettings}
 

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.errors
 
 import java.nio.charset.StandardCharsets
 
@@ -35,10 +35,14 @@ import org.apache.spark.sql.rocketmq.{
   RocketMQRowToMessage,
   RocketMQSourceOffset, RocketMQUnsupportedOperationException, RocketMQWriteColumns
 }
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.{
+import org.apache.spark.sql.rocketmq.common.{
+  RocketMQExpectedGroups, RocketMQOffsetRangeLimit, RocketMQQueue, RocketMQQueueRange
+}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.{
   AdminRequest, BrokerRequest, DataLossReason, GaveUp
 }
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.NoServingBroker
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors.NoServingBroker
+import org.apache.spark.sql.rocketmq.options.{RocketMQConnectionOptions, RocketMQOptions}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.rocketmq.transaction.RocketMQBrokerCheckSettings
 import org.apache.spark.sql.types._
