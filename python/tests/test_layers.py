@@ -21,10 +21,13 @@ use that runs up or sideways.
 
 from __future__ import annotations
 
+import runpy
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECKER = REPO_ROOT / "dev" / "check-layers"
@@ -86,6 +89,59 @@ def test_packages_of_one_layer_may_not_use_each_other(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert f"{PULLER}:{line}: consumer uses org.apache.spark.sql.rocketmq.producer." in done.stdout
     assert "(producer, the same layer)" in done.stdout
+
+
+# From each of common, errors, options and client, a use of the layer just above: (file, the use
+# added, the package used).
+_UPWARD = [
+    (
+        MAIN / "common/RocketMQQueue.scala",
+        "import org.apache.spark.sql.rocketmq.errors.RocketMQErrors",
+        "errors",
+    ),
+    (
+        MAIN / "errors/RocketMQErrorKinds.scala",
+        "import org.apache.spark.sql.rocketmq.options.RocketMQOptions",
+        "options",
+    ),
+    (
+        MAIN / "options/RocketMQOption.scala",
+        "import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader",
+        "client",
+    ),
+    (
+        MAIN / "client/RocketMQIndexing.scala",
+        "import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller",
+        "consumer",
+    ),
+]
+
+
+@pytest.mark.parametrize(("file", "added", "used"), _UPWARD, ids=[u[2] for u in _UPWARD])
+def test_common_errors_options_client_run_upwards_in_that_order(
+    tmp_path: Path, file: Path, added: str, used: str
+) -> None:
+    root = copy_of_sources(tmp_path)
+    line = add_after_package_line(root / file, added)
+    done = check_layers(root)
+    assert done.returncode == 1
+    assert f"{file}:{line}: " in done.stdout
+    assert f"({used}, a higher layer)" in done.stdout
+    assert len(done.stdout.splitlines()) == 1, done.stdout
+
+
+def test_the_layers_run_in_the_order_docs_development_md_gives() -> None:
+    layers = runpy.run_path(str(CHECKER), run_name="check_layers")["LAYERS"]
+    assert layers == [
+        ("exceptions",),
+        ("common",),
+        ("errors",),
+        ("options",),
+        ("client",),
+        ("consumer", "producer"),
+        ("transaction",),
+        ("root",),
+    ]
 
 
 def test_a_name_written_in_full_counts_but_not_in_a_comment(tmp_path: Path) -> None:

@@ -129,7 +129,7 @@ def snake_case(key: str) -> str:
 
 def connector_options(spark: Any) -> Dict[str, Declared]:
     """Option key -> what the connector declares of it."""
-    registry = spark._jvm.org.apache.spark.sql.rocketmq.client.RocketMQOptions.registry()
+    registry = spark._jvm.org.apache.spark.sql.rocketmq.options.RocketMQOptions.registry()
     options = [registry.apply(i) for i in range(registry.size())]
     return {
         o.key(): Declared(o.kind().name(), o.queryType().text(), o.isRequired()) for o in options

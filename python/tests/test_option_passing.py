@@ -217,7 +217,7 @@ _REFUSED = (
     "seconds, and the "
     "driver commits within half of it). "
     "SQLSTATE: 42616\n\tat "
-    "org.apache.spark.sql.rocketmq.client.RocketMQErrors$.invalidOption(RocketMQErrors.scala:97)"
+    "org.apache.spark.sql.rocketmq.errors.RocketMQErrors$.invalidOption(RocketMQErrors.scala:97)"
 )
 
 

@@ -17,11 +17,11 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
-import org.apache.spark.sql.rocketmq.client.{
-  RocketMQTopicSelection,
-  RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetReader, RocketMQOptions
-}
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
+import org.apache.spark.sql.rocketmq.common.{RocketMQTopicSelection, RocketMQOffsetRange}
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 
 /**
  * A bounded read: from `startingOffsets` to `endingOffsets` of every readable queue of the topics,

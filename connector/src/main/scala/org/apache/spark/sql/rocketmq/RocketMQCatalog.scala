@@ -28,8 +28,10 @@ import org.apache.spark.sql.catalyst.analysis.{
 }
 import org.apache.spark.sql.connector.catalog.{Column, Identifier, Table, TableCatalog, TableChange}
 import org.apache.spark.sql.connector.expressions.Transform
-import org.apache.spark.sql.rocketmq.client.{
-  RocketMQErrors, RocketMQOffsetReader, RocketMQOptionKeys, RocketMQOptionKind, RocketMQOptions
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.{
+  RocketMQOptionKeys, RocketMQOptionKind, RocketMQOptions
 }
 import org.apache.spark.sql.types.{DataType, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap

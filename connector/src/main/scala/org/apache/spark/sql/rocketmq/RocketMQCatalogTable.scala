@@ -24,7 +24,9 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.connector.catalog.{TableCapability, TableCatalog}
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOffsetReader, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 /**

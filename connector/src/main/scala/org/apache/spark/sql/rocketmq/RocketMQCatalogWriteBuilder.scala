@@ -25,7 +25,7 @@ import org.apache.spark.sql.connector.write.{
 }
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 
 /**
  * Builds the write to a [[RocketMQCatalogTable]] for whichever kind of query asks. Spark builds the

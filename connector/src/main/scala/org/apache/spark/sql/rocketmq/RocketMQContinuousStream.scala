@@ -28,7 +28,8 @@ import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.connector.read.streaming.{
   ContinuousPartitionReaderFactory, ContinuousStream, Offset, PartitionOffset, ReportsSourceMetrics
 }
-import org.apache.spark.sql.rocketmq.client.{RocketMQOffsetReader, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 
 /**
  * A stream under continuous processing (`Trigger.Continuous`): one long-running task per queue

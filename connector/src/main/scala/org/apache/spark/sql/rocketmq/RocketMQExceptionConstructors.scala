@@ -19,7 +19,7 @@ package org.apache.spark.sql.rocketmq
 import java.util.{Map => JMap}
 
 /**
- * The constructors of the connector's public exception types, for [[client.RocketMQErrors]], the
+ * The constructors of the connector's public exception types, for [[errors.RocketMQErrors]], the
  * one place that makes them. Those types are Java classes whose constructors are package-private,
  * so that users cannot make them; only code of this package may call them, and this object passes
  * the calls on for the packages below. Like the Java classes it names nothing else of the

@@ -17,7 +17,7 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.read.InputPartition
-import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 
 /**

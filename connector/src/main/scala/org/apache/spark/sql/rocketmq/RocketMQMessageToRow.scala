@@ -20,7 +20,7 @@ import org.apache.rocketmq.common.message.{MessageConst, MessageExt}
 
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter}
-import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 import org.apache.spark.unsafe.types.UTF8String
 
 /**

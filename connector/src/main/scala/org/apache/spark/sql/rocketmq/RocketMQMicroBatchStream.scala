@@ -22,7 +22,8 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
-import org.apache.spark.sql.rocketmq.client.{RocketMQOptions, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 
 /**
  * A Structured Streaming read of RocketMQ topics, one micro-batch at a time.

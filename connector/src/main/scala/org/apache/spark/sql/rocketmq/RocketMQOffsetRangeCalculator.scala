@@ -17,7 +17,7 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.SparkEnv
-import org.apache.spark.sql.rocketmq.client.{RocketMQOffsetRange, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.common.{RocketMQOffsetRange, RocketMQQueue}
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
 
 /**

@@ -16,10 +16,12 @@
 
 package org.apache.spark.sql.rocketmq
 
-import org.apache.spark.sql.rocketmq.client.{
-  RocketMQErrors, RocketMQOffsetRangeLimit, RocketMQOffsetReader, RocketMQOptions, RocketMQQueue,
-  RocketMQQueueRange
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
+import org.apache.spark.sql.rocketmq.common.{
+  RocketMQOffsetRangeLimit, RocketMQQueue, RocketMQQueueRange
 }
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 
 /**
  * Turns a start or end limit into one offset per queue, given the queues' current ranges: for batch

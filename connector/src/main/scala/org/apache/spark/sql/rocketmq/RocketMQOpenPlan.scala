@@ -18,7 +18,7 @@ package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.read.streaming.PartitionOffset
 import org.apache.spark.sql.rocketmq.RocketMQQueueOffset.QueueName
-import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 
 /**
  * The queues a read with no end reads (one real-time batch, or continuous processing until it plans

@@ -16,7 +16,7 @@
 
 package org.apache.spark.sql.rocketmq
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQOffsetRange, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.common.{RocketMQOffsetRange, RocketMQQueue}
 import org.apache.spark.sql.sources._
 
 /**

@@ -21,7 +21,7 @@ import java.util.UUID
 
 import org.apache.spark.sql.connector.read.streaming.PartitionOffset
 import org.apache.spark.sql.execution.streaming.continuous.RateStreamPartitionOffset
-import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 
 /**
  * Where the task of a read with no end (a real-time batch, continuous processing) stopped: the next

@@ -16,7 +16,8 @@
 
 package org.apache.spark.sql.rocketmq
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 
 /**
  * The documentation's reference tables, generated from the code: the options from

@@ -20,7 +20,7 @@ import com.fasterxml.jackson.core.{JsonFactory, JsonParser, JsonProcessingExcept
 import org.apache.rocketmq.common.message.{Message, MessageAccessor, MessageConst}
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings

@@ -21,7 +21,7 @@ import java.util.OptionalLong
 import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.read.{Batch, Scan, Statistics, SupportsReportStatistics}
 import org.apache.spark.sql.connector.read.streaming.{ContinuousStream, MicroBatchStream}
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
 

@@ -19,7 +19,7 @@ package org.apache.spark.sql.rocketmq
 import org.apache.spark.sql.connector.read.{
   Scan, ScanBuilder, SupportsPushDownFilters, SupportsPushDownLimit
 }
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 import org.apache.spark.sql.sources.Filter
 
 /**

@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write.LogicalWriteInfo
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 import org.apache.spark.sql.rocketmq.producer.{RocketMQTransactionScope, RocketMQWriteSettings}
 import org.apache.spark.sql.rocketmq.transaction.{
   RocketMQCoordinatorSettings, RocketMQDecisionLog, RocketMQTransactionCoordinator,

@@ -17,7 +17,9 @@
 package org.apache.spark.sql.rocketmq
 
 import org.apache.spark.sql.connector.read.streaming.Offset
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOffsetsJson, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.RocketMQOffsetsJson
 
 /**
  * A streaming position: for each queue, the next offset to read (a queue's max offset is

@@ -24,7 +24,7 @@ import scala.util.control.NonFatal
 import org.apache.rocketmq.client.consumer.PullStatus
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 import org.apache.spark.sql.rocketmq.consumer.{RocketMQConsumerPool, RocketMQReadSettings}
 
 /**

@@ -26,11 +26,13 @@ import org.slf4j.LoggerFactory
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.connector.read.streaming.Offset
-import org.apache.spark.sql.rocketmq.client.{
-  RocketMQErrorKinds, RocketMQErrors, RocketMQOffsetRange, RocketMQOffsetReader,
-  RocketMQOffsetsJson, RocketMQOptions, RocketMQQueue, RocketMQQueueRange, RocketMQTopicSelection
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
+import org.apache.spark.sql.rocketmq.common.{
+  RocketMQOffsetRange, RocketMQQueue, RocketMQQueueRange, RocketMQTopicSelection
 }
 import org.apache.spark.sql.rocketmq.consumer.{RocketMQQueuePuller, RocketMQReadSettings}
+import org.apache.spark.sql.rocketmq.errors.{RocketMQErrorKinds, RocketMQErrors}
+import org.apache.spark.sql.rocketmq.options.{RocketMQOffsetsJson, RocketMQOptions}
 
 /**
  * What the three streams (micro-batch, real-time, continuous) share: the reader of the topics'

@@ -19,7 +19,8 @@ package org.apache.spark.sql.rocketmq
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write.{PhysicalWriteInfo, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionCoordinator
 

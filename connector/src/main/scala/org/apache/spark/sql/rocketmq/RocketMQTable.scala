@@ -24,9 +24,9 @@ import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, Tabl
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.read.streaming.ReportsSinkMetrics
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
-import org.apache.spark.sql.rocketmq.client.{
-  RocketMQConnection, RocketMQOffsetReader, RocketMQOptions
-}
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
+import org.apache.spark.sql.rocketmq.common.RocketMQConnection
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionRuns
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap

@@ -28,11 +28,12 @@ import org.apache.rocketmq.remoting.protocol.body.ClusterInfo
 import org.apache.rocketmq.remoting.protocol.route.{BrokerData, TopicRouteData}
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.client.{
-  RocketMQEndpoint, RocketMQErrors, RocketMQMetadataClient, RocketMQOptions, RocketMQRetry
-}
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.AdminRequest
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.AdminRequest._
+import org.apache.spark.sql.rocketmq.client.{RocketMQEndpoint, RocketMQMetadataClient}
+import org.apache.spark.sql.rocketmq.common.RocketMQRetry
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.AdminRequest
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.AdminRequest._
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 
 /**
  * The topic administration behind [[RocketMQCatalog]]: which topics the name server knows, and

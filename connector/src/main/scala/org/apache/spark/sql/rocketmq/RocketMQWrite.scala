@@ -19,9 +19,9 @@ package org.apache.spark.sql.rocketmq
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomTaskMetric}
 import org.apache.spark.sql.connector.write.BatchWrite
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
-import org.apache.spark.sql.rocketmq.client.{
-  DeliveryGuarantee, RocketMQEndpoint, RocketMQErrors, RocketMQOffsetReader, RocketMQOptions
-}
+import org.apache.spark.sql.rocketmq.client.{RocketMQEndpoint, RocketMQOffsetReader}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.{DeliveryGuarantee, RocketMQOptions}
 import org.apache.spark.sql.rocketmq.producer.{RocketMQTransactionScope, RocketMQWriteSettings}
 import org.apache.spark.sql.rocketmq.transaction.{
   RocketMQCoordinatorSettings, RocketMQDecisionLog, RocketMQTransactionCoordinator,

@@ -20,7 +20,7 @@ import org.apache.spark.sql.connector.write.{
   LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder
 }
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 
 /**
  * Builds the write of a streaming query. Every output mode sends each row Spark emits as one

@@ -16,7 +16,7 @@
 
 package org.apache.spark.sql.rocketmq
 
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 import org.apache.spark.sql.types._
 
 /**

@@ -22,8 +22,8 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, Par
 import org.apache.spark.sql.connector.read.streaming._
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 
 /**
  * The stream on a Spark with real-time mode (4.1 and later; [[RocketMQMicroBatchStream.apply]]

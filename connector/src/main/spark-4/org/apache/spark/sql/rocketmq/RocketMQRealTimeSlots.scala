@@ -25,7 +25,8 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.plans.logical.{
   LogicalPlan, Repartition, RepartitionByExpression
 }
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 
 /**
  * A real-time batch runs every task of its query at once for the batch's whole duration: one per

@@ -21,7 +21,7 @@ import java.nio.charset.StandardCharsets
 import org.apache.rocketmq.common.message.{MessageAccessor, MessageConst, MessageExt}
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 
 class RocketMQMessageToRowSuite extends AnyFunSuite {
 

@@ -18,8 +18,9 @@ package org.apache.spark.sql.rocketmq
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQOffsetRange, RocketMQOptions, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.common.{RocketMQOffsetRange, RocketMQQueue}
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 
 class RocketMQOffsetRangeCalculatorSuite extends AnyFunSuite {
 

@@ -19,10 +19,11 @@ package org.apache.spark.sql.rocketmq
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.SparkThrowable
-import org.apache.spark.sql.rocketmq.client.{
-  RocketMQOffsetRangeLimit, RocketMQOffsetsJson, RocketMQQueue, RocketMQQueueRange
+import org.apache.spark.sql.rocketmq.common.{
+  RocketMQOffsetRangeLimit, RocketMQQueue, RocketMQQueueRange
 }
-import org.apache.spark.sql.rocketmq.client.RocketMQOffsetRangeLimit._
+import org.apache.spark.sql.rocketmq.common.RocketMQOffsetRangeLimit._
+import org.apache.spark.sql.rocketmq.options.RocketMQOffsetsJson
 
 /** Per-queue JSON, checkpoint offsets and resolving start/end limits against queue ranges. */
 class RocketMQOffsetsSuite extends AnyFunSuite {

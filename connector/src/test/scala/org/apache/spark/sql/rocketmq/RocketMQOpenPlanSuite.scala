@@ -18,7 +18,7 @@ package org.apache.spark.sql.rocketmq
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 
 /** The end of a read with no end, from task offsets that name their queue. */
 class RocketMQOpenPlanSuite extends AnyFunSuite {

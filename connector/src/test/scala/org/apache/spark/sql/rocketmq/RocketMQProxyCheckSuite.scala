@@ -20,7 +20,7 @@ import java.net.ServerSocket
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 import org.apache.spark.sql.types.{StringType, StructType}
 
 /** Whether a write's endpoint is a RocketMQ 5 proxy, when nothing answers the question. */

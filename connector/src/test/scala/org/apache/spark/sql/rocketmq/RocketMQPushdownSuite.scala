@@ -21,7 +21,7 @@ import java.time.Instant
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQOffsetRange, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.common.{RocketMQOffsetRange, RocketMQQueue}
 import org.apache.spark.sql.sources._
 
 class RocketMQPushdownSuite extends AnyFunSuite {

@@ -26,10 +26,11 @@ import org.apache.rocketmq.remoting.protocol.ResponseCode
 import org.apache.rocketmq.common.message.MessageExt
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQOptions, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 import org.apache.spark.sql.rocketmq.consumer.{
   RocketMQQueuePuller, RocketMQReadAhead, RocketMQReadSettings
 }
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 
 /**
  * The pull loop against scripted broker answers: every `PullStatus`, and the answers a real broker

@@ -28,10 +28,11 @@ import org.scalatest.concurrent.Eventually._
 import org.scalatest.time.{Millis, Seconds, Span}
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQOptions, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 import org.apache.spark.sql.rocketmq.consumer.{
   RocketMQQueuePuller, RocketMQReadAhead, RocketMQReadSettings
 }
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 
 /**
  * Pulls issued ahead, against a model queue whose answers arrive on other threads after a delay:

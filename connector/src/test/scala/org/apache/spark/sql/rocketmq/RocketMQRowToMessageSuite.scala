@@ -25,7 +25,8 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.{ArrayBasedMapData, GenericArrayData}
-import org.apache.spark.sql.rocketmq.client.{RocketMQOptions, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String

@@ -19,7 +19,7 @@ package org.apache.spark.sql.rocketmq
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 
 /**
  * The task slots a real-time query counts before its tasks are launched (no query runs here, so no

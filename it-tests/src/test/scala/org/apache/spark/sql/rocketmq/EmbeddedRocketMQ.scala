@@ -32,7 +32,7 @@ import org.apache.rocketmq.namesrv.NamesrvController
 import org.apache.rocketmq.remoting.netty.{NettyClientConfig, NettyServerConfig}
 import org.apache.rocketmq.store.ConsumeQueue
 
-import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 
 /** A message to send from tests, with the fields the connector maps to columns. */
 final case class TestMessage(

@@ -23,7 +23,7 @@ import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.ObjectMapper
 
-import org.apache.spark.sql.rocketmq.client.RocketMQOffsetsJson
+import org.apache.spark.sql.rocketmq.options.RocketMQOffsetsJson
 
 /**
  * The embedded RocketMQ ([[EmbeddedRocketMQ]]) run as a process that answers commands on stdin, for

@@ -22,7 +22,7 @@ import java.nio.file.Files
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 
 /** The harness itself: a broker of its own, started and stopped by this suite. */
 class EmbeddedRocketMQSuite extends AnyFunSuite {

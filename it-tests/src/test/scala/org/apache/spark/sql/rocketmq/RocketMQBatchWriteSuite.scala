@@ -20,7 +20,7 @@ import java.nio.charset.StandardCharsets
 
 import org.apache.rocketmq.common.message.Message
 
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQWriteSettings}
 
 class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {

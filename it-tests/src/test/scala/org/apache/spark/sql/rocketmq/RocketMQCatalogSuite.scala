@@ -31,7 +31,7 @@ import org.apache.spark.sql.catalyst.analysis.{
 }
 import org.apache.spark.sql.connector.catalog.{Column, Identifier}
 import org.apache.spark.sql.connector.expressions.Transform
-import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 import org.apache.spark.sql.streaming.Trigger
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 

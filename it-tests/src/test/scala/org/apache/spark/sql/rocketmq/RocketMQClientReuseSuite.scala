@@ -28,10 +28,11 @@ import org.apache.rocketmq.client.hook.{SendMessageContext, SendMessageHook}
 import org.apache.rocketmq.common.message.Message
 
 import org.apache.spark.sql.connector.read.streaming.ReadLimit
-import org.apache.spark.sql.rocketmq.client.{RocketMQOffsetReader, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
 import org.apache.spark.sql.rocketmq.consumer.{
   RocketMQConsumerPool, RocketMQQueuePuller, RocketMQReadSettings
 }
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 import org.apache.spark.sql.rocketmq.producer.{
   RocketMQMessageSender, RocketMQProducerPool, RocketMQWriteSettings
 }

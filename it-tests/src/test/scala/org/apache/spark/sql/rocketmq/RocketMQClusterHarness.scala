@@ -20,7 +20,7 @@ import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.ObjectMapper
 
-import org.apache.spark.sql.rocketmq.client.RocketMQOffsetsJson
+import org.apache.spark.sql.rocketmq.options.RocketMQOffsetsJson
 
 /**
  * `dev/rocketmq-harness --cluster`: the cluster of [[RocketMQClusterProcess]] (a name server with

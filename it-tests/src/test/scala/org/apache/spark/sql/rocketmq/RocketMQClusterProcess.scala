@@ -29,7 +29,7 @@ import org.apache.rocketmq.common.message.MessageExt
 import org.apache.rocketmq.namesrv.NamesrvController
 
 import org.apache.spark.sql.rocketmq.EmbeddedRocketMQ.awaitCondition
-import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 
 /**
  * A RocketMQ cluster on one machine, from the Maven Central jars: a name server (and, for the

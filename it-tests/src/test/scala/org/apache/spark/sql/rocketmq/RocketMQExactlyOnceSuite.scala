@@ -31,7 +31,7 @@ import org.apache.rocketmq.remoting.netty.NettyRemotingClient
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.functions.udf
-import org.apache.spark.sql.rocketmq.client.RocketMQConnection
+import org.apache.spark.sql.rocketmq.common.RocketMQConnection
 import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionRuns
 import org.apache.spark.sql.streaming.Trigger
 

@@ -28,7 +28,7 @@ import org.apache.rocketmq.client.producer.{DefaultMQProducer, SendResult, SendS
 import org.apache.rocketmq.common.message.{Message, MessageExt, MessageQueue}
 import org.apache.rocketmq.remoting.RPCHook
 
-import org.apache.spark.sql.rocketmq.client.RocketMQRetry
+import org.apache.spark.sql.rocketmq.common.RocketMQRetry
 
 /**
  * The plain RocketMQ producer and pull consumer, independent of the connector, for tests that write

@@ -25,7 +25,7 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{ForeachWriter, Row}
 import org.apache.spark.sql.connector.read.streaming.ReadLimit
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 import org.apache.spark.sql.streaming.{StreamingQuery, StreamingQueryException, Trigger}
 import org.apache.spark.sql.rocketmq.producer.RocketMQMessageSender
 

@@ -21,7 +21,8 @@ import java.nio.file.Files
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{DataFrame, Row}
-import org.apache.spark.sql.rocketmq.client.{RocketMQOptions, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 
 /** The streaming source, as scripts of actions (send, start, stop, restart) and checks. */

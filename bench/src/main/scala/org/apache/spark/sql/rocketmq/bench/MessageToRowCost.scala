@@ -24,7 +24,7 @@ import org.apache.rocketmq.common.message.{
 }
 
 import org.apache.spark.sql.rocketmq.RocketMQMessageToRow
-import org.apache.spark.sql.rocketmq.client.RocketMQQueue
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 
 /**
  * What turning a pulled message into a row costs the reader, in memory (no broker): messages of 1

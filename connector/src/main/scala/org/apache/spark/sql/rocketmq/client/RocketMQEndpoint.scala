@@ -25,6 +25,10 @@ import org.apache.rocketmq.remoting.protocol.RemotingSysResponseCode
 
 import org.slf4j.LoggerFactory
 
+import org.apache.spark.sql.rocketmq.common.{RocketMQConnection, RocketMQRetry}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
+
 /**
  * What the driver has learnt of the endpoint a connection's `nameServer` names: a name server in
  * front of brokers that serve admin requests, or a RocketMQ 5 proxy (what managed RocketMQ 5

@@ -25,8 +25,9 @@ import org.apache.rocketmq.remoting.protocol.header.{
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.RocketMQRequestException
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.BrokerRequest._
 import org.apache.spark.sql.rocketmq.client.RocketMQGroupOffsetAnswer._
+import org.apache.spark.sql.rocketmq.common.{RocketMQQueue, RocketMQRetry}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.BrokerRequest._
 
 /**
  * A consumer group's progress on the brokers, as the driver reads it (`startingOffsets=group`) and

@@ -19,6 +19,8 @@ package org.apache.spark.sql.rocketmq.client
 import org.apache.rocketmq.client.exception.MQBrokerException
 import org.apache.rocketmq.client.impl.MQClientAPIImpl
 
+import org.apache.spark.sql.rocketmq.common.RocketMQRetry
+
 /**
  * How far a broker has indexed its commit log. A broker acknowledges a send once the message is in
  * its commit log and adds it to its queue's index (the consume queue) a moment later, longer on a

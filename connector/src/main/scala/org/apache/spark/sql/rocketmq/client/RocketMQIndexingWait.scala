@@ -20,8 +20,10 @@ import scala.util.control.NonFatal
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.RocketMQRequestException
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.BrokerRequest.IndexProgress
 import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader.BrokerDown
+import org.apache.spark.sql.rocketmq.common.RocketMQRetry
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.BrokerRequest.IndexProgress
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 
 /**
  * The wait of [[RocketMQOffsetReader]], before a batch read is planned, for each master to index

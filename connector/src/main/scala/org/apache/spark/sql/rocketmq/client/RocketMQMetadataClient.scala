@@ -20,6 +20,9 @@ import java.io.Closeable
 
 import org.apache.rocketmq.client.impl.MQClientAPIImpl
 
+import org.apache.spark.sql.rocketmq.common.RocketMQConnection
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
+
 /**
  * A driver-side user of the connection's shared metadata client ([[RocketMQOffsetReader.clients]]):
  * the client is borrowed at the first request, replaced (once no one holds it) between retries, and

@@ -29,9 +29,14 @@ import org.apache.rocketmq.remoting.protocol.route.{BrokerData, TopicRouteData}
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.RocketMQRequestException
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.BrokerRequest
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.BrokerRequest._
 import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader.BrokerDown
+import org.apache.spark.sql.rocketmq.common.{
+  RocketMQConnection, RocketMQQueue, RocketMQQueueRange, RocketMQRetry
+}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.BrokerRequest
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.BrokerRequest._
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 
 /**
  * The driver's view of RocketMQ metadata: which queues a topic has and which offsets they hold.

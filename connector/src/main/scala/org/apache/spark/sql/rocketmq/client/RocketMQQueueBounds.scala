@@ -21,6 +21,8 @@ import java.util.concurrent.{Callable, Executors, ExecutorService, TimeUnit}
 import org.apache.rocketmq.client.impl.MQClientAPIImpl
 import org.apache.rocketmq.common.message.MessageQueue
 
+import org.apache.spark.sql.rocketmq.common.RocketMQQueueRange
+
 /**
  * Queue offsets asked queue by queue, with the two requests that every RocketMQ endpoint forwards
  * to the queue's broker (GET_MIN_OFFSET and GET_MAX_OFFSET, each carrying the broker group's name):

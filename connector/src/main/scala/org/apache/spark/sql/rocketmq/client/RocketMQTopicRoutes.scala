@@ -25,6 +25,8 @@ import org.apache.rocketmq.remoting.protocol.route.{BrokerData, TopicRouteData}
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.RocketMQInvalidInputException
+import org.apache.spark.sql.rocketmq.common.{RocketMQRetry, RocketMQTopicSelection}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 
 /**
  * What the name server tells [[RocketMQOffsetReader]] about a topic: its route, and which broker

@@ -23,7 +23,8 @@ import org.apache.rocketmq.client.impl.MQClientManager
 import org.apache.rocketmq.common.MixAll
 
 import org.apache.spark.SparkEnv
-import org.apache.spark.sql.rocketmq.client.{RocketMQClientCache, RocketMQConnection}
+import org.apache.spark.sql.rocketmq.client.RocketMQClientCache
+import org.apache.spark.sql.rocketmq.common.RocketMQConnection
 
 /**
  * The pull consumers of one executor JVM, one per (connection, group). A pull consumer is stateless

@@ -24,11 +24,11 @@ import org.apache.rocketmq.client.impl.MQClientManager
 import org.apache.rocketmq.common.MixAll
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.client.{
-  RocketMQErrors, RocketMQIndexing, RocketMQQueue, RocketMQRetry
-}
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.GaveUp
+import org.apache.spark.sql.rocketmq.client.RocketMQIndexing
+import org.apache.spark.sql.rocketmq.common.{RocketMQQueue, RocketMQRetry}
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.Open
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.GaveUp
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 
 /**
  * Makes a [[RocketMQQueuePuller]] on a consumer from the executor's [[RocketMQConsumerPool]]: its

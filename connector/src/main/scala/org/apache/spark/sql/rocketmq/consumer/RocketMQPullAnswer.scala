@@ -18,8 +18,8 @@ package org.apache.spark.sql.rocketmq.consumer
 
 import org.apache.rocketmq.client.consumer.PullStatus
 
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.DataLossReason
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.DataLossReason._
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.DataLossReason
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.DataLossReason._
 
 /**
  * A broker's answer to one pull, as the reader needs it: its status, the offset it says to pull

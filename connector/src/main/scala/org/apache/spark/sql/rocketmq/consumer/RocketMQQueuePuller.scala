@@ -25,11 +25,12 @@ import org.apache.rocketmq.client.exception.MQBrokerException
 import org.apache.rocketmq.common.message.MessageExt
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQQueue, RocketMQRetry}
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.{DataLossReason, GaveUp}
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.NoServingBroker
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.DataLossReason._
+import org.apache.spark.sql.rocketmq.common.{RocketMQQueue, RocketMQRetry}
 import org.apache.spark.sql.rocketmq.consumer.RocketMQQueuePuller.RetryPauseMs
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.{DataLossReason, GaveUp}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.DataLossReason._
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors.NoServingBroker
 
 /**
  * Pulls exactly `[from, until)` of one queue with stateless pulls, never asking for a message at or

@@ -18,10 +18,11 @@ package org.apache.spark.sql.rocketmq.consumer
 
 import org.apache.rocketmq.client.consumer.MessageSelector
 
-import org.apache.spark.sql.rocketmq.client.{
-  RocketMQConnection, RocketMQEndpoint, RocketMQErrors, RocketMQOptions, RocketMQRateCap
-}
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
+import org.apache.spark.sql.rocketmq.client.RocketMQEndpoint
+import org.apache.spark.sql.rocketmq.common.{RocketMQConnection, RocketMQRateCap}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions._
 
 /**
  * What an executor needs to pull one queue range, taken from the options on the driver and shipped

@@ -21,7 +21,8 @@ import scala.jdk.CollectionConverters._
 import org.apache.rocketmq.client.impl.factory.MQClientInstance
 import org.apache.rocketmq.common.message.Message
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQCompaction, RocketMQErrors}
+import org.apache.spark.sql.rocketmq.client.RocketMQCompaction
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 
 /**
  * Refuses a message without keys for a compacted topic ([[RocketMQCompaction]]): its brokers drop

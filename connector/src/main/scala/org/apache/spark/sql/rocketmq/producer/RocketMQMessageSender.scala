@@ -26,7 +26,8 @@ import org.apache.rocketmq.common.message.{Message, MessageConst, MessageQueue}
 
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQLatencyHistogram}
+import org.apache.spark.sql.rocketmq.client.RocketMQLatencyHistogram
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 
 /**
  * Sends the messages of one write task through a producer borrowed from the executor's

@@ -24,7 +24,8 @@ import org.apache.rocketmq.client.exception.MQClientException
 import org.apache.rocketmq.client.producer.DefaultMQProducer
 import org.apache.rocketmq.remoting.protocol.ResponseCode
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQClientCache, RocketMQConnection, RocketMQRetry}
+import org.apache.spark.sql.rocketmq.client.RocketMQClientCache
+import org.apache.spark.sql.rocketmq.common.{RocketMQConnection, RocketMQRetry}
 
 /**
  * The producers of one executor JVM, one per (connection, producer group, compression threshold,

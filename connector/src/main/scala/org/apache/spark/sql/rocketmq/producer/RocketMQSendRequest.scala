@@ -21,8 +21,9 @@ import java.util.concurrent.{CompletableFuture, TimeUnit}
 import org.apache.rocketmq.client.producer.{SendCallback, SendResult, SendStatus}
 import org.apache.rocketmq.common.message.{Message, MessageClientIDSetter, MessageQueue}
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQRetry}
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.GaveUp
+import org.apache.spark.sql.rocketmq.common.RocketMQRetry
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.GaveUp
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 import org.apache.spark.sql.rocketmq.producer.RocketMQStoredCheck.{
   CannotTell, NotAnswered, NotStored, Stored
 }

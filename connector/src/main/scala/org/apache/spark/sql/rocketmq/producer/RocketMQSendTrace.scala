@@ -26,7 +26,8 @@ import org.apache.rocketmq.common.message.{
   Message, MessageClientIDSetter, MessageConst, MessageType
 }
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQClientCache, RocketMQConnection}
+import org.apache.spark.sql.rocketmq.client.RocketMQClientCache
+import org.apache.spark.sql.rocketmq.common.RocketMQConnection
 
 /**
  * Writes a Pub record of RocketMQ's message trace for each message a pooled producer got stored,

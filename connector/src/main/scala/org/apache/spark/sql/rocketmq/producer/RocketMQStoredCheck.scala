@@ -24,8 +24,9 @@ import scala.util.control.NonFatal
 import org.apache.rocketmq.client.producer.DefaultMQProducer
 import org.apache.rocketmq.common.MixAll
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQKeyLookup, RocketMQRetry}
+import org.apache.spark.sql.rocketmq.client.RocketMQKeyLookup
 import org.apache.spark.sql.rocketmq.client.RocketMQKeyLookup.{Found, Refused, Unanswered}
+import org.apache.spark.sql.rocketmq.common.RocketMQRetry
 
 /**
  * Asks the brokers whether a send whose answer was lost (a timeout, a connection reset) was stored,

@@ -16,10 +16,9 @@
 
 package org.apache.spark.sql.rocketmq.producer
 
-import org.apache.spark.sql.rocketmq.client.{
-  DeliveryGuarantee, RocketMQConnection, RocketMQOptions, RocketMQRateCap
-}
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
+import org.apache.spark.sql.rocketmq.common.{RocketMQConnection, RocketMQRateCap}
+import org.apache.spark.sql.rocketmq.options.{DeliveryGuarantee, RocketMQOptions}
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions._
 
 /**
  * What a write task needs: connection, producer and send settings, taken from the options on the

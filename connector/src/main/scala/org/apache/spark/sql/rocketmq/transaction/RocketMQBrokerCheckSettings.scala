@@ -22,7 +22,8 @@ import org.apache.rocketmq.client.impl.factory.MQClientInstance
 
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.client.{RocketMQErrors, RocketMQOptionKind}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.RocketMQOptionKind
 import org.apache.spark.sql.rocketmq.producer.RocketMQStatedChecks
 
 /**

@@ -25,7 +25,7 @@ import org.apache.rocketmq.common.message.{MessageConst, MessageExt}
 
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 import org.apache.spark.sql.rocketmq.producer.RocketMQTransactionScope
 
 /**

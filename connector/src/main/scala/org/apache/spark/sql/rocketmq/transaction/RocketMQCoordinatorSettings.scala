@@ -16,7 +16,7 @@
 
 package org.apache.spark.sql.rocketmq.transaction
 
-import org.apache.spark.sql.rocketmq.client.RocketMQConnection
+import org.apache.spark.sql.rocketmq.common.RocketMQConnection
 import org.apache.spark.sql.rocketmq.producer.{RocketMQStatedChecks, RocketMQWriteSettings}
 
 /**

@@ -30,9 +30,9 @@ import org.apache.rocketmq.common.MixAll
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.connector.write.WriterCommitMessage
-import org.apache.spark.sql.rocketmq.client.{
-  RocketMQClientCache, RocketMQConnection, RocketMQOptionKind, RocketMQOptions
-}
+import org.apache.spark.sql.rocketmq.client.RocketMQClientCache
+import org.apache.spark.sql.rocketmq.common.RocketMQConnection
+import org.apache.spark.sql.rocketmq.options.{RocketMQOptionKind, RocketMQOptions}
 import org.apache.spark.sql.rocketmq.producer.RocketMQTransactionScope
 
 /**

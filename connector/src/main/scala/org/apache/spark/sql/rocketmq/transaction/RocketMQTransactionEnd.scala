@@ -26,7 +26,7 @@ import org.apache.rocketmq.remoting.protocol.{
 
 import org.slf4j.LoggerFactory
 
-import org.apache.spark.sql.rocketmq.client.RocketMQRetry
+import org.apache.spark.sql.rocketmq.common.RocketMQRetry
 
 /**
  * Commits or rolls back the half messages of some task attempts with END_TRANSACTION requests to

@@ -28,7 +28,7 @@ import org.apache.rocketmq.remoting.netty.ResponseFuture
 import org.apache.rocketmq.remoting.protocol.{RemotingCommand, RequestCode}
 import org.apache.rocketmq.remoting.protocol.header.EndTransactionRequestHeader
 
-import org.apache.spark.sql.rocketmq.client.RocketMQRetry
+import org.apache.spark.sql.rocketmq.common.RocketMQRetry
 import org.apache.spark.sql.rocketmq.transaction.RocketMQTransactionEnd._
 
 /**

@@ -20,8 +20,8 @@ import org.apache.rocketmq.client.consumer.PullStatus
 import org.apache.rocketmq.client.consumer.PullStatus._
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.DataLossReason._
 import org.apache.spark.sql.rocketmq.consumer.RocketMQPullAnswer._
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.DataLossReason._
 
 /**
  * What each broker answer to a pull means, case by case: one row per case of the classification.

@@ -20,7 +20,7 @@ import java.io.Closeable
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import org.apache.spark.sql.rocketmq.client.RocketMQConnection
+import org.apache.spark.sql.rocketmq.common.RocketMQConnection
 import org.apache.spark.sql.rocketmq.producer.RocketMQTransactionScope
 
 /** The life of exactly-once stream runs: resumed, started, ended, each by its own run. */

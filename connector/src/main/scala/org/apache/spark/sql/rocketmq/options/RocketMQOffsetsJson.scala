@@ -14,13 +14,16 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.options
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.ObjectNode
+
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 
 /**
  * Per-queue values as JSON, the format users write in `startingOffsets`/`endingOffsets` (and times

@@ -14,17 +14,19 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.options
 
-import org.apache.spark.sql.rocketmq.client.RocketMQOption._
-import org.apache.spark.sql.rocketmq.client.RocketMQOptionKind._
-import org.apache.spark.sql.rocketmq.client.RocketMQOffsetRangeLimit.{Earliest, Latest}
+import org.apache.spark.sql.rocketmq.common.{RocketMQExpectedGroups, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.common.RocketMQOffsetRangeLimit
+import org.apache.spark.sql.rocketmq.common.RocketMQOffsetRangeLimit.{Earliest, Latest}
+import org.apache.spark.sql.rocketmq.options.RocketMQOption._
+import org.apache.spark.sql.rocketmq.options.RocketMQOptionKind._
 
 /**
  * The options of reads, and those every query has (the name server, the topic, the driver's
  * metadata requests and retries), declared before the writes' in [[RocketMQOptions]].
  */
-private[client] trait RocketMQReadOptions extends RocketMQOptionRegistry {
+private[options] trait RocketMQReadOptions extends RocketMQOptionRegistry {
 
   /** Name server address(es) of the RocketMQ cluster. */
   val NameServer: Required[String] =

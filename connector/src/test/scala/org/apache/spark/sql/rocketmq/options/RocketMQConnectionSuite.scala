@@ -14,12 +14,13 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.options
 
 import org.apache.rocketmq.client.AccessChannel
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.sql.rocketmq.RocketMQInvalidInputException
+import org.apache.spark.sql.rocketmq.common.{RocketMQConnection, RocketMQCredentials, RocketMQQueue}
 import org.apache.spark.sql.rocketmq.consumer.{RocketMQConsumerPool, RocketMQReadSettings}
 import org.apache.spark.sql.rocketmq.producer.{RocketMQProducerPool, RocketMQWriteSettings}
 
@@ -30,7 +31,7 @@ class RocketMQConnectionSuite extends AnyFunSuite {
 
   private def resolve(o: RocketMQOptions, conf: Map[String, String] = Map.empty,
       env: Map[String, String] = Map.empty)
-      : RocketMQConnection = RocketMQConnection.resolve(o, conf.get, env.get)
+      : RocketMQConnection = RocketMQConnectionOptions.resolve(o, conf.get, env.get)
 
   test(
     "credentials come whole from the options, else the Spark configuration, else the environment") {

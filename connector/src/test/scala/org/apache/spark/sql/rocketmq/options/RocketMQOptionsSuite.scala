@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.options
 
 import java.util.concurrent.ConcurrentLinkedQueue
 
@@ -27,10 +27,11 @@ import org.apache.logging.log4j.core.config.{Configurator, Property}
 import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.sql.rocketmq.{RocketMQCatalog, RocketMQInvalidInputException}
-import org.apache.spark.sql.rocketmq.client.RocketMQOffsetRangeLimit._
-import org.apache.spark.sql.rocketmq.client.RocketMQOption._
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
+import org.apache.spark.sql.rocketmq.common.{RocketMQQueue, RocketMQRateCap, RocketMQTopicSelection}
+import org.apache.spark.sql.rocketmq.common.RocketMQOffsetRangeLimit._
 import org.apache.spark.sql.rocketmq.consumer.RocketMQReadSettings
+import org.apache.spark.sql.rocketmq.options.RocketMQOption._
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions._
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
@@ -130,7 +131,7 @@ class RocketMQOptionsSuite extends AnyFunSuite {
   }
 
   test("expectedBrokerGroups: a number or names; what a topic's serving groups must include") {
-    import RocketMQExpectedGroups._
+    import org.apache.spark.sql.rocketmq.common.RocketMQExpectedGroups._
     assert(options("expectedBrokerGroups" -> "3")(ExpectedBrokerGroups) === Some(AtLeast(3)))
     assert(options("expectedBrokerGroups" -> " a , b,a")(ExpectedBrokerGroups) ===
       Some(Named(Seq("a", "b"))))
@@ -365,7 +366,7 @@ class RocketMQOptionsSuite extends AnyFunSuite {
 
   /** The WARN messages of the connector's option checks while `body` runs. */
   private def warnings(body: => Unit): Seq[String] = {
-    val logger = "org.apache.spark.sql.rocketmq.client"
+    val logger = "org.apache.spark.sql.rocketmq.options"
     val lines = new ConcurrentLinkedQueue[String]()
     val capture = new AbstractAppender("option-keys", null, null, true, Property.EMPTY_ARRAY) {
       override def append(event: LogEvent): Unit =

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.errors
 
 import java.nio.charset.StandardCharsets
 
@@ -35,10 +35,14 @@ import org.apache.spark.sql.rocketmq.{
   RocketMQRowToMessage,
   RocketMQSourceOffset, RocketMQUnsupportedOperationException, RocketMQWriteColumns
 }
-import org.apache.spark.sql.rocketmq.client.RocketMQErrorKinds.{
+import org.apache.spark.sql.rocketmq.common.{
+  RocketMQExpectedGroups, RocketMQOffsetRangeLimit, RocketMQQueue, RocketMQQueueRange
+}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.{
   AdminRequest, BrokerRequest, DataLossReason, GaveUp
 }
-import org.apache.spark.sql.rocketmq.client.RocketMQErrors.NoServingBroker
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors.NoServingBroker
+import org.apache.spark.sql.rocketmq.options.{RocketMQConnectionOptions, RocketMQOptions}
 import org.apache.spark.sql.rocketmq.producer.RocketMQWriteSettings
 import org.apache.spark.sql.rocketmq.transaction.RocketMQBrokerCheckSettings
 import org.apache.spark.sql.types._
@@ -106,7 +110,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     raised(options("namespace" -> "a%b")(RocketMQOptions.Namespace)),
     raised(options("accessChannel" -> "x")(RocketMQOptions.AccessChannelOption)),
     raised(options("expectedBrokerGroups" -> "0")(RocketMQOptions.ExpectedBrokerGroups)),
-    raised(RocketMQConnection.resolve(options("accessKey" -> "ak"), _ => None, _ => None)),
+    raised(RocketMQConnectionOptions.resolve(options("accessKey" -> "ak"), _ => None, _ => None)),
     raised(options("startingOffsets" -> "x").validateForStream()),
     raised(options("maxTriggerDelay" -> "5s").validateForRealTime()),
     raised(options("minPartitions" -> "4").validateForContinuous()),

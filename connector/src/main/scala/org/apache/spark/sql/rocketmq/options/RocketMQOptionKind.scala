@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.options
 
 import java.util.Locale
 
@@ -23,6 +23,11 @@ import scala.util.control.NonFatal
 import org.apache.rocketmq.client.AccessChannel
 import org.apache.rocketmq.common.filter.ExpressionType
 import org.apache.rocketmq.filter.FilterFactory
+
+import org.apache.spark.sql.rocketmq.common.{
+  RocketMQExpectedGroups, RocketMQOffsetRangeLimit, RocketMQQueue
+}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 
 /**
  * The kind of value an option takes: how its text is parsed and checked, how the option reference

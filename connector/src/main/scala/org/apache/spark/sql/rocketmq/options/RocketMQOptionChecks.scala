@@ -14,16 +14,18 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.options
 
-import org.apache.spark.sql.rocketmq.client.RocketMQOption._
-import org.apache.spark.sql.rocketmq.client.RocketMQOptions._
+import org.apache.spark.sql.rocketmq.common.{RocketMQOffsetRangeLimit, RocketMQQueue}
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.RocketMQOption._
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions._
 
 /**
  * The checks a query's options pass when it is planned, one per kind of query: every option that
  * applies parses, none that does not is set, and the ones that go together agree.
  */
-private[client] trait RocketMQOptionChecks { this: RocketMQOptions =>
+private[options] trait RocketMQOptionChecks { this: RocketMQOptions =>
 
   /** Checks everything a streaming read needs; batch-only options are refused. */
   def validateForStream(): Unit = {

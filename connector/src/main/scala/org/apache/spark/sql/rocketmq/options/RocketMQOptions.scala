@@ -14,17 +14,22 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.options
 
 import org.apache.rocketmq.client.AccessChannel
 import org.apache.rocketmq.common.topic.TopicValidator
 
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
-import org.apache.spark.sql.rocketmq.client.RocketMQOption._
-import org.apache.spark.sql.rocketmq.client.RocketMQOptionKind._
-import org.apache.spark.sql.rocketmq.client.RocketMQOffsetRangeLimit.{
+import org.apache.spark.sql.rocketmq.common.{
+  RocketMQConnection, RocketMQRateCap, RocketMQTopicSelection
+}
+import org.apache.spark.sql.rocketmq.common.RocketMQOffsetRangeLimit
+import org.apache.spark.sql.rocketmq.common.RocketMQOffsetRangeLimit.{
   Earliest, EarliestOffset, Latest, LatestOffset
 }
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
+import org.apache.spark.sql.rocketmq.options.RocketMQOption._
+import org.apache.spark.sql.rocketmq.options.RocketMQOptionKind._
 
 /**
  * The options of one query, as given: keys match case-insensitively and values are trimmed. Each
@@ -46,7 +51,8 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String])
    * configuration or the environment): resolved on the driver, where queries are planned.
    */
   lazy val connection: RocketMQConnection =
-    RocketMQConnection.resolve(this, RocketMQConnection.activeSparkConf, sys.env.get)
+    RocketMQConnectionOptions.resolve(this, RocketMQConnectionOptions.activeSparkConf,
+      sys.env.get)
 
   /**
    * The value set for `option`, trimmed; for names and expressions an empty value counts as unset.
@@ -54,7 +60,7 @@ private[rocketmq] final class RocketMQOptions(rawOptions: Map[String, String])
   def rawValue(option: RocketMQOption[_]): Option[String] =
     options.get(option.key).map(_.trim).filterNot(v => v.isEmpty && option.kind.emptyIsUnset)
 
-  private[client] def parsed[T](option: RocketMQOption[T]): Option[T] =
+  private[options] def parsed[T](option: RocketMQOption[T]): Option[T] =
     rawValue(option).map(option.kind.parse(option.key, _))
 
   def apply[T](option: Required[T]): T =

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.common
 
 import org.apache.rocketmq.client.common.ClientErrorCode
 import org.apache.rocketmq.client.exception.{MQBrokerException, MQClientException}

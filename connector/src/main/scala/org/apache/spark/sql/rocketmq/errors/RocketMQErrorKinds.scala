@@ -14,7 +14,9 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.errors
+
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 
 /**
  * The sub-conditions of the connector's errors, with the details each names: why offsets were lost,

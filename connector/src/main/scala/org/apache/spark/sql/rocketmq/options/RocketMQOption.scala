@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.options
 
 /**
  * The declaration of one option: its key, the kind of value it takes, its default, the queries it

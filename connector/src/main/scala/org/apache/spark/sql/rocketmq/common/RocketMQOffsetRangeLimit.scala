@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.common
 
 /**
  * Where a read starts or ends, before it is resolved against the broker's current offsets.

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.common
 
 /**
  * The broker groups a read expects to serve its topics (option `expectedBrokerGroups`). The name

@@ -14,12 +14,15 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.options
 
 import java.util.Locale
 import java.util.concurrent.ConcurrentHashMap
 
 import org.slf4j.LoggerFactory
+
+import org.apache.spark.sql.rocketmq.common.RocketMQConnection
+import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 
 /**
  * The keys of a query's or a catalog's options, checked against [[RocketMQOptions.registry]].

@@ -14,17 +14,17 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.options
 
 import scala.collection.mutable
 
-import org.apache.spark.sql.rocketmq.client.RocketMQOption._
+import org.apache.spark.sql.rocketmq.options.RocketMQOption._
 
 /**
  * Where the connector's options are declared: each declaration joins [[registry]], in the order
  * of the option reference.
  */
-private[client] abstract class RocketMQOptionRegistry {
+private[options] abstract class RocketMQOptionRegistry {
 
   private val declared = mutable.ArrayBuffer.empty[RocketMQOption[_]]
 

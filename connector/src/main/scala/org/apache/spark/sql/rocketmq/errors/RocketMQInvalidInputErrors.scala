@@ -13,13 +13,14 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.errors
 
 import java.util.Locale
 
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.rocketmq.{RocketMQExceptionConstructors, RocketMQInvalidInputException}
+import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 
 /**
  * The errors of what was asked for that cannot be done as given: options, catalog tables (and what

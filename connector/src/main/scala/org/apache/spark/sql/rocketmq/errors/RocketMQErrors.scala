@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package org.apache.spark.sql.rocketmq.client
+package org.apache.spark.sql.rocketmq.errors
 
 import scala.jdk.CollectionConverters._
 
@@ -23,6 +23,7 @@ import org.apache.spark.sql.rocketmq.{
   RocketMQDataLossException, RocketMQExceptionConstructors, RocketMQInvalidInputException,
   RocketMQRequestException
 }
+import org.apache.spark.sql.rocketmq.common.{RocketMQExpectedGroups, RocketMQQueue, RocketMQRetry}
 
 /**
  * The one factory of the connector's errors: a method per condition, each naming its parameters.
