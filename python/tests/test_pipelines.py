@@ -13,7 +13,8 @@
 # limitations under the License.
 
 """Spark Declarative Pipelines (pyspark 4.1+): the pipeline of docs/python.md, its spec, source
-file and command as the page shows them, run by ``spark-pipelines`` against the embedded broker."""
+file and command as the page shows them, run by ``spark-pipelines`` against the embedded broker;
+on pyspark 4.3 and later run again, going on from the first run."""
 
 from __future__ import annotations
 
@@ -103,6 +104,9 @@ def test_a_pipeline_reads_rocketmq_into_a_streaming_table_and_writes_it_to_a_roc
     output = run()
     first = [f"order-{i}" for i in range(MESSAGES)]
     assert sorted(rocketmq.bodies(target_topic)) == sorted(first), output
+    # The resume is another ~30 s run (its own Connect server): the newest pyspark's leg checks it.
+    if PYSPARK < (4, 3):
+        return
     # A second run goes on from the first: only what was sent since, each message once.
     rocketmq.send(source_topic, LATE_MESSAGES, "late-")
     output = run()
