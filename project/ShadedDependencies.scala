@@ -147,8 +147,8 @@ object ShadedDependencies {
       s"""Bundled third-party software
          |
          |$jarName bundles the libraries below, each under its own licence,
-         |as its POM declares it. Their packages, except Apache RocketMQ's own (org.apache.rocketmq, and the
-         |logging it ships under io.github.aliyunmq), are relocated under $prefix.
+         |as its POM declares it. Their packages, except Apache RocketMQ's own (org.apache.rocketmq,
+         |and the logging it ships under io.github.aliyunmq), are relocated under $prefix.
          |The licence and notice files the libraries ship are kept, unchanged, under
          |META-INF/licenses/<group>.<artifact>/; the text of their notices follows the list.
          |""".stripMargin + "\n" + listed.mkString("\n") + "\n\n" + rule + "\n" +

@@ -80,8 +80,8 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
   }
 
   /**
-   * The row's lite topic (RocketMQ 5.5): a broker with lite topics on files the message under it too,
-   * as it stores it; a name RocketMQ's own clients would refuse is refused here.
+   * The row's lite topic (RocketMQ 5.5): a broker with lite topics on files the message under it
+   * too, as it stores it; a name RocketMQ's own clients would refuse is refused here.
    */
   private def setLiteTopic(message: Message, row: InternalRow, rowIndex: Long): Unit = {
     val name = row.getUTF8String(columns.liteTopic)

@@ -35,13 +35,13 @@ object EmbeddedRocketMQHarness {
    * Runs the harness as a process: prints `NAMESRV host:port` once ready, then answers one command
    * per stdin line with one line (`OK …` or `ERROR …`); stops when stdin closes or on SIGTERM.
    *
-   * Commands: `createTopic <topic> <queues> [messageType | COMPACTED]`, `send <topic> <count> <bodyPrefix>
-   * [tag]`, `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8 bodies),
-   * `storeDir`, `awaitIndexed`, `stop`, `set <key> <value>` (a broker setting changed at run time,
-   * such as `transactionCheckInterval`), `startProxy` (a RocketMQ 5 proxy in front of the broker,
-   * [[RocketMQProxyProcess]]: its endpoint), `stopProxy`; with `--acl`, `createUser <accessKey>
-   * <secretKey> <none|read|readwrite>` and `createUserWithRights <accessKey> <secretKey>
-   * <Topic:t=Sub+Get,Group:g=Sub>` (exactly those rights).
+   * Commands: `createTopic <topic> <queues> [messageType | COMPACTED]`, `send <topic> <count>
+   * <bodyPrefix> [tag]`, `latestOffsets <topic>` (JSON), `bodies <topic>` (JSON array of UTF-8
+   * bodies), `storeDir`, `awaitIndexed`, `stop`, `set <key> <value>` (a broker setting changed at
+   * run time, such as `transactionCheckInterval`), `startProxy` (a RocketMQ 5 proxy in front of the
+   * broker, [[RocketMQProxyProcess]]: its endpoint), `stopProxy`; with `--acl`, `createUser
+   * <accessKey> <secretKey> <none|read|readwrite>` and `createUserWithRights <accessKey>
+   * <secretKey> <Topic:t=Sub+Get,Group:g=Sub>` (exactly those rights).
    *
    * Arguments: `--acl` turns authentication and authorization on (see [[TestSecurity]]); `--tls`
    * makes the name server and the broker accept TLS connections only, with a certificate made at

@@ -272,7 +272,9 @@ object RocketMQBrokerProcess {
     s"""<configuration>
        |  <appender name="FILE" class="ch.qos.logback.core.FileAppender">
        |    <file>$file</file>
-       |    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{20} - %msg%n</pattern></encoder>
+       |    <encoder>
+       |      <pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{20} - %msg%n</pattern>
+       |    </encoder>
        |  </appender>
        |  <root level="INFO"><appender-ref ref="FILE"/></root>
        |</configuration>

@@ -37,7 +37,7 @@ class RocketMQCompactedTopicSuite extends RocketMQSparkSuiteBase {
   private val Keys = 20
   private val Sent = 600
 
-  /** Message i has key `k(i % Keys)` and body `k<key>-<i>`, at offset i of the topic's one queue. */
+  /** Message i has key `k(i % Keys)` and body `k<key>-<i>`, at offset i of the one queue. */
   private def body(i: Int): String = s"k${i % Keys}-$i"
 
   /** A compacted one-queue topic holding [[Sent]] messages, once the broker compacted some away. */

@@ -36,10 +36,10 @@ import org.apache.spark.sql.util.QueryExecutionListener
 /**
  * Runs secured queries end to end (credentials from the Spark configuration and from options, a
  * security token, a batch write (traced) and read, a stream from topic to topic, and failures with
- * wrong and incomplete credentials) with every log at DEBUG, then searches what a user or an operator could
- * see for the secrets: every log line (Spark's and RocketMQ's client log), `explain()` output, the
- * plans and events behind the Spark UI's SQL page, its environment page, the streaming progress
- * JSON, the checkpoint's files and the error texts with their stack traces.
+ * wrong and incomplete credentials) with every log at DEBUG, then searches what a user or an
+ * operator could see for the secrets: every log line (Spark's and RocketMQ's client log),
+ * `explain()` output, the plans and events behind the Spark UI's SQL page, its environment page,
+ * the streaming progress JSON, the checkpoint's files and the error texts with their stack traces.
  */
 class RocketMQSecretLeakSuite extends RocketMQSparkSuiteBase {
   import testImplicits._

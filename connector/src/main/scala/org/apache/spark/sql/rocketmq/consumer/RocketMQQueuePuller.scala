@@ -35,10 +35,10 @@ import org.apache.spark.sql.rocketmq.errors.RocketMQErrors.NoServingBroker
 /**
  * Pulls exactly `[from, until)` of one queue with stateless pulls, never asking for a message at or
  * past `until`; memory is one pull batch. Every offset in the range is either returned, skipped by
- * the filter or compacted away (normal), or reported as lost: expired before it was read, or gone with a truncated or
- * recreated queue, or skipped by the broker (a later message returned than asked for, up to the end
- * of the range). Lost offsets fail the read, or with `failOnDataLoss=false` are logged, counted and
- * skipped.
+ * the filter or compacted away (normal), or reported as lost: expired before it was read, or gone
+ * with a truncated or recreated queue, or skipped by the broker (a later message returned than
+ * asked for, up to the end of the range). Lost offsets fail the read, or with
+ * `failOnDataLoss=false` are logged, counted and skipped.
  *
  * Pulls go through `reads` ([[RocketMQReadAhead]]), which answers each with the broker's answer to
  * exactly that pull, having issued it ahead where it could guess it; [[RocketMQQueuePuller.apply]]

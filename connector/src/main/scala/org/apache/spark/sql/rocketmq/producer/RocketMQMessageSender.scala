@@ -196,9 +196,9 @@ private[rocketmq] final class RocketMQMessageSender(
 
   /**
    * A batch carries neither delivery times, priorities nor lite topics (the broker places only a
-   * message sent alone by its priority or under its lite topic) nor compressed bodies (RocketMQ compresses single messages only); an
-   * empty body goes alone, for the client to refuse it. With bounded requests, rows with a sharding
-   * key go alone: each is sent synchronously, at once.
+   * message sent alone by its priority or under its lite topic) nor compressed bodies (RocketMQ
+   * compresses single messages only); an empty body goes alone, for the client to refuse it. With
+   * bounded requests, rows with a sharding key go alone: each is sent synchronously, at once.
    */
   private def batchable(message: Message, shardingKey: String = null): Boolean =
     halfMessages == null && settings.sendBatchMessages > 1 &&
