@@ -68,7 +68,8 @@ def register_rocketmq_catalog(
 
     Sets ``spark.sql.catalog.<name>`` and one ``spark.sql.catalog.<name>.<option>`` per keyword
     given. Then ``SELECT`` reads a topic, ``INSERT INTO`` writes to it (columns by name: ``body``,
-    and optionally ``tags``, ``keys``, ``properties``, ``shardingKey``, ``deliverTime``),
+    and optionally ``tags``, ``keys``, ``properties``, ``shardingKey``, ``deliverTime``,
+    ``priority``, ``liteTopic``),
     ``SHOW TABLES IN <name>`` lists the topics, ``DESCRIBE TABLE EXTENDED`` shows their queues and
     message counts, ``CREATE TABLE`` creates a topic (table properties ``queues``, default 8 per
     broker group, and ``cluster``), and ``DROP TABLE`` deletes one and its messages, only with

@@ -76,8 +76,10 @@ def write_rocketmq(
     acknowledged.
 
     The DataFrame needs a ``body`` column (string or binary) and, unless ``topic`` is given, a
-    string ``topic`` column. Optional columns: ``tags``, ``keys`` (string or array of strings),
-    ``properties`` (map of strings), ``shardingKey`` and ``deliverTime`` (timestamp or epoch ms).
+    string ``topic`` column. Optional columns: ``tags``, ``keys`` (string or array of strings;
+    required by a compacted topic), ``properties`` (map of strings), ``shardingKey``,
+    ``deliverTime`` (timestamp or epoch ms), ``priority`` (int, RocketMQ 5.4+) and ``liteTopic``
+    (string, RocketMQ 5.5+).
     The connector checks the options before anything is sent; its refusal of a keyword's value is
     raised as a ``ValueError`` naming the keyword and the option (the connector's error is its
     ``__cause__``).
