@@ -174,13 +174,14 @@ final class PlainClientThroughput(results: BenchResults, messages: Int, bodyByte
 
   /**
    * RocketMQ's pull consumer: `synchronous` pulls one at a time per thread (the naive loop),
-   * otherwise one asynchronous pull in flight per queue, every queue at once.
+   * otherwise one asynchronous pull in flight per queue, every queue at once. `how` ends the
+   * figure's name (the endpoint the clients reach, where it is not the broker's name server).
    */
   def rocketmqRead(system: RocketMQSystem, clients: RocketMQPlainClients, topic: String,
-      synchronous: Boolean): Unit = {
+      synchronous: Boolean, how: String = ""): Unit = {
     val consumer = clients.consumer
     val all = consumer.fetchSubscribeMessageQueues(topic).asScala.toSeq.sortBy(_.getQueueId)
-    val label = if (synchronous) "plain pull loop (sync)" else "plain consumer (async)"
+    val label = (if (synchronous) "plain pull loop (sync)" else "plain consumer (async)") + how
     results.add(Figure("read", label, system.name, "msg/s",
       Measure.rates(messages, runs) { _ => () =>
         val read = new AtomicLong()

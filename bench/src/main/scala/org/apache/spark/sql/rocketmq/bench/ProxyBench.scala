@@ -16,23 +16,26 @@
 
 package org.apache.spark.sql.rocketmq.bench
 
+import scala.util.control.NonFatal
+
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.functions.col
-import org.apache.spark.sql.rocketmq.RocketMQProxyProcess
+import org.apache.spark.sql.rocketmq.{RocketMQPlainClients, RocketMQProxyProcess}
 
 /**
  * The connector through a RocketMQ 5 proxy (Apache's, cluster mode, in front of the bench's broker;
  * what managed RocketMQ 5 services serve) beside the same broker asked directly, in the same run: a
  * batch read of the filled topic, a batch write, and the planning of a read of 8 and of 1024 queues
  * (through a proxy each queue's offsets are two requests, where a direct cluster answers one per
- * broker group). Each figure's first run is reported on its own (cold: the connection's first plan,
- * the proxy's first routes), beside the median of the runs after it.
+ * broker group); beside the reads, RocketMQ's own pull consumer over the same endpoints. Each
+ * figure's first run is reported on its own (cold: the connection's first plan, the proxy's first
+ * routes), beside the median of the runs after it.
  */
 final class ProxyBench(spark: SparkSession, results: BenchResults, messages: Int, bodyBytes: Int,
     queues: Int,
     runs: Int, planningRounds: Int) {
 
-  def measure(broker: RocketMQSystem, filledTopic: String): Unit = {
+  def measure(broker: RocketMQSystem, filledTopic: String, plain: PlainClientThroughput): Unit = {
     val proxy =
       new RocketMQProxyProcess(broker.broker.nameServer, broker.broker.clusterName).start()
     try {
@@ -44,6 +47,14 @@ final class ProxyBench(spark: SparkSession, results: BenchResults, messages: Int
               filledTopic).load()
               .write.format("noop").mode("overwrite").save()
           })
+        // RocketMQ's own pull consumer over the same endpoint, what the connector is held to.
+        Seq(true, false).foreach { synchronous =>
+          val clients = new RocketMQPlainClients(endpoint)
+          try plain.rocketmqRead(broker, clients, filledTopic, synchronous, s", $how")
+          catch {
+            case NonFatal(e) => println(s"BENCH proxy: RocketMQ's pull consumer, $how, failed: $e")
+          } finally clients.close()
+        }
       }
       val rows = spark.range(0, messages.toLong, 1, queues).selectExpr(
         s"repeat('x', $bodyBytes) AS body").cache()

@@ -154,7 +154,8 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
     val firstSends = tasks.map(_.firstSendMs).filter(_ >= 0)
     lastEpoch = EpochCommit(epoch, tasks.map(_.messages.size).sum,
       later.map(_.messages.size).sum + ended.map(_.leftToBroker).sum,
-      if (firstSends.isEmpty) 0L else firstSends.min, (System.nanoTime() - started) / 1000000L)
+      if (firstSends.isEmpty) 0L else firstSends.min, (System.nanoTime() - started) / 1000000L,
+      ended.map(_.foundInIndex).sum)
     lastInThisDriver = lastEpoch
     if (lastEpoch.leftToBroker > 0) {
       log.warn(s"Epoch $epoch: ${lastEpoch.leftToBroker} of ${lastEpoch.messages} half messages " +
@@ -261,10 +262,11 @@ private[rocketmq] object RocketMQTransactionCoordinator {
 
   /**
    * One committed epoch: its half messages, how many of them the driver left to the broker's
-   * check-back, the first send of its tasks, and how long the driver's commit took.
+   * check-back, the first send of its tasks, how long the driver's commit took, and how many
+   * commits without an answer it found done in the brokers' index.
    */
   final case class EpochCommit(epoch: Long, messages: Int, leftToBroker: Int, firstSendMs: Long,
-      commitMs: Long)
+      commitMs: Long, foundInIndex: Int = 0)
 
   /**
    * The epoch committed last by any coordinator of this driver (the bench reads the commit's time

@@ -80,11 +80,14 @@ private[rocketmq] object RocketMQTransactionEnd {
   /**
    * What became of the half messages of one task attempt; `left` are the places
    * ([[RocketMQHalfMessage.seq]]) of those left to the broker, `unanswered` of those among them
-   * whose commit went out without an answer.
+   * whose commit went out without an answer. `foundInIndex` of the confirmed were found committed
+   * in the broker's index after their commit went unanswered (by that commit, or by the broker's
+   * check-back).
    */
   final case class Ended(confirmed: Int, refused: Int, uncertain: Int, unsent: Int,
       left: Seq[Int] = Nil,
-      unanswered: Seq[Int] = Nil) {
+      unanswered: Seq[Int] = Nil,
+      foundInIndex: Int = 0) {
 
     /**
      * Messages whose decision the driver did not see the broker take: left to the broker's

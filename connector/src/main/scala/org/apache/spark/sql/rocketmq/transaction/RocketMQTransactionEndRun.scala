@@ -47,7 +47,7 @@ private[transaction] final class RocketMQTransactionEndRun(
     commitState: Option[(String, String, Long) => Option[Boolean]], window: Int) {
 
   // What became of each task's messages so far.
-  private val confirmed, refused, uncertain, unsent = new Array[Int](tasks.size)
+  private val confirmed, refused, uncertain, unsent, foundInIndex = new Array[Int](tasks.size)
   private val left, leftUnanswered = tasks.map(_ => ArrayBuffer[Int]())
   private var unresolved = 0
 
@@ -69,7 +69,7 @@ private[transaction] final class RocketMQTransactionEndRun(
     }
     tasks.indices.map(t =>
       Ended(confirmed(t), refused(t), uncertain(t), unsent(t), left(t).toSeq,
-        leftUnanswered(t).toSeq))
+        leftUnanswered(t).toSeq, foundInIndex(t)))
   }
 
   /**
@@ -262,6 +262,7 @@ private[transaction] final class RocketMQTransactionEndRun(
         commitState.get(topic, broker, item.message.commitLogOffset)
       }(found = { item =>
           confirmed(item.task) += 1
+          foundInIndex(item.task) += 1
           unresolved -= 1
           advance(laneOf(tasks(item.task), item.message), item)
         },

@@ -182,7 +182,7 @@ class RocketMQTransactionEndRunSuite extends AnyFunSuite {
     }
     val log = new RocketMQDecisionLog.InMemory
     val ended = decideAndEnd(log, tasks)(run(brokers, tasks, commitState = Some(lookUp)))
-    assert(ended === IndexedSeq(Ended(3, 0, 0, 0)))
+    assert(ended === IndexedSeq(Ended(3, 0, 0, 0, foundInIndex = 1)))
     assert(log.committed(Epoch) === Set(0))
     assert(brokers.asked === Seq(100L, 200L, 300L))
     assert(lookUps === Seq(("out", "broker-a", 100L), ("out", "broker-a", 100L)))
