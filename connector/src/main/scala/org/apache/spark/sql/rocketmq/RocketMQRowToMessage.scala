@@ -84,15 +84,16 @@ private[rocketmq] final class RocketMQRowToMessage(settings: RocketMQWriteSettin
    * too, as it stores it; a name RocketMQ's own clients would refuse is refused here.
    */
   private def setLiteTopic(message: Message, row: InternalRow, rowIndex: Long): Unit = {
-    val name = row.getUTF8String(columns.liteTopic)
-    if (name.numBytes() == 0 || name.numBytes() > RocketMQRowToMessage.LiteTopicMaxBytes ||
-      !RocketMQRowToMessage.isLiteTopicName(name.toString)) {
-      throw RocketMQErrors.invalidLiteTopic(name.toString, rowIndex)
+    val text = row.getUTF8String(columns.liteTopic)
+    val (bytes, name) = (text.numBytes(), text.toString)
+    if (bytes == 0 || bytes > RocketMQRowToMessage.LiteTopicMaxBytes ||
+      !RocketMQRowToMessage.isLiteTopicName(name)) {
+      throw RocketMQErrors.invalidLiteTopic(name, rowIndex)
     }
     if (message.getDeliverTimeMs > 0) {
       throw RocketMQErrors.liteTopicNotSupported("DELIVERY_TIME", rowIndex)
     }
-    MessageAccessor.setLiteTopic(message, name.toString)
+    MessageAccessor.setLiteTopic(message, name)
   }
 
   /**

@@ -99,22 +99,16 @@ private[rocketmq] object RocketMQWrite {
       } else RocketMQTransactionRuns.scope(queryId, runId, group, timeoutMs)
     }
     val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
-    if (columns.priority >= 0) {
-      if (settings.transaction.isDefined) {
-        throw RocketMQErrors.priorityNotHonoured("EXACTLY_ONCE", "a transaction", -1)
-      }
-      if (settings.deliveryDelayMs.isDefined) {
-        throw RocketMQErrors.priorityNotHonoured("DELIVERY_TIME", "a delivery time", -1)
-      }
+    // Columns the broker honours only on a message sent plainly: refused with a transaction or delay.
+    def plainSendsOnly(column: Int, error: String => Throwable): Unit = if (column >= 0) {
+      if (settings.transaction.isDefined) throw error("EXACTLY_ONCE")
+      if (settings.deliveryDelayMs.isDefined) throw error("DELIVERY_TIME")
     }
-    if (columns.liteTopic >= 0) {
-      if (settings.transaction.isDefined) {
-        throw RocketMQErrors.liteTopicNotSupported("EXACTLY_ONCE", -1)
-      }
-      if (settings.deliveryDelayMs.isDefined) {
-        throw RocketMQErrors.liteTopicNotSupported("DELIVERY_TIME", -1)
-      }
-    }
+    plainSendsOnly(columns.priority,
+      sub =>
+        RocketMQErrors.priorityNotHonoured(sub,
+          if (sub == "EXACTLY_ONCE") "a transaction" else "a delivery time", -1))
+    plainSendsOnly(columns.liteTopic, RocketMQErrors.liteTopicNotSupported(_, -1))
     settings.topic.foreach(topic => requireTopic(options, topic))
     val forEndpoint =
       if (RocketMQEndpoint.isProxy(options)) settings.copy(throughProxy = true) else settings

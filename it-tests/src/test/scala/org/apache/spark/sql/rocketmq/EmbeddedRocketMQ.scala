@@ -30,7 +30,8 @@ import org.apache.rocketmq.common.constant.PermName
 import org.apache.rocketmq.common.message.{MessageExt, MessageQueue}
 import org.apache.rocketmq.namesrv.NamesrvController
 import org.apache.rocketmq.remoting.netty.{NettyClientConfig, NettyServerConfig}
-import org.apache.rocketmq.store.ConsumeQueue
+import org.apache.rocketmq.store.{ConsumeQueue, MessageStore}
+import org.apache.rocketmq.store.plugin.AbstractPluginMessageStore
 
 import org.apache.spark.sql.rocketmq.common.RocketMQQueue
 
@@ -228,7 +229,7 @@ final class EmbeddedRocketMQ(
    * long as nothing more is written).
    */
   def expireOldFiles(topic: String, queueId: Int = 0): Long = {
-    val store = broker.getMessageStore
+    val store = localStore
     val config = broker.getMessageStoreConfig
     awaitCondition(s"expired files of $topic/$queueId to be deleted", 60000) {
       // Every commitlog file but the newest is expired (a reserved time of 0 hours): deleted now.
@@ -244,6 +245,12 @@ final class EmbeddedRocketMQ(
       store.getCommitLogOffsetInQueue(topic, queueId, min) >= store.getMinPhyOffset
     }
     store.getMinOffsetInQueue(topic, queueId)
+  }
+
+  /** The broker's own store: behind a store plug-in (tiered storage), the one it wraps. */
+  def localStore: MessageStore = broker.getMessageStore match {
+    case plugIn: AbstractPluginMessageStore => plugIn.getNext
+    case store => store
   }
 
   /**

@@ -72,7 +72,7 @@ class RocketMQTieredStorageSuite extends RocketMQSparkSuiteBase {
   test(
     "a batch read from the earliest offset returns the messages offloaded to the tier and " +
       "deleted locally, each once, in queue order") {
-    val local = TieredStorage.store(rocketmq).getDefaultStore
+    val local = rocketmq.localStore
     // More of each queue is in the tier alone than it reads at once.
     (0 until Queues).foreach(q => assert(local.getMinOffsetInQueue(topic, q) > 4096, s"queue $q"))
     val rows = readTiered().selectExpr("queueId", "queueOffset", "CAST(body AS STRING)")

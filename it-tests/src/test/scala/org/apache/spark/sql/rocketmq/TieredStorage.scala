@@ -19,7 +19,6 @@ package org.apache.spark.sql.rocketmq
 import java.nio.file.Path
 
 import org.apache.rocketmq.common.message.MessageQueue
-import org.apache.rocketmq.store.ConsumeQueue
 import org.apache.rocketmq.tieredstore.TieredMessageStore
 import org.apache.rocketmq.tieredstore.core.MessageStoreDispatcher
 
@@ -48,7 +47,7 @@ private[rocketmq] object TieredStorage {
    */
   def offloadAndDeleteLocally(rocketmq: EmbeddedRocketMQ, topic: String, queues: Int): Unit = {
     val tiered = store(rocketmq)
-    val local = tiered.getDefaultStore
+    val local = rocketmq.localStore
     val dispatcher = {
       val field = classOf[TieredMessageStore].getDeclaredField("dispatcher")
       field.setAccessible(true)
@@ -64,18 +63,6 @@ private[rocketmq] object TieredStorage {
           local.getMaxOffsetInQueue(topic, mq.getQueueId)
       }
     }
-    val config = local.getMessageStoreConfig
-    awaitCondition(s"the local files of $topic to be deleted", 60000) {
-      local.getCommitLog.deleteExpiredFile(0L, 0, config.getDestroyMapedFileIntervalForcibly.toLong,
-        true, 100)
-      all.foreach { mq =>
-        local.getConsumeQueue(topic, mq.getQueueId) match {
-          case queue: ConsumeQueue => queue.deleteExpiredFile(local.getMinPhyOffset)
-          case other => other.correctMinOffset(local.getMinPhyOffset)
-        }
-      }
-      local.getCommitLog.getMappedFileQueue.getMappedFiles.size == 1 &&
-      all.forall(mq => local.getMinOffsetInQueue(topic, mq.getQueueId) > 0)
-    }
+    all.foreach(mq => rocketmq.expireOldFiles(topic, mq.getQueueId))
   }
 }

@@ -28,30 +28,35 @@ import org.apache.rocketmq.common.utils.CleanupPolicyUtils
 import org.apache.rocketmq.remoting.protocol.ResponseCode
 import org.slf4j.LoggerFactory
 
+import org.apache.spark.sql.rocketmq.common.RocketMQConnection
+
 /**
  * Whether a topic is compacted (RocketMQ 5's topic attribute `cleanup.policy=COMPACTION`): its
  * brokers keep only the latest message of each key, so its queues have gaps that are not data
  * loss, and a message without keys is dropped when its file is compacted.
  *
- * A broker of the topic is asked (its topic config), once per topic and JVM: the policy is set when
- * a topic is created and cannot be changed. A broker that answers without saying (one before
- * RocketMQ 5 or a proxy, which do not know the request; a user without the topic's `Get` right)
- * makes the topic a regular one, and so is remembered; one that cannot be reached now is asked
- * again next time.
+ * A broker of the topic is asked (its topic config), once per topic and connection in a JVM: the
+ * policy is set when a topic is created and cannot be changed. A broker that answers without
+ * saying (one before RocketMQ 5 or a proxy, which do not know the request; a user without the
+ * topic's `Get` right) makes the topic a regular one, and so is remembered; one that cannot be
+ * reached now is asked again next time.
  */
 private[rocketmq] object RocketMQCompaction {
   private val log = LoggerFactory.getLogger(getClass)
 
-  /** By name server and topic (as named on the brokers). */
-  private val known = new ConcurrentHashMap[(String, String), java.lang.Boolean]()
+  /**
+   * By connection (a user without the topic's `Get` right is told nothing another may be told) and
+   * topic (as named on the brokers).
+   */
+  private val known = new ConcurrentHashMap[(RocketMQConnection, String), java.lang.Boolean]()
 
   /**
    * Whether `brokerTopic` (its name on the brokers) is compacted, as the broker at `address` says;
    * `address` is evaluated only when the answer is not known yet.
    */
-  def isCompacted(api: MQClientAPIImpl, nameServer: String, brokerTopic: String,
+  def isCompacted(api: MQClientAPIImpl, connection: RocketMQConnection, brokerTopic: String,
       address: => String, timeoutMs: Long): Boolean = {
-    val key = (nameServer, brokerTopic)
+    val key = (connection, brokerTopic)
     val remembered = known.get(key)
     if (remembered != null) return remembered
     try {

@@ -318,7 +318,7 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
   def compactedTopics(queues: Iterable[RocketMQQueue]): Set[String] =
     queues.groupBy(_.topic).collect {
       case (topic, some)
-          if RocketMQCompaction.isCompacted(api, nameServer,
+          if RocketMQCompaction.isCompacted(api, connection,
             connection.onBroker(topic), addressOf(some.head), timeoutMs) => topic
     }.toSet
 

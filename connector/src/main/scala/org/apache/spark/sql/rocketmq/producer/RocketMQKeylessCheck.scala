@@ -55,7 +55,7 @@ private[rocketmq] final class RocketMQKeylessCheck(settings: RocketMQWriteSettin
       route.getBrokerDatas.asScala.map(_.selectBrokerAddr).find(_ != null)
         .getOrElse(throw new IllegalStateException(s"no broker address for topic $topic"))
     }
-    RocketMQCompaction.isCompacted(api, settings.connection.nameServer, topic, address,
+    RocketMQCompaction.isCompacted(api, settings.connection, topic, address,
       settings.sendTimeoutMs)
   }
 }

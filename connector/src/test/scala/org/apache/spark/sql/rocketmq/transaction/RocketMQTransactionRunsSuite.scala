@@ -36,7 +36,7 @@ class RocketMQTransactionRunsSuite extends AnyFunSuite {
     RocketMQCoordinatorSettings(RocketMQConnection(nameServer, namespace = namespace),
       Some("out"), requestTimeoutMs = 3000L, retryTimeoutMs = 60000L)
 
-  private val usual = settingsOf("ns-1:9876")
+  private val usual = settingsOf("ns-1:40001")
 
   private def newRuns = new RocketMQTransactionRuns[Coordinator]
 
@@ -112,12 +112,12 @@ class RocketMQTransactionRunsSuite extends AnyFunSuite {
     "micro-batch plans; the resumed coordinator stays until the run ends (the old name server's " +
     "brokers may still ask it)") {
     val runs = newRuns
-    val recorded = settingsOf("old-ns:9876")
+    val recorded = settingsOf("old-ns:40001")
     runs.resumedScope("q", "group", 60000L)
     runs.resume("q", recorded)(new Coordinator(_, recorded))
     runs.started("q", "run-2")
     val resumed = runs.running("run-2").get
-    val planned = settingsOf("new-ns:9876")
+    val planned = settingsOf("new-ns:40001")
     val scope = runs.scope("q", "run-2", "group", 60000L)
     val current = runs.coordinator("run-2", planned)(new Coordinator(_, planned))
     assert(current.settings === planned && (current.scope eq scope) && !current.closed)
@@ -146,10 +146,10 @@ class RocketMQTransactionRunsSuite extends AnyFunSuite {
   test("a coordinator replaced by one of another transaction group stays open until the run " +
     "ends: the broker asks that group about the epochs it decided") {
     val runs = newRuns
-    val before = settingsOf("ns:9876", Some("a"))
+    val before = settingsOf("ns:40001", Some("a"))
     val first = runs.scope("q", "run-1", "a%group", 60000L)
     val old = runs.coordinator("run-1", before)(new Coordinator(_, before))
-    val after = settingsOf("ns:9876", Some("b"))
+    val after = settingsOf("ns:40001", Some("b"))
     val moved = runs.scope("q", "run-1", "b%group", 120000L)
     assert(moved.run === first.run && moved.group === "b%group" && moved.timeoutMs === 120000L)
     val current = runs.coordinator("run-1", after)(new Coordinator(_, after))
@@ -164,7 +164,7 @@ class RocketMQTransactionRunsSuite extends AnyFunSuite {
     runs.scope("q", "run-1", "group", 60000L)
     val old = runs.coordinator("run-1", usual)(new Coordinator(_))
     intercept[IllegalArgumentException] {
-      runs.coordinator("run-1", settingsOf("bad:9876"))(_ => throw new IllegalArgumentException)
+      runs.coordinator("run-1", settingsOf("bad:40001"))(_ => throw new IllegalArgumentException)
     }
     assert(!old.closed && runs.running("run-1").contains(old))
   }
