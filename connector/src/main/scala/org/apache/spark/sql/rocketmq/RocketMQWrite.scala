@@ -99,7 +99,7 @@ private[rocketmq] object RocketMQWrite {
       } else RocketMQTransactionRuns.scope(queryId, runId, group, timeoutMs)
     }
     val columns = RocketMQWriteColumns.resolve(schema, settings.topic)
-    // Columns the broker honours only on a message sent plainly: refused with a transaction or delay.
+    // Columns the broker honours only on a plain send: refused with a transaction or a delay.
     def plainSendsOnly(column: Int, error: String => Throwable): Unit = if (column >= 0) {
       if (settings.transaction.isDefined) throw error("EXACTLY_ONCE")
       if (settings.deliveryDelayMs.isDefined) throw error("DELIVERY_TIME")
