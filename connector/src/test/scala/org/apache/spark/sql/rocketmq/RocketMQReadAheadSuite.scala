@@ -57,13 +57,19 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     private var underWay = 0
     var mostUnderWay = 0
     var pulls = 0
+    /** Pulls issued before the first answer was given. */
+    var issuedBeforeAnswers = 0
+    private var answered = false
     private var handedOver = 0
 
     def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit)
         : Unit = {
-      synchronized { underWay += 1; mostUnderWay = math.max(mostUnderWay, underWay); pulls += 1 }
+      synchronized {
+        underWay += 1; mostUnderWay = math.max(mostUnderWay, underWay); pulls += 1
+        if (!answered) issuedBeforeAnswers += 1
+      }
       answerThreads.schedule((() => {
-              synchronized(underWay -= 1)
+              synchronized { underWay -= 1; answered = true }
               done(fail(offset).toLeft(answer(offset, maxMessages)))
               synchronized(handedOver += 1)
             }): Runnable, delayMs, TimeUnit.MILLISECONDS)
@@ -85,6 +91,9 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
         new PullResult(PullStatus.FOUND, end, 0, size, found.asJava)
       }
   }
+
+  /** How many answers of 32 messages `bytes` holds: the widest a window gets with that bound. */
+  private def answersIn(bytes: Long): Long = bytes / (32L * bodyBytes)
 
   private def settings(extra: (String, String)*): RocketMQReadSettings = RocketMQReadSettings(
     new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t", "pullTimeoutMs" -> "2000") ++
@@ -108,24 +117,39 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     val (got, puller) = readAll(model, 100, 4100, pullsInFlight = 4)
     assert(got === (100L until 4100L))
     assert(model.mostUnderWay > 1, "nothing was pulled ahead")
-    assert(model.mostUnderWay <= 4 * RocketMQReadAhead.Widening)
+    assert(model.mostUnderWay <= answersIn(1L << 24))
     assert(puller.pulls === 125) // 4000 / 32, none wasted on a dense queue
     assert(puller.messagesPulled === 4000)
   }
 
   test(
-    "a round trip longer than the reader's turn widens the window, doubling, up to Widening " +
-      "times pullsInFlight: the range stays exact") {
-    val model = new ModelQueue(20000, delayMs = 20)
+    "a round trip longer than the reader's turn widens the window, doubling, up to as many " +
+      "answers as readAheadBytes holds: the range stays exact") {
+    val model = new ModelQueue(20000, delayMs = 30) // a distant broker's round trip
     val s = settings()
-    val reads = new RocketMQReadAhead(model.pullAsync, 16000, s.pullBatchSize, 2, 1L << 24, 5000)
+    val limit = 24L * 32 * bodyBytes // 24 answers, more than a nearby window's 16
+    val reads = new RocketMQReadAhead(model.pullAsync, 16000, s.pullBatchSize, 2, limit, 5000)
     val puller = new RocketMQQueuePuller(queue, 0, 16000, s, reads, () => Some("master:1"),
       () => (), () => (), () => ())
     val got = Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList
     assert(got === (0L until 16000L))
-    assert(reads.pullWindow === 2 * RocketMQReadAhead.Widening)
-    assert(model.mostUnderWay > 2 * RocketMQReadAhead.Widening / 2, "the window did not widen")
-    assert(model.mostUnderWay <= 2 * RocketMQReadAhead.Widening)
+    assert(reads.pullWindow === 24)
+    assert(model.mostUnderWay > 16, "the window did not widen past a nearby window")
+    assert(model.mostUnderWay <= 24)
+  }
+
+  test("however small the answers, a window widens to MostPulls at most") {
+    val model = new ModelQueue(80000, delayMs = 30) // a distant broker's round trip
+    val s = settings()
+    val reads = new RocketMQReadAhead(model.pullAsync, 80000, s.pullBatchSize, 2, 1L << 40, 5000)
+    val puller = new RocketMQQueuePuller(queue, 0, 80000, s, reads, () => Some("master:1"),
+      () => (), () => (), () => ())
+    var read = 0L
+    while (puller.next() != null) read += 1
+    assert(read === 80000)
+    assert(reads.pullWindow === RocketMQReadAhead.MostPulls)
+    assert(model.mostUnderWay > RocketMQReadAhead.MostPulls / 2, "the window did not widen")
+    assert(model.mostUnderWay <= RocketMQReadAhead.MostPulls)
   }
 
   test("the next reader of a broker group starts at the window the last one widened to") {
@@ -142,6 +166,45 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(reader(new ModelQueue(10), null).pullWindow === 2, "no key: nothing learned")
   }
 
+  test("with a broker nearby a window widens to NearbyWidening times pullsInFlight at most") {
+    val model = new ModelQueue(20000, delayMs = 2)
+    val s = settings()
+    val reads = new RocketMQReadAhead(model.pullAsync, 20000, s.pullBatchSize, 2, 1L << 40, 5000)
+    val puller = new RocketMQQueuePuller(queue, 0, 20000, s, reads, () => Some("master:1"),
+      () => (), () => (), () => ())
+    var read = 0L
+    while (puller.next() != null) read += 1
+    assert(read === 20000)
+    assert(reads.pullWindow > 2, "the window did not widen")
+    assert(reads.pullWindow <= 2 * RocketMQReadAhead.NearbyWidening)
+    assert(model.mostUnderWay <= 2 * RocketMQReadAhead.NearbyWidening)
+  }
+
+  test(
+    "the next reader of a topic's broker group issues its guesses with its first pull, at the " +
+      "step the last one saw; a wrong step leaves the range exact") {
+    val s = settings()
+    // 125 full pulls of 32 and a last one of 10, which must not become the step.
+    def read(model: ModelQueue, key: String): Seq[Long] = {
+      val reads =
+        new RocketMQReadAhead(model.pullAsync, 4010, s.pullBatchSize, 4, 1L << 24, 5000, key)
+      val puller = new RocketMQQueuePuller(queue, 0, 4010, s, reads, () => Some("master:1"),
+        () => (), () => (), () => ())
+      Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList
+    }
+    assert(read(new ModelQueue(4010, delayMs = 20), "near/broker-a/t") === (0L until 4010L))
+    val next = new ModelQueue(4010, delayMs = 20)
+    assert(read(next, "near/broker-a/t") === (0L until 4010L))
+    assert(next.issuedBeforeAnswers > 1, "the guesses waited for the first answer")
+    assert(next.pulls === 126, "guesses at a wrong step were made")
+    val first = new ModelQueue(4010, delayMs = 20)
+    assert(read(first, "near/broker-a/other") === (0L until 4010L))
+    assert(first.issuedBeforeAnswers === 1, "a topic not read before has no step to go by")
+    // The broker now answers 8 at a time: the guesses at the old step are dropped.
+    val narrower = new ModelQueue(4010, cap = _ => 8, delayMs = 20)
+    assert(read(narrower, "near/broker-a/t") === (0L until 4010L))
+  }
+
   test("a window never widens past the answers' bytes: readAheadBytes still binds") {
     val model = new ModelQueue(8000, delayMs = 20)
     val s = settings()
@@ -156,7 +219,9 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
       mostHeld = math.max(mostHeld, reads.heldBytes)
     }
     assert(read === 8000)
-    assert(mostHeld <= limit + reads.pullWindow * 32L * bodyBytes)
+    assert(reads.pullWindow === 4)
+    assert(model.mostUnderWay <= 4)
+    assert(mostHeld <= limit)
   }
 
   test("one pull in flight never issues a second") {
@@ -176,7 +241,7 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     val model = new ModelQueue(2000, cap)
     val (got, puller) = readAll(model, 0, 2000, pullsInFlight = 4)
     assert(got === (0L until 2000L))
-    assert(model.mostUnderWay <= 4 * RocketMQReadAhead.Widening)
+    assert(model.mostUnderWay <= answersIn(1L << 24))
     assert(puller.pulls > puller.messagesPulled / 32)
   }
 
@@ -199,7 +264,7 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
       message = puller.next()
     }
     assert(read === 3000)
-    assert(model.mostUnderWay <= 8 * RocketMQReadAhead.Widening)
+    assert(model.mostUnderWay <= 8) // pullsInFlight: readAheadBytes holds fewer answers
   }
 
   test("a failed pull issued ahead fails only when asked for, and the reader's retry reads on") {

@@ -96,6 +96,25 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
     assert(read.count() === n)
   }
 
+  test(
+    "through the proxy each task pulls over connections of its own, one per pull under way: a " +
+      "new group's read makes ProxyConnections consumers a task thread, a direct read one") {
+    val topic = topicHolding("proxy-lanes", 4, (0 until 400).map(i => s"l$i"))
+    def consumersMadeBy(options: Map[String, String]): Int = {
+      val before = consumer.RocketMQConsumerPool.size
+      assert(spark.read.format("rocketmq").options(options).load().count() === 400)
+      consumer.RocketMQConsumerPool.size - before
+    }
+    val group = "proxy-lanes-" + System.nanoTime()
+    val throughProxy = consumersMadeBy(viaProxy(topic, "consumerGroup" -> s"$group-a"))
+    assert(throughProxy > 0 && throughProxy % consumer.RocketMQConsumerPool.ProxyConnections == 0,
+      s"$throughProxy consumers")
+    assert(consumersMadeBy(viaProxy(topic, "consumerGroup" -> s"$group-b",
+      "pullsInFlight" -> "1")) <= 2, "one pull under way needs one connection a task thread")
+    assert(consumersMadeBy(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic,
+      "consumerGroup" -> s"$group-c")) === 1, "a direct read shares the executor's consumer")
+  }
+
   test("a pushed store-time filter through the proxy reads the later messages only") {
     val topic = rocketmq.newTopic("proxy-time")
     rocketmq.createTopic(topic, queues = 2)

@@ -33,12 +33,14 @@ import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, RocketMQBrokerProcess, R
  *
  * Usage: Bench --kafka-classpath <file> --out <results.json> [--quick] [--sections read,plain,...]
  * [--logs <dir>] [--realtime-seconds <seconds of each realtime run>] [--realtime-runs
- * <system>/<query>/<rate>,...] [--planning-queues 1024,16x1024 (see PlanningBench)] The sections
+ * <system>/<query>/<rate>,...] [--planning-queues 1024,16x1024 (see PlanningBench)]
+ * [--distant-messages N] [--distant-systems rocketmq,kafka (see DistantBench)] The sections
  * `pulls` (batch reads with 4, 8, 16 and 32 pulls under way, taken in turns) and `realtime`
  * (real-time queries topic to topic from pyspark 4.3, and beside them each system's own clients
  * relaying topic to topic with no Spark, runs `<system>/relay/<rate>`; about 65 minutes, the four
- * relay runs 5 minutes each) and `tiered` (a read from RocketMQ 5's tiered storage beside a local
- * one, see [[TieredBench]]) run only when named. `--quick` runs every section on small sizes, one
+ * relay runs 5 minutes each), `tiered` (a read from RocketMQ 5's tiered storage beside a local
+ * one, see [[TieredBench]]) and `distant` (reads across a slow network, see [[DistantBench]]) run
+ * only when named. `--quick` runs every section on small sizes, one
  * run each: it checks the bench works, not the speed.
  */
 object Bench {
@@ -103,7 +105,8 @@ object Bench {
     Measure.warmupRuns = if (quick) 0 else 1
     // The quick mode checks every section works, those run only when named included.
     val sections = options.get("sections").map(_.split(",").toSeq)
-      .getOrElse(if (quick) AllSections ++ Seq("pulls", "realtime", "tiered") else AllSections)
+      .getOrElse(
+        if (quick) AllSections ++ Seq("pulls", "realtime", "tiered", "distant") else AllSections)
     // Quick: 20 s runs of 5-second batches (Spark's minimum), so that batches end within them.
     val realTimeSeconds =
       options.get("realtime-seconds").map(_.toInt).getOrElse(if (quick) 20 else 300)
@@ -298,6 +301,15 @@ object Bench {
       }
       if (sections.contains("tiered")) {
         new TieredBench(spark, results, sizes.messages, BodyBytes, Queues, sizes.runs).measure()
+      }
+      if (sections.contains("distant")) {
+        val messages = options.get("distant-messages").map(_.toInt)
+          .getOrElse(sizes.messages)
+        new DistantBench(spark, results, kafkaClasspath, BrokerHeap,
+          logs.resolve(s"kafka-distant-${System.currentTimeMillis()}.log"), messages, BodyBytes,
+          Queues, sizes.runs, delayMs = 200,
+          options.get("distant-systems").map(_.split(",").toSeq).getOrElse(Seq("rocketmq",
+            "kafka"))).measure()
       }
       if (sections.contains("heap")) {
         new HeapBench(spark, results, rocketmq, HeapReaderMiB, sizes.heapBacklogBytes, BodyBytes,

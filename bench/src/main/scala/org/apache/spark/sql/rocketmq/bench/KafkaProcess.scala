@@ -34,15 +34,21 @@ import org.apache.spark.sql.rocketmq.EmbeddedRocketMQ
  * A single-node Kafka (KRaft: broker and controller in one JVM) in a process of its own, on
  * loopback ephemeral ports with a temporary log directory: the peer the bench measures the
  * connector against. Its classpath is `kafkaClasspath` (the broker's own jars, apart from Spark's);
- * `jvmOptions` set its heap; its output goes to `logFile`, which outlives it.
+ * `jvmOptions` set its heap; its output goes to `logFile`, which outlives it. A broker whose
+ * `advertisedHost` is another loopback address listens on 127.0.0.1 and tells clients that address
+ * and its port: a fault proxy there then stands between them and the broker.
  */
-final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFile: Path)
+final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFile: Path,
+    advertisedHost: String = "127.0.0.1")
   extends AutoCloseable {
   private val dir: Path = Files.createTempDirectory("bench-kafka-")
   private val (brokerPort, controllerPort) = (freePort(), freePort())
   private var process: Process = _
 
   def bootstrapServers: String = s"127.0.0.1:$brokerPort"
+
+  /** The port the broker listens on (127.0.0.1) and tells clients (at `advertisedHost`). */
+  def port: Int = brokerPort
 
   def start(timeoutMs: Long = 120000): this.type = {
     val config = dir.resolve("server.properties")
@@ -52,7 +58,7 @@ final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFil
         "node.id=1",
         s"controller.quorum.bootstrap.servers=127.0.0.1:$controllerPort",
         s"listeners=PLAINTEXT://127.0.0.1:$brokerPort,CONTROLLER://127.0.0.1:$controllerPort",
-        s"advertised.listeners=PLAINTEXT://127.0.0.1:$brokerPort",
+        s"advertised.listeners=PLAINTEXT://$advertisedHost:$brokerPort",
         "controller.listener.names=CONTROLLER",
         "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
         s"log.dirs=${dir.resolve("logs")}",

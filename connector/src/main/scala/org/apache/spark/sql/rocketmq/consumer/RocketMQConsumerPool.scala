@@ -62,10 +62,11 @@ private[rocketmq] object RocketMQConsumerPool {
   val LongPollAnswerTimeoutMs: Long = LongPollMs + 10000L
 
   /**
-   * What makes two reads able to share a consumer. `lane`: through a RocketMQ 5 proxy, the task
-   * thread, so that each task pulls over a connection of its own (see
-   * [[RocketMQReadSettings.asPlanned]]); 0 otherwise. `followsEnd`: readers that follow the ends of
-   * queues (real-time and continuous mode) share consumers of their own (see [[newConsumer]]).
+   * What makes two reads able to share a consumer. `lane`: for a task pulling over connections of
+   * its own (through a RocketMQ 5 proxy, see [[RocketMQReadSettings.asPlanned]], or from a distant
+   * broker group, see [[RocketMQPooledPuller]]), the task thread and which of them; 0 otherwise.
+   * `followsEnd`: readers that follow the ends of queues (real-time and continuous mode) share
+   * consumers of their own (see [[newConsumer]]).
    */
   final case class Key(connection: RocketMQConnection, group: String, lane: Long = 0L,
       followsEnd: Boolean = false)
@@ -73,9 +74,30 @@ private[rocketmq] object RocketMQConsumerPool {
   val cache =
     new RocketMQClientCache[Key, DefaultMQPullConsumer]("consumer", newConsumer, _.shutdown())
 
-  def borrow(settings: RocketMQReadSettings, followsEnd: Boolean = false): cache.Lease =
-    cache.borrow(Key(settings.connection, settings.group,
-      if (settings.throughProxy) Thread.currentThread().getId else 0L, followsEnd))
+  /**
+   * Connections a task pulls over through a RocketMQ 5 proxy, one pull under way on each: the most
+   * pulls it keeps under way there.
+   */
+  val ProxyConnections = 3
+
+  /**
+   * Connections a task pulls over from a distant broker group: one TCP connection carries only as
+   * much as its window allows per round trip.
+   */
+  val DistantConnections = 4
+
+  private val MostOwnConnections = math.max(ProxyConnections, DistantConnections)
+
+  /**
+   * A consumer for the calling task: the executor's shared one, or with `ownConnection` (from 0)
+   * that connection of the task's own.
+   */
+  def borrow(settings: RocketMQReadSettings, followsEnd: Boolean = false,
+      ownConnection: Option[Int] = None): cache.Lease = {
+    val lane =
+      ownConnection.fold(0L)(c => Thread.currentThread().getId * MostOwnConnections + c)
+    cache.borrow(Key(settings.connection, settings.group, lane, followsEnd))
+  }
 
   /** Consumers held now (tests). */
   private[rocketmq] def size: Int = cache.size

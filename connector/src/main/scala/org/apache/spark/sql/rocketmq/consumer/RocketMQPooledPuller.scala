@@ -15,6 +15,8 @@
  */
 package org.apache.spark.sql.rocketmq.consumer
 
+import java.util.concurrent.atomic.AtomicInteger
+
 import scala.annotation.nowarn
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
@@ -44,32 +46,52 @@ private[rocketmq] object RocketMQPooledPuller {
   private val AnswerGraceMs = 5000L
 
   /**
-   * A puller whose pulls go through a consumer borrowed from the executor's pool, returned on
-   * close.
+   * A puller whose pulls go through consumers borrowed from the executor's pool, returned on
+   * close: the executor's shared one; through a RocketMQ 5 proxy, one per pull it keeps under way;
+   * from a broker group the last reader of the topic found distant (by its round trip),
+   * [[RocketMQConsumerPool.DistantConnections]]. Each of the last two is a connection of the task's
+   * own, and each pull goes over the one with the fewest under way.
    */
   @nowarn("cat=deprecation") // see RocketMQConsumerPool
   def apply(queue: RocketMQQueue, from: Long, until: Long, settings: RocketMQReadSettings)
       : RocketMQQueuePuller = {
-    val lease = RocketMQConsumerPool.borrow(settings, followsEnd = until == Open)
-    val consumer: DefaultMQPullConsumer = lease.client
+    val inFlight = settings.effectivePullsInFlight
+    val windowKey = s"${settings.connection.nameServer}/${queue.brokerName}/${queue.topic}"
+    val ownConnections =
+      if (settings.throughProxy) inFlight
+      else if (until != Open && inFlight > 1 && RocketMQReadAhead.distant(windowKey)) {
+        RocketMQConsumerPool.DistantConnections
+      } else 0
+    val leases = borrow(settings, until == Open, ownConnections)
+    val consumer: DefaultMQPullConsumer = leases.head.client
     if (settings.sqlFilter.isDefined) {
-      try lease.once(s"sql:${queue.topic}")(RocketMQConsumerPool.prepareForSqlFilter(consumer,
-          settings.connection.onBroker(queue.topic)))
+      try leases.foreach(lease =>
+          lease.once(s"sql:${queue.topic}")(RocketMQConsumerPool.prepareForSqlFilter(lease.client,
+            settings.connection.onBroker(queue.topic))))
       catch {
         case NonFatal(e) =>
-          lease.markBroken()
-          lease.release()
+          leases.foreach { lease => lease.markBroken(); lease.release() }
           throw RocketMQErrors.unlessAccessDenied(e, settings.connection.accessKey, queue.topic)(
             RocketMQErrors.pullFailed(queue, from, e, GaveUp.NotRetryable))
       }
     }
     val messageQueue = queue.toMessageQueue(settings.connection)
     val selector = settings.selector
+    val awaiting = Array.fill(leases.size)(new AtomicInteger())
     def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit)
         : Unit = {
+      val lane = awaiting.indices.minBy(awaiting(_).get())
+      val consumer = leases(lane).client
+      awaiting(lane).incrementAndGet()
       val callback = new PullCallback {
-        override def onSuccess(result: PullResult): Unit = done(Right(result))
-        override def onException(e: Throwable): Unit = done(Left(e))
+        override def onSuccess(result: PullResult): Unit = {
+          awaiting(lane).decrementAndGet()
+          done(Right(result))
+        }
+        override def onException(e: Throwable): Unit = {
+          awaiting(lane).decrementAndGet()
+          done(Left(e))
+        }
       }
       // An open range long-polls: at the queue's end the broker holds the pull until a message
       // arrives (for at most the consumer's suspend time, RocketMQConsumerPool.LongPollMs).
@@ -79,13 +101,13 @@ private[rocketmq] object RocketMQPooledPuller {
       else
         consumer.pull(messageQueue, selector, offset, maxMessages, callback, settings.pullTimeoutMs)
     }
-    val inFlight = settings.effectivePullsInFlight
     val answerTimeoutMs =
       if (until == Open) RocketMQConsumerPool.LongPollAnswerTimeoutMs else settings.pullTimeoutMs
     val reads = new RocketMQReadAhead(pullAsync, until, settings.pullBatchSize, inFlight,
       settings.readAheadBytes,
       answerTimeoutMs = answerTimeoutMs + AnswerGraceMs,
-      windowKey = s"${settings.connection.nameServer}/${queue.brokerName}")
+      windowKey = windowKey,
+      mostPulls = if (settings.throughProxy) inFlight else RocketMQReadAhead.MostPulls)
     val client = MQClientManager.getInstance().getOrCreateMQClientInstance(consumer)
     val topicOnBroker = settings.connection.onBroker(queue.topic)
     // The route as the name server gives it now; while the name server does not answer (busy, or
@@ -125,6 +147,25 @@ private[rocketmq] object RocketMQPooledPuller {
     }
     new RocketMQQueuePuller(queue, from, until, settings, reads, () => groupMaster(),
       () => awaitMasterIndexed(),
-      () => lease.markBroken(), () => lease.release())
+      () => leases.foreach(_.markBroken()), () => leases.foreach(_.release()))
+  }
+
+  /**
+   * The executor's shared consumer (`own` 0), or `own` consumers of the task's own; none if one
+   * cannot be had.
+   */
+  private def borrow(settings: RocketMQReadSettings, followsEnd: Boolean, own: Int)
+      : IndexedSeq[RocketMQConsumerPool.cache.Lease] = {
+    if (own == 0) return IndexedSeq(RocketMQConsumerPool.borrow(settings, followsEnd))
+    val leases = IndexedSeq.newBuilder[RocketMQConsumerPool.cache.Lease]
+    try {
+      (0 until own).foreach(c =>
+        leases += RocketMQConsumerPool.borrow(settings, followsEnd, Some(c)))
+      leases.result()
+    } catch {
+      case NonFatal(e) =>
+        leases.result().foreach(_.release())
+        throw e
+    }
   }
 }

@@ -43,9 +43,14 @@ import org.apache.rocketmq.remoting.exception.RemotingTimeoutException
  * `readAheadBytes` or more (each answer is bounded by the broker: 256 KiB from memory by default).
  * The first bound widens with the round trip: when the reader waits for a pull issued ahead while
  * all it may issue are under way, the answers take longer to come than the reader takes to turn
- * them into rows (a distant broker), and the window doubles, up to [[RocketMQReadAhead.Widening]]
- * times `pullsInFlight`; the bytes bound holds throughout. The next reader of the broker group in
- * this JVM starts at the widest window reached, so that each task does not widen it anew.
+ * them into rows (a distant broker: rate times round trip must be under way), and the window
+ * doubles, as long as that many of the largest answer taken so far fit in `readAheadBytes`: what
+ * is under way and what is held stay within the bytes bound. It widens to at most `mostPulls`
+ * when no answer comes sooner than a distant network's round trip, else (a busy broker nearby)
+ * to [[RocketMQReadAhead.NearbyWidening]] times `pullsInFlight`. The next reader of the topic's
+ * broker group in this JVM starts at the widest window reached, so that each task does not widen
+ * it anew, and issues its guesses with its first pull, at the step its last reader saw, instead
+ * of a round trip later.
  *
  * A reader following the end of a queue (`until` = `Long.MaxValue`, real-time mode) asks with a
  * deadline: a pull not answered by then stays under way, and a later ask at the same offset takes
@@ -65,21 +70,54 @@ private[rocketmq] final class RocketMQReadAhead(
     pullsInFlight: Int,
     readAheadBytes: Long,
     answerTimeoutMs: Long,
-    windowKey: String = null) {
+    windowKey: String = null,
+    mostPulls: Int = RocketMQReadAhead.MostPulls) {
 
   require(pullsInFlight >= 1, s"pullsInFlight must be at least 1, not $pullsInFlight")
 
-  private val widest = if (pullsInFlight > 1) pullsInFlight * RocketMQReadAhead.Widening else 1
+  /** The quickest answer to a pull so far, in ns: the round trip without queueing. */
+  private var shortestRoundTrip = Long.MaxValue
+
+  /** Messages the last answer taken moved the reader on by: where its guesses step. */
+  private var step = 0L
+
+  /** Message bytes of the largest answer taken so far: what each pull under way may bring. */
+  private var largestAnswer = 0L
+
+  /**
+   * The most pulls the window may widen to: as many of the largest answer as fit the bytes bound,
+   * and nearby at most [[RocketMQReadAhead.NearbyWidening]] times `pullsInFlight` (a broker
+   * nearby that answers late is busy, and more pulls would only load it more).
+   */
+  private def widest: Int =
+    if (pullsInFlight == 1) 1
+    else {
+      val fit = readAheadBytes / math.max(largestAnswer, 1L)
+      val most =
+        if (distant) mostPulls.toLong
+        else math.min(mostPulls.toLong, pullsInFlight.toLong * RocketMQReadAhead.NearbyWidening)
+      math.max(pullsInFlight.toLong, math.min(fit, most)).toInt
+    }
+
+  /**
+   * Whether the broker is far: no answer came sooner than [[RocketMQReadAhead.DistantNanos]]
+   * (before any answer, what the last reader of the key found).
+   */
+  private def distant: Boolean =
+    if (shortestRoundTrip == Long.MaxValue) RocketMQReadAhead.distant(windowKey)
+    else shortestRoundTrip >= RocketMQReadAhead.DistantNanos
 
   /**
    * Pulls that may be under way now: `pullsInFlight`, widened with the round trip; a reader of the
-   * same `windowKey` (the broker group) starts where the last one got to, within `widest`.
+   * same `windowKey` (the topic's broker group) starts where the last one got to, within `widest`.
    */
   private var window = math.min(widest, RocketMQReadAhead.learned(windowKey, pullsInFlight))
 
   private final class Pending(val maxMessages: Int) {
     val answer = new CompletableFuture[PullResult]()
     val issuedNanos: Long = System.nanoTime()
+    /** When the answer came (System.nanoTime), 0 before. */
+    @volatile var answeredNanos = 0L
     /** Bytes of the answer's messages, once it arrived and until the reader takes it. */
     @volatile var heldBytes = 0L
   }
@@ -125,6 +163,13 @@ private[rocketmq] final class RocketMQReadAhead(
       case Some(p) => drop(p); issue(offset, maxMessages)
       case None => issue(offset, maxMessages)
     }
+    // A reader's first pull: the pulls after it are issued at once at the step the last reader of
+    // the topic's broker group saw, not a round trip later (wrong guesses, a window's at most, are
+    // dropped unread).
+    if (requests == 1 && pullsInFlight > 1 && until != Long.MaxValue) {
+      val step = RocketMQReadAhead.learnedStep(windowKey)
+      if (step > 0) guessFrom(offset + step, step, until)
+    }
     val windowFull = outstanding.get() >= window
     val waitedBefore = waitNanos
     val result = await(pending, deadlineNanos)
@@ -134,11 +179,26 @@ private[rocketmq] final class RocketMQReadAhead(
       window = math.min(widest, window * 2)
       RocketMQReadAhead.learn(windowKey, window)
     }
+    if (result != null && pending.answeredNanos > 0 &&
+      pending.answeredNanos - pending.issuedNanos < shortestRoundTrip) {
+      shortestRoundTrip = pending.answeredNanos - pending.issuedNanos
+      if (windowKey != null) RocketMQReadAhead.roundTrips.put(windowKey, shortestRoundTrip)
+      window = math.min(window, widest)
+    }
     if (result == null) ahead.put(offset, pending)
     else if (result.getPullStatus == PullStatus.FOUND) {
       messages += result.getMsgFoundList.size()
+      if (pending.heldBytes > largestAnswer) {
+        largestAnswer = pending.heldBytes
+        window = math.min(window, widest)
+      }
       val next = result.getNextBeginOffset
       if (pullsInFlight > 1 && next > offset) {
+        // Only a pull the range's end did not shorten tells the step.
+        if (maxMessages == batchSize && next - offset != step) {
+          step = next - offset
+          RocketMQReadAhead.learnStep(windowKey, step)
+        }
         guessFrom(next, next - offset, math.min(until, result.getMaxOffset))
         // Following the end, the next pull is the one at the end: under way now, the broker holds
         // it until a message arrives, while the reader is still busy with this answer's.
@@ -168,6 +228,7 @@ private[rocketmq] final class RocketMQReadAhead(
     requests += 1
     val done: Either[Throwable, PullResult] => Unit = {
       case Right(result) =>
+        pending.answeredNanos = System.nanoTime()
         if (result.getPullStatus == PullStatus.FOUND) {
           var bytes = 0L
           result.getMsgFoundList.forEach(m => bytes += m.getStoreSize)
@@ -223,11 +284,30 @@ private[rocketmq] final class RocketMQReadAhead(
 
 private[rocketmq] object RocketMQReadAhead {
 
-  /** How many times `pullsInFlight` the window may widen to across a long round trip. */
-  val Widening = 8
+  /**
+   * The most pulls of one queue under way across a long round trip, whatever their size: 32,768
+   * messages at RocketMQ's default 32 a pull.
+   */
+  val MostPulls = 1024
 
-  /** The widest window a reader of each key (a broker group) got to, in this JVM. */
+  /** How many times `pullsInFlight` a window may widen to with a broker nearby. */
+  val NearbyWidening = 8
+
+  /** The widest window a reader of each key (a topic's broker group) got to, in this JVM. */
   private val windows = new java.util.concurrent.ConcurrentHashMap[String, Integer]()
+
+  /**
+   * Whether the last reader of `key` in this JVM got no answer sooner than [[DistantNanos]] after
+   * asking: a round trip of a distant network, not of a busy broker nearby.
+   */
+  def distant(key: String): Boolean =
+    key != null && roundTrips.getOrDefault(key, 0L).longValue() >= DistantNanos
+
+  /** The quickest answer of the last reader of each key, in ns, in this JVM. */
+  private val roundTrips = new java.util.concurrent.ConcurrentHashMap[String, java.lang.Long]()
+
+  /** A round trip that marks a broker group distant: 20 ms. */
+  val DistantNanos: Long = TimeUnit.MILLISECONDS.toNanos(20)
 
   private def learned(key: String, pullsInFlight: Int): Int =
     if (key == null || pullsInFlight <= 1) pullsInFlight
@@ -235,6 +315,14 @@ private[rocketmq] object RocketMQReadAhead {
 
   private def learn(key: String, window: Int): Unit =
     if (key != null) windows.merge(key, window, (a, b) => Integer.valueOf(math.max(a, b)))
+
+  /** The step the last reader of each key saw between its pulls, in this JVM. */
+  private val steps = new java.util.concurrent.ConcurrentHashMap[String, java.lang.Long]()
+
+  private def learnedStep(key: String): Long =
+    if (key == null) 0L else steps.getOrDefault(key, 0L).longValue()
+
+  private def learnStep(key: String, step: Long): Unit = if (key != null) steps.put(key, step)
 
   /** A wait for a pull issued ahead that shows the window too narrow for the round trip. */
   private val WaitThatWidensNanos = TimeUnit.MILLISECONDS.toNanos(1)

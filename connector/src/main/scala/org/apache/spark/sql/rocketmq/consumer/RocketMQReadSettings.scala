@@ -73,19 +73,22 @@ private[rocketmq] final case class RocketMQReadSettings(
    * endpoint to be a RocketMQ 5 proxy. A proxy drops the answer to a request, without a word, when
    * the connection already holds answers the client has not read (Apache's proxy writes no response
    * to a channel that is not writable, past 64 KiB unread): a pull answer is up to 256 KiB, so
-   * through a proxy each task pulls one at a time over a connection of its own, and no answer waits
-   * behind another. With a rate cap, each of the plan's `tasks` gets its part (see
-   * [[RocketMQRateCap.perPlannedTask]]).
+   * through a proxy each task pulls over connections of its own, one pull under way on each (at
+   * most [[RocketMQConsumerPool.ProxyConnections]]), and no answer waits behind another. With a
+   * rate cap, each of the plan's `tasks` gets its part (see [[RocketMQRateCap.perPlannedTask]]).
    */
   def asPlanned(tasks: Int, allAtOnce: Boolean): RocketMQReadSettings =
     copy(throughProxy = RocketMQEndpoint.knownProxy(connection),
       rateCap = rateCap.perPlannedTask(tasks, allAtOnce))
 
   /**
-   * Pulls a task keeps under way: one with a filter (the next offset is unknowable) or through a
-   * proxy.
+   * Pulls a task keeps under way: one with a filter (the next offset is unknowable); through a
+   * proxy, one per connection of the task's own.
    */
-  def effectivePullsInFlight: Int = if (filtered || throughProxy) 1 else pullsInFlight
+  def effectivePullsInFlight: Int =
+    if (filtered) 1
+    else if (throughProxy) math.min(pullsInFlight, RocketMQConsumerPool.ProxyConnections)
+    else pullsInFlight
 }
 
 private[rocketmq] object RocketMQReadSettings {

@@ -91,14 +91,17 @@ private[options] trait RocketMQReadOptions extends RocketMQOptionRegistry {
   val PullsInFlight: Defaulted[Int] = defaulted("pullsInFlight", PositiveInt, 16, SourceBoth,
     "Pull requests a task keeps under way for its queue: the next pulls are issued while " +
       "the last one is turned into rows (without a filter; a filtered read pulls one at a time). " +
-      "Across a long round trip (the task still waits for answers with all of them under way), " +
-      "up to 8 times as many, within readAheadBytes. 1: one pull at a time.")
+      "While the task still waits for answers with all of them under way, more: up to 8 times " +
+      "as many with a broker nearby; across a distant network (no answer within 20 ms) as many " +
+      "as the round trip needs, while that many of the largest answer fit in readAheadBytes (at " +
+      "most 1024). 1: one pull at a time.")
 
   /** Bound on answers read ahead. */
-  val ReadAheadBytes: Defaulted[Long] = defaulted("readAheadBytes", PositiveLong, 16L * 1024 * 1024,
+  val ReadAheadBytes: Defaulted[Long] = defaulted("readAheadBytes", PositiveLong, 64L * 1024 * 1024,
     SourceBoth,
     "No pull is issued ahead while the answers a task holds unread carry this many message bytes " +
-      "(a broker bounds one answer, by default to 256 KiB).",
+      "(a broker bounds one answer, by default to 256 KiB); a window widened past pullsInFlight " +
+      "keeps its pulls' answers within it too.",
     value = "positive integer (bytes)")
 
   /** Data-loss policy. */
