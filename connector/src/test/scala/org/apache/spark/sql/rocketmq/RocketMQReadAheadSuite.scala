@@ -138,18 +138,19 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(model.mostUnderWay <= 24)
   }
 
-  test("however small the answers, a window widens to MostPulls at most") {
+  test("however small the answers, a window widens to mostPulls at most") {
     val model = new ModelQueue(80000, delayMs = 30) // a distant broker's round trip
     val s = settings()
-    val reads = new RocketMQReadAhead(model.pullAsync, 80000, s.pullBatchSize, 2, 1L << 40, 5000)
+    val reads = new RocketMQReadAhead(model.pullAsync, 80000, s.pullBatchSize, 2, 1L << 40, 5000,
+      mostPulls = 64)
     val puller = new RocketMQQueuePuller(queue, 0, 80000, s, reads, () => Some("master:1"),
       () => (), () => (), () => ())
     var read = 0L
     while (puller.next() != null) read += 1
     assert(read === 80000)
-    assert(reads.pullWindow === RocketMQReadAhead.MostPulls)
-    assert(model.mostUnderWay > RocketMQReadAhead.MostPulls / 2, "the window did not widen")
-    assert(model.mostUnderWay <= RocketMQReadAhead.MostPulls)
+    assert(reads.pullWindow === 64)
+    assert(model.mostUnderWay > 32, "the window did not widen")
+    assert(model.mostUnderWay <= 64)
   }
 
   test("the next reader of a broker group starts at the window the last one widened to") {
@@ -164,6 +165,25 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(reader(new ModelQueue(10), "far/broker-a").pullWindow === first.pullWindow)
     assert(reader(new ModelQueue(10), "far/broker-b").pullWindow === 2, "another group")
     assert(reader(new ModelQueue(10), null).pullWindow === 2, "no key: nothing learned")
+  }
+
+  test("a broker group is distant when its last reader had no answer within 20 ms") {
+    val s = settings()
+    def readWith(delayMs: Long, key: String): Unit = {
+      val model = new ModelQueue(640, delayMs = delayMs)
+      val reads = new RocketMQReadAhead(model.pullAsync, 640, s.pullBatchSize, 4, 1L << 24, 5000,
+        key)
+      val puller = new RocketMQQueuePuller(queue, 0, 640, s, reads, () => Some("master:1"),
+        () => (), () => (), () => ())
+      while (puller.next() != null) {}
+    }
+    readWith(30, "far/broker-a/t")
+    assert(RocketMQReadAhead.distant("far/broker-a/t"))
+    readWith(1, "near/broker-a/t")
+    assert(!RocketMQReadAhead.distant("near/broker-a/t"))
+    readWith(1, "far/broker-a/t")
+    assert(!RocketMQReadAhead.distant("far/broker-a/t"), "the last reader found it nearby")
+    assert(!RocketMQReadAhead.distant("never/read/t"))
   }
 
   test("with a broker nearby a window widens to NearbyWidening times pullsInFlight at most") {

@@ -285,10 +285,10 @@ private[rocketmq] final class RocketMQReadAhead(
 private[rocketmq] object RocketMQReadAhead {
 
   /**
-   * The most pulls of one queue under way across a long round trip, whatever their size: 32,768
-   * messages at RocketMQ's default 32 a pull.
+   * The most pulls of one queue under way across a long round trip, however small their answers
+   * (`readAheadBytes` binds first from answers of 16 KiB up, at its default).
    */
-  val MostPulls = 1024
+  val MostPulls = 4096
 
   /** How many times `pullsInFlight` a window may widen to with a broker nearby. */
   val NearbyWidening = 8

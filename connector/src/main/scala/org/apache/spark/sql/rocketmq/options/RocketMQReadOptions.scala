@@ -94,7 +94,8 @@ private[options] trait RocketMQReadOptions extends RocketMQOptionRegistry {
       "While the task still waits for answers with all of them under way, more: up to 8 times " +
       "as many with a broker nearby; across a distant network (no answer within 20 ms) as many " +
       "as the round trip needs, while that many of the largest answer fit in readAheadBytes (at " +
-      "most 1024). 1: one pull at a time.")
+      "most 4096). Through a RocketMQ 5 proxy at most 3, each over a connection of the task's " +
+      "own. 1: one pull at a time.")
 
   /** Bound on answers read ahead. */
   val ReadAheadBytes: Defaulted[Long] = defaulted("readAheadBytes", PositiveLong, 64L * 1024 * 1024,
