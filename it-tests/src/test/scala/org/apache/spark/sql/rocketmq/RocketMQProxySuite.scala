@@ -110,9 +110,9 @@ class RocketMQProxySuite extends RocketMQSparkSuiteBase {
     assert(throughProxy > 0 && throughProxy % consumer.RocketMQConsumerPool.ProxyConnections == 0,
       s"$throughProxy consumers")
     assert(consumersMadeBy(viaProxy(topic, "consumerGroup" -> s"$group-b",
-      "pullsInFlight" -> "1")) <= 2, "one pull under way needs one connection a task thread")
+        "pullsInFlight" -> "1")) <= 2, "one pull under way needs one connection a task thread")
     assert(consumersMadeBy(Map("nameServer" -> rocketmq.nameServer, "topic" -> topic,
-      "consumerGroup" -> s"$group-c")) === 1, "a direct read shares the executor's consumer")
+        "consumerGroup" -> s"$group-c")) === 1, "a direct read shares the executor's consumer")
   }
 
   test("a pushed store-time filter through the proxy reads the later messages only") {

@@ -70,7 +70,8 @@ final class DistantBench(spark: SparkSession, results: BenchResults, kafkaClassp
         if (systems.contains("rocketmq")) {
           readRuns("rocketmq", s"batch read, $how", runs, readRocketMQ())
         }
-        if (systems.contains("kafka")) readRuns("kafka", s"batch read, $how", kafkaRuns, readKafka())
+        if (systems.contains("kafka"))
+          readRuns("kafka", s"batch read, $how", kafkaRuns, readKafka())
       }
       readBoth("nearby (through the proxy, no delay)", runs)
       proxies.foreach { case (name, _, _) =>
