@@ -42,7 +42,12 @@ final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFil
     advertisedHost: String = "127.0.0.1")
   extends AutoCloseable {
   private val dir: Path = Files.createTempDirectory("bench-kafka-")
-  private val (brokerPort, controllerPort) = (freePort(), freePort())
+  // Both sockets open while the ports are chosen: two in turn can get the same port.
+  private val (brokerPort, controllerPort) = {
+    val (broker, controller) = (new ServerSocket(0), new ServerSocket(0))
+    try (broker.getLocalPort, controller.getLocalPort)
+    finally { broker.close(); controller.close() }
+  }
   private var process: Process = _
 
   def bootstrapServers: String = s"127.0.0.1:$brokerPort"
@@ -122,12 +127,6 @@ final class KafkaProcess(kafkaClasspath: String, jvmOptions: Seq[String], logFil
       .redirectErrorStream(true)
       .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile))
       .start()
-  }
-
-  private def freePort(): Int = {
-    val socket = new ServerSocket(0)
-    try socket.getLocalPort
-    finally socket.close()
   }
 
   private def accepts(port: Int): Boolean =
