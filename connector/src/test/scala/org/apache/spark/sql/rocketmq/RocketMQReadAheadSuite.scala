@@ -92,9 +92,6 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
       }
   }
 
-  /** How many answers of 32 messages `bytes` holds: the widest a window gets with that bound. */
-  private def answersIn(bytes: Long): Long = bytes / (32L * bodyBytes)
-
   private def settings(extra: (String, String)*): RocketMQReadSettings = RocketMQReadSettings(
     new RocketMQOptions(Map("nameServer" -> "h:1", "topic" -> "t", "pullTimeoutMs" -> "2000") ++
       extra))
@@ -117,7 +114,7 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     val (got, puller) = readAll(model, 100, 4100, pullsInFlight = 4)
     assert(got === (100L until 4100L))
     assert(model.mostUnderWay > 1, "nothing was pulled ahead")
-    assert(model.mostUnderWay <= answersIn(1L << 24))
+    assert(model.mostUnderWay <= 4 * RocketMQReadAhead.NearbyWidening) // a broker nearby
     assert(puller.pulls === 125) // 4000 / 32, none wasted on a dense queue
     assert(puller.messagesPulled === 4000)
   }
@@ -261,7 +258,7 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     val model = new ModelQueue(2000, cap)
     val (got, puller) = readAll(model, 0, 2000, pullsInFlight = 4)
     assert(got === (0L until 2000L))
-    assert(model.mostUnderWay <= answersIn(1L << 24))
+    assert(model.mostUnderWay <= 4 * RocketMQReadAhead.NearbyWidening) // a broker nearby
     assert(puller.pulls > puller.messagesPulled / 32)
   }
 
