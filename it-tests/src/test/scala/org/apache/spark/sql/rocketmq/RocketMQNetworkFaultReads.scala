@@ -22,6 +22,9 @@ import java.util.concurrent.ConcurrentLinkedQueue
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader
+import org.apache.spark.sql.rocketmq.common.{RocketMQQueue, RocketMQQueueRange}
+import org.apache.spark.sql.rocketmq.options.RocketMQOptions
 import org.apache.spark.sql.streaming.{StreamingQuery, StreamingQueryException, Trigger}
 
 /** Reads through the fault proxy of [[RocketMQNetworkFaultBase]], each sink of a stream. */
@@ -87,6 +90,43 @@ trait RocketMQNetworkFaultReads extends RocketMQNetworkFaultBase {
     }
     info(s"nearby $nearbyMs ms (first $coldMs ms), through 200 ms each way $farMs ms " +
       f"(${nearbyMs.toDouble / farMs}%.2f of the speed nearby)")
+  }
+
+  test(
+    "a batch plan asks the master that served the topic's last plan how far it has indexed while " +
+      "the name server looks the route up, and uses that answer") {
+    val topic = rocketmq.newTopic("early-probe")
+    rocketmq.createTopic(topic, queues = 2)
+    rocketmq.sendBodies(topic, Seq("a", "b", "c"))
+    val listen = {
+      val socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.2"))
+      try s"127.0.0.2:${socket.getLocalPort}"
+      finally socket.close()
+    }
+    toxiproxy.proxy("nameserver-early", listen, rocketmq.nameServer)
+    val options = new RocketMQOptions(Map("nameServer" -> listen, "topic" -> topic,
+      "requestTimeoutMs" -> "60000"))
+    def planned(reader: RocketMQOffsetReader): Map[RocketMQQueue, RocketMQQueueRange] =
+      reader.fetchQueueRanges(Seq(topic), awaitIndexed = true)
+    // The first plan: the route, then the master's indexing, then the topic's stats.
+    val first = new RocketMQOffsetReader(options)
+    try {
+      assert(planned(first).values.map(r => r.max - r.min).sum === 3)
+      assert(first.requestCount === 3)
+    } finally first.close()
+    // The second, its route held back by the proxy: the master is asked before the route comes.
+    val second = new RocketMQOffsetReader(options)
+    toxiproxy.addToxic("nameserver-early", "hold", "latency", "downstream", "\"latency\":600000")
+    val plan = scala.concurrent.Future(planned(second))(scala.concurrent.ExecutionContext.global)
+    try {
+      try EmbeddedRocketMQ.awaitCondition("the master asked while the route is held", 30000)(
+          second.requestCount >= 2)
+      finally toxiproxy.removeToxic("nameserver-early", "hold")
+      val ranges = scala.concurrent.Await.result(plan, scala.concurrent.duration.Duration(60, "s"))
+      assert(ranges.values.map(r => r.max - r.min).sum === 3)
+      // Its answer stood for the indexing wait: not asked again.
+      assert(second.requestCount === 3)
+    } finally second.close()
   }
 
   test(

@@ -41,30 +41,39 @@ private[rocketmq] object RocketMQIndexing {
     try Some(api.getBrokerHAStatus(address, timeoutMs).getMasterCommitLogMaxOffset)
     catch { case e: MQBrokerException if !RocketMQRetry.isRetryable(e) => None }
 
-  /** Bytes at the end of its commit log that the broker at `address` has not indexed yet. */
-  def behindBytes(api: MQClientAPIImpl, address: String, timeoutMs: Long): Long =
-    Option(api.getBrokerRuntimeInfo(address, timeoutMs).getTable.get("dispatchBehindBytes")).fold(
-      0L)(_.toLong)
+  /**
+   * Bytes at the end of its commit log that the broker at `address` has not indexed yet; None from
+   * a broker that refuses to tell (to a user without admin rights).
+   */
+  def behindBytes(api: MQClientAPIImpl, address: String, timeoutMs: Long): Option[Long] =
+    try Some(Option(api.getBrokerRuntimeInfo(address, timeoutMs).getTable.get(
+        "dispatchBehindBytes")).fold(0L)(_.toLong))
+    catch { case e: MQBrokerException if !RocketMQRetry.isRetryable(e) => None }
 
   /**
-   * Polls until the broker has indexed its commit log up to `target` (a [[storedEnd]] taken
-   * before), or `budgetMs` passes; returns the bytes short of `target` still unindexed then (0: all
-   * indexed). Each look asks where the log ends (`storedEnd`, None keeping `target`), then how far
-   * behind its end indexing is (`behind`): what is indexed is at least the first minus the second.
-   * `onPoll` runs before each pause.
+   * Waits until the broker has indexed every message it had stored when first asked, or `budgetMs`
+   * passes; returns the bytes still unindexed then (0: all indexed, or the broker cannot tell).
+   * Nothing behind, asked after the caller began, already covers every message acknowledged before:
+   * one request, where a broker far away costs a round trip each. Otherwise the log's end then is
+   * the target, and each look after it asks where the log ends (`storedEnd`, None keeping the
+   * target), then how far behind its end indexing is (`behind`): what is indexed is at least the
+   * first minus the second. `onPoll` runs before each pause.
    */
-  def await(target: Long, budgetMs: Long)(storedEnd: () => Option[Long], behind: () => Long,
+  def await(budgetMs: Long)(storedEnd: () => Option[Long], behind: () => Option[Long],
       onPoll: () => Unit): Long = {
-    val begin = System.nanoTime()
-    var end = target
-    var lag = behind()
-    while (end - lag < target) {
-      if ((System.nanoTime() - begin) / 1000000 > budgetMs) return target - (end - lag)
-      onPoll()
-      Thread.sleep(PollMs)
-      end = storedEnd().getOrElse(target)
-      lag = behind()
+    if (behind().forall(_ <= 0)) return 0L
+    storedEnd().fold(0L) { target =>
+      val begin = System.nanoTime()
+      var end = target
+      var lag = behind().getOrElse(0L)
+      while (end - lag < target) {
+        if ((System.nanoTime() - begin) / 1000000 > budgetMs) return target - (end - lag)
+        onPoll()
+        Thread.sleep(PollMs)
+        end = storedEnd().getOrElse(target)
+        lag = behind().getOrElse(0L)
+      }
+      0L
     }
-    0L
   }
 }

@@ -15,13 +15,15 @@
  */
 package org.apache.spark.sql.rocketmq.client
 
+import java.util.concurrent.{CompletableFuture, ConcurrentHashMap, ExecutionException, Executors}
+
 import scala.util.control.NonFatal
 
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.rocketmq.RocketMQRequestException
 import org.apache.spark.sql.rocketmq.client.RocketMQOffsetReader.BrokerDown
-import org.apache.spark.sql.rocketmq.common.RocketMQRetry
+import org.apache.spark.sql.rocketmq.common.{RocketMQConnection, RocketMQRetry}
 import org.apache.spark.sql.rocketmq.errors.RocketMQErrorKinds.BrokerRequest.IndexProgress
 import org.apache.spark.sql.rocketmq.errors.RocketMQErrors
 
@@ -40,12 +42,46 @@ private[rocketmq] trait RocketMQIndexingWait extends RocketMQMetadataClient {
    */
   protected var indexedBrokers: Set[String] = _
 
+  /** Indexing probes sent before the route came, by master address ([[probeKnownMasters]]). */
+  private var earlyProbes = Map.empty[String, CompletableFuture[Option[Long]]]
+
+  /** The masters of each topic's broker groups met in this call of `fetchQueueRanges`. */
+  private var probedMasters = Map.empty[String, Set[String]]
+
+  /**
+   * Sends the indexing probe to the masters that last served `topics` in this JVM while the name
+   * server is asked for the route: across a distant network, a round trip saved a plan. A probe's
+   * answer is used only where the route names the same master.
+   */
+  protected def probeKnownMasters(topics: Seq[String]): Unit = {
+    probedMasters = Map.empty
+    earlyProbes = Map.empty
+    if (RocketMQEndpoint.knownProxy(connection)) return
+    val client = api
+    earlyProbes = topics.flatMap(t =>
+      RocketMQIndexingWait.masters.getOrDefault((connection, t),
+        Set.empty)).distinct.map { address =>
+      requestCount += 1
+      address -> CompletableFuture.supplyAsync(
+        () => RocketMQIndexing.behindBytes(client, address, timeoutMs), RocketMQIndexingWait.probes)
+    }.toMap
+  }
+
+  /** Notes that the master at `address` serves `topic` (asked now, or earlier in this call). */
+  protected def noteMaster(topic: String, address: String): Unit =
+    probedMasters += topic -> (probedMasters.getOrElse(topic, Set.empty) + address)
+
+  /** Remembers the masters this plan asked, for the next plan's early probes. */
+  protected def rememberProbedMasters(): Unit = probedMasters.foreach { case (topic, addresses) =>
+    RocketMQIndexingWait.masters.put((connection, topic), addresses)
+  }
+
   /**
    * Returns once the master at `address` has indexed every message it had stored when asked. A
    * broker acknowledges a send once the message is in its commit log and builds the queues' indexes
    * from the log a moment later (longer on a busy machine), while offsets count indexed messages
-   * only. Two requests when nothing is behind; a broker that cannot tell (RocketMQ 4.x) is not
-   * waited for. Bounded by retryTimeoutMs.
+   * only. One request when nothing is behind; a broker that cannot tell (RocketMQ 4.x, or a user
+   * without admin rights) is not waited for. Bounded by retryTimeoutMs.
    */
   protected def awaitIndexing(topic: String, broker: String, address: String): Unit = {
     def storedEnd(): Option[Long] = try {
@@ -54,9 +90,21 @@ private[rocketmq] trait RocketMQIndexingWait extends RocketMQMetadataClient {
     } catch {
       case NonFatal(e) if RocketMQRetry.isRetryable(e) => throw BrokerDown(broker, e)
     }
-    def behind(): Long = try request(broker, IndexProgress(topic), tries = 1) {
-        requestCount += 1
-        RocketMQIndexing.behindBytes(api, address, timeoutMs)
+    var early = earlyProbes.get(address)
+    earlyProbes -= address
+    def ask(): Option[Long] = {
+      requestCount += 1
+      RocketMQIndexing.behindBytes(api, address, timeoutMs)
+    }
+    // An early probe that failed (its client replaced since, or the broker down) is asked again.
+    def behind(): Option[Long] = try request(broker, IndexProgress(topic), tries = 1) {
+        early match {
+          case Some(probe) =>
+            early = None
+            try probe.get()
+            catch { case _: ExecutionException => ask() }
+          case None => ask()
+        }
       }
     catch {
       case e: RocketMQRequestException if RocketMQRetry.isRetryable(e.getCause) =>
@@ -64,14 +112,25 @@ private[rocketmq] trait RocketMQIndexingWait extends RocketMQMetadataClient {
     }
     val begin = System.nanoTime()
     var polls = 0
-    storedEnd().foreach { target =>
-      val short = RocketMQIndexing.await(target, retryTimeoutMs)(() => storedEnd(), () => behind(),
-        () => polls += 1)
-      val waitedMs = (System.nanoTime() - begin) / 1000000
-      if (polls > 0) RocketMQOffsetReader.indexingWaitMs.addAndGet(waitedMs)
-      if (short > 0) throw RocketMQErrors.indexingBehind(topic, broker, short, waitedMs)
-      if (polls > 0) indexingLog.info(
-        s"Broker '$broker' indexed what it had stored after $waitedMs ms; planning goes on")
-    }
+    val short = RocketMQIndexing.await(retryTimeoutMs)(() => storedEnd(), () => behind(),
+      () => polls += 1)
+    val waitedMs = (System.nanoTime() - begin) / 1000000
+    if (polls > 0) RocketMQOffsetReader.indexingWaitMs.addAndGet(waitedMs)
+    if (short > 0) throw RocketMQErrors.indexingBehind(topic, broker, short, waitedMs)
+    if (polls > 0) indexingLog.info(
+      s"Broker '$broker' indexed what it had stored after $waitedMs ms; planning goes on")
   }
+}
+
+private[rocketmq] object RocketMQIndexingWait {
+
+  /** The masters each topic's last plan asked, by connection and topic. */
+  private val masters = new ConcurrentHashMap[(RocketMQConnection, String), Set[String]]()
+
+  /** Threads of the early probes (each ends within the request timeout). */
+  private lazy val probes = Executors.newCachedThreadPool((r: Runnable) => {
+    val thread = new Thread(r, "rocketmq-spark-indexing-probe")
+    thread.setDaemon(true)
+    thread
+  })
 }

@@ -82,12 +82,14 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
       awaitIndexed: Boolean = false): Map[RocketMQQueue, RocketMQQueueRange] = {
     val budget = new RocketMQRetry.Budget(retryTimeoutMs)
     indexedBrokers = if (awaitIndexed) Set.empty else null
+    if (awaitIndexed) probeKnownMasters(topics)
     while (true) {
       val attempts = topics.map(topic =>
         topic -> attemptQueueRanges(topic, knownQueues.filter(_.topic == topic)))
         .map(expectGroups)
       attempts.collectFirst { case (topic, Left(unavailable)) => (topic, unavailable) } match {
         case None =>
+          if (awaitIndexed) rememberProbedMasters()
           return attempts.flatMap {
             case (_, Right(Some(ranges))) => ranges
             case _ if allowMissing => Map.empty[RocketMQQueue, RocketMQQueueRange]
@@ -206,10 +208,12 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
     addresses.get(MixAll.MASTER_ID) match {
       case Some(master) =>
         // A proxy refuses the requests that tell how far a broker has indexed: not asked.
-        if (indexedBrokers != null && !indexedBrokers.contains(master) &&
-          !RocketMQEndpoint.knownProxy(connection)) {
-          awaitIndexing(topic, name, master)
-          indexedBrokers += master
+        if (indexedBrokers != null && !RocketMQEndpoint.knownProxy(connection)) {
+          noteMaster(topic, master)
+          if (!indexedBrokers.contains(master)) {
+            awaitIndexing(topic, name, master)
+            indexedBrokers += master
+          }
         }
         queueOffsets(name, master, topic, queueCount).toSeq.flatMap(brokerRanges(topic, name, _,
           queueCount))

@@ -129,21 +129,18 @@ private[rocketmq] object RocketMQPooledPuller {
     def awaitMasterIndexed(): Unit = groupMaster().foreach { address =>
       val api = client.getMQClientAPIImpl
       val timeoutMs = settings.pullTimeoutMs
-      try RocketMQIndexing.storedEnd(api, address, timeoutMs).foreach { target =>
-          val begin = System.nanoTime()
-          val short = RocketMQIndexing.await(target, settings.retryTimeoutMs)(
-            () => RocketMQIndexing.storedEnd(api, address, timeoutMs),
-            () =>
-              RocketMQIndexing.behindBytes(api,
-                address, timeoutMs), () => ())
-          val waitedMs = (System.nanoTime() - begin) / 1000000
-          if (short > 0)
-            throw RocketMQErrors.indexingBehind(queue.topic, queue.brokerName, short, waitedMs)
-          if (waitedMs > 1000)
-            log.info(
-              s"$queue: broker '${queue.brokerName}' indexed what it stored after $waitedMs ms")
-        }
-      catch { case NonFatal(e) if RocketMQRetry.isRetryable(e) => () }
+      try {
+        val begin = System.nanoTime()
+        val short = RocketMQIndexing.await(settings.retryTimeoutMs)(
+          () => RocketMQIndexing.storedEnd(api, address, timeoutMs),
+          () => RocketMQIndexing.behindBytes(api, address, timeoutMs), () => ())
+        val waitedMs = (System.nanoTime() - begin) / 1000000
+        if (short > 0)
+          throw RocketMQErrors.indexingBehind(queue.topic, queue.brokerName, short, waitedMs)
+        if (waitedMs > 1000)
+          log.info(
+            s"$queue: broker '${queue.brokerName}' indexed what it stored after $waitedMs ms")
+      } catch { case NonFatal(e) if RocketMQRetry.isRetryable(e) => () }
     }
     new RocketMQQueuePuller(queue, from, until, settings, reads, () => groupMaster(),
       () => awaitMasterIndexed(),
