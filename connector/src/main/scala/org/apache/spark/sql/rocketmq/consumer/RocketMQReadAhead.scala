@@ -306,8 +306,11 @@ private[rocketmq] object RocketMQReadAhead {
   /** The quickest answer of the last reader of each key, in ns, in this JVM. */
   private val roundTrips = new java.util.concurrent.ConcurrentHashMap[String, java.lang.Long]()
 
-  /** A round trip that marks a broker group distant: 20 ms. */
-  val DistantNanos: Long = TimeUnit.MILLISECONDS.toNanos(20)
+  /**
+   * A round trip that marks a broker group distant: 50 ms. Below it the nearby window already
+   * carries the round trip, and a busy machine's quickest answer nearby can take tens of ms.
+   */
+  val DistantNanos: Long = TimeUnit.MILLISECONDS.toNanos(50)
 
   private def learned(key: String, pullsInFlight: Int): Int =
     if (key == null || pullsInFlight <= 1) pullsInFlight

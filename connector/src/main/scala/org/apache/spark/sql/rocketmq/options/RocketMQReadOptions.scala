@@ -92,7 +92,7 @@ private[options] trait RocketMQReadOptions extends RocketMQOptionRegistry {
     "Pull requests a task keeps under way for its queue: the next pulls are issued while " +
       "the last one is turned into rows (without a filter; a filtered read pulls one at a time). " +
       "While the task still waits for answers with all of them under way, more: up to 8 times " +
-      "as many with a broker nearby; across a distant network (no answer within 20 ms) as many " +
+      "as many with a broker nearby; across a distant network (no answer within 50 ms) as many " +
       "as the round trip needs, while that many of the largest answer fit in readAheadBytes (at " +
       "most 4096). Through a RocketMQ 5 proxy at most 3, each over a connection of the task's " +
       "own. 1: one pull at a time.")
