@@ -118,6 +118,31 @@ class RocketMQDataLossSuite extends RocketMQSparkSuiteBase {
     assert(offsets.head >= otherMin && offsets.distinct === offsets, offsets.take(5))
   }
 
+  test(
+    "a send larger than the broker's maxMessageSize fails at once naming sendBatchBytes, alone " +
+      "or in a batch, and is not resent for retryTimeoutMs") {
+    // This suite's broker keeps messages of at most 128 KiB (half its 256 KiB commit-log files).
+    def write(rows: Int, body: String, options: (String, String)*): (String, String) = {
+      val topic = rocketmq.newTopic("too-large")
+      rocketmq.createTopic(topic, queues = 1)
+      topic -> errorMessage(spark.range(0, rows, 1, 1).selectExpr(s"$body AS body")
+        .write.format("rocketmq").option("nameServer", rocketmq.nameServer).option("topic", topic)
+        .options(options.toMap).save())
+    }
+    // Alone: 400,000 characters of distinct hashes, over the compression threshold, so sent alone
+    // and compressed, to about 200 KB. In a batch: messages of 40,000 bytes under a raised
+    // compression threshold, batched up to sendBatchBytes (256 KiB; batches sent before it fills,
+    // under the broker's limit, are stored).
+    val hashes = "concat_ws('', transform(sequence(1, 6250), i -> sha2(cast(i + id AS STRING), 256)))"
+    Seq(write(1, hashes) -> 1, write(20, "repeat('x', 40000)",
+      "compressionThreshold" -> "1048576") -> 20).foreach { case ((topic, message), rows) =>
+      Seq("ROCKETMQ_SEND_FAILED.TOO_LARGE", "sendBatchBytes", "maxMessageSize").foreach { part =>
+        assert(message.contains(part), s"'$part' missing from: $message")
+      }
+      assert(rocketmq.latestOffsets(topic).values.sum < rows)
+    }
+  }
+
   test("a batch query always fails on lost data, failOnDataLoss=false or not (the spec's rule)") {
     val (topic, min, _) = topicWithExpiredOffsets()
     val fromZero = "startingOffsets" -> s"""{"$topic":{"${rocketmq.brokerName}":{"0":0}}}"""

@@ -48,7 +48,7 @@ private[rocketmq] object RocketMQRetry {
   private val log = LoggerFactory.getLogger(getClass)
 
   def isRetryable(t: Throwable): Boolean = t match {
-    case _ if isAccessDenied(t) => false
+    case _ if isAccessDenied(t) || isTooLarge(t) => false
     case _: RemotingConnectException | _: RemotingTimeoutException |
         _: RemotingSendRequestException | _: RemotingTooMuchRequestException => true
     // The client fails every request still in flight on a connection that closed (a broker killed
@@ -64,6 +64,23 @@ private[rocketmq] object RocketMQRetry {
       isRetryable(e.getCause)
     case _ => false
   }
+
+  /**
+   * Whether a send was refused as larger than the broker's `maxMessageSize` (a batch counts whole;
+   * a batch the broker answers with SYSTEM_ERROR, which otherwise means a passing fault) or the
+   * client's.
+   */
+  def isTooLarge(t: Throwable): Boolean =
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).take(5).exists {
+      case e: MQBrokerException => sizeExceeded(e.getResponseCode, e.getErrorMessage)
+      case e: MQClientException => sizeExceeded(e.getResponseCode, e.getErrorMessage)
+      case _ => false
+    }
+
+  private def sizeExceeded(code: Int, message: String): Boolean = message != null && (
+    code == RemotingSysResponseCode.SYSTEM_ERROR && message.contains("size exceeded") ||
+      code == ResponseCode.MESSAGE_ILLEGAL &&
+      (message.contains("body length limit") || message.contains("over max value")))
 
   /**
    * Whether a failed send may have stored its message all the same: it went out and no answer came

@@ -58,6 +58,8 @@ private[rocketmq] object RocketMQErrorKinds {
       extends GaveUp("TOPIC_NOT_FOUND", "nameServer" -> nameServer)
     final case class SendRetriesReached(retries: Long)
       extends GaveUp("SEND_RETRIES_REACHED", "retries" -> retries.toString)
+    final case class TooLarge(sendBatchBytes: Long)
+      extends GaveUp("TOO_LARGE", "sendBatchBytes" -> sendBatchBytes.toString)
   }
 
   /**

@@ -178,6 +178,7 @@ private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, 
 
   /** After a failed attempt: the pause before the next one, or why there is none. */
   private def retryPause(e: Throwable): Either[GaveUp, Long] = {
+    if (RocketMQRetry.isTooLarge(e)) return Left(GaveUp.TooLarge(settings.sendBatchBytes))
     if (!RocketMQRetry.isRetryable(e)) return Left(GaveUp.NotRetryable)
     // A half message that may be stored already is not sent again: both copies would be committed.
     if (halfMessages != null && RocketMQRetry.mayHaveBeenStored(e)) return Left(GaveUp.ExactlyOnce)

@@ -186,6 +186,7 @@ class RocketMQErrorsSuite extends AnyFunSuite {
     RocketMQErrors.sendFailed("t", None, cause, GaveUp.NotRetryable),
     RocketMQErrors.sendFailed("t", Some(("g", 3)), cause, GaveUp.BudgetSpent(12, 60100, 60000)),
     RocketMQErrors.sendFailed("t", None, cause, GaveUp.SendRetriesReached(2)),
+    RocketMQErrors.sendFailed("t", None, cause, GaveUp.TooLarge(262144)),
     RocketMQErrors.sendFailed("t", None, cause, GaveUp.ExactlyOnce),
     RocketMQErrors.exactlyOnceNeedsCheckpoint(),
     raised(options("deliveryGuarantee" -> "twice").validateForWrite()),
