@@ -133,9 +133,11 @@ class RocketMQDataLossSuite extends RocketMQSparkSuiteBase {
     // and compressed, to about 200 KB. In a batch: messages of 40,000 bytes under a raised
     // compression threshold, batched up to sendBatchBytes (256 KiB; batches sent before it fills,
     // under the broker's limit, are stored).
-    val hashes = "concat_ws('', transform(sequence(1, 6250), i -> sha2(cast(i + id AS STRING), 256)))"
-    Seq(write(1, hashes) -> 1, write(20, "repeat('x', 40000)",
-      "compressionThreshold" -> "1048576") -> 20).foreach { case ((topic, message), rows) =>
+    val hashes =
+      "concat_ws('', transform(sequence(1, 6250), i -> sha2(CAST(i + id AS STRING), 256)))"
+    Seq(write(1, hashes) -> 1,
+      write(20, "repeat('x', 40000)",
+        "compressionThreshold" -> "1048576") -> 20).foreach { case ((topic, message), rows) =>
       Seq("ROCKETMQ_SEND_FAILED.TOO_LARGE", "sendBatchBytes", "maxMessageSize").foreach { part =>
         assert(message.contains(part), s"'$part' missing from: $message")
       }
