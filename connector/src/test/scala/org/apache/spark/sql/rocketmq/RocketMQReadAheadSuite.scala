@@ -122,29 +122,29 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
   test(
     "a round trip longer than the reader's turn widens the window, doubling, up to as many " +
       "answers as readAheadBytes holds: the range stays exact") {
-    val model = new ModelQueue(20000, delayMs = 60) // a distant broker's round trip
+    val model = new ModelQueue(10000, delayMs = 60) // a distant broker's round trip
     val s = settings()
     val limit = 24L * 32 * bodyBytes // 24 answers, more than a nearby window's 16
-    val reads = new RocketMQReadAhead(model.pullAsync, 16000, s.pullBatchSize, 2, limit, 5000)
-    val puller = new RocketMQQueuePuller(queue, 0, 16000, s, reads, () => Some("master:1"),
+    val reads = new RocketMQReadAhead(model.pullAsync, 8000, s.pullBatchSize, 2, limit, 5000)
+    val puller = new RocketMQQueuePuller(queue, 0, 8000, s, reads, () => Some("master:1"),
       () => (), () => (), () => ())
     val got = Iterator.continually(puller.next()).takeWhile(_ != null).map(_.getQueueOffset).toList
-    assert(got === (0L until 16000L))
+    assert(got === (0L until 8000L))
     assert(reads.pullWindow === 24)
     assert(model.mostUnderWay > 16, "the window did not widen past a nearby window")
     assert(model.mostUnderWay <= 24)
   }
 
   test("however small the answers, a window widens to mostPulls at most") {
-    val model = new ModelQueue(80000, delayMs = 60) // a distant broker's round trip
+    val model = new ModelQueue(20000, delayMs = 60) // a distant broker's round trip
     val s = settings()
-    val reads = new RocketMQReadAhead(model.pullAsync, 80000, s.pullBatchSize, 2, 1L << 40, 5000,
+    val reads = new RocketMQReadAhead(model.pullAsync, 20000, s.pullBatchSize, 2, 1L << 40, 5000,
       mostPulls = 64)
-    val puller = new RocketMQQueuePuller(queue, 0, 80000, s, reads, () => Some("master:1"),
+    val puller = new RocketMQQueuePuller(queue, 0, 20000, s, reads, () => Some("master:1"),
       () => (), () => (), () => ())
     var read = 0L
     while (puller.next() != null) read += 1
-    assert(read === 80000)
+    assert(read === 20000)
     assert(reads.pullWindow === 64)
     assert(model.mostUnderWay > 32, "the window did not widen")
     assert(model.mostUnderWay <= 64)
