@@ -15,7 +15,7 @@
  */
 package org.apache.spark.sql.rocketmq.client
 
-import java.util.concurrent.{CompletableFuture, ConcurrentHashMap, ExecutionException, Executors}
+import java.util.concurrent.{CompletableFuture, ConcurrentHashMap, ExecutionException}
 
 import scala.util.control.NonFatal
 
@@ -46,7 +46,7 @@ private[rocketmq] trait RocketMQIndexingWait extends RocketMQMetadataClient {
   private var earlyProbes = Map.empty[String, CompletableFuture[Option[Long]]]
 
   /** The masters of each topic's broker groups met in this call of `fetchQueueRanges`. */
-  private var probedMasters = Map.empty[String, Set[String]]
+  private var mastersMet = Map.empty[String, Set[String]]
 
   /**
    * Sends the indexing probe to the masters that last served `topics` in this JVM while the name
@@ -54,7 +54,7 @@ private[rocketmq] trait RocketMQIndexingWait extends RocketMQMetadataClient {
    * answer is used only where the route names the same master.
    */
   protected def probeKnownMasters(topics: Seq[String]): Unit = {
-    probedMasters = Map.empty
+    mastersMet = Map.empty
     earlyProbes = Map.empty
     if (RocketMQEndpoint.knownProxy(connection)) return
     val client = api
@@ -63,16 +63,17 @@ private[rocketmq] trait RocketMQIndexingWait extends RocketMQMetadataClient {
         Set.empty)).distinct.map { address =>
       requestCount += 1
       address -> CompletableFuture.supplyAsync(
-        () => RocketMQIndexing.behindBytes(client, address, timeoutMs), RocketMQIndexingWait.probes)
+        () => RocketMQIndexing.behindBytes(client, address, timeoutMs),
+        RocketMQMetadataClient.requests)
     }.toMap
   }
 
   /** Notes that the master at `address` serves `topic` (asked now, or earlier in this call). */
   protected def noteMaster(topic: String, address: String): Unit =
-    probedMasters += topic -> (probedMasters.getOrElse(topic, Set.empty) + address)
+    mastersMet += topic -> (mastersMet.getOrElse(topic, Set.empty) + address)
 
-  /** Remembers the masters this plan asked, for the next plan's early probes. */
-  protected def rememberProbedMasters(): Unit = probedMasters.foreach { case (topic, addresses) =>
+  /** Remembers the masters this plan met, for the next plan's early probes. */
+  protected def rememberMasters(): Unit = mastersMet.foreach { case (topic, addresses) =>
     RocketMQIndexingWait.masters.put((connection, topic), addresses)
   }
 
@@ -124,13 +125,6 @@ private[rocketmq] trait RocketMQIndexingWait extends RocketMQMetadataClient {
 
 private[rocketmq] object RocketMQIndexingWait {
 
-  /** The masters each topic's last plan asked, by connection and topic. */
+  /** The masters each topic's last plan met, by connection and topic. */
   private val masters = new ConcurrentHashMap[(RocketMQConnection, String), Set[String]]()
-
-  /** Threads of the early probes (each ends within the request timeout). */
-  private lazy val probes = Executors.newCachedThreadPool((r: Runnable) => {
-    val thread = new Thread(r, "rocketmq-spark-indexing-probe")
-    thread.setDaemon(true)
-    thread
-  })
 }

@@ -17,6 +17,7 @@
 package org.apache.spark.sql.rocketmq.client
 
 import java.io.Closeable
+import java.util.concurrent.{ExecutorService, Executors}
 
 import org.apache.rocketmq.client.impl.MQClientAPIImpl
 
@@ -58,4 +59,24 @@ private[rocketmq] abstract class RocketMQMetadataClient(
       lease = null
     }
   }
+}
+
+private[rocketmq] object RocketMQMetadataClient {
+
+  /**
+   * Requests sent at once: a 1024-queue topic's bounds are 2048 requests, which one thread would
+   * send one after the other.
+   */
+  private val Parallelism = 16
+
+  /**
+   * Threads of the driver's metadata requests sent side by side (queue bounds, early indexing
+   * probes); each request ends within its timeout.
+   */
+  lazy val requests: ExecutorService = Executors.newFixedThreadPool(Parallelism,
+    (r: Runnable) => {
+      val thread = new Thread(r, "rocketmq-spark-metadata")
+      thread.setDaemon(true)
+      thread
+    })
 }

@@ -89,7 +89,7 @@ private[rocketmq] class RocketMQOffsetReader(val options: RocketMQOptions)
         .map(expectGroups)
       attempts.collectFirst { case (topic, Left(unavailable)) => (topic, unavailable) } match {
         case None =>
-          if (awaitIndexed) rememberProbedMasters()
+          if (awaitIndexed) rememberMasters()
           return attempts.flatMap {
             case (_, Right(Some(ranges))) => ranges
             case _ if allowMissing => Map.empty[RocketMQQueue, RocketMQQueueRange]

@@ -16,7 +16,7 @@
 
 package org.apache.spark.sql.rocketmq.client
 
-import java.util.concurrent.{Callable, Executors, ExecutorService, TimeUnit}
+import java.util.concurrent.{Callable, TimeUnit}
 
 import org.apache.rocketmq.client.impl.MQClientAPIImpl
 import org.apache.rocketmq.common.message.MessageQueue
@@ -33,19 +33,6 @@ import org.apache.spark.sql.rocketmq.common.RocketMQQueueRange
 private[rocketmq] object RocketMQQueueBounds {
 
   /**
-   * Queues asked at once: a 1024-queue topic is 2048 requests, which one thread would send one
-   * after the other.
-   */
-  private val Parallelism = 16
-
-  private lazy val pool: ExecutorService = Executors.newFixedThreadPool(Parallelism,
-    (r: Runnable) => {
-      val thread = new Thread(r, "rocketmq-spark-queue-bounds")
-      thread.setDaemon(true)
-      thread
-    })
-
-  /**
    * [min, max) of each of `queues` (all on the broker group at `address`), by queue id. Each
    * request is retried as `retry` says; the first request that fails for good fails the whole call
    * with its error.
@@ -59,7 +46,7 @@ private[rocketmq] object RocketMQQueueBounds {
     if (queues.size <= 2) queues.map(q => q.getQueueId -> one(q)).toMap
     else {
       val futures = queues.map(q =>
-        q.getQueueId -> pool.submit(new Callable[RocketMQQueueRange] {
+        q.getQueueId -> RocketMQMetadataClient.requests.submit(new Callable[RocketMQQueueRange] {
           override def call(): RocketMQQueueRange = one(q)
         }))
       try futures.map { case (id, f) => id -> f.get(timeoutMs * 64, TimeUnit.MILLISECONDS) }.toMap
