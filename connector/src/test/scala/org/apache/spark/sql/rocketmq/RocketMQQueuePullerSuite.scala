@@ -88,7 +88,8 @@ class RocketMQQueuePullerSuite extends AnyFunSuite {
     val reads = new RocketMQReadAhead(
       (offset, max, done) => {
         asked += offset -> max
-        if (script.isEmpty) fail(s"an unexpected pull at $offset") else done(script.dequeue())
+        if (script.isEmpty) fail(s"an unexpected pull at $offset")
+        else done(script.dequeue().map(r => new RocketMQReadAhead.Answer(0L, () => r)))
       }, until, s.pullBatchSize, pullsInFlight = 1, readAheadBytes = 1L << 20,
       answerTimeoutMs = 1000)
     val puller =

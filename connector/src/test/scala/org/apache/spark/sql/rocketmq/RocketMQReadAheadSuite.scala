@@ -49,8 +49,9 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   /**
    * A queue of messages at offsets `[0, size)`: a pull returns at most `maxMessages` and at most
-   * `cap(offset)` of them, answered after `delayMs` on another thread, or fails as `fail` says. It
-   * records how many pulls were under way at most and how many answer bytes were held at most.
+   * `cap(offset)` of them, answered after `delayMs` on another thread, or fails as `fail` says; an
+   * answer's messages are made when it is decoded. It records how many pulls were under way at
+   * most, and the threads that decoded answers.
    */
   private final class ModelQueue(size: Long, cap: Long => Int = _ => 32, delayMs: Long = 1,
       fail: Long => Option[Exception] = _ => None) {
@@ -61,16 +62,18 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     var issuedBeforeAnswers = 0
     private var answered = false
     private var handedOver = 0
+    /** Threads answers were decoded on. */
+    val decodedOn = java.util.concurrent.ConcurrentHashMap.newKeySet[Thread]()
 
-    def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit)
-        : Unit = {
+    def pullAsync(offset: Long, maxMessages: Int,
+        done: Either[Throwable, RocketMQReadAhead.Answer] => Unit): Unit = {
       synchronized {
         underWay += 1; mostUnderWay = math.max(mostUnderWay, underWay); pulls += 1
         if (!answered) issuedBeforeAnswers += 1
       }
       answerThreads.schedule((() => {
               synchronized { underWay -= 1; answered = true }
-              done(fail(offset).toLeft(answer(offset, maxMessages)))
+              done(fail(offset).toLeft(undecoded(offset, maxMessages)))
               synchronized(handedOver += 1)
             }): Runnable, delayMs, TimeUnit.MILLISECONDS)
     }
@@ -78,10 +81,18 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     /** Every pull issued so far has been answered, and its answer handed over. */
     def settled: Boolean = synchronized(handedOver == pulls)
 
-    private def answer(offset: Long, maxMessages: Int): PullResult =
+    private def undecoded(offset: Long, maxMessages: Int): RocketMQReadAhead.Answer = {
+      val end = math.min(size, offset + math.min(maxMessages, cap(offset)))
+      new RocketMQReadAhead.Answer(math.max(0L, end - offset) * bodyBytes,
+        () => {
+          decodedOn.add(Thread.currentThread())
+          answer(offset, end)
+        })
+    }
+
+    private def answer(offset: Long, end: Long): PullResult =
       if (offset >= size) new PullResult(PullStatus.NO_NEW_MSG, offset, 0, size, null)
       else {
-        val end = math.min(size, offset + math.min(maxMessages, cap(offset)))
         val found = (offset until end).map { o =>
           val m = new MessageExt()
           m.setQueueOffset(o)
@@ -117,6 +128,8 @@ class RocketMQReadAheadSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(model.mostUnderWay <= 4 * RocketMQReadAhead.NearbyWidening) // a broker nearby
     assert(puller.pulls === 125) // 4000 / 32, none wasted on a dense queue
     assert(puller.messagesPulled === 4000)
+    assert(model.decodedOn.asScala === Set(Thread.currentThread()),
+      "answers were decoded off the reader's thread")
   }
 
   test(

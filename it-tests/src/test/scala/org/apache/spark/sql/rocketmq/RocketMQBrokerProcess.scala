@@ -39,11 +39,14 @@ import org.apache.spark.sql.rocketmq.EmbeddedRocketMQ.awaitCondition
  * boots while the broker runs, so a restart only loads the store. Logs go to `logs/` under
  * [[storeDirectory]]; [[close]] (or JVM exit) kills both JVMs and deletes the store (kept when the
  * environment has ROCKETMQ_IT_KEEP_BROKER_STORE=true). `brokerJvmOptions` are the broker JVM's heap
- * and collector flags (the bench gives it what Kafka gets).
+ * and collector flags (the bench gives it what Kafka gets); `brokerSettings`, `key=value` settings
+ * of the broker, its store or its server (`brokerIP1`, the address it tells clients, and
+ * `bindAddress`, the one it listens on, put it behind a proxy).
  */
 final class RocketMQBrokerProcess(
     val commitLogFileSize: Int = 16 * 1024 * 1024,
-    brokerJvmOptions: Seq[String] = Seq("-Xmx512m", "-XX:+UseSerialGC"))
+    brokerJvmOptions: Seq[String] = Seq("-Xmx512m", "-XX:+UseSerialGC"),
+    brokerSettings: Seq[String] = Nil)
   extends AutoCloseable {
   import RocketMQBrokerProcess._
 
@@ -74,7 +77,11 @@ final class RocketMQBrokerProcess(
   def nameServer: String = s"127.0.0.1:$namesrvPort"
   def brokerPort: Int = port
   def haPort: Int = port + 1
-  def brokerAddress: String = s"127.0.0.1:$port"
+  /** The address the broker tells clients (`brokerIP1` among `brokerSettings`, else 127.0.0.1). */
+  def brokerAddress: String = s"$advertisedHost:$port"
+  private val advertisedHost = brokerSettings.collectFirst {
+    case setting if setting.startsWith("brokerIP1=") => setting.stripPrefix("brokerIP1=")
+  }.getOrElse("127.0.0.1")
   def isRunning: Boolean = synchronized(broker != null && broker.process.isAlive)
 
   /** Starts the name server and the broker JVM; returns once the broker is registered. */
@@ -236,7 +243,7 @@ final class RocketMQBrokerProcess(
   private def newJvm(): BrokerJvm = new BrokerJvm(logDir, brokerJvmOptions,
     Seq(nameServer, storeDirectory.toString, port.toString, haPort.toString, brokerName,
       clusterName,
-      commitLogFileSize.toString))
+      commitLogFileSize.toString) ++ brokerSettings)
 }
 
 object RocketMQBrokerProcess {

@@ -168,6 +168,7 @@ object RocketMQBrokerProcessMain {
     }
     MixAll.properties2Object(settings, brokerConfig)
     MixAll.properties2Object(settings, storeConfig)
+    MixAll.properties2Object(settings, netty)
 
     // initialize() loads the store; after a SIGKILL the `abort` file is still there and it recovers
     // the commit log abnormally (re-checking the last files message by message).

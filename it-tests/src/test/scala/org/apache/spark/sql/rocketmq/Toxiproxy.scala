@@ -85,7 +85,8 @@ object Toxiproxy {
   /** The Toxiproxy release built: its Go module at this version. */
   val Module = "github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0"
 
-  private lazy val root = Paths.get(sys.props.getOrElse("rocketmq.spark.repoRoot", "."))
+  private lazy val root =
+    Paths.get(sys.props.getOrElse("rocketmq.spark.repoRoot", ".")).toAbsolutePath
 
   /** The server binary, built with `go install` the first time (its module cache under target/). */
   lazy val binary: Path = {

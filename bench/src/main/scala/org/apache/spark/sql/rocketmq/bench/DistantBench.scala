@@ -20,28 +20,29 @@ import java.net.ServerSocket
 import java.nio.file.Path
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, Toxiproxy}
+import org.apache.spark.sql.rocketmq.{RocketMQBrokerProcess, Toxiproxy}
 
 /**
  * A batch read across a slow network beside the same read nearby, for the connector and Spark's
- * Kafka connector behind the same fault proxy (Toxiproxy) in the same run: a RocketMQ broker of
- * its own (in this JVM, its name server behind the proxy too) and a Kafka broker (its own process),
- * both telling clients the proxy's addresses, each filled with the same messages. Nearby is the
+ * Kafka connector behind the same fault proxy (Toxiproxy) in the same run: a RocketMQ broker and
+ * a Kafka broker, each in a process of its own with the same JVM flags (`brokerJvmOptions`), both
+ * telling clients the proxy's addresses (RocketMQ's name server, in this JVM, behind the proxy
+ * too), each filled with the same messages. Nearby is the
  * proxy without a fault; far is `delayMs` added to the bytes each way. Both connectors on their
  * defaults. Each read's first run is reported on its own, beside the median of the runs after it
  * (Kafka's far read: its first run alone). `systems`: those measured (rocketmq, kafka).
  */
 final class DistantBench(spark: SparkSession, results: BenchResults, kafkaClasspath: String,
-    kafkaJvmOptions: Seq[String], kafkaLog: Path, messages: Int, bodyBytes: Int, queues: Int,
+    brokerJvmOptions: Seq[String], kafkaLog: Path, messages: Int, bodyBytes: Int, queues: Int,
     runs: Int, delayMs: Int, systems: Seq[String]) {
 
   private val Far = "127.0.0.2" // the loopback address clients are told: the proxy's
 
   def measure(): Unit = {
     val toxiproxy = Toxiproxy.start()
-    val rocketmq = new EmbeddedRocketMQ(commitLogFileSize = 1024 * 1024 * 1024,
-      advertisedHost = Far).start()
-    val kafka = new KafkaProcess(kafkaClasspath, kafkaJvmOptions, kafkaLog, Far).start()
+    val rocketmq = new RocketMQBrokerProcess(commitLogFileSize = 1024 * 1024 * 1024,
+      brokerJvmOptions, Seq(s"brokerIP1=$Far", "bindAddress=127.0.0.1")).start()
+    val kafka = new KafkaProcess(kafkaClasspath, brokerJvmOptions, kafkaLog, Far).start()
     try {
       val nameServerPort = freePort()
       val proxies = Seq(
@@ -51,7 +52,7 @@ final class DistantBench(spark: SparkSession, results: BenchResults, kafkaClassp
       proxies.foreach { case (name, listen, upstream) => toxiproxy.proxy(name, listen, upstream) }
       val nameServer = s"$Far:$nameServerPort"
       val bootstrap = s"$Far:${kafka.port}"
-      val topic = rocketmq.newTopic("bench-distant")
+      val topic = "bench-distant"
       rocketmq.createTopic(topic, queues)
       kafka.createTopic(topic, queues)
       val rows = spark.range(0, messages.toLong, 1, queues)
@@ -60,7 +61,7 @@ final class DistantBench(spark: SparkSession, results: BenchResults, kafkaClassp
       rows.selectExpr("body AS value").write.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
         .option("kafka.enable.idempotence", "false").save()
-      require(rocketmq.latestOffsets(topic).values.sum == messages)
+      require(rocketmq.maxOffsets(topic).values.sum == messages)
       require(kafka.endOffsets(topic) == messages)
       def readRocketMQ() = spark.read.format("rocketmq").option("nameServer", nameServer)
         .option("topic", topic).load()
@@ -83,7 +84,7 @@ final class DistantBench(spark: SparkSession, results: BenchResults, kafkaClassp
       readBoth(s"$delayMs ms each way", kafkaRuns = 0)
     } finally {
       kafka.close()
-      rocketmq.stop()
+      rocketmq.close()
       toxiproxy.close()
     }
   }

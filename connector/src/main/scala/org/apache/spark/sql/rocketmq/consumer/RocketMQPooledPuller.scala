@@ -76,17 +76,17 @@ private[rocketmq] object RocketMQPooledPuller {
       }
     }
     val messageQueue = queue.toMessageQueue(settings.connection)
-    val selector = settings.selector
+    val pulls = new RocketMQUndecodedPulls(messageQueue, settings.selector)
     val awaiting = Array.fill(leases.size)(new AtomicInteger())
-    def pullAsync(offset: Long, maxMessages: Int, done: Either[Throwable, PullResult] => Unit)
-        : Unit = {
+    def pullAsync(offset: Long, maxMessages: Int,
+        done: Either[Throwable, RocketMQReadAhead.Answer] => Unit): Unit = {
       val lane = awaiting.indices.minBy(awaiting(_).get())
       val consumer = leases(lane).client
       awaiting(lane).incrementAndGet()
       val callback = new PullCallback {
         override def onSuccess(result: PullResult): Unit = {
           awaiting(lane).decrementAndGet()
-          done(Right(result))
+          done(Right(pulls.answer(consumer, result)))
         }
         override def onException(e: Throwable): Unit = {
           awaiting(lane).decrementAndGet()
@@ -95,11 +95,8 @@ private[rocketmq] object RocketMQPooledPuller {
       }
       // An open range long-polls: at the queue's end the broker holds the pull until a message
       // arrives (for at most the consumer's suspend time, RocketMQConsumerPool.LongPollMs).
-      if (until == Open)
-        consumer.pullBlockIfNotFoundWithMessageSelector(messageQueue, selector, offset, maxMessages,
-          callback)
-      else
-        consumer.pull(messageQueue, selector, offset, maxMessages, callback, settings.pullTimeoutMs)
+      pulls.pull(consumer, offset, maxMessages, block = until == Open, settings.pullTimeoutMs,
+        callback)
     }
     val answerTimeoutMs =
       if (until == Open) RocketMQConsumerPool.LongPollAnswerTimeoutMs else settings.pullTimeoutMs

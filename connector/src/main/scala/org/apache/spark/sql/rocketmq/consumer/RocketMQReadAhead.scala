@@ -60,11 +60,12 @@ import org.apache.rocketmq.remoting.exception.RemotingTimeoutException
  * turns the answer into rows is on its way already).
  *
  * `pullAsync(offset, maxMessages, done)` issues one pull and calls `done` exactly once with its
- * answer or failure (possibly on the calling thread). A failure is thrown to the reader, whose
- * retry rules apply. Single reader thread; `done` runs on the client's callback threads.
+ * answer or failure (possibly on the calling thread). An answer is held as it came and decoded on
+ * the reader's thread when taken ([[RocketMQReadAhead.Answer]]). A failure is thrown to the reader,
+ * whose retry rules apply. Single reader thread; `done` runs on the client's callback threads.
  */
 private[rocketmq] final class RocketMQReadAhead(
-    pullAsync: (Long, Int, Either[Throwable, PullResult] => Unit) => Unit,
+    pullAsync: (Long, Int, Either[Throwable, RocketMQReadAhead.Answer] => Unit) => Unit,
     until: Long,
     batchSize: Int,
     pullsInFlight: Int,
@@ -114,7 +115,7 @@ private[rocketmq] final class RocketMQReadAhead(
   private var window = math.min(widest, RocketMQReadAhead.learned(windowKey, pullsInFlight))
 
   private final class Pending(val maxMessages: Int) {
-    val answer = new CompletableFuture[PullResult]()
+    val answer = new CompletableFuture[RocketMQReadAhead.Answer]()
     val issuedNanos: Long = System.nanoTime()
     /** When the answer came (System.nanoTime), 0 before. */
     @volatile var answeredNanos = 0L
@@ -172,7 +173,8 @@ private[rocketmq] final class RocketMQReadAhead(
     }
     val windowFull = outstanding.get() >= window
     val waitedBefore = waitNanos
-    val result = await(pending, deadlineNanos)
+    val answer = await(pending, deadlineNanos)
+    val result = if (answer == null) null else answer.decoded()
     if (guessed.isDefined && windowFull &&
       waitNanos - waitedBefore >= RocketMQReadAhead.WaitThatWidensNanos &&
       until != Long.MaxValue) {
@@ -226,16 +228,12 @@ private[rocketmq] final class RocketMQReadAhead(
     val pending = new Pending(maxMessages)
     outstanding.incrementAndGet()
     requests += 1
-    val done: Either[Throwable, PullResult] => Unit = {
-      case Right(result) =>
+    val done: Either[Throwable, RocketMQReadAhead.Answer] => Unit = {
+      case Right(answer) =>
         pending.answeredNanos = System.nanoTime()
-        if (result.getPullStatus == PullStatus.FOUND) {
-          var bytes = 0L
-          result.getMsgFoundList.forEach(m => bytes += m.getStoreSize)
-          pending.heldBytes = bytes
-          held.addAndGet(bytes)
-        }
-        pending.answer.complete(result)
+        pending.heldBytes = answer.bytes
+        held.addAndGet(answer.bytes)
+        pending.answer.complete(answer)
       case Left(error) => pending.answer.completeExceptionally(error)
     }
     try pullAsync(offset, maxMessages, done)
@@ -256,15 +254,15 @@ private[rocketmq] final class RocketMQReadAhead(
    * The answer of `pending`, its slot freed; a pull without an answer in time frees it when it
    * ends. Null when `deadlineNanos` comes first (the pull stays outstanding).
    */
-  private def await(pending: Pending, deadlineNanos: Long): PullResult = {
+  private def await(pending: Pending, deadlineNanos: Long): RocketMQReadAhead.Answer = {
     val start = System.nanoTime()
     val giveUpNanos = pending.issuedNanos + TimeUnit.MILLISECONDS.toNanos(answerTimeoutMs)
     try {
-      val result =
+      val answer =
         pending.answer.get(math.min(giveUpNanos, deadlineNanos) - start, TimeUnit.NANOSECONDS)
       held.addAndGet(-pending.heldBytes)
       outstanding.decrementAndGet()
-      result
+      answer
     } catch {
       case e: ExecutionException =>
         outstanding.decrementAndGet()
@@ -283,6 +281,16 @@ private[rocketmq] final class RocketMQReadAhead(
 }
 
 private[rocketmq] object RocketMQReadAhead {
+
+  /**
+   * A broker's answer to one pull as it came: `bytes` of messages it carries (0 unless found), and
+   * `decode`, which makes the answer the reader gets; it runs once, on the reader's thread, when the
+   * reader takes the answer. Answers held ahead across a long round trip are then the broker's
+   * bytes, not the many small objects per message that the collector copies while they wait.
+   */
+  final class Answer(val bytes: Long, decode: () => PullResult) {
+    def decoded(): PullResult = decode()
+  }
 
   /**
    * The most pulls of one queue under way across a long round trip, however small their answers
