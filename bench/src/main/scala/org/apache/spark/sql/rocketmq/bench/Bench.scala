@@ -34,7 +34,8 @@ import org.apache.spark.sql.rocketmq.{EmbeddedRocketMQ, RocketMQBrokerProcess, R
  * Usage: Bench --kafka-classpath <file> --out <results.json> [--quick] [--sections read,plain,...]
  * [--logs <dir>] [--realtime-seconds <seconds of each realtime run>] [--realtime-runs
  * <system>/<query>/<rate>,...] [--planning-queues 1024,16x1024 (see PlanningBench)]
- * [--distant-messages N] [--distant-runs N] [--distant-systems rocketmq,kafka (see DistantBench)]
+ * [--distant-messages N] [--distant-runs N] [--distant-systems rocketmq,python,kafka
+ * (see DistantBench)]
  * The sections
  * `pulls` (batch reads with 4, 8, 16 and 32 pulls under way, taken in turns) and `realtime`
  * (real-time queries topic to topic from pyspark 4.3, and beside them each system's own clients
@@ -310,7 +311,8 @@ object Bench {
           logs.resolve(s"kafka-distant-${System.currentTimeMillis()}.log"), messages, BodyBytes,
           Queues, options.get("distant-runs").map(_.toInt).getOrElse(sizes.runs), delayMs = 200,
           options.get("distant-systems").map(_.split(",").toSeq).getOrElse(Seq("rocketmq",
-            "kafka"))).measure()
+            "python", "kafka")),
+          PythonLatencyBench.venvPython(Paths.get(""))).measure()
       }
       if (sections.contains("heap")) {
         new HeapBench(spark, results, rocketmq, HeapReaderMiB, sizes.heapBacklogBytes, BodyBytes,

@@ -19,6 +19,8 @@ package org.apache.spark.sql.rocketmq.bench
 import java.net.ServerSocket
 import java.nio.file.Path
 
+import com.fasterxml.jackson.databind.ObjectMapper
+
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.rocketmq.{RocketMQBrokerProcess, Toxiproxy}
 
@@ -30,11 +32,13 @@ import org.apache.spark.sql.rocketmq.{RocketMQBrokerProcess, Toxiproxy}
  * too), each filled with the same messages. Nearby is the
  * proxy without a fault; far is `delayMs` added to the bytes each way. Both connectors on their
  * defaults. Each read's first run is reported on its own, beside the median of the runs after it
- * (Kafka's far read: its first run alone). `systems`: those measured (rocketmq, kafka).
+ * (Kafka's far read: its first run alone). `systems`: those measured: rocketmq, python (the
+ * connector from a PySpark program, `bench/python_read.py` on `python`, a virtualenv's with the
+ * wheel: a Spark of its own, `local[2]` on its defaults) and kafka.
  */
 final class DistantBench(spark: SparkSession, results: BenchResults, kafkaClasspath: String,
     brokerJvmOptions: Seq[String], kafkaLog: Path, messages: Int, bodyBytes: Int, queues: Int,
-    runs: Int, delayMs: Int, systems: Seq[String]) {
+    runs: Int, delayMs: Int, systems: Seq[String], python: => Path) {
 
   private val Far = "127.0.0.2" // the loopback address clients are told: the proxy's
 
@@ -43,6 +47,11 @@ final class DistantBench(spark: SparkSession, results: BenchResults, kafkaClassp
     val rocketmq = new RocketMQBrokerProcess(commitLogFileSize = 1024 * 1024 * 1024,
       brokerJvmOptions, Seq(s"brokerIP1=$Far", "bindAddress=127.0.0.1")).start()
     val kafka = new KafkaProcess(kafkaClasspath, brokerJvmOptions, kafkaLog, Far).start()
+    val program = if (systems.contains("python")) {
+      val started = new PythonProgram(Seq(python.toString, "bench/python_read.py"))
+      println(s"BENCH distant: pyspark ${started.await("STARTED")}")
+      Some(started)
+    } else None
     try {
       val nameServerPort = freePort()
       val proxies = Seq(
@@ -71,6 +80,7 @@ final class DistantBench(spark: SparkSession, results: BenchResults, kafkaClassp
         if (systems.contains("rocketmq")) {
           readRuns("rocketmq", s"batch read, $how", runs, readRocketMQ())
         }
+        program.foreach(readFromPython(_, nameServer, topic, s"batch read from Python, $how"))
         if (systems.contains("kafka"))
           readRuns("kafka", s"batch read, $how", kafkaRuns, readKafka())
       }
@@ -83,6 +93,7 @@ final class DistantBench(spark: SparkSession, results: BenchResults, kafkaClassp
       // Spark's Kafka connector takes minutes to read far on its defaults: its first run alone.
       readBoth(s"$delayMs ms each way", kafkaRuns = 0)
     } finally {
+      program.foreach(_.finish())
       kafka.close()
       rocketmq.close()
       toxiproxy.close()
@@ -100,6 +111,23 @@ final class DistantBench(spark: SparkSession, results: BenchResults, kafkaClassp
     }
     results.add(Figure("distant", s"$name, first run", system, "msg/s", values.take(1)))
     if (runs > 0) results.add(Figure("distant", name, system, "msg/s", values.drop(1)))
+  }
+
+  private val json = new ObjectMapper()
+
+  /** [[readRuns]] in the PySpark program: the read as it times it, in its own Spark. */
+  private def readFromPython(program: PythonProgram, nameServer: String, topic: String,
+      name: String): Unit = {
+    val ask = json.writeValueAsString(java.util.Map.of("nameServer", nameServer, "topic", topic))
+    val values = (0 to runs).map { _ =>
+      program.tell(s"RUN $ask")
+      val result = json.readTree(program.await("RESULT"))
+      val bytes = result.get("bytes").asLong()
+      require(bytes == messages.toLong * bodyBytes, s"Python's $name read $bytes bytes of bodies")
+      messages / result.get("seconds").asDouble()
+    }
+    results.add(Figure("distant", s"$name, first run", "rocketmq", "msg/s", values.take(1)))
+    if (runs > 0) results.add(Figure("distant", name, "rocketmq", "msg/s", values.drop(1)))
   }
 
   private def freePort(): Int = {

@@ -126,9 +126,9 @@ private[rocketmq] object RocketMQConsumerPool {
    * A reader following a queue's end gets thousands of small answers a second (each long poll is
    * answered as soon as a message arrives). By default the client passes each answer from the
    * connection's thread to a codec pool and then to a callback pool before the waiting task has it;
-   * here the connection's thread decodes it and completes the task's wait itself: two thread
+   * here the connection's thread reads the frame and completes the task's wait itself: two thread
    * hand-offs fewer for every message read (docs/bench-real-time.md measures them). Bounded reads
-   * keep both pools, which decode their large answers side by side. Set after `start`, before the
+   * keep both pools, which read their large frames side by side. Set after `start`, before the
    * first pull: a connection takes its handlers when it is made, at its first request.
    */
   private def answerOnConnectionThread(consumer: DefaultMQPullConsumer): Unit = {
