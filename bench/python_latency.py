@@ -205,16 +205,22 @@ def main() -> None:
         "--kafka-jars", required=True, help="comma-separated jars of Spark's Kafka connector"
     )
     args = parser.parse_args()
-    builder = configure_spark_with_rocketmq(
-        SparkSession.builder.master("local[2]")
-        .appName("rocketmq-spark-bench-python")
+    spark = bench_session("rocketmq-spark-bench-python", {"spark.jars": args.kafka_jars})
+    serve(spark, spark.version, one_run, "rocketmq-spark-bench-python-")
+
+
+def bench_session(app: str, conf: Dict[str, str], master: str = "local[2]") -> SparkSession:
+    """A user's session on the machine: ``master`` with the connector, no UI, and ``conf``."""
+    builder = (
+        SparkSession.builder.master(master)
+        .appName(app)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.host", "127.0.0.1")
-        .config("spark.jars", args.kafka_jars)
     )
-    spark = builder.getOrCreate()
-    serve(spark, spark.version, one_run, "rocketmq-spark-bench-python-")
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    return configure_spark_with_rocketmq(builder).getOrCreate()
 
 
 def serve(

@@ -28,9 +28,9 @@ import time
 from typing import Any, Dict
 
 from pyspark.sql import SparkSession
-from python_latency import reply, serve
+from python_latency import bench_session, reply, serve
 
-from rocketmq_spark import configure_spark_with_rocketmq, read_rocketmq
+from rocketmq_spark import read_rocketmq
 
 
 def one_read(spark: SparkSession, run: Dict[str, Any], scratch: str) -> None:
@@ -42,14 +42,7 @@ def one_read(spark: SparkSession, run: Dict[str, Any], scratch: str) -> None:
 
 
 def main() -> None:
-    builder = configure_spark_with_rocketmq(
-        SparkSession.builder.master("local[2]")
-        .appName("rocketmq-spark-bench-python-read")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.host", "127.0.0.1")
-    )
-    spark = builder.getOrCreate()
+    spark = bench_session("rocketmq-spark-bench-python-read", {})
     serve(spark, spark.version, one_read, "rocketmq-spark-bench-python-read-")
 
 

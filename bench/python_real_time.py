@@ -57,6 +57,7 @@ from typing import Any, Dict, List, Optional
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from python_latency import (
+    bench_session,
     reply,
     serve,
     source,
@@ -64,7 +65,6 @@ from python_latency import (
 )  # the bench's folder is this program's first import path
 
 from rocketmq_spark import (
-    configure_spark_with_rocketmq,
     real_time_trigger,
     write_rocketmq_stream,
 )
@@ -349,15 +349,14 @@ def main() -> None:
     parser.add_argument("--shuffle-partitions", type=int, required=True)
     args = parser.parse_args()
     master = f"local[{args.slots}]"
-    spark = configure_spark_with_rocketmq(
-        SparkSession.builder.master(master)
-        .appName("rocketmq-spark-bench-real-time")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.jars", args.kafka_jars)
-        .config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
-    ).getOrCreate()
+    spark = bench_session(
+        "rocketmq-spark-bench-real-time",
+        {
+            "spark.jars": args.kafka_jars,
+            "spark.sql.shuffle.partitions": str(args.shuffle_partitions),
+        },
+        master,
+    )
     jvm_pid = (
         spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getPid()
     )

@@ -283,10 +283,11 @@ private[rocketmq] final class RocketMQReadAhead(
 private[rocketmq] object RocketMQReadAhead {
 
   /**
-   * A broker's answer to one pull as it came: `bytes` of messages it carries (0 unless found), and
-   * `decode`, which makes the answer the reader gets; it runs once, on the reader's thread, when the
-   * reader takes the answer. Answers held ahead across a long round trip are then the broker's
-   * bytes, not the many small objects per message that the collector copies while they wait.
+   * A broker's answer to one pull as it came: `bytes` of messages it carries (0 unless found),
+   * and `decode`, which makes the answer the reader gets; it runs once, on the reader's thread,
+   * when the reader takes the answer. Answers held ahead across a long round trip are then the
+   * broker's bytes, not the many small objects per message that the collector copies while they
+   * wait.
    */
   final class Answer(val bytes: Long, decode: () => PullResult) {
     def decoded(): PullResult = decode()
