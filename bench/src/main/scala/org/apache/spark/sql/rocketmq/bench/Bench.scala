@@ -293,7 +293,8 @@ object Bench {
       }
       if (sections.contains("proxy")) {
         new ProxyBench(spark, results, sizes.messages, BodyBytes, Queues, sizes.runs,
-          planningRounds = math.max(sizes.planningRounds / 4, 1)).measure(rocketmq, rocketmqTopic,
+          planningRounds = math.max(sizes.planningRounds / 4, 1),
+          PythonLatencyBench.venvPython(Paths.get(""))).measure(rocketmq, rocketmqTopic,
           plain)
       }
       if (sections.contains("readafterwrite")) {

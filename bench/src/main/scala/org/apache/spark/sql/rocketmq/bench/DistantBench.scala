@@ -19,8 +19,6 @@ package org.apache.spark.sql.rocketmq.bench
 import java.net.ServerSocket
 import java.nio.file.Path
 
-import com.fasterxml.jackson.databind.ObjectMapper
-
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.rocketmq.{RocketMQBrokerProcess, Toxiproxy}
 
@@ -47,11 +45,7 @@ final class DistantBench(spark: SparkSession, results: BenchResults, kafkaClassp
     val rocketmq = new RocketMQBrokerProcess(commitLogFileSize = 1024 * 1024 * 1024,
       brokerJvmOptions, Seq(s"brokerIP1=$Far", "bindAddress=127.0.0.1")).start()
     val kafka = new KafkaProcess(kafkaClasspath, brokerJvmOptions, kafkaLog, Far).start()
-    val program = if (systems.contains("python")) {
-      val started = new PythonProgram(Seq(python.toString, "bench/python_read.py"))
-      println(s"BENCH distant: pyspark ${started.await("STARTED")}")
-      Some(started)
-    } else None
+    val fromPython = if (systems.contains("python")) Some(new PythonReads(python)) else None
     try {
       val nameServerPort = freePort()
       val proxies = Seq(
@@ -78,11 +72,13 @@ final class DistantBench(spark: SparkSession, results: BenchResults, kafkaClassp
         .option("subscribe", topic).load().selectExpr("value AS body")
       def readBoth(how: String, kafkaRuns: Int): Unit = {
         if (systems.contains("rocketmq")) {
-          readRuns("rocketmq", s"batch read, $how", runs, readRocketMQ())
+          readRuns("rocketmq", s"batch read, $how", runs)(timed("rocketmq", readRocketMQ()))
         }
-        program.foreach(readFromPython(_, nameServer, topic, s"batch read from Python, $how"))
+        fromPython.foreach(p =>
+          readRuns("rocketmq", s"batch read from Python, $how", runs)(
+            p.read(nameServer, topic, messages.toLong * bodyBytes)))
         if (systems.contains("kafka"))
-          readRuns("kafka", s"batch read, $how", kafkaRuns, readKafka())
+          readRuns("kafka", s"batch read, $how", kafkaRuns)(timed("kafka", readKafka()))
       }
       readBoth("nearby (through the proxy, no delay)", runs)
       proxies.foreach { case (name, _, _) =>
@@ -93,41 +89,29 @@ final class DistantBench(spark: SparkSession, results: BenchResults, kafkaClassp
       // Spark's Kafka connector takes minutes to read far on its defaults: its first run alone.
       readBoth(s"$delayMs ms each way", kafkaRuns = 0)
     } finally {
-      program.foreach(_.finish())
+      fromPython.foreach(_.close())
       kafka.close()
       rocketmq.close()
       toxiproxy.close()
     }
   }
 
-  private def readRuns(system: String, name: String, runs: Int, read: => DataFrame): Unit = {
-    // Every run sums the bodies' lengths: a read that came back short must not count as fast.
-    val values = (0 to runs).map { _ =>
-      val start = System.nanoTime()
-      val bytes = read.selectExpr("sum(length(body))").head().getLong(0)
-      val seconds = (System.nanoTime() - start) / 1e9
-      require(bytes == messages.toLong * bodyBytes, s"$system's $name read $bytes bytes of bodies")
-      messages / seconds
-    }
-    results.add(Figure("distant", s"$name, first run", system, "msg/s", values.take(1)))
-    if (runs > 0) results.add(Figure("distant", name, system, "msg/s", values.drop(1)))
+  /**
+   * Seconds a read in this JVM took. It sums the bodies' lengths: a read that came back short must
+   * not count as fast.
+   */
+  private def timed(system: String, read: => DataFrame): Double = {
+    val start = System.nanoTime()
+    val bytes = read.selectExpr("sum(length(body))").head().getLong(0)
+    val seconds = (System.nanoTime() - start) / 1e9
+    require(bytes == messages.toLong * bodyBytes, s"$system's read summed $bytes bytes of bodies")
+    seconds
   }
 
-  private val json = new ObjectMapper()
-
-  /** [[readRuns]] in the PySpark program: the read as it times it, in its own Spark. */
-  private def readFromPython(program: PythonProgram, nameServer: String, topic: String,
-      name: String): Unit = {
-    val ask = json.writeValueAsString(java.util.Map.of("nameServer", nameServer, "topic", topic))
-    val values = (0 to runs).map { _ =>
-      program.tell(s"RUN $ask")
-      val result = json.readTree(program.await("RESULT"))
-      val bytes = result.get("bytes").asLong()
-      require(bytes == messages.toLong * bodyBytes, s"Python's $name read $bytes bytes of bodies")
-      messages / result.get("seconds").asDouble()
-    }
-    results.add(Figure("distant", s"$name, first run", "rocketmq", "msg/s", values.take(1)))
-    if (runs > 0) results.add(Figure("distant", name, "rocketmq", "msg/s", values.drop(1)))
+  private def readRuns(system: String, name: String, runs: Int)(seconds: => Double): Unit = {
+    val values = (0 to runs).map(_ => messages / seconds)
+    results.add(Figure("distant", s"$name, first run", system, "msg/s", values.take(1)))
+    if (runs > 0) results.add(Figure("distant", name, system, "msg/s", values.drop(1)))
   }
 
   private def freePort(): Int = {

@@ -16,6 +16,8 @@
 
 package org.apache.spark.sql.rocketmq.bench
 
+import java.nio.file.Path
+
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.SparkSession
@@ -27,13 +29,14 @@ import org.apache.spark.sql.rocketmq.{RocketMQPlainClients, RocketMQProxyProcess
  * what managed RocketMQ 5 services serve) beside the same broker asked directly, in the same run: a
  * batch read of the filled topic, a batch write, and the planning of a read of 8 and of 1024 queues
  * (through a proxy each queue's offsets are two requests, where a direct cluster answers one per
- * broker group); beside the reads, RocketMQ's own pull consumer over the same endpoints. Each
+ * broker group); beside the reads, RocketMQ's own pull consumer over the same endpoints, and the
+ * same reads from a PySpark program ([[PythonReads]], on `python`). Each
  * figure's first run is reported on its own (cold: the connection's first plan, the proxy's first
  * routes), beside the median of the runs after it.
  */
 final class ProxyBench(spark: SparkSession, results: BenchResults, messages: Int, bodyBytes: Int,
     queues: Int,
-    runs: Int, planningRounds: Int) {
+    runs: Int, planningRounds: Int, python: => Path) {
 
   def measure(broker: RocketMQSystem, filledTopic: String, plain: PlainClientThroughput): Unit = {
     val proxy =
@@ -56,6 +59,13 @@ final class ProxyBench(spark: SparkSession, results: BenchResults, messages: Int
           } finally clients.close()
         }
       }
+      // The same reads from a PySpark program, as most users run them.
+      val fromPython = new PythonReads(python)
+      try endpoints.foreach { case (how, endpoint) =>
+          coldAndWarm("read", s"batch read from Python, $how", "msg/s", runs)(_ =>
+            messages / fromPython.read(endpoint, filledTopic, messages.toLong * bodyBytes))
+        }
+      finally fromPython.close()
       val rows = spark.range(0, messages.toLong, 1, queues).selectExpr(
         s"repeat('x', $bodyBytes) AS body").cache()
       require(rows.count() == messages)
