@@ -12,13 +12,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""A batch read as a PySpark user runs it: the Python half of the bench's ``distant`` section.
+"""A batch read as a PySpark user runs it: the Python half of the bench's ``distant`` and ``proxy``
+sections.
 
-The bench's JVM (``DistantBench``) owns the broker and the fault proxy; this process is the user's
-PySpark program (``local[2]``, the wheel installed in ``.venv``). Each ``RUN {json}`` line names a
-``nameServer`` and a ``topic``; this process reads the whole topic with ``read_rocketmq``, sums the
-bodies' lengths, and answers ``RESULT {json}`` with the ``seconds`` the read took and the ``bytes``
-it summed. ``EXIT`` ends it.
+The bench's JVM (``PythonReads``) owns the broker and any proxy in front of it; this process is the
+user's PySpark program (``local[2]``, the wheel installed in ``.venv``). Each ``RUN {json}`` line
+names a ``nameServer`` and a ``topic``; this process reads the whole topic with ``read_rocketmq``,
+sums the bodies' lengths, and answers ``RESULT {json}`` with the ``seconds`` the read took and the
+``bytes`` it summed. ``EXIT`` ends it.
 """
 
 from __future__ import annotations

@@ -62,6 +62,9 @@ private[rocketmq] object RocketMQPooledPuller {
       else if (until != Open && inFlight > 1 && RocketMQReadAhead.distant(windowKey)) {
         RocketMQConsumerPool.DistantConnections
       } else 0
+    // Built before any consumer is borrowed: a selector the client cannot build leaves none held.
+    val messageQueue = queue.toMessageQueue(settings.connection)
+    val pulls = new RocketMQUndecodedPulls(messageQueue, settings.selector)
     val leases = borrow(settings, until == Open, ownConnections)
     val consumer: DefaultMQPullConsumer = leases.head.client
     if (settings.sqlFilter.isDefined) {
@@ -75,8 +78,6 @@ private[rocketmq] object RocketMQPooledPuller {
             RocketMQErrors.pullFailed(queue, from, e, GaveUp.NotRetryable))
       }
     }
-    val messageQueue = queue.toMessageQueue(settings.connection)
-    val pulls = new RocketMQUndecodedPulls(messageQueue, settings.selector)
     val awaiting = Array.fill(leases.size)(new AtomicInteger())
     def pullAsync(offset: Long, maxMessages: Int,
         done: Either[Throwable, RocketMQReadAhead.Answer] => Unit): Unit = {
