@@ -17,11 +17,19 @@
 package org.apache.spark.sql.rocketmq
 
 import java.nio.charset.StandardCharsets
+import java.util.UUID
+import java.util.concurrent.{CountDownLatch, TimeUnit}
+import java.util.concurrent.atomic.AtomicInteger
 
-import org.apache.rocketmq.common.message.Message
+import org.apache.rocketmq.client.producer.DefaultMQProducer
+import org.apache.rocketmq.common.message.{Message, MessageClientIDSetter}
+import org.apache.rocketmq.remoting.RPCHook
+import org.apache.rocketmq.remoting.protocol.{RemotingCommand, RequestCode}
 
 import org.apache.spark.sql.rocketmq.options.RocketMQOptions
-import org.apache.spark.sql.rocketmq.producer.{RocketMQMessageSender, RocketMQWriteSettings}
+import org.apache.spark.sql.rocketmq.producer.{
+  RocketMQMessageSender, RocketMQStoredCheck, RocketMQWriteSettings
+}
 
 class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
   import testImplicits._
@@ -284,5 +292,60 @@ class RocketMQBatchWriteSuite extends RocketMQSparkSuiteBase {
           new String(m.getBody, StandardCharsets.UTF_8).take(4))
       assert(inQueueOrder === keyed.map(r => f"${r._1}%04d"), s"$key out of order")
     }
+  }
+
+  test(
+    "a request in doubt whose key the broker does not find at first is looked up again before " +
+      "it is sent again: stored meanwhile, it is not sent twice, even by a task that has no " +
+      "acknowledgement of its own; not found twice, it is sent again") {
+    val topic = rocketmq.newTopic()
+    rocketmq.createTopic(topic, queues = 1)
+    // Holds the second look-up of a key until the test has stored the message: a broker that took
+    // the request in before a pause stores it after the first look-up has answered.
+    val lookUps = new AtomicInteger()
+    val stored = new CountDownLatch(1)
+    val hook = new RPCHook {
+      override def doBeforeRequest(address: String, request: RemotingCommand): Unit =
+        if (request.getCode == RequestCode.QUERY_MESSAGE && lookUps.incrementAndGet() == 2) {
+          assert(stored.await(60, TimeUnit.SECONDS), "the message was never stored")
+        }
+      override def doAfterResponse(address: String, request: RemotingCommand,
+          response: RemotingCommand): Unit = ()
+    }
+    val producer = new DefaultMQProducer(s"stored-check-${UUID.randomUUID()}", hook)
+    producer.setNamesrvAddr(rocketmq.nameServer)
+    producer.setInstanceName(s"stored-check-${UUID.randomUUID()}")
+    producer.start()
+    def keyed(body: String): (Message, String) = {
+      val message = new Message(topic, body.getBytes(StandardCharsets.UTF_8))
+      MessageClientIDSetter.setUniqID(message)
+      (message, MessageClientIDSetter.getUniqID(message))
+    }
+    try {
+      val control = producer.send(keyed("control")._1) // the producer learns the topic's route
+      val brokerName = control.getMessageQueue.getBrokerName
+      // A task whose every request is in doubt: its check has seen no acknowledgement.
+      val (late, lateKey) = keyed("late")
+      val verdict = new RocketMQStoredCheck(producer, 1000L, new RocketMQStoredCheck.Indexes)
+        .stored(topic, lateKey, System.currentTimeMillis(), None)
+      EmbeddedRocketMQ.awaitCondition("the first look-up", 30000)(lookUps.get >= 1)
+      producer.send(late)
+      rocketmq.awaitIndexed()
+      stored.countDown()
+      assert(verdict.get(60, TimeUnit.SECONDS) === RocketMQStoredCheck.Stored)
+      // Never stored: with no control key the broker's index cannot be believed; with one (an
+      // earlier task's acknowledgement, shared through the producer) it can.
+      val neverKey = keyed("never")._2
+      val unknown = new RocketMQStoredCheck(producer, 1000L, new RocketMQStoredCheck.Indexes)
+      assert(unknown.stored(topic, neverKey, System.currentTimeMillis(), None)
+        .get(60, TimeUnit.SECONDS) === RocketMQStoredCheck.CannotTell)
+      val indexes = new RocketMQStoredCheck.Indexes
+      new RocketMQStoredCheck(producer, 1000L, indexes).acknowledged(brokerName, topic,
+        control.getMsgId, System.currentTimeMillis())
+      assert(new RocketMQStoredCheck(producer, 1000L, indexes)
+        .stored(topic, neverKey, System.currentTimeMillis(), None)
+        .get(60, TimeUnit.SECONDS) === RocketMQStoredCheck.NotStored)
+    } finally producer.shutdown()
+    assert(storedBodies(topic).sorted === Seq("control", "late"))
   }
 }

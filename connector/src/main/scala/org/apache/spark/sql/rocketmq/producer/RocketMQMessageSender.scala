@@ -64,7 +64,8 @@ private[rocketmq] final class RocketMQMessageSender(
   /** Records each message stored in RocketMQ's message trace (null: the write is not traced). */
   private[producer] val trace = lease.client.trace.orNull
   private[producer] val routes = new RocketMQSendRoutes(producer, settings.sendTimeoutMs)
-  private[producer] val storedCheck = new RocketMQStoredCheck(producer, settings.sendTimeoutMs)
+  private[producer] val storedCheck =
+    new RocketMQStoredCheck(producer, settings.sendTimeoutMs, lease.client.indexes)
   private[producer] val inFlight = new Semaphore(settings.effectiveMaxInFlightMessages)
   private val byteBudget = math.min(settings.maxInFlightBytes, Int.MaxValue.toLong).toInt
   /** Holds this task to its part of maxMessagesPerSecond / maxBytesPerSecond (null: no cap). */

@@ -44,8 +44,12 @@ private[rocketmq] object RocketMQProducerPool {
   final case class Key(connection: RocketMQConnection, group: String, compressionThreshold: Int,
       lane: Long = 0L, traceTopic: Option[String] = None)
 
-  /** A pooled producer and, when its writes are traced, what records them. */
+  /**
+   * A pooled producer, what it learnt of its brokers' key indexes and, when its writes are traced,
+   * what records them.
+   */
   final class Pooled(val producer: DefaultMQProducer, val trace: Option[RocketMQSendTrace]) {
+    val indexes = new RocketMQStoredCheck.Indexes
     def close(): Unit =
       try producer.shutdown()
       finally trace.foreach(_.close())

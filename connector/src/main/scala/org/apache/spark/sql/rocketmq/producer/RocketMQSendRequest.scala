@@ -140,7 +140,10 @@ private[producer] final class RocketMQSendRequest(owner: RocketMQMessageSender, 
         result.getSendStatus.toString))
     } else {
       if (halfMessages != null) halfMessages.record(result, seq, shardingKey != null)
-      else storedCheck.acknowledged(result.getMessageQueue.getBrokerName, key, startMs)
+      else {
+        storedCheck.acknowledged(result.getMessageQueue.getBrokerName, message.getTopic, key,
+          startMs)
+      }
       if (trace != null) {
         if (traced != null) trace.stored(result, startMs, traced)
         else trace.stored(result, startMs, message)

@@ -31,25 +31,25 @@ import org.apache.spark.sql.rocketmq.common.RocketMQRetry
 /**
  * Asks the brokers whether a send whose answer was lost (a timeout, a connection reset) was stored,
  * before it is sent again: each request's first message has a unique key the brokers index. A key
- * not found counts only where the same broker group's index was seen to find a key it acknowledged
- * to this sender (a broker may keep no index), and only when it is not found again a while later: a
- * broker may still be storing a request it took in before the look-up (after a pause, say).
+ * not found is never believed at once: a broker may still be storing a request it took in before
+ * the look-up (after a pause, say), so it is looked up again a while later. Not found twice counts
+ * only where the same broker group's index was seen to find a key it acknowledged to the producer
+ * (a broker may keep no index); what the producer learnt of that is `indexes`, shared by the tasks
+ * that borrow it, as a task whose every request is in doubt has no acknowledgement of its own.
  */
-private[producer] final class RocketMQStoredCheck(producer: DefaultMQProducer, timeoutMs: Long) {
+private[rocketmq] final class RocketMQStoredCheck(producer: DefaultMQProducer, timeoutMs: Long,
+    indexes: RocketMQStoredCheck.Indexes) {
   import RocketMQStoredCheck._
 
-  /** Per broker group, the first key it acknowledged to this sender, and when that was sent. */
-  private val controls = new ConcurrentHashMap[String, (String, Long)]()
-
-  /** Broker groups whose index found their control key. */
-  private val indexing = ConcurrentHashMap.newKeySet[String]()
+  /** A broker given as long as a send to store what it took in, and at least a second. */
+  private val secondLookMs = math.max(SecondLookMs, timeoutMs)
 
   private def client = producer.getDefaultMQProducerImpl.getMqClientFactory
 
-  /** Broker group `brokerName` stored the request keyed `key`, sent at `sentMs`. */
-  def acknowledged(brokerName: String, key: String, sentMs: Long): Unit =
-    if (key != null && !controls.containsKey(brokerName))
-      controls.putIfAbsent(brokerName, (key, sentMs))
+  /** Broker group `brokerName` stored the request keyed `key` to `topic`, sent at `sentMs`. */
+  def acknowledged(brokerName: String, topic: String, key: String, sentMs: Long): Unit =
+    if (key != null && !indexes.controls.containsKey(brokerName))
+      indexes.controls.putIfAbsent(brokerName, Control(topic, key, sentMs))
 
   /**
    * Whether the request keyed `key`, sent to `topic` (as the broker names it) at `sentMs`, is
@@ -58,47 +58,49 @@ private[producer] final class RocketMQStoredCheck(producer: DefaultMQProducer, t
    */
   def stored(topic: String, key: String, sentMs: Long, brokerName: Option[String])
       : CompletableFuture[Verdict] =
-    lookUpOnce(topic, key, sentMs, brokerName).thenCompose[Verdict] {
-      case NotStored =>
+    lookUpOnce(topic, key, sentMs, brokerName, judged = false).thenCompose[Verdict] {
+      case NotFound =>
         val again = new CompletableFuture[Verdict]()
-        RocketMQRetry.schedule(SecondLookMs) {
-          lookUpOnce(topic, key, sentMs, brokerName).whenComplete { (verdict, error) =>
-            if (error != null) again.completeExceptionally(error) else again.complete(verdict)
+        RocketMQRetry.schedule(secondLookMs) {
+          lookUpOnce(topic, key, sentMs, brokerName, judged = true).whenComplete {
+            (verdict, error) =>
+              if (error != null) again.completeExceptionally(error) else again.complete(verdict)
           }
         }
         again
       case other => done(other)
     }
 
-  private def lookUpOnce(topic: String, key: String, sentMs: Long, brokerName: Option[String])
-      : CompletableFuture[Verdict] = {
+  /** One round of look-ups; a key not found is [[NotFound]] unless `judged` (the second look). */
+  private def lookUpOnce(topic: String, key: String, sentMs: Long, brokerName: Option[String],
+      judged: Boolean): CompletableFuture[Verdict] = {
     val masters = try mastersOf(topic, brokerName)
     catch { case NonFatal(_) => Nil }
     if (masters.isEmpty) return CompletableFuture.completedFuture(NotAnswered)
     val asked = masters.map { case (name, address) =>
       lookUp(address, topic, key, sentMs).thenCompose[Verdict] {
         case Found(messages) if messages.nonEmpty => done(Stored)
-        case Found(_) => indexes(name, address, topic)
+        case Found(_) => if (judged) indexFinds(name, address) else done(NotFound)
         case Refused(_) => done(CannotTell)
         case Unanswered(_) => done(NotAnswered)
       }
     }
     CompletableFuture.allOf(asked: _*).thenApply[Verdict] { _ =>
       val verdicts = asked.map(_.join())
-      Seq(Stored, NotAnswered, CannotTell).find(verdicts.contains).getOrElse(NotStored)
+      Seq(Stored, NotAnswered, NotFound, CannotTell).find(verdicts.contains).getOrElse(NotStored)
     }
   }
 
   /**
    * NotStored where `name`'s index finds its control key, else why a key not found tells nothing.
    */
-  private def indexes(name: String, address: String, topic: String): CompletableFuture[Verdict] =
-    if (indexing.contains(name)) done(NotStored)
+  private def indexFinds(name: String, address: String): CompletableFuture[Verdict] =
+    if (indexes.indexing.contains(name)) done(NotStored)
     else {
-      val control = controls.get(name)
+      val control = indexes.controls.get(name)
       if (control == null) done(CannotTell)
-      else lookUp(address, topic, control._1, control._2).thenApply[Verdict] {
-        case Found(messages) if messages.nonEmpty => indexing.add(name); NotStored
+      else lookUp(address, control.topic, control.key, control.sentMs).thenApply[Verdict] {
+        case Found(messages) if messages.nonEmpty => indexes.indexing.add(name); NotStored
         case Unanswered(_) => NotAnswered
         case _ => CannotTell
       }
@@ -127,7 +129,19 @@ private[producer] final class RocketMQStoredCheck(producer: DefaultMQProducer, t
   }
 }
 
-private[producer] object RocketMQStoredCheck {
+private[rocketmq] object RocketMQStoredCheck {
+
+  /**
+   * What a producer learnt of its brokers' key indexes: per broker group, the first message it
+   * acknowledged (the control), and the groups whose index was seen to find theirs.
+   */
+  final class Indexes {
+    private[producer] val controls = new ConcurrentHashMap[String, Control]()
+    private[producer] val indexing = ConcurrentHashMap.newKeySet[String]()
+  }
+
+  /** A message a broker group acknowledged: its topic (as the broker names it), key, send time. */
+  private[producer] final case class Control(topic: String, key: String, sentMs: Long)
 
   /** What the brokers say of a send whose answer was lost. */
   sealed trait Verdict
@@ -139,8 +153,10 @@ private[producer] object RocketMQStoredCheck {
   case object NotAnswered extends Verdict
   /** No broker can say (no index, or the look-up refused): sending again may store it twice. */
   case object CannotTell extends Verdict
+  /** Not found by a first look, which is never believed: only between the two looks. */
+  private[producer] case object NotFound extends Verdict
 
-  /** When a key not found is looked up again, to be believed. */
+  /** The least wait before a key not found is looked up again, to be believed. */
   private val SecondLookMs = 1000L
 
   private def done(verdict: Verdict): CompletableFuture[Verdict] =
