@@ -308,6 +308,13 @@ lazy val RocketMQ49 = config("rocketmq49")
 // broker (RocketMQProxyProcess).
 lazy val RocketMQProxy = config("rocketmqproxy")
 
+// The test and bench JVMs' RocketMQ servers (in-JVM, the harness's, RocketMQ 4.9's) speak plain text
+// only, as the broker processes of the clusters and the proxy do: in its default mode a server
+// also accepts TLS, with a self-signed certificate it makes at each start, an RSA key pair per
+// server (a name server, a broker's two): seconds of CPU a start on the 2-core test machine. TLS is
+// tested on servers of its own (`dev/rocketmq-harness --tls`), which set their mode themselves.
+val plainTextServers = Seq("-Dtls.server.mode=disabled")
+
 lazy val itTests = (project in file("it-tests"))
   .dependsOn(connector % "compile->compile;test->test")
   .configs(RocketMQ49, RocketMQProxy)
@@ -333,17 +340,19 @@ lazy val itTests = (project in file("it-tests"))
     // classpath file exportHarnessClasspath writes.
     Test / javaOptions +=
       s"-Drocketmq.proxy.javaArgs=${(target.value / "proxy-java-args").getAbsolutePath}",
+    Test / javaOptions ++= plainTextServers,
     Test / test := (Test / test).dependsOn(exportHarnessClasspath).value,
     Test / testOnly := (Test / testOnly).dependsOn(exportHarnessClasspath).evaluated,
     exportHarnessClasspath := {
       val cp = (Test / fullClasspath).value.map(_.data.getAbsolutePath).mkString(
         java.io.File.pathSeparator)
+      val serverFlags = JavaModuleOptions.all ++ plainTextServers
       val out = target.value / "harness-java-args"
-      IO.write(out, (JavaModuleOptions.all :+ "-cp" :+ cp).mkString("\n") + "\n")
+      IO.write(out, (serverFlags :+ "-cp" :+ cp).mkString("\n") + "\n")
       val cp49 = Classpaths.managedJars(RocketMQ49, classpathTypes.value, update.value)
         .map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
       IO.write(target.value / "rocketmq49-java-args",
-        (JavaModuleOptions.all :+ "-cp" :+ cp49).mkString("\n") + "\n")
+        (serverFlags :+ "-cp" :+ cp49).mkString("\n") + "\n")
       val cpProxy = Classpaths.managedJars(RocketMQProxy, classpathTypes.value, update.value)
         .map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator)
       IO.write(target.value / "proxy-java-args",
@@ -437,7 +446,8 @@ lazy val bench = (project in file("bench"))
               "commons-pool2")
               .exists(jar.getName.startsWith)
           }
-      val flags = JavaModuleOptions.all ++ Seq(s"-Dbench.kafkaVersion=$kafkaVersion",
+      val flags = JavaModuleOptions.all ++ plainTextServers ++ Seq(
+        s"-Dbench.kafkaVersion=$kafkaVersion",
         s"-Dbench.realTimeSparkVersion=$realTimeSparkVersion",
         s"-Dbench.realTimeKafkaJars=${realTimeKafkaJars.map(_.getAbsolutePath).mkString(",")}",
         "-cp", cp)
