@@ -308,11 +308,11 @@ lazy val RocketMQ49 = config("rocketmq49")
 // broker (RocketMQProxyProcess).
 lazy val RocketMQProxy = config("rocketmqproxy")
 
-// The test and bench JVMs' RocketMQ servers (in-JVM, the harness's, RocketMQ 4.9's) speak plain text
-// only, as the broker processes of the clusters and the proxy do: in its default mode a server
-// also accepts TLS, with a self-signed certificate it makes at each start, an RSA key pair per
-// server (a name server, a broker's two): seconds of CPU a start on the 2-core test machine. TLS is
-// tested on servers of its own (`dev/rocketmq-harness --tls`), which set their mode themselves.
+// The test and bench JVMs' RocketMQ servers (in-JVM, the harness's, RocketMQ 4.9's) speak plain
+// text only, as the broker processes of the clusters and the proxy do: in its default mode a
+// server also accepts TLS, with a self-signed certificate it makes at each start, an RSA key pair
+// per server (a name server, a broker's two): seconds of CPU a start on the 2-core test machine.
+// TLS is tested on servers of its own (`dev/rocketmq-harness --tls`), which set their own mode.
 val plainTextServers = Seq("-Dtls.server.mode=disabled")
 
 lazy val itTests = (project in file("it-tests"))

@@ -31,7 +31,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from embedded_rocketmq import EmbeddedRocketMQProcess  # noqa: E402
-from spark_processes import CLIENT_LOG_OPTION  # noqa: E402
+from spark_processes import spark_java_options  # noqa: E402
 
 API = os.environ.get("ROCKETMQ_SPARK_API", "classic")
 if API not in ("classic", "connect"):
@@ -109,7 +109,7 @@ def _classic_session() -> Any:
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
         # The RocketMQ client's own log file goes under the build tree, not ~/logs/rocketmqlogs.
-        .config("spark.driver.extraJavaOptions", CLIENT_LOG_OPTION)
+        .config("spark.driver.extraJavaOptions", spark_java_options())
     )
     return configure_spark_with_rocketmq(builder).getOrCreate()
 

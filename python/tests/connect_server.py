@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Optional
 
 from embedded_rocketmq import REPO_ROOT
-from spark_processes import CLIENT_LOG_OPTION, spark_env, spark_submit
+from spark_processes import spark_env, spark_java_options, spark_submit
 from waiting import wait_until
 
 
@@ -77,7 +77,7 @@ class SparkConnectServerProcess:
             "--conf",
             "spark.sql.shuffle.partitions=2",
             "--conf",
-            f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
+            f"spark.driver.extraJavaOptions={spark_java_options()}",
         ]
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self._log_path, "wb") as log:

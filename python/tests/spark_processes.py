@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
+import class_archive
 from embedded_rocketmq import REPO_ROOT
 from waiting import wait_until  # noqa: F401  (re-exported: the tests import it from here)
 
@@ -33,6 +34,14 @@ CLIENT_LOGS = REPO_ROOT / "it-tests" / "target" / "client-logs"
 CLIENT_LOG_OPTION = f"-Drocketmq.log.root={CLIENT_LOGS}"
 
 #: PYSPARK_SUBMIT_ARGS for a script that builds its own session: local[2] on loopback, no UI.
+
+
+def spark_java_options(*extra: str) -> str:
+    """JVM options of the tests' Spark drivers and executors: the RocketMQ client's log in the build
+    tree, and the class archive of this pyspark, where there is one (class_archive.py)."""
+    return " ".join(filter(None, [CLIENT_LOG_OPTION, class_archive.java_options(), *extra]))
+
+
 LOCAL_SUBMIT_ARGS = (
     "--master local[2] --conf spark.ui.enabled=false --conf spark.driver.host=127.0.0.1 "
     f"--conf spark.driver.bindAddress=127.0.0.1 --driver-java-options {CLIENT_LOG_OPTION} "
@@ -62,11 +71,11 @@ def submit_command(
         "spark.sql.shuffle.partitions": "1",
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
-        "spark.driver.extraJavaOptions": f"{CLIENT_LOG_OPTION} {driver_java_options}".strip(),
+        "spark.driver.extraJavaOptions": spark_java_options(driver_java_options),
     }
     if master.startswith("local-cluster"):
         settings["spark.executor.memory"] = "768m"
-        settings["spark.executor.extraJavaOptions"] = CLIENT_LOG_OPTION
+        settings["spark.executor.extraJavaOptions"] = spark_java_options()
     settings.update(conf or {})
     command = [spark_submit(), "--master", master, "--jars", jar]
     if driver_memory:

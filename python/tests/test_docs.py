@@ -35,7 +35,7 @@ import pytest
 
 from embedded_rocketmq import REPO_ROOT
 from rocketmq_spark import jar_path
-from spark_processes import CLIENT_LOG_OPTION
+from spark_processes import spark_java_options
 from waiting import wait_until
 
 PAGES = [REPO_ROOT / "README.md", REPO_ROOT / "python" / "README.md"] + sorted(
@@ -262,7 +262,7 @@ def test_scala_examples_run(rocketmq, example_topics, tmp_path: Path) -> None:
             "--conf",
             "spark.sql.shuffle.partitions=2",
             "--driver-java-options",
-            CLIENT_LOG_OPTION,
+            spark_java_options(),
             "-i",
             str(path),
         ],

@@ -28,7 +28,7 @@ import pytest
 
 from connect_server import accepts
 from embedded_rocketmq import REPO_ROOT, unique_topic
-from spark_processes import CLIENT_LOG_OPTION, run_or_dump_threads, spark_env
+from spark_processes import run_or_dump_threads, spark_env, spark_java_options
 from test_docs import DOCUMENTED_NAME_SERVER, PIPELINE_ONLY, Example, examples
 
 pytestmark = pytest.mark.cross_version
@@ -90,7 +90,9 @@ def test_a_pipeline_reads_rocketmq_into_a_streaming_table_and_writes_it_to_a_roc
     assert not accepts(LOCAL_CONNECT_PORT), (
         f"port {LOCAL_CONNECT_PORT} is taken: spark-pipelines' own Connect server needs it"
     )
-    java_options = " ".join(filter(None, [os.environ.get("JAVA_TOOL_OPTIONS"), CLIENT_LOG_OPTION]))
+    java_options = " ".join(
+        filter(None, [os.environ.get("JAVA_TOOL_OPTIONS"), spark_java_options()])
+    )
     # `python` and `spark-pipelines` of the command are this interpreter's.
     path = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
     env = spark_env(SPARK_LOCAL_IP="127.0.0.1", JAVA_TOOL_OPTIONS=java_options, PATH=path)

@@ -32,7 +32,7 @@ import pytest
 
 from embedded_rocketmq import EmbeddedRocketMQProcess, unique_topic
 from rocketmq_spark import jar_path, read_rocketmq, write_rocketmq
-from spark_processes import CLIENT_LOG_OPTION, spark_env, spark_submit
+from spark_processes import spark_env, spark_java_options, spark_submit
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +108,7 @@ def test_acl_credentials_from_the_environment_of_spark_submit(acl_rocketmq, tmp_
         "--jars",
         str(jar_path()),
         "--conf",
-        f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
+        f"spark.driver.extraJavaOptions={spark_java_options()}",
         str(script),
         acl_rocketmq.name_server,
         topic,

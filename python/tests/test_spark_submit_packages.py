@@ -35,7 +35,7 @@ import pytest
 
 import rocketmq_spark
 from embedded_rocketmq import REPO_ROOT, unique_topic
-from spark_processes import CLIENT_LOG_OPTION, spark_env, spark_submit
+from spark_processes import spark_env, spark_java_options, spark_submit
 
 GROUP = "io.github.rocketmq-spark"
 # The artifact for the running pyspark: the test runs in the cross-version legs too (pyspark 3.5 is
@@ -107,7 +107,7 @@ def test_spark_submit_packages_writes_and_reads(rocketmq, tmp_path: Path) -> Non
         "--conf",
         f"spark.jars.ivy={ivy}",
         "--conf",
-        f"spark.driver.extraJavaOptions={CLIENT_LOG_OPTION}",
+        f"spark.driver.extraJavaOptions={spark_java_options()}",
         str(script),
         rocketmq.name_server,
         topic,
