@@ -61,8 +61,9 @@ def java_options() -> str:
 
 
 def make() -> Path:
-    """Makes the archive, unless it is there: a driver runs a small batch job and writes the classes
-    it loaded as it exits (written under another name first, so no JVM maps half a file)."""
+    """Makes the archive, unless it is there: a driver runs a small job
+    (scripts/class_archive_warm_up.py) and writes the classes it loaded as it exits (under another
+    name first, so that no JVM maps half a file)."""
     from spark_processes import spark_env, spark_submit
 
     path = archive_path()
@@ -71,13 +72,12 @@ def make() -> Path:
     ARCHIVE_DIR.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=ARCHIVE_DIR) as work:
         dumped = Path(work) / path.name
-        options = f"-XX:ArchiveClassesAtExit={dumped} {QUIET}"
-        settings = ["spark.ui.enabled=false", "spark.driver.host=127.0.0.1"]
-        settings += ["spark.driver.bindAddress=127.0.0.1"]
         subprocess.run(
-            [spark_submit(), "--master", "local[2]"]
-            + [arg for setting in settings for arg in ("--conf", setting)]
-            + ["--driver-java-options", options, str(WARM_UP), work],
+            [spark_submit(), "--master", "local[2]", "--conf", "spark.ui.enabled=false"]
+            + ["--conf", "spark.driver.host=127.0.0.1"]
+            + ["--conf", "spark.driver.bindAddress=127.0.0.1"]
+            + ["--driver-java-options", f"-XX:ArchiveClassesAtExit={dumped} {QUIET}"]
+            + [str(WARM_UP), work],
             env=spark_env(),
             check=True,
             timeout=600,

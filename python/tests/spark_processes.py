@@ -33,8 +33,6 @@ from waiting import wait_until  # noqa: F401  (re-exported: the tests import it 
 CLIENT_LOGS = REPO_ROOT / "it-tests" / "target" / "client-logs"
 CLIENT_LOG_OPTION = f"-Drocketmq.log.root={CLIENT_LOGS}"
 
-#: PYSPARK_SUBMIT_ARGS for a script that builds its own session: local[2] on loopback, no UI.
-
 
 def spark_java_options(*extra: str) -> str:
     """JVM options of the tests' Spark drivers and executors: the RocketMQ client's log in the build
@@ -42,6 +40,7 @@ def spark_java_options(*extra: str) -> str:
     return " ".join(filter(None, [CLIENT_LOG_OPTION, class_archive.java_options(), *extra]))
 
 
+#: PYSPARK_SUBMIT_ARGS for a script that builds its own session: local[2] on loopback, no UI.
 LOCAL_SUBMIT_ARGS = (
     "--master local[2] --conf spark.ui.enabled=false --conf spark.driver.host=127.0.0.1 "
     f"--conf spark.driver.bindAddress=127.0.0.1 --driver-java-options {CLIENT_LOG_OPTION} "
