@@ -21,6 +21,8 @@ import java.lang.management.ManagementFactory
 import java.nio.charset.StandardCharsets
 import java.nio.file.Paths
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.rocketmq.broker.BrokerController
 import org.apache.rocketmq.common.{MixAll, MQVersion, TopicConfig}
 import org.apache.rocketmq.common.constant.PermName
@@ -58,7 +60,9 @@ import org.apache.rocketmq.remoting.protocol.{RemotingCommand, RequestCode}
  *   has them;
  * - `logEnd`: answers `OK <offset>`, where this broker's commit log ends (a replica's grows as it
  *   copies);
- * - `role`: answers `OK <brokerRole> <brokerId>` (in controller mode the controller assigns both).
+ * - `role`: answers `OK <brokerRole> <brokerId>` (in controller mode the controller assigns both);
+ * - `producerGroups`: answers `OK <group>,<group>,...`, the producer groups the broker could check
+ *   back with now (an active connection of the group sent it a heartbeat).
  *   Other answers are `OK` or `ERROR <message>`. When stdin closes (the parent is gone) the process
  *   halts at once: it never outlives its test JVM.
  */
@@ -124,6 +128,12 @@ object RocketMQBrokerProcessMain {
             case "role" :: Nil =>
               s"OK ${broker.getMessageStoreConfig.getBrokerRole} " +
                 s"${broker.getBrokerConfig.getBrokerId}"
+            case "producerGroups" :: Nil =>
+              val groups = broker.getProducerManager.getGroupChannelTable.keySet.asScala
+              // As a check-back picks its producer.
+              val online =
+                groups.filter(g => broker.getProducerManager.getAvailableChannel(g) != null)
+              "OK " + online.toSeq.sorted.mkString(",")
             case "pauseIndexing" :: Nil =>
               IndexingGate.close(broker)
               "OK"

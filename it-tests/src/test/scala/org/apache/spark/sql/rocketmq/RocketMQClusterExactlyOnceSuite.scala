@@ -18,7 +18,7 @@ package org.apache.spark.sql.rocketmq
 
 import java.nio.file.Files
 
-import scala.concurrent.{Await, Future}
+import scala.concurrent.{blocking, Await, Future}
 import scala.concurrent.ExecutionContext.Implicits.global
 import scala.concurrent.duration._
 
@@ -82,21 +82,34 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
       cluster.awaitReplicatedLog(GroupC)
       signal("STOP")
     }
-    val killer = Future {
+    // Each of the test's three futures blocks a thread of the global pool, which has one per core.
+    val killer = Future(blocking {
       EmbeddedRocketMQ.awaitCondition("a commit request to go unanswered", 120000) {
         RocketMQTransactionEnd.unansweredCommits.get() > unanswered
       }
       cluster.kill(master.label)
       cluster.awaitMaster(GroupC)
-    }
+    })
+    // The controller elects the replica when the frozen master misses its heartbeats, before or
+    // after the kill; the elected master's check rounds count towards giving the rows up, so the
+    // write's producer registers with it within seconds (the client's own route refresh and
+    // heartbeats come every 30 s).
+    val registered = Future(blocking {
+      EmbeddedRocketMQ.awaitCondition("the controller to elect the replica", 180000) {
+        cluster.masterOf(GroupC).contains(replica)
+      }
+      EmbeddedRocketMQ.awaitCondition("the elected master to know the write's producer", 10000) {
+        cluster.producerGroups(replica.label).exists(_.startsWith("spark-rocketmq-txn-"))
+      }
+    })
     try {
-      val write = Future {
+      val write = Future(blocking {
         spark.range(rows).select(BeforeFirstCommit.passing(col("id").cast("string")).as("body"))
           .write.format("rocketmq")
           .option("nameServer", cluster.nameServer).option("topic", topic)
           .option("deliveryGuarantee", "exactly_once").option("transactionTimeout", "10s")
           .option("retryTimeoutMs", "20000").save()
-      }
+      })
       // The elected replica checks back once the transaction timeout is over (then every 2 s), in
       // the order of its half topic, where earlier tests' half messages may come first. The write
       // waits for the check-backs at most until the broker would give the rows up (its log says
@@ -104,6 +117,7 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
       Await.result(write, 10.minutes)
       assert(BeforeFirstCommit.hasRun, "the master was not stopped before the first commit")
       assert(Await.result(killer, 1.minute) === replica)
+      Await.result(registered, 1.minute)
       val epoch = RocketMQTransactionCoordinator.lastInThisDriver
       // The master froze before it took a commit: what the driver saw committed without an answer
       // (found in the elected replica's index) or left, the replica's check-backs committed.
@@ -114,6 +128,7 @@ class RocketMQClusterExactlyOnceSuite extends RocketMQClusterSuiteBase {
     } finally {
       BeforeFirstCommit.disarm()
       Await.ready(killer, 3.minutes)
+      Await.ready(registered, 4.minutes)
       if (master.isRunning) signal("CONT") // not killed: the test failed before
       if (!master.isRunning) cluster.restart(master.label)
       setChecks(defaultChecks) // RocketMQ 5's defaults, which a restarted broker starts with

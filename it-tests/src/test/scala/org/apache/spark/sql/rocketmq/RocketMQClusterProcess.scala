@@ -222,6 +222,10 @@ final class RocketMQClusterProcess(controllerMode: Boolean = true) extends AutoC
   def knowsTopic(label: String, topic: String): Boolean =
     command(label, s"knowsTopic $topic").toBoolean
 
+  /** The producer groups running broker `label` could check back with now. */
+  def producerGroups(label: String): Seq[String] =
+    command(label, "producerGroups").split(",").filter(_.nonEmpty).toSeq
+
   /**
    * Sends `count` messages with the plain producer, after it has asked for the topic's route afresh
    * (it would otherwise learn of a group that joined the topic only at its next periodic look-up).

@@ -23,8 +23,10 @@ import org.scalatest.{BeforeAndAfterAll, Suites}
  * name server and a controller), one after the other, and the cluster stopped after the last. Left
  * to discovery, they ran apart, and the cluster's idle JVMs (a broker's background services take a
  * few percent of a core even with nothing to do) stayed up for every suite after the first of them,
- * on a machine whose two cores the suites keep busy. The three are `@DoNotDiscover`: `build/sbt
- * "itTests/testOnly *RocketMQClusterSuites -- -z <test name>"` runs one test of them.
+ * on a machine whose two cores the suites keep busy. The three are `@DoNotDiscover`, and
+ * ScalaTest's `-z` does not reach the tests of nested suites: to run one test alone, drop its
+ * suite's annotation locally and run `build/sbt "itTests/testOnly *<that suite> -- -z <a word of
+ * the test's name>"`.
  */
 class RocketMQClusterSuites
   extends Suites(new RocketMQClusterSuite, new RocketMQClusterStreamSuite,

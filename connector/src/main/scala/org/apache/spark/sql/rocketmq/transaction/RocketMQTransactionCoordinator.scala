@@ -21,11 +21,9 @@ import java.util.concurrent.{
   ArrayBlockingQueue, Executors, ExecutorService, ThreadFactory, ThreadPoolExecutor, TimeUnit
 }
 
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.rocketmq.client.producer.{TransactionListener, TransactionMQProducer}
-import org.apache.rocketmq.common.MixAll
 
 import org.slf4j.LoggerFactory
 
@@ -79,22 +77,16 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
 
   private def client = producer.getDefaultMQProducerImpl.getMqClientFactory
 
-  // The broker asks a producer of the group it knows from heartbeats, which go to the brokers the
-  // client has routes to: look up the topic each broker registers under its own name, then send
-  // them now.
+  /** Keeps every group's master, one elected in a failover too, knowing this producer. */
+  private val registration =
+    new RocketMQGroupRegistration(() => client,
+      settings.topic.map(settings.connection.onBroker).toSeq, settings.requestTimeoutMs, scope.run)
+
   private val masters: Map[String, String] =
     try {
-      val brokers =
-        client.getMQClientAPIImpl.getBrokerClusterInfo(settings.requestTimeoutMs).getBrokerAddrTable
-      (brokers.keySet().asScala.toSeq ++ settings.topic.map(settings.connection.onBroker)).foreach {
-        topic =>
-          try client.updateTopicRouteInfoFromNameServer(topic)
-          catch { case NonFatal(e) => log.debug(s"No route for $topic: $e") }
-      }
-      client.sendHeartbeatToAllBrokerWithLock()
-      brokers.asScala.toMap.flatMap { case (group, data) =>
-        Option(data.getBrokerAddrs.get(MixAll.MASTER_ID)).map(group -> _)
-      }
+      val found = registration.register()
+      registration.start()
+      found
     } catch {
       case NonFatal(e) =>
         log.warn(s"Could not register transaction group ${scope.group} yet: $e")
@@ -117,6 +109,7 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
       strictest
     } catch {
       case NonFatal(e) =>
+        registration.close()
         producer.shutdown()
         checkExecutor.shutdownNow()
         callbackExecutor.shutdownNow()
@@ -249,6 +242,7 @@ private[rocketmq] final class RocketMQTransactionCoordinator(
       settings.retryTimeoutMs)
 
   override def close(): Unit = {
+    registration.close()
     try producer.shutdown()
     finally {
       checkExecutor.shutdownNow()
@@ -296,7 +290,7 @@ private[rocketmq] object RocketMQTransactionCoordinator {
     Executors.newFixedThreadPool(CallbackThreads,
       daemonThreads(s"rocketmq-transaction-answers-$run"))
 
-  private def daemonThreads(name: String): ThreadFactory = (r: Runnable) => {
+  private[transaction] def daemonThreads(name: String): ThreadFactory = (r: Runnable) => {
     val thread = new Thread(r, name)
     thread.setDaemon(true)
     thread
