@@ -117,6 +117,7 @@ final class EmbeddedRocketMQ(
     // A store plug-in (tiered storage) reads its settings from the broker's configuration.
     if (brokerProperties.nonEmpty) broker.getConfiguration.registerConfig(properties)
     require(broker.initialize(), "the broker did not initialize")
+    BrokerBusyLoops.pace(broker)
     broker.start()
     // start() leaves the first registration to a task 10 s later (the broker's client does not
     // know the name server yet), and an early attempt is sometimes lost: register until it shows.

@@ -185,6 +185,7 @@ object RocketMQBrokerProcessMain {
     val broker = new BrokerController(brokerConfig, netty, new NettyClientConfig(), storeConfig)
     val initStart = System.nanoTime()
     require(broker.initialize(), "the broker did not initialize")
+    BrokerBusyLoops.pace(broker)
     val startStart = System.nanoTime()
     broker.start()
     broker.getBrokerOuterAPI.updateNameServerAddressList(nameServer)
