@@ -40,7 +40,7 @@ private[rocketmq] object BrokerBusyLoops {
     // close() stops the op batching thread and writes the metrics the new service reads back.
     broker.getTransactionalMessageService.close()
     broker.setTransactionalMessageService(
-      new PacedOpBatching(new TransactionalMessageBridge(broker, broker.getMessageStore), broker))
+      new PacedOpBatching(new TransactionalMessageBridge(broker, broker.getMessageStore)))
     val field = classOf[BrokerController].getDeclaredField("transactionMetricsFlushService")
     field.setAccessible(true)
     field.get(broker).asInstanceOf[TransactionMetricsFlushService].shutdown()
@@ -54,13 +54,12 @@ private[rocketmq] object BrokerBusyLoops {
    * whenever some op queue's last write is more than the interval old, which an idle queue's always
    * is: then it waits a little instead. A mark taken meanwhile goes out at the next round.
    */
-  private final class PacedOpBatching(bridge: TransactionalMessageBridge,
-      broker: BrokerController)
+  private final class PacedOpBatching(bridge: TransactionalMessageBridge)
     extends TransactionalMessageServiceImpl(bridge) {
 
     override def batchSendOpMessage(): Long = {
       val next = super.batchSendOpMessage()
-      val full = broker.getBrokerConfig.getTransactionOpMsgMaxSize
+      val full = bridge.getBrokerController.getBrokerConfig.getTransactionOpMsgMaxSize
       if (next != 0L || getDeleteContext.values.asScala.exists(_.getTotalSize.get >= full)) next
       else System.currentTimeMillis() + IdlePollMs
     }

@@ -40,13 +40,13 @@ private[transaction] final class RocketMQGroupRegistration(client: () => MQClien
   extends Closeable {
 
   private val log = LoggerFactory.getLogger(getClass)
-  @volatile private var registeredWith: Map[String, String] = Map.empty
+  private var registeredWith: Map[String, String] = Map.empty
 
   /**
    * Each broker group's master now (group name to address); the producer has sent each its
    * heartbeat.
    */
-  def register(): Map[String, String] = synchronized {
+  def register(): Map[String, String] = synchronized { // the timer's thread and the coordinator's
     val brokers =
       client().getMQClientAPIImpl.getBrokerClusterInfo(timeoutMs).getBrokerAddrTable.asScala.toMap
     val masters = brokers.flatMap { case (group, data) =>
